@@ -1,0 +1,252 @@
+"""The timing protocol (DESIGN.md) and the run that writes results/<gpu-slug>.json.
+
+CUDA events around each call; warm-up first (builds, cuDNN heuristics, torch.compile stay out); L2
+flushed before every timed call; >= 20 timed calls; median, p20, p80. Variants are timed in
+interleaved rounds (one call of each per round), so a clock or neighbour drift hits every variant
+alike, and every ratio is taken inside one process. Ceilings are measured in the same run.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+import statistics
+import subprocess
+import time
+
+import torch
+
+from . import problems as P
+from . import registry as R
+from . import results, traffic, verify
+
+N_TIMED = 25
+N_WARMUP = 3
+FLUSH_BYTES = 512 * 2**20   # > 8x the H200's 60 MB L2 (and the H100's 50 MB)
+
+
+def _log(msg):
+    print(msg, flush=True)
+
+
+class L2Flush:
+    def __init__(self, device="cuda", nbytes=FLUSH_BYTES):
+        self.buf = torch.empty(nbytes // 4, dtype=torch.float32, device=device)
+
+    def __call__(self):
+        self.buf.fill_(1.0)
+
+
+def _quantiles(ms: list[float]) -> dict:
+    s = sorted(ms)
+
+    def q(p):
+        i = p * (len(s) - 1)
+        lo, hi = int(i), min(int(i) + 1, len(s) - 1)
+        return s[lo] + (s[hi] - s[lo]) * (i - lo)
+
+    return {"median_ms": statistics.median(s), "p20_ms": q(0.2), "p80_ms": q(0.8), "n": len(s)}
+
+
+@torch.no_grad()
+def time_interleaved(fns: dict, n_timed=N_TIMED, n_warmup=N_WARMUP, flush=None, log=_log) -> dict:
+    """{name: callable()} -> {name: {median_ms, p20_ms, p80_ms, n}}; one call of each per round."""
+    flush = flush or L2Flush()
+    for name, fn in fns.items():
+        t0 = time.perf_counter()
+        for _ in range(n_warmup):
+            fn()
+        torch.cuda.synchronize()
+        log(f"[bench] warm-up {name}: {time.perf_counter() - t0:.1f} s")
+    events = {name: [] for name in fns}
+    for r in range(n_timed):
+        for name, fn in fns.items():
+            flush()
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            fn()
+            b.record()
+            events[name].append((a, b))
+        if (r + 1) % 5 == 0:
+            torch.cuda.synchronize()
+            log(f"[bench] round {r + 1}/{n_timed}")
+    torch.cuda.synchronize()
+    return {name: _quantiles([a.elapsed_time(b) for a, b in ev]) for name, ev in events.items()}
+
+
+@torch.no_grad()
+def measure_ceilings(log=_log) -> dict:
+    """Copy bandwidth (bytes read + written) and FP32 / TF32 matmul rates on this GPU."""
+    n = 2**29                                    # 2 GiB each way: 4 GiB moved per copy
+    src = torch.rand(n, device="cuda")
+    dst = torch.empty_like(src)
+    copy = time_interleaved({"copy": lambda: dst.copy_(src)}, n_timed=20, n_warmup=3, log=lambda m: None)
+    copy_gbps = 2 * n * 4 / (copy["copy"]["median_ms"] * 1e-3) / 1e9
+    del src, dst
+    m = 8192
+    a, b = torch.randn(m, m, device="cuda"), torch.randn(m, m, device="cuda")
+    rates = {}
+    old = torch.backends.cuda.matmul.allow_tf32
+    try:
+        for name, tf32 in (("fp32", False), ("tf32", True)):
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            t = time_interleaved({name: lambda: a @ b}, n_timed=10, n_warmup=2, log=lambda m: None)
+            rates[name] = 2 * m**3 / (t[name]["median_ms"] * 1e-3) / 1e12
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = old
+    out = {"copy_gbps": round(copy_gbps, 1), "fp32_tflops": round(rates["fp32"], 2),
+           "tf32_tflops": round(rates["tf32"], 1)}
+    log(f"[bench] ceilings: copy {out['copy_gbps']} GB/s, FP32 {out['fp32_tflops']} TFLOP/s, "
+        f"TF32 {out['tf32_tflops']} TFLOP/s")
+    return out
+
+
+def environment() -> dict:
+    props = torch.cuda.get_device_properties(0)
+    try:
+        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                capture_output=True, text=True, timeout=20).stdout.strip()
+    except Exception:
+        driver = None
+    return {
+        "gpu": props.name, "slug": results.slug(props.name), "sm_count": props.multi_processor_count,
+        "l2_mb": round(props.L2_cache_size / 2**20), "memory_gb": round(props.total_memory / 1e9, 1),
+        "capability": f"{props.major}.{props.minor}",
+        "torch": torch.__version__, "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
+        "driver": driver, "python": platform.python_version(),
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,
+        "matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+    }
+
+
+def _resource_fields(v: R.Variant) -> dict:
+    try:
+        u = __import__("convfuse.build", fromlist=["x"])
+        usage = u.main_kernel_usage(u.resource_usage(v, arch="90"))
+        return {"registers": usage.get("registers"), "smem_bytes_static": usage.get("smem_bytes"),
+                "spill_bytes": usage.get("spill_stores", 0) + usage.get("spill_loads", 0)}
+    except Exception as e:   # a missing nvcc must not lose a run's timings
+        return {"registers": None, "smem_bytes_static": None, "resource_error": str(e)[:200]}
+
+
+@torch.no_grad()
+def bench_problem(problem: P.Problem, keys=None, mods=None, verify_odd=True, n_timed=N_TIMED, log=_log) -> list[dict]:
+    """Verify (full problem + odd shapes) and time every variant of one problem; records out."""
+    variants = [v for v in R.all_variants(problem.key) if keys is None or v.key in keys]
+    model = problem.make_model(seed=0, device="cuda")
+    model.requires_grad_(False)
+    runners, precisions = {}, {}
+    for v in variants:
+        runners[v.key] = R.kernel_runner(v, mods[(v.problem, v.key)]) if v.is_kernel else R.reference_runner(v, model)
+        precisions[v.key] = v.precision
+    checked = {k: r for k, r in runners.items() if k != "cudnn_conv"}
+
+    log(f"[verify] {problem.key}: full problem {problem.input_shape}, {len(verify.TRIALS)} trials, "
+        f"{len(checked)} variants")
+    full = verify.run_checks(problem, model, checked, precisions, log=log)
+    odd = []
+    if verify_odd:
+        kernel_runners = {k: r for k, r in checked.items() if k not in ("compile",)}
+        odd = verify.run_checks(problem, model, kernel_runners, precisions, shapes=problem.odd_shapes, log=None)
+        bad = [c for c in odd if not c.passed]
+        log(f"[verify] {problem.key}: odd shapes {list(problem.odd_shapes)}: {len(odd)} checks, {len(bad)} failed")
+        for c in bad[:20]:
+            log(f"[verify]   FAIL {c.variant} {c.shape} seed={c.seed} {c.dist}: max_abs={c.max_abs:.2e} "
+                f"rel_l2={c.rel_l2:.2e} nonfinite={c.nonfinite_mismatch}")
+    s_full, s_odd = verify.summarize(full), verify.summarize(odd)
+
+    # timing: the KernelBench input, fixed parameters
+    verify.reseed(model, problem, 0)
+    x = problem.make_input(seed=0, device="cuda")
+    w, b, p = P.conv_params(model)
+    fns = {k: (lambda r=r: r(x, w, b, p)) for k, r in runners.items()}
+    # the epilogue kernels alone, on a precomputed conv output: the step-02 bandwidth goal
+    conv_out = P.eager_conv(problem, x, w, None)
+    y_buf = torch.empty_like(conv_out)
+    for v in variants:
+        if v.kind == "epilogue":
+            e = R.epilogue_only_runner(v, mods[(v.problem, v.key)])
+            fns[f"{v.key}:epilogue_alone"] = lambda e=e: e(conv_out, b, p, y_buf)
+    fns["copy_of_conv_output"] = lambda: y_buf.copy_(conv_out)
+    log(f"[bench] {problem.key}: timing {len(fns)} callables x {n_timed} interleaved rounds")
+    times = time_interleaved(fns, n_timed=n_timed, log=log)
+    del conv_out, y_buf, x
+
+    eager_ms = times["eager"]["median_ms"] if "eager" in times else None
+    compile_ms = times["compile"]["median_ms"] if "compile" in times else None
+    out_bytes = traffic.FLOAT_BYTES * traffic._numel(problem.output_shape())
+    copy_ms = times["copy_of_conv_output"]["median_ms"]
+    recs = []
+    for v in variants:
+        t = times[v.key]
+        f = traffic.flops(problem)
+        mb = traffic.model_bytes(problem, v.key)
+        rec = {"problem": problem.key, "variant": v.key, "step": v.step, "precision": v.precision,
+               "kind": v.kind, "title": v.title, **{k: round(val, 5) for k, val in t.items() if k != "n"},
+               "n_timed": t["n"],
+               "speedup_vs_eager": round(eager_ms / t["median_ms"], 3) if eager_ms else None,
+               "speedup_vs_compile": round(compile_ms / t["median_ms"], 3) if compile_ms else None,
+               "model_bytes": mb, "flops": f,
+               "achieved_gbps": round(mb / (t["median_ms"] * 1e-3) / 1e9, 1),
+               "achieved_tflops": round(f / (t["median_ms"] * 1e-3) / 1e12, 2),
+               "dram_bytes_measured": None}
+        sf, so = s_full.get(v.key), s_odd.get(v.key)
+        if sf:
+            rec.update(verified=bool(sf["verified"] and (so is None or so["verified"])),
+                       verified_full=sf["verified"], verified_odd=None if so is None else so["verified"],
+                       max_abs_err_fp64=sf["max_abs_err_fp64"], rel_l2_err_fp64=sf["rel_l2_err_fp64"],
+                       kernelbench_pass=sf["kernelbench_pass"], allclose_fp64=sf["allclose_fp64"],
+                       verify_checks=sf["checks"] + (so["checks"] if so else 0),
+                       max_abs_err_fp64_odd=None if so is None else so["max_abs_err_fp64"],
+                       rel_l2_err_fp64_odd=None if so is None else so["rel_l2_err_fp64"])
+        else:
+            rec.update(verified=None, max_abs_err_fp64=None, rel_l2_err_fp64=None, kernelbench_pass=None)
+        if v.kind == "epilogue":
+            ea = times[f"{v.key}:epilogue_alone"]
+            rec.update(epilogue_alone_ms=round(ea["median_ms"], 5),
+                       epilogue_alone_gbps=round(2 * out_bytes / (ea["median_ms"] * 1e-3) / 1e9, 1),
+                       copy_same_bytes_ms=round(copy_ms, 5),
+                       epilogue_alone_vs_copy=round(copy_ms / ea["median_ms"], 3))
+        if v.is_kernel:
+            rec.update(_resource_fields(v))
+        recs.append(rec)
+    return recs
+
+
+def run(problem_keys=None, keys=None, out_path=None, verify_odd=True, n_timed=N_TIMED, log=_log) -> dict:
+    """The whole benchmark: environment, ceilings, every variant of every problem; writes the JSON."""
+    from . import build
+
+    build.require_toolchain()
+    env = environment()
+    log(f"[bench] {env['gpu']}, torch {env['torch']}, CUDA {env['cuda']}, cuDNN {env['cudnn']}")
+    t0 = time.perf_counter()
+    kvars = [v for v in R.kernel_variants() if (problem_keys is None or v.problem in problem_keys)
+             and (keys is None or v.key in keys)]
+    mods = build.build_all(kvars, log=log)
+    env["build_all_cold_or_warm_s"] = round(getattr(build.build_all, "last_wall_s", float("nan")), 1)
+    env.update(measure_ceilings(log=log))
+    out_path = out_path or results.path_for(env["slug"])
+    data = {"env": env, "records": []}
+    for pk in (problem_keys or list(P.PROBLEMS)):
+        data["records"] += bench_problem(P.get(pk), keys=keys, mods=mods, verify_odd=verify_odd,
+                                         n_timed=n_timed, log=log)
+        results.save(data, out_path)
+        torch.cuda.empty_cache()
+    env["bench_wall_s"] = round(time.perf_counter() - t0, 1)
+    results.save(data, out_path)
+    log(f"[bench] wrote {out_path}")
+    print_table(data, log=log)
+    return data
+
+
+def print_table(data: dict, log=_log) -> None:
+    cols = ("problem", "variant", "precision", "median_ms", "speedup_vs_eager", "speedup_vs_compile",
+            "verified", "max_abs_err_fp64", "rel_l2_err_fp64", "kernelbench_pass", "achieved_gbps")
+    log(" | ".join(cols))
+    for r in data["records"]:
+        vals = []
+        for c in cols:
+            v = r.get(c)
+            vals.append(f"{v:.3g}" if isinstance(v, float) else str(v))
+        log(" | ".join(vals))

@@ -1,0 +1,231 @@
+"""Turn ``kernels/<problem>/<name>.cu`` into a loaded extension with ``load_inline``.
+
+The kernel file holds device code and one host function, ``launch(const ConvArgs&, cudaStream_t)``
+(kernels/conv_args.h). This module prepends ``conv_args.h`` and ``common.cuh`` to it as text, adds
+a small torch glue (compiled by the host compiler, so nvcc never parses torch's headers), and builds
+for sm_80 (A100) and sm_90 (H100/H200) with -O3, cached under ``build/<name>``. A second call in a
+fresh process with unchanged sources only re-imports the cached library.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+from .registry import KERNELS, ROOT, Variant
+
+BUILD_DIR = ROOT / "build"
+ARCHS = ("80", "90")   # A100; H100 and H200
+NVCC_FLAGS = ("-O3", "-std=c++17")   # no --use_fast_math: erff and the FP32 bounds need IEEE division and erf
+
+GLUE = r"""
+#include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+
+static void check_tensor(const at::Tensor& t, const char* name) {
+    TORCH_CHECK(t.is_cuda(), name, " must be a CUDA tensor");
+    TORCH_CHECK(t.scalar_type() == at::kFloat, name, " must be float32");
+    TORCH_CHECK(t.is_contiguous(), name, " must be contiguous");
+}
+
+// x: conv input (fused) or conv output (epilogue_only); y: preallocated output.
+void forward(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias, const at::Tensor& param,
+             at::Tensor& y, int64_t k, bool epilogue_only) {
+    check_tensor(x, "x"); check_tensor(bias, "bias"); check_tensor(param, "param"); check_tensor(y, "y");
+    if (!epilogue_only) check_tensor(w, "weight");
+    TORCH_CHECK(x.dim() == 4 || x.dim() == 5, "x must be 4-D or 5-D");
+    TORCH_CHECK(y.dim() == x.dim(), "y must have the rank of x");
+    const bool three = x.dim() == 5;
+    ConvArgs a;
+    a.x = x.data_ptr<float>();
+    a.w = epilogue_only ? nullptr : w.data_ptr<float>();
+    a.bias = bias.data_ptr<float>();
+    a.param = param.data_ptr<float>();
+    a.y = y.data_ptr<float>();
+    a.N = (int)x.size(0); a.Cin = (int)x.size(1); a.Cout = (int)y.size(1);
+    a.D = three ? (int)x.size(2) : 1; a.H = (int)x.size(-2); a.W = (int)x.size(-1);
+    a.Do = three ? (int)y.size(2) : 1; a.Ho = (int)y.size(-2); a.Wo = (int)y.size(-1);
+    a.k = (int)k;
+    if (y.numel() == 0) return;
+    const at::cuda::CUDAGuard guard(x.device());
+    const char* err = launch(a, at::cuda::getCurrentCUDAStream());
+    TORCH_CHECK(err == nullptr, "kernel refused the call: ", err ? err : "");
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+"""
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+def kernel_source(variant: Variant) -> str:
+    """The text nvcc compiles for this variant: ABI header, helpers, the kernel file."""
+    if variant.source_path is None:
+        raise ValueError(f"{variant.key} is a reference row: it has no kernel source")
+    defines = "".join(f"#define {d}\n" for d in variant.defines)
+    parts = [defines, (KERNELS / "conv_args.h").read_text(), (KERNELS / "common.cuh").read_text(),
+             f'#line 1 "{variant.source_path.relative_to(ROOT)}"\n', variant.source_path.read_text()]
+    return "\n".join(parts)
+
+
+def require_toolchain() -> None:
+    """Clear errors for the two things a reader's machine most often lacks."""
+    import torch
+
+    if not torch.cuda.is_available():
+        raise BuildError(
+            "convfuse: building the kernels needs a CUDA GPU and torch with CUDA "
+            f"(torch {torch.__version__} sees none). On this machine use the recorded results: "
+            "CONVFUSE_MODE=recorded (what `make report` does).")
+    if find_nvcc() is None:
+        raise BuildError("convfuse: nvcc not found. Install the CUDA toolkit or set CUDA_HOME "
+                         "(load_inline compiles the kernels with nvcc).")
+
+
+def find_nvcc() -> str | None:
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    if home and (Path(home) / "bin" / "nvcc").exists():
+        return str(Path(home) / "bin" / "nvcc")
+    return shutil.which("nvcc")
+
+
+def _load(variant: Variant, verbose: bool = False):
+    import torch.utils.cpp_extension as ext
+
+    os.environ["TORCH_CUDA_ARCH_LIST"] = ";".join(f"{a[0]}.{a[1]}" for a in ARCHS)
+    build_dir = BUILD_DIR / variant.build_name
+    build_dir.mkdir(parents=True, exist_ok=True)
+    abi = (KERNELS / "conv_args.h").read_text()
+    return ext.load_inline(
+        name=variant.build_name,
+        cpp_sources=[abi + GLUE],
+        cuda_sources=[kernel_source(variant)],
+        functions=["forward"],
+        extra_cflags=["-O3"],
+        extra_cuda_cflags=list(NVCC_FLAGS),
+        build_directory=str(build_dir),
+        verbose=verbose,
+    )
+
+
+def build(variant: Variant, verbose: bool = False, log=print):
+    """Build (or load from cache) one variant's extension; one line of progress."""
+    require_toolchain()
+    t0 = time.perf_counter()
+    try:
+        mod = _load(variant, verbose=verbose)
+    except Exception as e:   # compiler output is in the message; keep the first screenful
+        msg = str(e)
+        raise BuildError(f"building {variant.problem}/{variant.key} failed:\n{msg[-4000:]}") from None
+    log(f"[build] {variant.problem}/{variant.key}: {time.perf_counter() - t0:.1f} s")
+    return mod
+
+
+def _build_in_subprocess(variant: Variant) -> tuple[str, float]:
+    os.environ.setdefault("MAX_JOBS", "2")
+    t0 = time.perf_counter()
+    _load(variant)
+    return variant.key, time.perf_counter() - t0
+
+
+def build_all(variants, jobs: int | None = None, log=print) -> dict:
+    """Build many variants in parallel processes, then load each (cache hits) in this one.
+
+    Returns {(problem, key): module}. Timings: cold builds run concurrently, so wall time is what a
+    reader waits; each line gives one extension's own build time.
+    """
+    require_toolchain()
+    variants = list(variants)
+    jobs = jobs or max(1, min(len(variants), (os.cpu_count() or 2) // 2))
+    t0 = time.perf_counter()
+    log(f"[build] {len(variants)} extensions, {jobs} at a time, cache {BUILD_DIR.relative_to(ROOT)}/")
+    errors = []
+    import multiprocessing as mp
+
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
+        futs = {pool.submit(_build_in_subprocess, v): v for v in variants}
+        for i, f in enumerate(as_completed(futs), 1):
+            v = futs[f]
+            try:
+                _, dt = f.result()
+                log(f"[build {i}/{len(variants)}] {v.problem}/{v.key}: {dt:.1f} s")
+            except Exception as e:
+                errors.append(f"{v.problem}/{v.key}: {str(e)[-3000:]}")
+                log(f"[build {i}/{len(variants)}] {v.problem}/{v.key}: FAILED")
+    wall = time.perf_counter() - t0
+    log(f"[build] all built in {wall:.1f} s")
+    if errors:
+        raise BuildError("some kernels failed to build:\n" + "\n".join(errors))
+    mods = {}
+    t1 = time.perf_counter()
+    for v in variants:
+        mods[(v.problem, v.key)] = _load(v)
+    log(f"[build] loaded {len(mods)} in {time.perf_counter() - t1:.1f} s")
+    build_all.last_wall_s = wall
+    return mods
+
+
+# --- resource usage: registers, shared memory, spills from ptxas -v ------------------------------
+_PTXAS_FUNC = re.compile(r"Compiling entry function '(\w+)' for '(sm_\d+a?)'")
+_PTXAS_USED = re.compile(r"Used (\d+) registers(?:, used \d+ barriers)?(?:, (\d+) bytes smem)?")
+_PTXAS_SPILL = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+
+
+def resource_usage(variant: Variant, arch: str = "90", nvcc: str | None = None) -> dict:
+    """Compile the kernel file alone (no torch) with -Xptxas -v; per kernel entry: registers,
+    static shared memory, stack frame and spill bytes. Dynamic shared memory is not in this report."""
+    nvcc = nvcc or find_nvcc()
+    if nvcc is None:
+        raise BuildError("nvcc not found (set CUDA_HOME or put nvcc on PATH)")
+    out_dir = BUILD_DIR / "ptxas"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    src = out_dir / f"{variant.problem}_{variant.key}.cu"
+    src.write_text(kernel_source(variant))
+    cmd = [nvcc, *NVCC_FLAGS, "-c", str(src), "-o", str(src.with_suffix(f".sm{arch}.o")),
+           f"-gencode=arch=compute_{arch},code=sm_{arch}", "-Xptxas", "-v", "-I", str(KERNELS)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BuildError(f"nvcc failed on {variant.problem}/{variant.key} for sm_{arch}:\n{proc.stderr[-4000:]}")
+    return parse_ptxas(proc.stderr)
+
+
+def parse_ptxas(text: str) -> dict:
+    kernels, cur = {}, None
+    for line in text.splitlines():
+        m = _PTXAS_FUNC.search(line)
+        if m:
+            cur = kernels.setdefault(m.group(1), {"arch": m.group(2)})
+            continue
+        if cur is None:
+            continue
+        m = _PTXAS_SPILL.search(line)
+        if m:
+            cur.update(stack_bytes=int(m.group(1)), spill_stores=int(m.group(2)), spill_loads=int(m.group(3)))
+        m = _PTXAS_USED.search(line)
+        if m:
+            cur.update(registers=int(m.group(1)), smem_bytes=int(m.group(2) or 0))
+    return kernels
+
+
+def main_kernel_usage(usage: dict) -> dict:
+    """The entry with the most registers stands for the variant in a results record."""
+    if not usage:
+        return {}
+    return max(usage.values(), key=lambda u: u.get("registers", 0))
+
+
+if __name__ == "__main__":   # python -m convfuse.build: build everything, report times
+    from .registry import kernel_variants
+
+    try:
+        build_all(kernel_variants())
+    except BuildError as e:
+        sys.exit(str(e))

@@ -1,0 +1,214 @@
+"""THE one list of variants: every reference row and every kernel of the study, for both problems.
+
+A variant's key is its name everywhere else (results files, plots, notebooks). Kernel variants name
+their source file, ``kernels/<problem>/<source>.cu``; two variants may share one file and differ by
+compile-time defines (step 04's tf32 and 3xtf32).
+
+Every kernel variant takes ``(x, weight, bias, param)`` and an optional preallocated ``out`` and checks
+its inputs here, in Python, before any CUDA is touched: a bad call raises a clear ``ValueError`` or
+``TypeError`` instead of computing garbage.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from . import problems as P
+
+ROOT = Path(__file__).resolve().parent.parent
+KERNELS = ROOT / "kernels"
+
+# Precision classes (DESIGN.md): what the arithmetic is, and so which verification bound applies.
+PRECISIONS = ("fp32", "tf32", "3xtf32")
+
+
+@dataclass(frozen=True)
+class Variant:
+    key: str                 # unique within a problem; the name in results, plots and notebooks
+    problem: str             # "conv2d" | "conv3d"
+    step: str                # "00" … "04", zero-padded, the same for both problems
+    precision: str           # one of PRECISIONS (reference rows: what PyTorch does by default)
+    kind: str                # "reference" | "epilogue" (torch conv + our kernel) | "fused" (our kernel only)
+    title: str
+    source: str | None = None          # file stem under kernels/<problem>/
+    defines: tuple = ()                # extra -D flags for the build
+    layouts: str = "NCHW/NCDHW contiguous only; channels_last is refused"
+    notes: str = ""
+
+    @property
+    def is_kernel(self) -> bool:
+        return self.kind in ("epilogue", "fused")
+
+    @property
+    def source_path(self) -> Path | None:
+        return KERNELS / self.problem / f"{self.source}.cu" if self.source else None
+
+    @property
+    def build_name(self) -> str:
+        return f"convfuse_{self.problem}_{self.key}"
+
+
+def _kernels(problem: str) -> list[Variant]:
+    return [
+        Variant("01_epilogue_fused", problem, "01", "tf32", "epilogue",
+                "cuDNN conv (no bias) + one fused bias+epilogue kernel, 1-D grid",
+                source="01_epilogue_fused",
+                notes="conv by cuDNN with PyTorch's defaults (TF32 allowed), so the precision is eager's"),
+        Variant("02_epilogue_vec3d", problem, "02", "tf32", "epilogue",
+                "cuDNN conv (no bias) + vectorized 3-D-grid epilogue",
+                source="02_epilogue_vec3d",
+                notes="conv by cuDNN with PyTorch's defaults (TF32 allowed), so the precision is eager's"),
+        Variant("03a_seed_fused", problem, "03a", "fp32", "fused",
+                "fully fused conv+epilogue as the seeds designed it (FP32 CUDA cores)",
+                source="03a_seed_fused"),
+        Variant("03b_register_tiled", problem, "03b", "fp32", "fused",
+                "register-tiled fully fused conv+epilogue (FP32 CUDA cores)",
+                source="03b_register_tiled"),
+        Variant("04_mma_tf32", problem, "04", "tf32", "fused",
+                "implicit-GEMM conv+epilogue on tensor cores, TF32 (mma.sync m16n8k8)",
+                source="04_implicit_gemm_mma"),
+        Variant("04_mma_3xtf32", problem, "04", "3xtf32", "fused",
+                "implicit-GEMM conv+epilogue on tensor cores, split-TF32 (3 MMAs, FP32 accuracy)",
+                source="04_implicit_gemm_mma", defines=("CF_3XTF32",)),
+    ]
+
+
+def _references(problem: str) -> list[Variant]:
+    return [
+        Variant("eager", problem, "00", "tf32", "reference", "eager PyTorch, defaults (cuDNN TF32 allowed)",
+                layouts="any"),
+        Variant("eager_fp32", problem, "00", "fp32", "reference", "eager PyTorch, TF32 off", layouts="any"),
+        Variant("channels_last", problem, "00", "tf32", "reference",
+                "eager PyTorch, channels_last model and input (conversion of x timed)", layouts="any"),
+        Variant("compile", problem, "00", "tf32", "reference", "torch.compile (default mode)", layouts="any"),
+        Variant("cudnn_conv", problem, "00", "tf32", "reference", "the conv alone (cuDNN, with bias)",
+                layouts="any", notes="not the whole model: timed, not verified against it"),
+    ]
+
+
+VARIANTS: tuple[Variant, ...] = tuple(
+    v for p in P.PROBLEMS for v in (_references(p) + _kernels(p))
+)
+
+
+def all_variants(problem: str | None = None, kind: str | None = None) -> list[Variant]:
+    return [v for v in VARIANTS if (problem is None or v.problem == problem) and (kind is None or v.kind == kind)]
+
+
+def kernel_variants(problem: str | None = None) -> list[Variant]:
+    return [v for v in all_variants(problem) if v.is_kernel]
+
+
+def get(problem: str, key: str) -> Variant:
+    for v in VARIANTS:
+        if v.problem == problem and v.key == key:
+            return v
+    known = ", ".join(v.key for v in all_variants(problem))
+    raise ValueError(f"unknown variant {key!r} for problem {problem!r}; known: {known}")
+
+
+# --- input checks: one place, pure Python, testable without a GPU --------------------------------
+def check_inputs(variant: Variant, x, weight, bias, param) -> None:
+    """Raise a clear error if a kernel variant cannot compute this call correctly."""
+    prob = P.get(variant.problem)
+    d = prob.dims
+    name = f"{variant.problem}/{variant.key}"
+    tensors = {"x": x, "weight": weight, "bias": bias, "param": param}
+    for tname, t in tensors.items():
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name}: {tname} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dtype != torch.float32:
+            raise TypeError(f"{name}: {tname} must be float32, got {t.dtype} (these kernels are FP32-in, FP32-out)")
+    if x.dim() != d + 2:
+        raise ValueError(f"{name}: x must be {d + 2}-D [N, C, {'D, ' if d == 3 else ''}H, W], got shape {tuple(x.shape)}")
+    cin, cout, k = prob.in_channels, prob.out_channels, prob.kernel_size
+    if x.shape[1] != cin:
+        raise ValueError(f"{name}: supports in_channels = {cin} only, got x with {x.shape[1]} channels")
+    want_w = (cout, cin) + (k,) * d
+    if tuple(weight.shape) != want_w:
+        raise ValueError(f"{name}: supports weight of shape {want_w} only (Cout, Cin, kernel {k}), got {tuple(weight.shape)}")
+    if tuple(bias.shape) != (cout,):
+        raise ValueError(f"{name}: bias must have shape ({cout},), got {tuple(bias.shape)}")
+    if param.numel() != cout or any(s != 1 for s in param.shape[1:]) or param.shape[0] != cout:
+        raise ValueError(f"{name}: the epilogue parameter must have shape ({cout}, {', '.join(['1'] * d)}), "
+                         f"got {tuple(param.shape)}")
+    small = [s for s in x.shape[2:] if s < k]
+    if small:
+        raise ValueError(f"{name}: every spatial size must be >= kernel size {k}, got x shape {tuple(x.shape)}")
+    for tname, t in tensors.items():
+        if t.device.type != "cuda":
+            raise ValueError(f"{name}: {tname} must be a CUDA tensor, got device {t.device}")
+    devs = {t.device for t in tensors.values()}
+    if len(devs) > 1:
+        raise ValueError(f"{name}: all tensors must be on one device, got {sorted(map(str, devs))}")
+    if not x.is_contiguous():
+        fmt = "channels_last" if x.is_contiguous(memory_format=torch.channels_last if d == 2 else torch.channels_last_3d) else "non-contiguous"
+        raise ValueError(f"{name}: x must be contiguous {'NCHW' if d == 2 else 'NCDHW'}, got a {fmt} tensor; "
+                         f"call x.contiguous() first")
+    if not weight.is_contiguous():
+        raise ValueError(f"{name}: weight must be contiguous")
+
+
+# --- runners --------------------------------------------------------------------------------------
+def kernel_runner(variant: Variant, ext):
+    """A callable (x, weight, bias, param, out=None) -> y around a built extension."""
+    prob = P.get(variant.problem)
+
+    def run(x, weight, bias, param, out=None):
+        check_inputs(variant, x, weight, bias, param)
+        out_shape = prob.output_shape(x.shape)
+        if out is None:
+            out = torch.empty(out_shape, device=x.device, dtype=torch.float32)
+        elif tuple(out.shape) != out_shape or not out.is_contiguous() or out.dtype != torch.float32:
+            raise ValueError(f"out must be a contiguous float32 tensor of shape {out_shape}")
+        if out.numel() == 0:
+            return out
+        b, p = bias.contiguous(), param.contiguous()
+        if variant.kind == "epilogue":
+            conv = P.eager_conv(prob, x, weight, None)   # cuDNN, PyTorch's defaults; bias goes in our epilogue
+            ext.forward(conv, conv, b, p, out, prob.kernel_size, True)
+        else:
+            ext.forward(x, weight.contiguous(), b, p, out, prob.kernel_size, False)
+        return out
+
+    run.variant = variant
+    return run
+
+
+def epilogue_only_runner(variant: Variant, ext):
+    """For epilogue variants: the kernel alone on a precomputed conv output (bias not yet added)."""
+    prob = P.get(variant.problem)
+
+    def run(conv_out, bias, param, out):
+        ext.forward(conv_out, conv_out, bias, param, out, prob.kernel_size, True)
+        return out
+
+    return run
+
+
+def reference_runner(variant: Variant, model):
+    """Callables for the step-00 reference rows; `model` is the problem's nn.Module on the GPU."""
+    prob = P.get(variant.problem)
+    key = variant.key
+    if key == "eager":
+        return lambda x, *_, out=None: model(x)
+    if key == "eager_fp32":
+        def eager_fp32(x, *_, out=None):
+            with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
+                return model(x)
+        return eager_fp32
+    if key == "channels_last":
+        import copy
+        fmt = torch.channels_last if prob.dims == 2 else torch.channels_last_3d
+        model_cl = copy.deepcopy(model).to(memory_format=fmt)
+        return lambda x, *_, out=None: model_cl(x.contiguous(memory_format=fmt))
+    if key == "compile":
+        compiled = torch.compile(model)
+        return lambda x, *_, out=None: compiled(x)
+    if key == "cudnn_conv":
+        conv = F.conv2d if prob.dims == 2 else F.conv3d
+        return lambda x, *_, out=None: conv(x, model.conv.weight, model.conv.bias)
+    raise ValueError(f"no reference runner for {key!r}")

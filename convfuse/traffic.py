@@ -1,0 +1,157 @@
+"""FLOPs and DRAM bytes per variant, GPU ceilings, and the roofline prediction — the one place for them.
+
+Bytes are counted as the code moves them: each kernel a variant launches, its reads and writes of
+whole tensors in DRAM (eager: the conv writes y, then every elementwise op reads and writes it again).
+Re-reads that tiling sends to L2 are counted separately (`l2_reread_factor`); the DRAM model assumes
+L2 catches them, which Nsight Compute can check (`dram_bytes_measured` in a results record).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import problems as P
+
+FLOAT_BYTES = 4
+
+# FLOPs per output element of the epilogue, counting erf as one operation (an approximation: erff is
+# ~10 FMAs on the CUDA cores, but it overlaps memory traffic in every variant of the study).
+# conv2d: bias add, x*multiplier, LeakyReLU (select+mul), GELU (mul, erf, add, mul, mul).
+# conv3d: bias add, leaky (select+mul), + sum, clamp (2 compares), GELU (5).
+EPILOGUE_FLOPS = {"conv2d": 1 + 1 + 2 + 5, "conv3d": 1 + 2 + 1 + 2 + 5}
+
+
+@dataclass(frozen=True)
+class GPU:
+    key: str
+    name: str
+    dram_gbps: float        # GB/s
+    fp32_tflops: float      # FP32 CUDA cores, dense
+    tf32_tflops: float      # TF32 tensor cores, dense (datasheets print the 2:4-sparse figure, twice this)
+    source: str
+
+    @property
+    def tflops(self) -> dict:
+        # 3xTF32 issues three TF32 MMAs per product: a third of the TF32 rate at best.
+        return {"fp32": self.fp32_tflops, "tf32": self.tf32_tflops, "3xtf32": self.tf32_tflops / 3}
+
+
+A100_SRC = ("NVIDIA A100 Tensor Core GPU datasheet (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf): "
+            "FP32 19.5 TFLOPS, TF32 156 TFLOPS dense (312 sparse), 1,555 GB/s (40GB) / 2,039 GB/s (80GB SXM)")
+H100_SRC = ("NVIDIA H100 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/h100): SXM FP32 67, "
+            "TF32 989 sparse = 494.5 dense TFLOPS, 3.35 TB/s; PCIe FP32 51, TF32 756 sparse = 378 dense, 2.0 TB/s")
+H200_SRC = ("NVIDIA H200 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/h200): SXM FP32 67, "
+            "TF32 989 sparse = 494.5 dense TFLOPS, 4.8 TB/s HBM3e")
+
+DATASHEET_GPUS = (
+    GPU("a100-40gb", "A100 40GB SXM", 1555, 19.5, 156, A100_SRC),
+    GPU("a100-80gb", "A100 80GB SXM", 2039, 19.5, 156, A100_SRC),
+    GPU("h100-sxm", "H100 SXM 80GB", 3350, 67, 494.5, H100_SRC),
+    GPU("h100-pcie", "H100 PCIe 80GB", 2000, 51, 378, H100_SRC),
+    GPU("h200", "H200 SXM 141GB", 4800, 67, 494.5, H200_SRC),
+)
+
+
+def datasheet(key: str) -> GPU:
+    for g in DATASHEET_GPUS:
+        if g.key == key:
+            return g
+    raise ValueError(f"unknown GPU {key!r}; known: {', '.join(g.key for g in DATASHEET_GPUS)}")
+
+
+def measured_gpu(env: dict) -> GPU:
+    """The ceilings a recorded run measured on its own GPU (copy bandwidth, FP32/TF32 matmul)."""
+    return GPU(f"{env['slug']}-measured", f"{env['gpu']} (measured)", env["copy_gbps"], env["fp32_tflops"],
+               env["tf32_tflops"], f"measured in the run of {env.get('date', '?')}: device copy, 8192^3 matmul")
+
+
+# --- counts ---------------------------------------------------------------------------------------
+def _numel(shape) -> int:
+    return math.prod(shape)
+
+
+def shapes(problem: P.Problem, input_shape=None):
+    x = tuple(input_shape or problem.input_shape)
+    return x, problem.output_shape(x)
+
+
+def conv_flops(problem: P.Problem, input_shape=None) -> int:
+    _, y = shapes(problem, input_shape)
+    return 2 * _numel(y) * problem.in_channels * problem.kernel_size ** problem.dims
+
+
+def flops(problem: P.Problem, input_shape=None) -> int:
+    """The model's FLOPs: every variant computes the same function."""
+    _, y = shapes(problem, input_shape)
+    return conv_flops(problem, input_shape) + EPILOGUE_FLOPS[problem.key] * _numel(y)
+
+
+def weight_bytes(problem: P.Problem) -> int:
+    return FLOAT_BYTES * (problem.out_channels * problem.in_channels * problem.kernel_size ** problem.dims
+                          + 2 * problem.out_channels)
+
+
+def floor_bytes(problem: P.Problem, input_shape=None) -> int:
+    """Fewest DRAM bytes any implementation moves: the input read once, the output written once."""
+    x, y = shapes(problem, input_shape)
+    return FLOAT_BYTES * (_numel(x) + _numel(y))
+
+
+# Eager's elementwise passes after the conv, in order (PyTorch adds the conv bias in its own pass on
+# the cuDNN NCHW path; notebook 00's profiler table shows the kernels).
+ELEMENTWISE_OPS = {
+    "conv2d": ("bias add", "x * multiplier", "LeakyReLU", "GELU"),
+    "conv3d": ("bias add", "leaky_relu", "+ sum_tensor", "clamp", "GELU"),
+}
+
+
+def kernels(problem: P.Problem, variant: str, input_shape=None) -> list[tuple[str, int, int]]:
+    """[(kernel, DRAM bytes read, DRAM bytes written)] for one call of the variant, as its code runs."""
+    x, y = shapes(problem, input_shape)
+    bx, by, bw = FLOAT_BYTES * _numel(x), FLOAT_BYTES * _numel(y), weight_bytes(problem)
+    conv = ("conv (cuDNN)", bx + bw, by)
+    passes = [(op, by, by) for op in ELEMENTWISE_OPS[problem.key]]
+    if variant in ("eager", "eager_fp32"):
+        return [conv] + passes
+    if variant == "channels_last":
+        return [("x to channels_last", bx, bx), conv] + passes
+    if variant == "compile":
+        # inductor: cuDNN conv (bias folded into its one generated epilogue kernel)
+        return [conv, ("inductor fused epilogue", by, by)]
+    if variant == "cudnn_conv":
+        return [conv, passes[0]]
+    if variant in ("01_epilogue_fused", "02_epilogue_vec3d"):
+        return [conv, ("fused bias+epilogue", by, by)]
+    if variant.startswith(("03", "04")):
+        return [("fused conv+epilogue", bx + bw, by)]
+    raise ValueError(f"no traffic model for variant {variant!r}")
+
+
+def model_bytes(problem: P.Problem, variant: str, input_shape=None) -> int:
+    return sum(r + w for _, r, w in kernels(problem, variant, input_shape))
+
+
+# How many times the fused kernels request each input element from L2 (tile halos, channel groups).
+def l2_reread_factor(problem: P.Problem, variant: str) -> float | None:
+    if variant == "03a_seed_fused":
+        if problem.key == "conv2d":
+            return (10 * 10) / (8 * 8) * (problem.out_channels / 4)   # halo x 16 channel groups
+        return 27.0 * problem.out_channels / 16   # every tap through L1; 64 channel blocks (L1 catches ~16x)
+    return None
+
+
+def predict_ms(problem: P.Problem, variant: str, precision: str, gpu: GPU, input_shape=None) -> dict:
+    """Roofline prediction: the larger of bytes/bandwidth and FLOPs/peak of the variant's precision."""
+    b = model_bytes(problem, variant, input_shape)
+    f = flops(problem, input_shape)
+    t_mem = b / (gpu.dram_gbps * 1e9) * 1e3
+    t_math = f / (gpu.tflops[precision] * 1e12) * 1e3
+    return {"ms": max(t_mem, t_math), "memory_ms": t_mem, "math_ms": t_math,
+            "bound": "memory" if t_mem >= t_math else "compute"}
+
+
+def floors_ms(problem: P.Problem, gpu: GPU, input_shape=None) -> dict:
+    f = conv_flops(problem, input_shape)
+    return {"bytes": floor_bytes(problem, input_shape) / (gpu.dram_gbps * 1e9) * 1e3,
+            "fp32": f / (gpu.fp32_tflops * 1e12) * 1e3,
+            "tf32": f / (gpu.tf32_tflops * 1e12) * 1e3}

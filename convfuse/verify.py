@@ -1,0 +1,143 @@
+"""The correctness protocol (DESIGN.md): float64 ground truth, fresh inputs and parameters every trial,
+NaN-poisoned outputs, odd shapes, per-precision bounds, and KernelBench's criterion reported beside.
+
+Works on any device: the GPU tests run it on the kernels, the CPU tests on deliberately broken
+stand-ins, to show that it fails when it should.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+
+from . import problems as P
+
+# Bounds against float64, per precision class: (max-abs, rel-L2); None = not bounded.
+BOUNDS = {
+    "fp32": (1e-4, 2e-6),
+    "3xtf32": (1e-4, 2e-6),
+    "tf32": (None, 1e-3),
+}
+KERNELBENCH_TOL = 1e-4      # KernelBench: torch.allclose(out, eager, atol=1e-4, rtol=1e-4)
+
+# (seed, input distribution): >= 3 seeds, KernelBench's rand and a randn with negative values.
+TRIALS = ((0, "rand"), (1, "randn"), (2, "rand"))
+
+
+@dataclass
+class Check:
+    variant: str
+    shape: tuple
+    seed: int
+    dist: str
+    max_abs: float
+    rel_l2: float
+    nonfinite_mismatch: int     # elements whose NaN/Inf-ness differs from the ground truth
+    kernelbench_pass: bool | None   # allclose(atol=rtol=1e-4) against eager PyTorch (KernelBench)
+    allclose_fp64: bool             # the same tolerance against the float64 truth
+    passed: bool
+
+
+def compare(out: torch.Tensor, ref64: torch.Tensor) -> dict:
+    """Errors of `out` against the float64 truth. A NaN or Inf where the truth is finite (including a
+    NaN left by the poisoning because nothing wrote the element) counts as a mismatch, as does a
+    finite value where the truth is NaN or Inf."""
+    if tuple(out.shape) != tuple(ref64.shape):
+        raise ValueError(f"output shape {tuple(out.shape)} != expected {tuple(ref64.shape)}")
+    o = out.detach().to(torch.float64)
+    r = ref64.to(o.device)
+    rf, of = torch.isfinite(r), torch.isfinite(o)
+    both_nonfinite = ~rf & ~of
+    same_special = (torch.isnan(r) & torch.isnan(o)) | (~torch.isnan(r) & (r == o))
+    mismatch = int((rf != of).sum()) + int((both_nonfinite & ~same_special).sum())
+    fin = rf & of
+    diff = (o - r)[fin]
+    ref_fin = r[fin]
+    max_abs = float(diff.abs().max()) if diff.numel() else 0.0
+    denom = float(torch.linalg.vector_norm(ref_fin)) if ref_fin.numel() else 0.0
+    num = float(torch.linalg.vector_norm(diff)) if diff.numel() else 0.0
+    rel_l2 = num / denom if denom > 0 else (0.0 if num == 0 else math.inf)
+    return {"max_abs": max_abs, "rel_l2": rel_l2, "nonfinite_mismatch": mismatch}
+
+
+def within_bounds(metrics: dict, precision: str) -> bool:
+    max_abs_bound, rel_bound = BOUNDS[precision]
+    if metrics["nonfinite_mismatch"]:
+        return False
+    if max_abs_bound is not None and not metrics["max_abs"] <= max_abs_bound:
+        return False
+    return metrics["rel_l2"] <= rel_bound
+
+
+def kernelbench_pass(out: torch.Tensor, eager_out: torch.Tensor) -> bool:
+    return bool(torch.allclose(out.float(), eager_out.float(), atol=KERNELBENCH_TOL, rtol=KERNELBENCH_TOL))
+
+
+def poisoned(shape, device) -> torch.Tensor:
+    return torch.full(shape, float("nan"), device=device, dtype=torch.float32)
+
+
+@torch.no_grad()
+def reseed(model: torch.nn.Module, problem: P.Problem, seed: int) -> None:
+    """Fresh parameters, drawn as KernelBench draws them, copied into `model` in place (so compiled
+    or captured callables that hold the model stay valid)."""
+    fresh = problem.make_model(seed=10_000 + seed)
+    for dst, src in zip(model.parameters(), fresh.parameters()):
+        dst.copy_(src)
+
+
+@torch.no_grad()
+def run_checks(problem: P.Problem, model: torch.nn.Module, runners: dict, precisions: dict,
+               shapes=None, trials=TRIALS, device="cuda", log=None) -> list[Check]:
+    """Run every runner on every shape and trial against one float64 truth per (shape, trial).
+
+    runners: {variant key: callable(x, weight, bias, param, out=None) -> y}; an output buffer
+    poisoned with NaN is passed as `out` (reference rows ignore it and return their own).
+    precisions: {variant key: precision class} for the bound.
+    """
+    shapes = [tuple(s) for s in (shapes or [problem.input_shape])]
+    checks = []
+    for shape in shapes:
+        for seed, dist in trials:
+            reseed(model, problem, seed)
+            x = problem.make_input(shape, seed=seed, dist=dist, device=device)
+            ref = P.ground_truth(model, x)
+            eager_out = model(x)
+            w, b, p = P.conv_params(model)
+            for key, run in runners.items():
+                out = poisoned(problem.output_shape(shape), device)
+                y = run(x, w, b, p, out=out)
+                y = out if y is None else y
+                m = compare(y, ref)
+                clean = m["nonfinite_mismatch"] == 0
+                kb = kernelbench_pass(y, eager_out) if clean else False
+                a64 = kernelbench_pass(y, ref) if clean else False
+                c = Check(key, shape, seed, dist, m["max_abs"], m["rel_l2"], m["nonfinite_mismatch"], kb, a64,
+                          within_bounds(m, precisions[key]))
+                checks.append(c)
+                if log:
+                    log(f"[verify] {problem.key}/{key} {shape} seed={seed} {dist}: max_abs={c.max_abs:.2e} "
+                        f"rel_l2={c.rel_l2:.2e} nonfinite={c.nonfinite_mismatch} "
+                        f"{'ok' if c.passed else 'FAIL'}")
+                del y, out
+            del ref, eager_out, x
+    return checks
+
+
+def summarize(checks: list[Check]) -> dict:
+    """Worst case per variant over all shapes and trials."""
+    out = {}
+    for c in checks:
+        s = out.setdefault(c.variant, {"verified": True, "max_abs_err_fp64": 0.0, "rel_l2_err_fp64": 0.0,
+                                       "kernelbench_pass": True, "allclose_fp64": True, "checks": 0,
+                                       "failures": []})
+        s["checks"] += 1
+        s["max_abs_err_fp64"] = max(s["max_abs_err_fp64"], c.max_abs)
+        s["rel_l2_err_fp64"] = max(s["rel_l2_err_fp64"], c.rel_l2)
+        s["kernelbench_pass"] = bool(s["kernelbench_pass"] and c.kernelbench_pass)
+        s["allclose_fp64"] = bool(s["allclose_fp64"] and c.allclose_fp64)
+        if not c.passed:
+            s["verified"] = False
+            s["failures"].append(asdict(c))
+    return out

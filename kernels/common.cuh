@@ -1,0 +1,52 @@
+// common.cuh — shared device helpers and the one host ABI every kernel file implements.
+//
+// build.py prepends this file, as text, to each kernels/<problem>/<step>_<name>.cu before handing the
+// result to torch.utils.cpp_extension.load_inline; the CPU test suite prepends it the same way and
+// compiles each file with plain nvcc (no torch headers), so kernel files include nothing of torch.
+//
+// The ABI: each kernel file defines
+//     const char* launch(const ConvArgs& a, cudaStream_t stream);
+// which launches its kernel(s) on `stream` and returns nullptr, or a short message when the arguments
+// are outside what the kernel supports (the Python wrapper raises it as a ValueError). The Python side
+// (convfuse/registry.py) has already checked device, dtype, contiguity and shapes and has allocated `y`.
+#pragma once
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+// struct ConvArgs is defined in kernels/conv_args.h, which build.py prepends before this file.
+
+
+#define CF_SQRT1_2 0.70710678118654752440f
+
+// Exact (erf) GELU, what F.gelu computes by default (approximate='none').
+__device__ __forceinline__ float gelu_erf(float v) {
+    return 0.5f * v * (1.0f + erff(v * CF_SQRT1_2));
+}
+
+__device__ __forceinline__ float leaky_relu(float v, float slope) {
+    return v > 0.0f ? v : v * slope;
+}
+
+// conv2d epilogue: x * multiplier[c] -> LeakyReLU(0.01) -> GELU
+__device__ __forceinline__ float epilogue_conv2d(float acc, float multiplier) {
+    return gelu_erf(leaky_relu(acc * multiplier, 0.01f));
+}
+
+// conv3d epilogue: leaky_relu(0.2) -> + sum_tensor[c] -> clamp(-1, 1) -> GELU
+// fminf/fmaxf would turn NaN into a bound; torch.clamp propagates NaN, so compare explicitly.
+__device__ __forceinline__ float epilogue_conv3d(float acc, float sum_c) {
+    float v = leaky_relu(acc, 0.2f) + sum_c;
+    v = v < -1.0f ? -1.0f : (v > 1.0f ? 1.0f : v);
+    return gelu_erf(v);
+}
+
+__device__ __forceinline__ float4 ld_global_f4(const float* p) {
+    return __ldg(reinterpret_cast<const float4*>(p));
+}
+
+// Streaming store: the output is never re-read by this kernel, so don't let it evict inputs from L2.
+__device__ __forceinline__ void st_global_f4(float* p, float4 v) {
+    __stcs(reinterpret_cast<float4*>(p), v);
+}
+
+__host__ __device__ __forceinline__ int cf_ceil_div(int a, int b) { return (a + b - 1) / b; }
