@@ -132,7 +132,8 @@ def _resource_fields(v: R.Variant) -> dict:
 @torch.no_grad()
 def bench_problem(problem: P.Problem, keys=None, mods=None, verify_odd=True, n_timed=N_TIMED, log=_log) -> list[dict]:
     """Verify (full problem + odd shapes) and time every variant of one problem; records out."""
-    variants = [v for v in R.all_variants(problem.key) if keys is None or v.key in keys]
+    # reference rows always run: every ratio is taken against them in this same process
+    variants = [v for v in R.all_variants(problem.key) if v.kind == "reference" or keys is None or v.key in keys]
     model = problem.make_model(seed=0, device="cuda")
     model.requires_grad_(False)
     runners, precisions = {}, {}
@@ -213,6 +214,38 @@ def bench_problem(problem: P.Problem, keys=None, mods=None, verify_odd=True, n_t
     return recs
 
 
+@torch.no_grad()
+def profile_references(problem: P.Problem, keys=("eager", "compile", "cudnn_conv"), log=_log) -> dict:
+    """torch.profiler over one call of each reference path: which kernels it launches and their times.
+
+    {variant: [{"kernel": name, "calls": n, "cuda_ms": t}]} in launch order (the L2 is not flushed
+    inside the profiled call, so per-kernel times are a little under the bench's)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    model = problem.make_model(seed=0, device="cuda")
+    model.requires_grad_(False)
+    x = problem.make_input(seed=0, device="cuda")
+    out = {}
+    for key in keys:
+        fn = R.reference_runner(R.get(problem.key, key), model)
+        for _ in range(3):
+            fn(x)
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn(x)
+            torch.cuda.synchronize()
+        kernels = []
+        for ev in prof.events():
+            if ev.device_type == torch.autograd.DeviceType.CUDA:
+                dur = getattr(ev, "device_time", None) or getattr(ev, "cuda_time", 0.0)
+                kernels.append({"kernel": ev.name, "cuda_ms": round(dur / 1e3, 5), "start_us": ev.time_range.start})
+        kernels.sort(key=lambda k: k.pop("start_us"))
+        out[key] = kernels
+        log(f"[profile] {problem.key}/{key}: {len(kernels)} kernels, "
+            f"{sum(k['cuda_ms'] for k in kernels):.3f} ms")
+    return out
+
+
 def run(problem_keys=None, keys=None, out_path=None, verify_odd=True, n_timed=N_TIMED, log=_log) -> dict:
     """The whole benchmark: environment, ceilings, every variant of every problem; writes the JSON."""
     from . import build
@@ -227,13 +260,16 @@ def run(problem_keys=None, keys=None, out_path=None, verify_odd=True, n_timed=N_
     env["build_all_cold_or_warm_s"] = round(getattr(build.build_all, "last_wall_s", float("nan")), 1)
     env.update(measure_ceilings(log=log))
     out_path = out_path or results.path_for(env["slug"])
-    data = {"env": env, "records": []}
+    data = {"env": env, "records": [], "profiles": {}}
     for pk in (problem_keys or list(P.PROBLEMS)):
         data["records"] += bench_problem(P.get(pk), keys=keys, mods=mods, verify_odd=verify_odd,
                                          n_timed=n_timed, log=log)
+        data["profiles"][pk] = profile_references(P.get(pk), log=log)
         results.save(data, out_path)
         torch.cuda.empty_cache()
     env["bench_wall_s"] = round(time.perf_counter() - t0, 1)
+    if (problem_keys or keys) and results.Path(out_path).exists():
+        data = results.merge(results.load(out_path), data)   # a partial run updates its own rows only
     results.save(data, out_path)
     log(f"[bench] wrote {out_path}")
     print_table(data, log=log)

@@ -59,6 +59,15 @@ def save(data: dict, path) -> Path:
     return path
 
 
+def merge(old: dict, new: dict) -> dict:
+    """`new`'s records replace `old`'s of the same (problem, variant); `new`'s environment wins."""
+    keys = {(r["problem"], r["variant"]) for r in new["records"]}
+    kept = [r for r in old["records"] if (r["problem"], r["variant"]) not in keys]
+    profiles = {**old.get("profiles", {}), **new.get("profiles", {})}
+    return {"env": new["env"], "records": kept + new["records"], "profiles": profiles,
+            **{k: v for k, v in old.items() if k not in ("env", "records", "profiles")}}
+
+
 def all_recorded(directory=None) -> list[dict]:
     """Every recorded results file, newest run first."""
     directory = Path(directory or RESULTS_DIR)
