@@ -25,7 +25,7 @@ NVCC_FLAGS = ("-O3", "-std=c++17")   # no --use_fast_math: erff and the FP32 bou
 
 GLUE = r"""
 #include <torch/extension.h>
-#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 
@@ -54,8 +54,8 @@ void forward(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias, c
     a.Do = three ? (int)y.size(2) : 1; a.Ho = (int)y.size(-2); a.Wo = (int)y.size(-1);
     a.k = (int)k;
     if (y.numel() == 0) return;
-    const at::cuda::CUDAGuard guard(x.device());
-    const char* err = launch(a, at::cuda::getCurrentCUDAStream());
+    const c10::cuda::CUDAGuard guard(x.device());
+    const char* err = launch(a, c10::cuda::getCurrentCUDAStream());
     TORCH_CHECK(err == nullptr, "kernel refused the call: ", err ? err : "");
     C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
@@ -222,10 +222,43 @@ def main_kernel_usage(usage: dict) -> dict:
     return max(usage.values(), key=lambda u: u.get("registers", 0))
 
 
-if __name__ == "__main__":   # python -m convfuse.build: build everything, report times
+def measure_build_times(variants, log=print) -> dict:
+    """Cold build of one extension, cold build of all (in parallel), warm load of all in a fresh
+    process: the numbers the README quotes. Empties build/ first."""
+    import json
+
+    variants = list(variants)
+    shutil.rmtree(BUILD_DIR, ignore_errors=True)
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", f"from convfuse import build, registry; "
+                    f"build.build(registry.get({variants[0].problem!r}, {variants[0].key!r}))"], check=True, cwd=ROOT)
+    one = time.perf_counter() - t0
+    shutil.rmtree(BUILD_DIR, ignore_errors=True)
+    t0 = time.perf_counter()
+    build_all(variants, log=log)
+    cold_all = time.perf_counter() - t0
+    code = ("import time; t=time.perf_counter(); from convfuse import build, registry; "
+            "[build._load(v) for v in registry.kernel_variants()]; print(time.perf_counter()-t)")
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, capture_output=True, text=True)
+    warm_process = time.perf_counter() - t0
+    out = {"cold_one_s": round(one, 1), "cold_one_variant": f"{variants[0].problem}/{variants[0].key}",
+           "cold_all_s": round(cold_all, 1), "n_extensions": len(variants), "cpu_count": os.cpu_count(),
+           "warm_load_all_s": round(float(p.stdout.strip().splitlines()[-1]), 2),
+           "warm_load_all_process_s": round(warm_process, 2)}
+    log("[build] times: " + json.dumps(out))
+    return out
+
+
+if __name__ == "__main__":   # python -m convfuse.build [--timing OUT.json]
+    import json
+
     from .registry import kernel_variants
 
     try:
-        build_all(kernel_variants())
+        if len(sys.argv) > 2 and sys.argv[1] == "--timing":
+            Path(sys.argv[2]).write_text(json.dumps(measure_build_times(kernel_variants()), indent=1))
+        else:
+            build_all(kernel_variants())
     except BuildError as e:
         sys.exit(str(e))

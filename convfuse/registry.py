@@ -138,18 +138,18 @@ def check_inputs(variant: Variant, x, weight, bias, param) -> None:
     small = [s for s in x.shape[2:] if s < k]
     if small:
         raise ValueError(f"{name}: every spatial size must be >= kernel size {k}, got x shape {tuple(x.shape)}")
-    for tname, t in tensors.items():
-        if t.device.type != "cuda":
-            raise ValueError(f"{name}: {tname} must be a CUDA tensor, got device {t.device}")
-    devs = {t.device for t in tensors.values()}
-    if len(devs) > 1:
-        raise ValueError(f"{name}: all tensors must be on one device, got {sorted(map(str, devs))}")
     if not x.is_contiguous():
         fmt = "channels_last" if x.is_contiguous(memory_format=torch.channels_last if d == 2 else torch.channels_last_3d) else "non-contiguous"
         raise ValueError(f"{name}: x must be contiguous {'NCHW' if d == 2 else 'NCDHW'}, got a {fmt} tensor; "
                          f"call x.contiguous() first")
     if not weight.is_contiguous():
         raise ValueError(f"{name}: weight must be contiguous")
+    for tname, t in tensors.items():
+        if t.device.type != "cuda":
+            raise ValueError(f"{name}: {tname} must be a CUDA tensor, got device {t.device}")
+    devs = {t.device for t in tensors.values()}
+    if len(devs) > 1:
+        raise ValueError(f"{name}: all tensors must be on one device, got {sorted(map(str, devs))}")
 
 
 # --- runners --------------------------------------------------------------------------------------

@@ -1,0 +1,48 @@
+# convfuse — the two commands a reader needs: `make report` (render the study from recorded results,
+# any machine) and `make test` (the CPU suite). Everything else runs on a GPU box.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# The CPU build of torch for machines without a GPU (the CI's); on a GPU box run
+# `make venv TORCH=torch` or create the venv with --system-site-packages over a CUDA torch.
+TORCH ?= torch==2.13.0
+PYTEST_FLAGS ?= -q
+NCU ?= ncu
+
+.PHONY: venv report test lab bench gpu-test profile sanitize clean
+
+venv: $(VENV)/.ready
+
+$(VENV)/.ready: requirements.txt
+	@echo "[venv] creating $(VENV) (first run only; a minute or two)"
+	@test -x $(PY) || python3 -m venv $(VENV)
+	@$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q --disable-pip-version-check "$(TORCH)"
+	@$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	@$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "convfuse (python3)" >/dev/null
+	@touch $@
+
+# Render every notebook to report/*.html; recorded mode unless CONVFUSE_MODE says otherwise.
+report: venv
+	CONVFUSE_MODE=$${CONVFUSE_MODE:-recorded} $(PY) -m convfuse report
+
+test: venv
+	$(PY) -m pytest $(PYTEST_FLAGS) -m "not gpu" tests
+
+lab: venv
+	$(VENV)/bin/jupyter lab notebooks/
+
+# --- GPU box ---------------------------------------------------------------------------------------
+bench: venv
+	$(PY) -m convfuse bench
+
+gpu-test: venv
+	$(PY) -m pytest $(PYTEST_FLAGS) -m gpu tests
+
+profile: venv
+	$(PY) -m convfuse.profile --ncu $(NCU)
+
+sanitize: venv
+	$(PY) -m convfuse.sanitize
+
+clean:
+	rm -rf build report/*.html figures/*.png .pytest_cache

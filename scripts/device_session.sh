@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# One full call on a lent GPU machine (no Jupyter, no network): build timings, the GPU test suite,
+# the benchmark. Everything lands under $OUT; a short table is printed last.
+#   usage: bash scripts/device_session.sh [stages...]   stages: env build gputest bench (default: all)
+set -uo pipefail
+export PYTHONUNBUFFERED=1
+OUT=${OUT:-/tmp/convfuse-out}; mkdir -p "$OUT"
+PY=${PY:-python3}
+stages=${*:-env build gputest bench}
+for s in $stages; do
+  case $s in
+    env)
+      nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$OUT/nvidia-smi.csv" 2>&1
+      cat "$OUT/nvidia-smi.csv"; nproc; $PY -c "import torch; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version())" ;;
+    build)
+      $PY -m convfuse.build --timing "$OUT/build_times.json" 2>&1 | tee "$OUT/build.log" | grep -E "^\[build\] (times|all)|FAILED|error" ;;
+    gputest)
+      $PY -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_kernels.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -25 ;;
+    bench)
+      $PY -m convfuse bench --out "$OUT/nvidia-h200.json" 2>&1 | tee "$OUT/bench.log" | grep -vE "^\[(bench\] (round|warm)|verify\] conv)" ;;
+    *) echo "unknown stage $s" ;;
+  esac
+done

@@ -1,0 +1,49 @@
+"""GPU suite (`make gpu-test` on a GPU box): every kernel variant x every odd shape passes the
+verification protocol; bad calls are refused on the GPU too; batch 0 gives an empty result."""
+import pytest
+import torch
+
+from convfuse import problems as P
+from convfuse import registry as R
+from convfuse import verify as V
+
+pytestmark = pytest.mark.gpu
+KERNELS = R.kernel_variants()
+
+
+@pytest.fixture(scope="session")
+def mods():
+    from convfuse import build
+
+    return build.build_all(KERNELS)
+
+
+@pytest.fixture(scope="session")
+def models():
+    return {k: p.make_model(seed=0, device="cuda").requires_grad_(False) for k, p in P.PROBLEMS.items()}
+
+
+@pytest.mark.parametrize("v", KERNELS, ids=lambda v: f"{v.problem}/{v.key}")
+def test_odd_shapes_pass_the_protocol(v, mods, models):
+    prob = P.get(v.problem)
+    run = R.kernel_runner(v, mods[(v.problem, v.key)])
+    checks = V.run_checks(prob, models[v.problem], {v.key: run}, {v.key: v.precision}, shapes=prob.odd_shapes)
+    bad = [c for c in checks if not c.passed]
+    assert not bad, bad[:3]
+
+
+@pytest.mark.parametrize("v", KERNELS, ids=lambda v: f"{v.problem}/{v.key}")
+def test_batch_zero_and_refusals_on_gpu(v, mods, models):
+    prob = P.get(v.problem)
+    run = R.kernel_runner(v, mods[(v.problem, v.key)])
+    w, b, p = P.conv_params(models[v.problem])
+    empty = torch.empty((0,) + tuple(prob.odd_shapes[0][1:]), device="cuda")
+    y = run(empty, w, b, p)
+    assert y.shape == prob.output_shape(empty.shape) and y.numel() == 0
+    x = prob.make_input(prob.odd_shapes[0], device="cuda")
+    with pytest.raises(ValueError, match="CUDA tensor"):
+        run(x.cpu(), w, b, p)
+    with pytest.raises(TypeError, match="float32"):
+        run(x.half(), w, b, p)
+    with pytest.raises(ValueError, match="in_channels"):
+        run(x[:, :2].contiguous(), w, b, p)

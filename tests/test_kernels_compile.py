@@ -1,0 +1,30 @@
+"""Every kernel compiles with nvcc for sm_80 (A100) and sm_90 (H100/H200), alone, without torch, with
+no register spills and no stack frame (-Xptxas -v)."""
+import pytest
+
+from convfuse import build as B
+from convfuse import registry as R
+
+pytestmark = pytest.mark.skipif(B.find_nvcc() is None, reason="nvcc not found")
+
+
+@pytest.mark.parametrize("arch", B.ARCHS)
+@pytest.mark.parametrize("v", R.kernel_variants(), ids=lambda v: f"{v.problem}/{v.key}")
+def test_compiles_without_spills(v, arch):
+    usage = B.resource_usage(v, arch=arch)
+    assert usage, "ptxas reported no kernel entry"
+    for name, u in usage.items():
+        assert u["arch"] == f"sm_{arch}"
+        assert u["spill_stores"] == 0 and u["spill_loads"] == 0, f"{name} spills: {u}"
+        assert u["stack_bytes"] == 0, f"{name} has a stack frame: {u}"
+        assert 0 < u["registers"] <= 255
+
+
+def test_ptxas_parser():
+    text = """ptxas info    : Compiling entry function '_Z3fooPf' for 'sm_90'
+ptxas info    : Function properties for _Z3fooPf
+    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads
+ptxas info    : Used 40 registers, used 1 barriers, 34816 bytes smem, 412 bytes cmem[0]"""
+    u = B.parse_ptxas(text)["_Z3fooPf"]
+    assert u == {"arch": "sm_90", "stack_bytes": 8, "spill_stores": 4, "spill_loads": 4, "registers": 40,
+                 "smem_bytes": 34816}

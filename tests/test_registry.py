@@ -1,0 +1,71 @@
+import re
+
+import pytest
+import torch
+
+from convfuse import problems as P
+from convfuse import registry as R
+
+
+def test_registry_and_kernel_files_agree():
+    named = {v.source_path for v in R.VARIANTS if v.source}
+    on_disk = {p for prob in P.PROBLEMS for p in (R.KERNELS / prob).glob("*.cu")}
+    assert named <= on_disk, f"registry names missing files: {sorted(map(str, named - on_disk))}"
+    assert on_disk <= named, f"kernel files no variant names: {sorted(map(str, on_disk - named))}"
+
+
+def test_keys_steps_and_precisions():
+    seen = set()
+    for v in R.VARIANTS:
+        assert (v.problem, v.key) not in seen
+        seen.add((v.problem, v.key))
+        assert re.fullmatch(r"\d\d[a-z]?", v.step), v.step
+        assert v.precision in R.PRECISIONS
+        if v.source:
+            assert v.source.startswith(v.step + "_"), f"{v.source} should start with its step {v.step}"
+    steps = {p: {(v.step, v.key) for v in R.all_variants(p)} for p in P.PROBLEMS}
+    assert steps["conv2d"] == steps["conv3d"], "both problems walk the same ladder"
+    refs = {v.key for v in R.all_variants("conv2d", kind="reference")}
+    assert refs == {"eager", "eager_fp32", "channels_last", "compile", "cudnn_conv"}
+
+
+def test_every_kernel_file_opens_with_a_header():
+    for v in R.kernel_variants():
+        head = v.source_path.read_text().splitlines()[0]
+        assert head.startswith(f"// {v.source}"), f"{v.source_path}: header should name the file"
+
+
+def _args(prob, shape=None, **over):
+    m = prob.make_model(seed=0)
+    x = prob.make_input(shape or prob.odd_shapes[0])
+    a = dict(x=x, weight=m.conv.weight.detach(), bias=m.conv.bias.detach(), param=m.epilogue_param().detach())
+    a.update(over)
+    return a
+
+
+@pytest.mark.parametrize("v", R.kernel_variants(), ids=lambda v: f"{v.problem}/{v.key}")
+def test_bad_inputs_are_refused_clearly(v):
+    prob = P.get(v.problem)
+    d = prob.dims
+    ok = _args(prob)
+
+    def refuse(exc, pattern, **over):
+        a = dict(ok, **over)
+        with pytest.raises(exc, match=pattern):
+            R.check_inputs(v, a["x"], a["weight"], a["bias"], a["param"])
+
+    refuse(TypeError, "float32", x=ok["x"].double())
+    refuse(TypeError, "float32", x=ok["x"].half())
+    refuse(TypeError, "torch.Tensor", x=ok["x"].numpy())
+    refuse(ValueError, "-D", x=ok["x"][0])
+    refuse(ValueError, "in_channels", x=ok["x"][:, :4].contiguous())
+    refuse(ValueError, "weight of shape", weight=torch.zeros((64, prob.in_channels) + (5,) * d))
+    refuse(ValueError, "bias", bias=torch.zeros(63))
+    refuse(ValueError, "epilogue parameter", param=torch.zeros((64,) + (2,) * d))
+    small = list(prob.odd_shapes[0])
+    small[-1] = 2
+    refuse(ValueError, "kernel size", x=prob.make_input(small))
+    fmt = torch.channels_last if d == 2 else torch.channels_last_3d
+    refuse(ValueError, "channels_last", x=ok["x"].contiguous(memory_format=fmt))
+    refuse(ValueError, "non-contiguous", x=ok["x"].transpose(-1, -2))
+    refuse(ValueError, "CUDA tensor")   # everything else right, but on the CPU

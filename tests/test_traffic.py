@@ -1,0 +1,52 @@
+"""The traffic model's counts against numbers worked out by hand."""
+import pytest
+
+from convfuse import problems as P
+from convfuse import traffic as T
+
+
+def test_conv_flops_by_hand():
+    # conv2d: 2 * N*Cout*Ho*Wo * Cin*k*k = 2 * 64*64*254*254 * 64*9
+    assert T.conv_flops(P.CONV2D) == 2 * 264_257_536 * 576 == 304_424_681_472
+    # conv3d: 2 * 128*64*14*62*62 * 8*27
+    assert T.conv_flops(P.CONV3D) == 2 * 440_860_672 * 216 == 190_451_810_304
+
+
+def test_floor_bytes_by_hand():
+    assert T.floor_bytes(P.CONV2D) == 4 * (268_435_456 + 264_257_536) == 2_130_771_968
+    assert T.floor_bytes(P.CONV3D) == 4 * (67_108_864 + 440_860_672) == 2_031_878_144
+
+
+def test_eager_bytes_by_hand():
+    x2, y2, w2 = 4 * 268_435_456, 4 * 264_257_536, 4 * (64 * 64 * 9 + 128)
+    # conv (x in, y out) then bias, multiply, leaky, gelu: each reads and writes y
+    assert T.model_bytes(P.CONV2D, "eager") == x2 + w2 + y2 + 4 * 2 * y2
+    x3, y3, w3 = 4 * 67_108_864, 4 * 440_860_672, 4 * (64 * 8 * 27 + 128)
+    assert T.model_bytes(P.CONV3D, "eager") == x3 + w3 + y3 + 5 * 2 * y3
+    # step 01: conv without bias, then one epilogue pass
+    assert T.model_bytes(P.CONV2D, "01_epilogue_fused") == x2 + w2 + y2 + 2 * y2
+    # fused kernels: input and weights once, output once
+    assert T.model_bytes(P.CONV3D, "04_mma_tf32") == x3 + w3 + y3
+
+
+def test_prediction_is_the_larger_term():
+    h200 = T.datasheet("h200")
+    p = T.predict_ms(P.CONV2D, "03b_register_tiled", "fp32", h200)
+    assert p["bound"] == "compute" and p["ms"] == pytest.approx(T.flops(P.CONV2D) / 67e12 * 1e3)
+    p = T.predict_ms(P.CONV3D, "eager", "tf32", h200)
+    assert p["bound"] == "memory" and p["ms"] == pytest.approx(T.model_bytes(P.CONV3D, "eager") / 4.8e12 * 1e3)
+    assert h200.tflops["3xtf32"] == pytest.approx(h200.tf32_tflops / 3)
+
+
+def test_every_gpu_has_a_source_and_sane_ceilings():
+    for g in T.DATASHEET_GPUS:
+        assert g.source and 1000 < g.dram_gbps < 6000 and g.fp32_tflops < g.tf32_tflops
+    with pytest.raises(ValueError):
+        T.datasheet("v100")
+
+
+def test_every_registry_variant_has_a_traffic_model():
+    from convfuse.registry import VARIANTS
+
+    for v in VARIANTS:
+        assert T.model_bytes(P.get(v.problem), v.key) >= T.floor_bytes(P.get(v.problem))
