@@ -215,7 +215,7 @@ def bench_problem(problem: P.Problem, keys=None, mods=None, verify_odd=True, n_t
 
 
 @torch.no_grad()
-def profile_references(problem: P.Problem, keys=("eager", "compile", "cudnn_conv"), log=_log) -> dict:
+def profile_references(problem: P.Problem, keys=("eager", "eager_fp32", "channels_last", "compile", "cudnn_conv"), log=_log) -> dict:
     """torch.profiler over one call of each reference path: which kernels it launches and their times.
 
     {variant: [{"kernel": name, "calls": n, "cuda_ms": t}]} in launch order (the L2 is not flushed

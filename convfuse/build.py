@@ -97,14 +97,47 @@ def find_nvcc() -> str | None:
     return shutil.which("nvcc")
 
 
+def _fingerprint(variant: Variant) -> str:
+    import hashlib
+
+    import torch
+
+    h = hashlib.sha256()
+    for part in (GLUE, (KERNELS / "conv_args.h").read_text(), kernel_source(variant), repr(NVCC_FLAGS),
+                 repr(ARCHS), torch.__version__, sys.version):
+        h.update(part.encode())
+    return h.hexdigest()
+
+
+def _library(variant: Variant) -> Path:
+    return BUILD_DIR / variant.build_name / f"{variant.build_name}{'.pyd' if os.name == 'nt' else '.so'}"
+
+
+def _import_built(variant: Variant):
+    import importlib.util
+
+    import torch  # noqa: F401  (loads libtorch before the extension)
+
+    spec = importlib.util.spec_from_file_location(variant.build_name, _library(variant))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def _load(variant: Variant, verbose: bool = False):
+    """Import the cached library when its fingerprint (sources, flags, torch, python) matches;
+    otherwise build with load_inline (ninja recompiles what changed) and record the fingerprint."""
     import torch.utils.cpp_extension as ext
 
-    os.environ["TORCH_CUDA_ARCH_LIST"] = ";".join(f"{a[0]}.{a[1]}" for a in ARCHS)
     build_dir = BUILD_DIR / variant.build_name
+    stamp = build_dir / "convfuse.fingerprint"
+    fp = _fingerprint(variant)
+    if _library(variant).exists() and stamp.exists() and stamp.read_text() == fp:
+        return _import_built(variant)
+    os.environ["TORCH_CUDA_ARCH_LIST"] = ";".join(f"{a[0]}.{a[1]}" for a in ARCHS)
     build_dir.mkdir(parents=True, exist_ok=True)
     abi = (KERNELS / "conv_args.h").read_text()
-    return ext.load_inline(
+    mod = ext.load_inline(
         name=variant.build_name,
         cpp_sources=[abi + GLUE],
         cuda_sources=[kernel_source(variant)],
@@ -114,6 +147,8 @@ def _load(variant: Variant, verbose: bool = False):
         build_directory=str(build_dir),
         verbose=verbose,
     )
+    stamp.write_text(fp)
+    return mod
 
 
 def build(variant: Variant, verbose: bool = False, log=print):

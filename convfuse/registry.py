@@ -203,8 +203,19 @@ def reference_runner(variant: Variant, model):
     if key == "channels_last":
         import copy
         fmt = torch.channels_last if prob.dims == 2 else torch.channels_last_3d
-        model_cl = copy.deepcopy(model).to(memory_format=fmt)
-        return lambda x, *_, out=None: model_cl(x.contiguous(memory_format=fmt))
+        model_cl = copy.deepcopy(model)
+        model_cl.conv.to(memory_format=fmt)     # the conv only: the epilogue parameter is not 4-D/5-D
+        src, dst, seen = list(model.parameters()), list(model_cl.parameters()), [None]
+
+        def channels_last(x, *_, out=None):
+            version = tuple(p._version for p in src)
+            if version != seen[0]:              # verify reseeds `model` in place: follow it
+                with torch.no_grad():
+                    for d, s in zip(dst, src):
+                        d.copy_(s)
+                seen[0] = version
+            return model_cl(x.contiguous(memory_format=fmt))
+        return channels_last
     if key == "compile":
         compiled = torch.compile(model)
         return lambda x, *_, out=None: compiled(x)

@@ -1,0 +1,347 @@
+"""Roofline, time, traffic and speed-up figures — drawn from results dicts and the traffic model only.
+
+Nothing here touches a GPU: every number comes from a results run (``results.load`` / ``study.run_for``)
+or from ``traffic`` (bytes, FLOPs, ceilings). Each function returns a matplotlib Figure; ``save`` writes
+it to ``figures/<name>.png`` (or ``$CONVFUSE_FIGURES_DIR``).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import matplotlib
+
+# A headless machine (CI, `make report`'s parent process) has no display; inside a Jupyter kernel the
+# inline backend is already chosen, and an explicit MPLBACKEND wins.
+if not os.environ.get("MPLBACKEND") and not os.environ.get("DISPLAY") and "ipykernel" not in sys.modules:
+    matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+
+from . import problems as P  # noqa: E402
+from . import registry as R  # noqa: E402
+from . import traffic as T  # noqa: E402
+from .registry import ROOT  # noqa: E402
+
+FIGURES_DIR = ROOT / "figures"
+DPI = 110
+
+PRECISION_COLOR = {"fp32": "tab:blue", "tf32": "tab:orange", "3xtf32": "tab:green"}
+PROBLEM_MARKER = {"conv2d": "o", "conv3d": "s"}
+CEILING_STYLE = {"fp32": "-", "tf32": "--", "3xtf32": ":"}
+CEILING_LABEL = {"fp32": "FP32", "tf32": "TF32", "3xtf32": "3xTF32 (TF32/3)"}
+
+
+def figures_dir() -> Path:
+    return Path(os.environ.get("CONVFUSE_FIGURES_DIR") or FIGURES_DIR)
+
+
+def save(fig, name: str, directory=None) -> Path:
+    """Write figures/<name>.png (dpi 110: small files, readable in the HTML report and on GitHub)."""
+    d = Path(directory) if directory else figures_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / f"{name}.png"
+    fig.savefig(path, dpi=DPI, bbox_inches="tight")
+    return path
+
+
+def _variants(problem: str, variants=None) -> list[R.Variant]:
+    """Registry order; `variants` (keys) filters, and keys the registry lacks are ignored."""
+    vs = R.all_variants(problem)
+    if variants is None:
+        return vs
+    keep = set(variants)
+    return [v for v in vs if v.key in keep]
+
+
+def _record(run, problem, key):
+    for r in (run or {}).get("records", []):
+        if r["problem"] == problem and r["variant"] == key:
+            return r
+    return None
+
+
+def _problems(problem) -> list[str]:
+    if problem is None:
+        return list(P.PROBLEMS)
+    if isinstance(problem, str):
+        return [problem]
+    if isinstance(problem, P.Problem):
+        return [problem.key]
+    return [p.key if isinstance(p, P.Problem) else p for p in problem]
+
+
+# --- roofline -------------------------------------------------------------------------------------
+def measured_points(run: dict, problems=None, variants=None) -> list[dict]:
+    """One point per recorded (problem, variant): x = FLOPs / modeled DRAM bytes, y = achieved TFLOP/s."""
+    pts = []
+    for pk in _problems(problems):
+        for v in _variants(pk, variants):
+            r = _record(run, pk, v.key)
+            if not r or not r.get("median_ms") or not r.get("model_bytes"):
+                continue
+            flops = r.get("flops") or T.flops(P.get(pk))
+            pts.append({"problem": pk, "variant": v.key, "precision": r.get("precision", v.precision),
+                        "intensity": flops / r["model_bytes"],
+                        "tflops": flops / (r["median_ms"] * 1e-3) / 1e12, "measured": True})
+    return pts
+
+
+def predicted_points(gpu: T.GPU, problems=None, variants=None) -> list[dict]:
+    """The traffic model's prediction for every variant on `gpu`: the larger of bytes/bandwidth and
+    FLOPs/peak of the variant's precision, plotted at the rate it implies."""
+    pts = []
+    for pk in _problems(problems):
+        prob = P.get(pk)
+        f = T.flops(prob)
+        for v in _variants(pk, variants):
+            pr = T.predict_ms(prob, v.key, v.precision, gpu)
+            pts.append({"problem": pk, "variant": v.key, "precision": v.precision,
+                        "intensity": f / T.model_bytes(prob, v.key),
+                        "tflops": f / (pr["ms"] * 1e-3) / 1e12, "measured": False})
+    return pts
+
+
+def _label(key: str) -> str:
+    """Short point labels: the step number for kernels, the reference name otherwise."""
+    if key[:2].isdigit():
+        return key.split("_")[0] + ("·3x" if key.endswith("3xtf32") else "·tf32" if key.endswith("_tf32") else "")
+    return key
+
+
+def roofline(ax, gpu: T.GPU, points, title=None, annotate=True, legend=True):
+    """Ceilings of `gpu` (DRAM, FP32, TF32, 3xTF32 = TF32/3) on log-log axes, and `points` on them.
+
+    points: dicts with intensity (FLOP/byte), tflops, precision, problem, variant and measured (True:
+    filled marker; False: hollow, a prediction). `ax` None makes a new figure. Returns the axes.
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 4.4))
+    points = list(points)
+    xs = [p["intensity"] for p in points] or [10.0]
+    ys = [p["tflops"] for p in points] or [1.0]
+    ridge = gpu.tf32_tflops * 1e12 / (gpu.dram_gbps * 1e9)
+    x_lo = min(min(xs), gpu.fp32_tflops * 1e3 / gpu.dram_gbps) / 2.5
+    x_hi = max(max(xs) * 3, ridge * 3)
+    import numpy as np
+
+    x = np.logspace(np.log10(x_lo), np.log10(x_hi), 200)
+    mem = gpu.dram_gbps * x / 1e3                              # GB/s * FLOP/B -> TFLOP/s
+    ax.plot(x, mem, color="0.35", lw=1.2, label=f"DRAM {gpu.dram_gbps:,.0f} GB/s")
+    for prec, peak in gpu.tflops.items():
+        ax.plot(x, np.minimum(mem, peak), color=PRECISION_COLOR[prec], ls=CEILING_STYLE[prec], lw=1.4,
+                label=f"{CEILING_LABEL[prec]} {peak:,.1f} TFLOP/s")
+    labels = {}
+    for p in points:
+        c = PRECISION_COLOR.get(p["precision"], "k")
+        ax.scatter([p["intensity"]], [p["tflops"]], marker=PROBLEM_MARKER.get(p["problem"], "o"), s=42,
+                   facecolors=c if p["measured"] else "none", edgecolors=c, linewidths=1.3, zorder=3)
+        # variants at the same spot (same bytes, same bound) share one label
+        spot = (round(p["intensity"], 3), round(p["tflops"], 3), p["measured"])
+        labels.setdefault(spot, []).append(_label(p["variant"]))
+    any_measured = any(p["measured"] for p in points)
+    if annotate:
+        for (xi, yi, meas), names in labels.items():
+            if any_measured and not meas:
+                continue   # with measurements on the plot, label those; hollow twins sit on the roof
+            ax.annotate("/".join(names), (xi, yi), textcoords="offset points", xytext=(5, 3), fontsize=7,
+                        color="0.2")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(x_lo, x_hi)
+    y_lo = min(min(ys) / 3, gpu.dram_gbps * x_lo / 1e3)
+    ax.set_ylim(y_lo, gpu.tf32_tflops * 2.5)
+    ax.set_xlabel("arithmetic intensity: FLOPs / modeled DRAM bytes")
+    ax.set_ylabel("TFLOP/s")
+    ax.set_title(title or gpu.name, fontsize=10)
+    ax.grid(True, which="major", alpha=0.3)
+    if legend:
+        handles = ax.get_legend_handles_labels()[0]
+        extra = [Line2D([], [], ls="", marker=PROBLEM_MARKER[k], color="0.3", label=k) for k in PROBLEM_MARKER
+                 if any(p["problem"] == k for p in points)]
+        kinds = {p["measured"] for p in points}
+        if True in kinds:
+            extra.append(Line2D([], [], ls="", marker="o", color="0.3", label="measured (filled)"))
+        if False in kinds:
+            extra.append(Line2D([], [], ls="", marker="o", markerfacecolor="none", color="0.3",
+                                label="predicted (hollow)"))
+        # above the memory roof nothing can sit: the legend's place
+        ax.legend(handles + extra, [h.get_label() for h in handles + extra], fontsize=7, loc="upper left",
+                  framealpha=0.85)
+    return ax
+
+
+def datasheet_for(env: dict) -> T.GPU | None:
+    """The datasheet entry of the run's GPU, when the study has one (H200, H100 SXM/PCIe, A100 40/80)."""
+    name = (env.get("gpu") or "").lower()
+    if "h200" in name:
+        return T.datasheet("h200")
+    if "h100" in name:
+        return T.datasheet("h100-pcie" if "pcie" in name else "h100-sxm")
+    if "a100" in name:
+        return T.datasheet("a100-80gb" if "80" in name else "a100-40gb")
+    return None
+
+
+def roofline_for_run(run: dict, gpu: T.GPU | None = None, variants=None, problems=None, predicted=True):
+    """One panel per problem on `gpu`'s roofline (default: the ceilings the run measured).
+
+    Measured points (filled) are drawn when `gpu` is the run's own GPU, measured or its datasheet;
+    predicted points (hollow) are the traffic model on `gpu`'s ceilings.
+    """
+    env = run.get("env") or {}
+    has_ceilings = all(env.get(k) for k in ("copy_gbps", "fp32_tflops", "tf32_tflops"))
+    measured_gpu = T.measured_gpu(env) if has_ceilings else None
+    # no run recorded yet: the model on the H200 datasheet, so the page still shows the roofs
+    gpu = gpu or measured_gpu or T.datasheet("h200")
+    own = measured_gpu is not None and (gpu.key == measured_gpu.key
+                                        or (datasheet_for(env) or measured_gpu).key == gpu.key)
+    pks = _problems(problems)
+    fig, axes = plt.subplots(1, len(pks), figsize=(6.0 * len(pks), 4.4), squeeze=False)
+    for ax, pk in zip(axes[0], pks):
+        pts = predicted_points(gpu, pk, variants) if predicted else []
+        if own:
+            pts += measured_points(run, pk, variants)
+        where = f"run of {env.get('date', '?')[:10]}" if own else "traffic model only"
+        roofline(ax, gpu, pts, title=f"{pk} — {gpu.name}, {where}", legend=ax is axes[0][0])
+    fig.tight_layout()
+    return fig
+
+
+# --- time, traffic, speed-up ----------------------------------------------------------------------
+def time_bars(run: dict, problem: str, variants=None):
+    """Median time per variant with p20–p80 whiskers; eager and torch.compile as vertical lines.
+    A log axis when the slowest is more than 12x the fastest (so the fast ones stay readable)."""
+    vs = _variants(problem, variants)
+    recs = {v.key: _record(run, problem, v.key) for v in vs}
+    meds = [r["median_ms"] for r in recs.values() if r and r.get("median_ms")]
+    log = bool(meds) and max(meds) / min(meds) > 12
+    base = min(meds) / 3 if log else 0.0
+    fig, ax = plt.subplots(figsize=(7.5, 0.42 * len(vs) + 1.3))
+    labels, xmax = [], 0.0
+    for i, v in enumerate(vs):
+        r = recs[v.key]
+        labels.append(f"{v.key} [{v.precision}]")
+        if not r or r.get("median_ms") is None:
+            ax.text(base or 0.0, i, "  not recorded yet", va="center", fontsize=8, color="0.4")
+            continue
+        m = r["median_ms"]
+        lo, hi = r.get("p20_ms", m), r.get("p80_ms", m)
+        ax.barh(i, m - base, left=base, color=PRECISION_COLOR.get(v.precision, "0.5"), alpha=0.85)
+        ax.errorbar([m], [i], xerr=[[m - lo], [hi - m]], fmt="none", ecolor="k", capsize=3, lw=1)
+        ax.text(hi, i, f"  {m:.3g} ms", va="center", fontsize=8)
+        xmax = max(xmax, hi)
+    for key, style in (("eager", "-"), ("compile", "--")):
+        r = _record(run, problem, key)
+        if r and r.get("median_ms"):
+            ax.axvline(r["median_ms"], color="0.2", ls=style, lw=1, label=f"{key} {r['median_ms']:.3g} ms")
+    ax.set_yticks(range(len(vs)), labels, fontsize=8)
+    ax.invert_yaxis()
+    if log:
+        ax.set_xscale("log")
+        ax.set_xlim(base, xmax * 2.2)
+    else:
+        ax.set_xlim(0, (xmax or 1.0) * 1.25)
+    ax.set_xlabel(f"median time per call, ms{' (log scale)' if log else ''}; whiskers p20–p80; "
+                  "L2 flushed before each call")
+    ax.set_title(f"{problem}: {run.get('env', {}).get('gpu', '?')}, {run.get('env', {}).get('date', '?')[:10]}",
+                 fontsize=10)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def _kernel_category(name: str) -> str:
+    n = name.lower()
+    if "fused conv" in n:
+        return "fused conv+epilogue (one kernel)"
+    if n.startswith("conv"):
+        return "conv (cuDNN)"
+    if "fused" in n or "inductor" in n:
+        return "fused epilogue (one pass)"
+    if "channels_last" in n:
+        return "layout conversion"
+    return "eager elementwise pass"
+
+
+CATEGORY_COLOR = {"conv (cuDNN)": "0.55", "eager elementwise pass": "tab:red",
+                  "fused epilogue (one pass)": "tab:orange", "fused conv+epilogue (one kernel)": "tab:green",
+                  "layout conversion": "tab:purple"}
+
+
+def traffic_bars(problem=None, run: dict | None = None, variants=None):
+    """Modeled DRAM bytes per variant, split by the kernels it launches (traffic.kernels); the floor
+    (input read once + output written once) as a line; Nsight-measured bytes as a marker when `run`
+    records them. `problem` None draws both problems side by side."""
+    pks = _problems(problem)
+    fig, axes = plt.subplots(1, len(pks), figsize=(6.2 * len(pks), 4.2), squeeze=False)
+    for ax, pk in zip(axes[0], pks):
+        prob = P.get(pk)
+        vs = _variants(pk, variants)
+        seen = set()
+        for i, v in enumerate(vs):
+            left = 0.0
+            for name, rd, wr in T.kernels(prob, v.key):
+                gb = (rd + wr) / 1e9
+                cat = _kernel_category(name)
+                ax.barh(i, gb, left=left, color=CATEGORY_COLOR[cat], edgecolor="white", lw=0.8,
+                        label=None if cat in seen else cat)
+                seen.add(cat)
+                left += gb
+            ax.text(left, i, f" {left:.1f} GB", va="center", fontsize=7)
+            r = _record(run, pk, v.key) if run else None
+            if r and r.get("dram_bytes_measured"):
+                ax.plot([r["dram_bytes_measured"] / 1e9], [i], marker="D", color="k", ms=4,
+                        label=None if "measured" in seen else "measured (Nsight Compute)")
+                seen.add("measured")
+        ax.axvline(T.floor_bytes(prob) / 1e9, color="k", ls=":", lw=1,
+                   label=f"floor {T.floor_bytes(prob) / 1e9:.2f} GB")
+        ax.set_yticks(range(len(vs)), [v.key for v in vs], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlim(0, ax.get_xlim()[1] * 1.12)
+        ax.set_xlabel("modeled DRAM bytes per call, GB (each segment one kernel)")
+        ax.set_title(f"{pk}: {prob.description}", fontsize=9)
+        ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def speedup_bars(run: dict, variants=None, baseline: str = "eager"):
+    """Speed-up over `baseline` (same run) per variant, both problems side by side, log scale."""
+    keys = []
+    for pk in P.PROBLEMS:
+        for v in _variants(pk, variants):
+            if v.key not in keys and v.key != baseline:
+                keys.append(v.key)
+    fig, ax = plt.subplots(figsize=(7.5, 0.5 * len(keys) + 1.4))
+    h = 0.38
+    vals = []
+    for j, pk in enumerate(P.PROBLEMS):
+        base = _record(run, pk, baseline)
+        for i, key in enumerate(keys):
+            r = _record(run, pk, key)
+            y = i + (j - 0.5) * h
+            if not (base and r and r.get("median_ms")):
+                ax.text(1.0, y, " not recorded yet", va="center", fontsize=7, color="0.4")
+                continue
+            s = base["median_ms"] / r["median_ms"]
+            vals.append(s)
+            # bars grow from 1x: right for a speed-up, left for a slow-down
+            ax.barh(y, s - 1.0, height=h, left=1.0, color=f"C{j}", alpha=0.85, label=pk if i == 0 else None)
+            ax.text(s, y, f" {s:.2f}×" if s >= 1 else f"{s:.2f}× ", va="center", ha="left" if s >= 1 else "right",
+                    fontsize=7)
+    ax.set_xscale("log")
+    lo, hi = min(vals + [0.5]), max(vals + [2.0])
+    ax.set_xlim(lo / 2.2, hi * 2.2)
+    ax.axvline(1.0, color="k", lw=1)
+    ax.set_yticks(range(len(keys)), keys, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"speed-up over {baseline} (median over median, same run; log scale)")
+    ax.set_title(f"{run.get('env', {}).get('gpu', '?')}, {run.get('env', {}).get('date', '?')[:10]}", fontsize=10)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig

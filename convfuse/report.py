@@ -1,0 +1,213 @@
+"""Execute the notebooks and render report/: one HTML page per notebook, plus index.html.
+
+    python -m convfuse report            (what `make report` runs; CONVFUSE_MODE=recorded there)
+    python -m convfuse report --notebook 02_vectorized_epilogue
+
+Each notebook runs in a fresh kernel of *this* interpreter (sys.executable, whatever kernelspecs the
+machine has installed), with cwd = notebooks/, the repository on PYTHONPATH, and CONVFUSE_MODE resolved
+here (recorded on a machine without a GPU). A notebook that fails still gets its page, showing the
+error; render() raises after writing every page and the index.
+"""
+from __future__ import annotations
+
+import html
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import results
+from .registry import ROOT
+
+NOTEBOOKS_DIR = ROOT / "notebooks"
+REPORT_DIR = ROOT / "report"
+KERNEL_NAME = "convfuse-python3"
+
+
+def notebook_paths(notebooks=None) -> list[Path]:
+    """All notebooks in order, or those named (stems, file names or paths)."""
+    allnb = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
+    if not notebooks:
+        return allnb
+    out = []
+    for n in notebooks:
+        p = Path(n)
+        if p.suffix == ".ipynb" and p.exists():
+            out.append(p.resolve())
+            continue
+        match = [q for q in allnb if q.stem == p.stem or q.stem.startswith(str(n))]
+        if not match:
+            raise FileNotFoundError(f"no notebook {n!r} in {NOTEBOOKS_DIR}; have {', '.join(q.stem for q in allnb)}")
+        out += match
+    return out
+
+
+def _kernel_manager(spec_dir: Path):
+    """A kernel manager whose python3 kernel is this interpreter: a kernelspec written to a private
+    directory, so that a user-wide `python3` spec pointing elsewhere cannot be picked up."""
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+
+    kdir = spec_dir / "kernels" / KERNEL_NAME
+    kdir.mkdir(parents=True, exist_ok=True)
+    (kdir / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "convfuse (python3)", "language": "python"}))
+    ksm = KernelSpecManager(kernel_dirs=[str(spec_dir / "kernels")], ensure_native_kernel=False)
+    # IPC sockets in the private directory: local only, and no warning about unencrypted TCP
+    return KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=ksm, transport="ipc",
+                         ip=str(spec_dir / "kernel-ipc"))
+
+
+def _kernel_env(mode: str) -> dict:
+    env = dict(os.environ)
+    env.pop("MPLBACKEND", None)          # the kernel picks its inline backend; a parent's Agg would hide figures
+    env["CONVFUSE_MODE"] = mode
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")   # quiets a debugger warning on frozen modules
+    return env
+
+
+def _summary(nb) -> tuple[str, str]:
+    """(title, one line) from the first Markdown cell: its heading and the first sentence after it."""
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        lines = [ln.strip() for ln in cell.source.splitlines() if ln.strip()]
+        title = lines[0].lstrip("# ").strip() if lines else ""
+        body = " ".join(ln for ln in lines[1:] if not ln.startswith("#"))
+        first = body.split(". ")[0].rstrip(".") + "." if body else ""
+        return title, first
+    return "", ""
+
+
+def execute(path: Path, mode: str, timeout: int, spec_dir: Path):
+    """Run one notebook; returns (executed notebook, error message or None, seconds)."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    nb = nbformat.read(path, as_version=4)
+    km = _kernel_manager(spec_dir)
+    client = NotebookClient(nb, timeout=timeout, km=km, allow_errors=False,
+                            resources={"metadata": {"path": str(path.parent)}})
+    t0 = time.perf_counter()
+    err = None
+    try:
+        client.execute(env=_kernel_env(mode))
+    except CellExecutionError as e:
+        err = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
+    except Exception as e:   # a kernel that dies or times out: still write what ran
+        err = f"{type(e).__name__}: {e}"
+    finally:
+        if km.has_kernel:    # nbclient leaves a kernel it did not create running
+            km.shutdown_kernel(now=True)
+    return nb, err, time.perf_counter() - t0
+
+
+def to_html(nb) -> str:
+    from nbconvert import HTMLExporter
+
+    body, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
+    return body
+
+
+def _index_html(pages: list[dict], run: dict | None, out_dir: Path) -> str:
+    from . import study
+
+    env = (run or {}).get("env") or {}
+    items = "\n".join(
+        f'<li><a href="{html.escape(p["file"])}">{html.escape(p["title"] or p["stem"])}</a> — '
+        f'{html.escape(p["summary"])} <span class="meta">({p["seconds"]:.0f} s'
+        f'{", <b>failed: " + html.escape(p["error"]) + "</b>" if p["error"] else ""})</span></li>'
+        for p in pages)
+    if env:
+        runinfo = (f"Recorded run: <b>{html.escape(str(env.get('gpu')))}</b>, {html.escape(str(env.get('date')))} — "
+                   f"torch {html.escape(str(env.get('torch')))}, CUDA {html.escape(str(env.get('cuda')))}, "
+                   f"cuDNN {html.escape(study.cudnn_version(env.get('cudnn')))}; measured ceilings: copy "
+                   f"{env.get('copy_gbps')} GB/s, FP32 {env.get('fp32_tflops')} TFLOP/s, TF32 {env.get('tf32_tflops')} TFLOP/s.")
+        table = study.results_table(run).to_html(float_format=lambda x: f"{x:.4g}", na_rep="—", border=0)
+    else:
+        runinfo, table = "No run recorded yet: run <code>python -m convfuse bench</code> on a GPU.", ""
+    figs = ""
+    fdir = Path(os.environ.get("CONVFUSE_FIGURES_DIR") or ROOT / "figures")
+    for name in ("speedup", "traffic"):
+        f = fdir / f"{name}.png"
+        if f.exists():
+            figs += f'<img src="{html.escape(os.path.relpath(f, out_dir))}" alt="{name}" style="max-width:48%">\n'
+    return f"""<!doctype html>
+<html><head><meta charset="utf-8"><title>convfuse — fusing a convolution with its epilogue</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;line-height:1.45}}
+.meta{{color:#666;font-size:90%}} table{{border-collapse:collapse;font-size:85%}}
+td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}}</style></head>
+<body><h1>convfuse — fusing a convolution with its elementwise epilogue</h1>
+<p>KernelBench level 2, problems 54 (conv2d) and 90 (conv3d): from eager PyTorch to a fused tensor-core kernel,
+one step per notebook. Every number below comes from a recorded run; every page was executed to render it.</p>
+<p>{runinfo}</p>
+<h2>Notebooks</h2><ol>
+{items}
+</ol>
+{figs}
+<h2>Results</h2>
+{table}
+<p class="meta">Rendered {time.strftime('%Y-%m-%d %H:%M:%S %Z')} in {html.escape(pages[0]['mode'] if pages else '?')} mode.</p>
+</body></html>
+"""
+
+
+def render(notebooks=None, out_dir=None, timeout: int | None = None, log=print) -> list[dict]:
+    """Execute the notebooks (all, or those named) and write <out_dir>/<stem>.html and index.html.
+
+    out_dir defaults to report/. timeout is per cell: 300 s in recorded mode, 3600 s live (a live
+    notebook builds and benchmarks in its first cell). Returns one dict per page."""
+    out_dir = Path(out_dir or REPORT_DIR)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    mode = results.mode()
+    timeout = timeout or (3600 if mode == "live" else 300)
+    paths = notebook_paths(notebooks)
+    log(f"[report] {len(paths)} notebooks, {mode} mode, output {out_dir}")
+    pages = []
+    t_all = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="convfuse-kernelspec-") as spec_dir:
+        for i, path in enumerate(paths, 1):
+            nb, err, dt = execute(path, mode, timeout, Path(spec_dir))
+            target = out_dir / f"{path.stem}.html"
+            target.write_text(to_html(nb), encoding="utf-8")
+            title, summary = _summary(nb)
+            pages.append({"stem": path.stem, "file": target.name, "title": title, "summary": summary,
+                          "seconds": dt, "error": err, "mode": mode})
+            log(f"[report {i}/{len(paths)}] {path.stem}: {'FAILED: ' + err if err else 'ok'} ({dt:.1f} s) -> {target}")
+    if notebooks:   # a partial render keeps the other pages of the index
+        have = {p["stem"] for p in pages}
+        for path in notebook_paths():
+            f = out_dir / f"{path.stem}.html"
+            if path.stem not in have and f.exists():
+                import nbformat
+
+                title, summary = _summary(nbformat.read(path, as_version=4))
+                pages.append({"stem": path.stem, "file": f.name, "title": title, "summary": summary,
+                              "seconds": 0.0, "error": None, "mode": mode})
+        pages.sort(key=lambda p: p["stem"])
+    run = _run_for_index(mode)
+    (out_dir / "index.html").write_text(_index_html(pages, run, out_dir), encoding="utf-8")
+    log(f"[report] wrote {out_dir / 'index.html'} ({time.perf_counter() - t_all:.1f} s in all)")
+    failed = [p for p in pages if p["error"]]
+    if failed:
+        raise RuntimeError("notebooks failed: " + "; ".join(f"{p['stem']}: {p['error']}" for p in failed))
+    return pages
+
+
+def _run_for_index(mode: str) -> dict | None:
+    """The newest results file (after a live render, the one the notebooks just wrote)."""
+    from . import study
+
+    try:
+        return results.latest(study.results_dir())
+    except FileNotFoundError:
+        return None
+
+
+if __name__ == "__main__":
+    render(sys.argv[1:] or None)

@@ -1,0 +1,656 @@
+"""The thin layer the notebooks call: which run to show, and tables and sentences made from it.
+
+    from convfuse import study
+    run = study.run_for(["conv2d", "conv3d"], ["02_epilogue_vec3d"])
+    study.header(run)
+
+Recorded mode (``CONVFUSE_MODE=recorded``, or ``auto`` without a GPU) reads the newest results file;
+live mode measures the asked-for variants with ``bench.run`` (reference rows always come along), merges
+them into ``results/<gpu>.json`` and shows that. ``CONVFUSE_RESULTS_DIR`` points both at another
+directory (the tests use a synthetic one). Everything below works from the run dict alone, and every
+helper says "not recorded yet" instead of failing when a variant has no record.
+"""
+from __future__ import annotations
+
+import os
+import re
+import string
+from pathlib import Path
+
+import pandas as pd
+
+from . import problems as P
+from . import registry as R
+from . import results, traffic, verify
+
+PROBLEMS = tuple(P.PROBLEMS)
+REFERENCES = tuple(v.key for v in R.all_variants(PROBLEMS[0], kind="reference"))
+NOT_RECORDED = "not recorded yet"
+EPILOGUE_GOAL = 0.9     # step 02: the epilogue alone at >= 90 % of the copy bandwidth of the same bytes
+
+
+# --- which run ------------------------------------------------------------------------------------
+def results_dir() -> Path:
+    return Path(os.environ.get("CONVFUSE_RESULTS_DIR") or results.RESULTS_DIR)
+
+
+def runs() -> list[dict]:
+    """Every recorded run (one per GPU), newest first."""
+    return results.all_recorded(results_dir())
+
+
+def empty_run() -> dict:
+    return {"env": {}, "records": [], "profiles": {}, "path": None}
+
+
+def run_for(problem_keys=None, variants=None) -> dict:
+    """The run a notebook shows. Recorded: the newest results file (an empty run when there is none
+    yet, so the notebook still renders). Live: measure `variants` of `problem_keys` now (None: all;
+    an empty list: the reference rows only) and return the merged results file."""
+    m = results.mode()
+    if m == "recorded":
+        try:
+            run = results.latest(results_dir())
+        except FileNotFoundError:
+            run = empty_run()
+        run["mode"] = "recorded"
+        return run
+    from . import bench
+    import torch
+
+    if variants is not None and not list(variants):
+        variants = list(REFERENCES)   # bench.run always adds them; a non-empty list keeps the merge on
+    slug = results.slug(torch.cuda.get_device_name(0))
+    out = results_dir() / f"{slug}.json"
+    bench.run(problem_keys=list(problem_keys) if problem_keys else None,
+              keys=list(variants) if variants is not None else None, out_path=out)
+    run = results.load(out) | {"path": str(out), "mode": "live"}
+    return run
+
+
+def record(run: dict, problem: str, variant: str) -> dict | None:
+    return results.record(run, problem, variant)
+
+
+def measured_gpu(run: dict) -> traffic.GPU | None:
+    env = run.get("env", {})
+    if not all(env.get(k) for k in ("copy_gbps", "fp32_tflops", "tf32_tflops")):
+        return None
+    return traffic.measured_gpu(env)
+
+
+# --- Markdown -------------------------------------------------------------------------------------
+def md(text) -> "Markdown":
+    """Markdown for display; a list of lines becomes a bulleted list."""
+    from IPython.display import Markdown
+
+    if not isinstance(text, str):
+        text = "\n".join(f"- {t}" for t in text)
+    return Markdown(text)
+
+
+def cudnn_version(v) -> str:
+    if not isinstance(v, int):
+        return str(v)
+    if v >= 90000:      # cuDNN 9: major*10000 + minor*100 + patch
+        return f"{v // 10000}.{v % 10000 // 100}.{v % 100}"
+    return f"{v // 1000}.{v % 1000 // 100}.{v % 100}"
+
+
+def header(run: dict):
+    """One Markdown line: where the numbers on this page come from."""
+    env = run.get("env", {})
+    mode = run.get("mode") or results.mode()
+    if not env:
+        return md(f"**Numbers on this page:** {mode} mode — no run recorded yet in `{results_dir()}`; "
+                  f"every table below says *{NOT_RECORDED}*. Run `python -m convfuse bench` on a GPU.")
+    src = Path(run["path"]).name if run.get("path") else "this session"
+    others = [r["env"].get("gpu") for r in runs() if r.get("path") != run.get("path")] if mode == "recorded" else []
+    parts = [f"{mode} mode", f"{env.get('gpu', '?')} ({env.get('sm_count', '?')} SMs, {env.get('l2_mb', '?')} MB L2)",
+             str(env.get("date", "?")), f"torch {env.get('torch', '?')}", f"CUDA {env.get('cuda', '?')}",
+             f"cuDNN {cudnn_version(env.get('cudnn'))}", f"driver {env.get('driver') or '?'}",
+             f"cuDNN TF32 {'allowed' if env.get('cudnn_allow_tf32') else 'off'}", f"source `{src}`"]
+    line = "**Numbers on this page:** " + " · ".join(parts)
+    if others:
+        line += f"  \nAlso recorded: {', '.join(others)} (notebook 05 shows every GPU)."
+    return md(line)
+
+
+# --- facts and sentences --------------------------------------------------------------------------
+def _peak(gpu: traffic.GPU, precision: str) -> float:
+    return gpu.tflops.get(precision, gpu.fp32_tflops)
+
+
+def facts(run: dict, problem: str, variant: str) -> dict | None:
+    """The record of (problem, variant) plus what the notebooks derive from it, all from the run:
+    percentages of the measured ceilings, distance to the floors, the model's prediction, ratios to
+    the reference rows of the same run. None when the variant has no record."""
+    r = record(run, problem, variant)
+    if r is None:
+        return None
+    prob = P.get(problem)
+    v = R.get(problem, variant)
+    f = dict(r)
+    f.update(problem=problem, variant=variant, title=v.title, precision=r.get("precision", v.precision),
+             gpu=run["env"].get("gpu"), model_gb=r["model_bytes"] / 1e9 if r.get("model_bytes") else None,
+             gflops=(r.get("flops") or traffic.flops(prob)) / 1e9)
+    mb, fb = verify.BOUNDS[f["precision"]]
+    f.update(max_abs_bound=mb, rel_l2_bound=fb)
+    if r.get("max_abs_err_fp64") is not None:
+        f["max_abs_vs_fp32_bound"] = r["max_abs_err_fp64"] / verify.BOUNDS["fp32"][0]
+    if r.get("epilogue_alone_vs_copy") is not None:
+        f["epilogue_pct_copy"] = 100 * r["epilogue_alone_vs_copy"]
+        f["epilogue_goal"] = "met" if r["epilogue_alone_vs_copy"] >= EPILOGUE_GOAL else "**missed**"
+    gpu = measured_gpu(run)
+    ms = r.get("median_ms")
+    if gpu and ms:
+        fl = traffic.floors_ms(prob, gpu)
+        peak = _peak(gpu, f["precision"])
+        pred = traffic.predict_ms(prob, variant, f["precision"], gpu)
+        tflops = (r.get("flops") or traffic.flops(prob)) / (ms * 1e-3) / 1e12
+        gbps = r["model_bytes"] / (ms * 1e-3) / 1e9 if r.get("model_bytes") else None
+        f.update(copy_gbps=gpu.dram_gbps, fp32_tflops=gpu.fp32_tflops, tf32_tflops=gpu.tf32_tflops,
+                 peak_tflops=peak, tflops=tflops, gbps=gbps,
+                 pct_peak=100 * tflops / peak, pct_fp32_peak=100 * tflops / gpu.fp32_tflops,
+                 pct_tf32_peak=100 * tflops / gpu.tf32_tflops,
+                 pct_copy_bw=100 * gbps / gpu.dram_gbps if gbps else None,
+                 floor_bytes_ms=fl["bytes"], floor_fp32_ms=fl["fp32"], floor_tf32_ms=fl["tf32"],
+                 floor_3xtf32_ms=3 * fl["tf32"],
+                 floor_ms=max(fl["bytes"], traffic.conv_flops(prob) / (peak * 1e12) * 1e3),
+                 predicted_ms=pred["ms"], predicted_bound=pred["bound"], x_predicted=ms / pred["ms"])
+        f.update(x_floor=ms / f["floor_ms"], x_bytes_floor=ms / fl["bytes"], fp32_floor_over_ms=fl["fp32"] / ms)
+    out_bytes = traffic.FLOAT_BYTES * traffic._numel(prob.output_shape())
+    f.update(out_gb=out_bytes / 1e9, in_gb=traffic.FLOAT_BYTES * traffic._numel(prob.input_shape) / 1e9,
+             floor_gb=traffic.floor_bytes(prob) / 1e9, n_elementwise_ops=len(traffic.ELEMENTWISE_OPS[problem]),
+             l2_reread_factor=traffic.l2_reread_factor(prob, variant))
+    if gpu:
+        # one elementwise pass reads and writes the conv output: its time at the measured copy bandwidth
+        f.update(one_pass_ms=2 * out_bytes / (gpu.dram_gbps * 1e9) * 1e3,
+                 fp32_floor_vs_bytes=f.get("floor_fp32_ms", 0) / f["floor_bytes_ms"] if "floor_bytes_ms" in f else None,
+                 tf32_floor_vs_bytes=f.get("floor_tf32_ms", 0) / f["floor_bytes_ms"] if "floor_bytes_ms" in f else None,
+                 tf32_over_fp32=gpu.tf32_tflops / gpu.fp32_tflops)
+    if r.get("epilogue_alone_ms") and ms:
+        f["epilogue_share_of_call"] = 100 * r["epilogue_alone_ms"] / ms
+        f["conv_part_ms"] = ms - r["epilogue_alone_ms"]
+    split = time_split(run, problem, variant)
+    if split:
+        f.update(profiled_conv_ms=split["conv_ms"], profiled_epilogue_ms=split["epilogue_ms"],
+                 profiled_epilogue_kernels=split["epilogue_kernels"], profiled_epilogue_share=split["epilogue_share"],
+                 profiled_total_ms=split["total_ms"])
+    for ref in ("eager", "eager_fp32", "compile", "cudnn_conv", "channels_last"):
+        rr = record(run, problem, ref)
+        if rr and rr.get("median_ms") and ms:
+            f[f"{ref}_ms"] = rr["median_ms"]
+            f[f"vs_{ref}"] = rr["median_ms"] / ms
+    return f
+
+
+class _Strict(string.Formatter):
+    def get_value(self, key, args, kwargs):
+        val = super().get_value(key, args, kwargs)
+        if val is None:
+            raise KeyError(key)
+        return val
+
+    def get_field(self, field_name, args, kwargs):
+        obj, used = super().get_field(field_name, args, kwargs)
+        if obj is None:
+            raise KeyError(field_name)
+        return obj, used
+
+
+def say(run: dict, problem: str, variant: str, template: str, **extra) -> str:
+    """`template` filled with facts(run, problem, variant) and `extra`; when the record, or a field the
+    sentence needs, is missing: "<problem> / <variant>: not recorded yet"."""
+    f = facts(run, problem, variant)
+    if f is None:
+        return f"**{problem} / {variant}**: {NOT_RECORDED}."
+    try:
+        return _Strict().vformat(template, (), {**f, **extra})
+    except (KeyError, IndexError, TypeError, ValueError) as e:
+        missing = e.args[0] if isinstance(e, KeyError) and e.args else "a field"
+        return f"**{problem} / {variant}**: `{missing}` {NOT_RECORDED}."
+
+
+def ratio(run: dict, problem: str, a: str, b: str, field: str = "median_ms") -> float | None:
+    """record(a)[field] / record(b)[field], or None when either is missing."""
+    ra, rb = record(run, problem, a), record(run, problem, b)
+    if not ra or not rb or not ra.get(field) or not rb.get(field):
+        return None
+    return ra[field] / rb[field]
+
+
+def against_bound(run: dict, problem: str, variant: str, precision: str = "fp32") -> str:
+    """Where the variant's recorded error falls against the bound of `precision` (verify.BOUNDS)."""
+    r = record(run, problem, variant)
+    if r is None or r.get("rel_l2_err_fp64") is None:
+        return f"**{problem} / {variant}**: {NOT_RECORDED}."
+    mb, rb = verify.BOUNDS[precision]
+    ma, rl = r["max_abs_err_fp64"], r["rel_l2_err_fp64"]
+    ok = (mb is None or ma <= mb) and rl <= rb
+    parts = []
+    if mb is not None:
+        parts.append(f"max abs {ma:.1e} {'≤' if ma <= mb else '>'} {mb:.0e}")
+    parts.append(f"rel L2 {rl:.1e} {'≤' if rl <= rb else '>'} {rb:.0e}")
+    kb = r.get("kernelbench_pass")
+    kb_s = "" if kb is None else f"; KernelBench's allclose against eager: {'pass' if kb else 'fail'}"
+    return (f"**{problem} / {variant}** ({r.get('precision')}): {'within' if ok else '**outside**'} the "
+            f"{precision} bound ({', '.join(parts)}){kb_s}.")
+
+
+def best(run: dict, problem: str, kinds=("epilogue", "fused"), precision: str | None = None) -> str | None:
+    """The fastest verified variant of ours (kind in `kinds`, of `precision` if given), or None."""
+    cands = [r for r in results.records(run, problem)
+             if r.get("kind") in kinds and r.get("verified") and r.get("median_ms")
+             and (precision is None or r.get("precision") == precision)]
+    return min(cands, key=lambda r: r["median_ms"])["variant"] if cands else None
+
+
+def vector_path_table() -> pd.DataFrame:
+    """Step 02's float4 condition on every shape the study runs: a channel plane starts 16-byte
+    aligned only when its size is a multiple of 4 floats."""
+    rows = []
+    for p in P.PROBLEMS.values():
+        for shape in (p.input_shape, *p.odd_shapes):
+            y = p.output_shape(shape)
+            plane = traffic._numel(y[2:])
+            rows.append({"problem": p.key, "input": str(tuple(shape)), "output plane": " × ".join(map(str, y[2:])),
+                         "plane floats": plane, "plane % 4": plane % 4,
+                         "path": "float4" if plane % 4 == 0 else "scalar",
+                         "shape": "full problem" if tuple(shape) == tuple(p.input_shape) else "odd (verification)"})
+    return pd.DataFrame(rows).set_index(["problem", "input"])
+
+
+def source_file(relpath: str):
+    """Any file under the repository (e.g. kernels/common.cuh) as a Markdown code block."""
+    path = R.ROOT / relpath
+    if not path.exists():
+        return md(f"`{relpath}`: not written yet.")
+    lang = "cuda" if path.suffix in (".cu", ".cuh", ".h") else ""
+    return md(f"**`{relpath}`**\n\n```{lang}\n{path.read_text().rstrip()}\n```")
+
+
+# --- tables ---------------------------------------------------------------------------------------
+COLUMNS = {   # record field -> readable name
+    "variant": "variant", "precision": "precision", "median_ms": "median ms", "p20_ms": "p20 ms",
+    "p80_ms": "p80 ms", "speedup_vs_eager": "× eager", "speedup_vs_compile": "× compile",
+    "achieved_gbps": "GB/s (modeled bytes)", "achieved_tflops": "TFLOP/s", "model_bytes": "modeled GB",
+    "verified": "verified", "kernelbench_pass": "KernelBench allclose", "max_abs_err_fp64": "max abs err",
+    "rel_l2_err_fp64": "rel L2 err", "registers": "registers", "smem_bytes_static": "static smem B",
+    "dram_bytes_measured": "DRAM GB (ncu)",
+}
+DEFAULT_COLUMNS = ("variant", "precision", "median_ms", "p20_ms", "p80_ms", "speedup_vs_eager",
+                   "speedup_vs_compile", "achieved_gbps", "achieved_tflops", "verified")
+
+
+def _keys(problem, variants):
+    return [v.key for v in R.all_variants(problem)] if variants is None else list(variants)
+
+
+def _readable(field: str) -> str:
+    return COLUMNS.get(field, field.replace("_", " "))
+
+
+def table(run: dict, problem: str, variants=None, columns=DEFAULT_COLUMNS) -> pd.DataFrame:
+    """One row per variant (registry order unless `variants` gives one), readable column names;
+    a variant without a record gets a row that says so."""
+    rows = []
+    for key in _keys(problem, variants):
+        r = record(run, problem, key)
+        if r is None:
+            rows.append({"variant": key, "status": NOT_RECORDED})
+            continue
+        row = {}
+        for c in columns:
+            val = r.get(c)
+            if c in ("model_bytes", "dram_bytes_measured") and val is not None:
+                val = round(val / 1e9, 3)
+            row[c] = val
+        row.setdefault("variant", key)
+        rows.append(row)
+    df = pd.DataFrame(rows, columns=list(dict.fromkeys(["variant", *columns, "status"])))
+    if df["status"].isna().all():
+        df = df.drop(columns="status")
+    return df.rename(columns=_readable).set_index("variant")
+
+
+def bounds_table() -> pd.DataFrame:
+    """The verification bounds against float64 per precision class (verify.BOUNDS)."""
+    rows = [{"precision": p, "max abs err ≤": b[0] if b[0] is not None else "—", "rel L2 err ≤": b[1],
+             "arithmetic": {"fp32": "IEEE FP32 FMAs (CUDA cores)",
+                            "tf32": "TF32 operands (10-bit mantissa), FP32 accumulate (tensor cores)",
+                            "3xtf32": "split-TF32: 3 TF32 MMAs per product, FP32-level accuracy"}.get(p, "")}
+            for p, b in verify.BOUNDS.items()]
+    rows.append({"precision": "KernelBench", "max abs err ≤": f"atol {verify.KERNELBENCH_TOL:g} + rtol "
+                 f"{verify.KERNELBENCH_TOL:g}·|eager|", "rel L2 err ≤": "—",
+                 "arithmetic": "allclose against eager PyTorch (not float64)"})
+    return pd.DataFrame(rows).set_index("precision")
+
+
+def verification_table(run: dict, problem: str, variants=None) -> pd.DataFrame:
+    """Worst case over every shape and trial against float64, the bound of the variant's precision
+    class, and KernelBench's criterion (allclose 1e-4 against eager PyTorch)."""
+    rows = []
+    for key in _keys(problem, variants):
+        r = record(run, problem, key)
+        v = R.get(problem, key)
+        if r is None:
+            rows.append({"variant": key, "precision": v.precision, "status": NOT_RECORDED})
+            continue
+        if r.get("verified") is None:
+            rows.append({"variant": key, "precision": r.get("precision", v.precision),
+                         "status": "timed only (not the whole model)" if key == "cudnn_conv" else "not verified"})
+            continue
+        mb, rb = verify.BOUNDS[r.get("precision", v.precision)]
+        rows.append({
+            "variant": key, "precision": r.get("precision", v.precision),
+            "max abs err": r.get("max_abs_err_fp64"), "bound max abs": mb if mb is not None else "—",
+            "rel L2 err": r.get("rel_l2_err_fp64"), "bound rel L2": rb,
+            "within bound (all shapes)": r.get("verified"),
+            "odd shapes": r.get("verified_odd"),
+            "allclose 1e-4 vs float64": r.get("allclose_fp64"),
+            "KernelBench (allclose 1e-4 vs eager)": r.get("kernelbench_pass"),
+            "checks": r.get("verify_checks"),
+        })
+    df = pd.DataFrame(rows).set_index("variant")
+    for c in ("max abs err", "rel L2 err"):
+        if c in df:
+            df[c] = df[c].map(lambda x: f"{x:.2e}" if isinstance(x, float) and x == x else x)
+    return df
+
+
+def kernel_source(problem: str, key: str):
+    """The variant's .cu file as a Markdown code block (the file, not a copy: what the build compiles)."""
+    v = R.get(problem, key)
+    path = v.source_path
+    if path is None:
+        return md(f"`{key}` is a reference row: PyTorch's own kernels, no source of ours.")
+    if not path.exists():
+        return md(f"`{path.relative_to(R.ROOT)}`: kernel {NOT_RECORDED} (file not written yet).")
+    defines = f" — built with `{' '.join('-D' + d for d in v.defines)}`" if v.defines else ""
+    return md(f"**`{path.relative_to(R.ROOT)}`**{defines}\n\n```cuda\n{path.read_text().rstrip()}\n```")
+
+
+def kernel_header(problem: str, key: str):
+    """Only the opening comment of the .cu file: what changed, launch geometry, bytes moved."""
+    v = R.get(problem, key)
+    path = v.source_path
+    if path is None or not path.exists():
+        return md(f"`{problem}/{key}`: no kernel file yet.")
+    lines = []
+    for line in path.read_text().splitlines():
+        if not line.startswith("//"):
+            break
+        lines.append(line)
+    return md(f"**`{path.relative_to(R.ROOT)}`** (header)\n\n```cuda\n" + "\n".join(lines) + "\n```")
+
+
+def ptxas_usage(problem: str, key: str, run: dict | None = None) -> pd.DataFrame:
+    """Registers, shared memory and spills per kernel entry. Recorded mode: the fields the bench
+    stored (ptxas -v of sm_90); live mode: ptxas -v now, for sm_80 and sm_90."""
+    v = R.get(problem, key)
+    if results.mode() == "live" and v.is_kernel:
+        from . import build
+
+        rows = []
+        for arch in build.ARCHS:
+            for name, u in build.resource_usage(v, arch=arch).items():
+                rows.append({"arch": f"sm_{arch}", "kernel": name, **{k: x for k, x in u.items() if k != "arch"}})
+        return pd.DataFrame(rows)
+    run = run if run is not None else run_for()
+    r = record(run, problem, key)
+    if r is None:
+        return pd.DataFrame([{"variant": key, "status": NOT_RECORDED}]).set_index("variant")
+    row = {"variant": key, "arch": "sm_90 (recorded)", "registers": r.get("registers"),
+           "static smem B": r.get("smem_bytes_static", r.get("smem_bytes")),
+           "dynamic smem B": r.get("smem_bytes_dynamic", "not recorded"),
+           "threads/block": r.get("threads_per_block", "not recorded"),
+           "spill B": r.get("spill_bytes")}
+    if r.get("resource_error"):
+        row["note"] = r["resource_error"]
+    return pd.DataFrame([row]).set_index("variant")
+
+
+# Per-SM limits of sm_80 and sm_90 (CUDA C Programming Guide, "Compute Capabilities" table).
+SM_LIMITS = {"registers": 65536, "threads": 2048, "blocks": 32, "smem_bytes": {"8.0": 167936, "9.0": 233472}}
+
+
+def resources_table(run: dict, problem: str, variants) -> pd.DataFrame:
+    """Registers and shared memory per thread block from the records, and the resident blocks per SM
+    they allow (when the record carries the block size)."""
+    rows = []
+    cap = run.get("env", {}).get("capability", "9.0")
+    for key in variants:
+        r = record(run, problem, key)
+        if r is None:
+            rows.append({"variant": key, "status": NOT_RECORDED})
+            continue
+        regs = r.get("registers")
+        smem = (r.get("smem_bytes_static") or r.get("smem_bytes") or 0) + (r.get("smem_bytes_dynamic") or 0)
+        threads = r.get("threads_per_block")
+        row = {"variant": key, "precision": r.get("precision"), "registers/thread": regs,
+               "static smem B": r.get("smem_bytes_static", r.get("smem_bytes")),
+               "dynamic smem B": r.get("smem_bytes_dynamic", "not recorded"),
+               "threads/block": threads or "not recorded", "spill B": r.get("spill_bytes")}
+        if regs and threads:
+            by_regs = SM_LIMITS["registers"] // (regs * threads)
+            by_smem = SM_LIMITS["smem_bytes"].get(cap, 233472) // (smem + 1024) if smem else SM_LIMITS["blocks"]
+            by_threads = SM_LIMITS["threads"] // threads
+            blocks = min(by_regs, by_smem, by_threads, SM_LIMITS["blocks"])
+            row.update({"blocks/SM (regs, smem, threads)": f"{by_regs}, {by_smem}, {by_threads}",
+                        "resident warps/SM": blocks * threads // 32,
+                        "occupancy": f"{100 * blocks * threads / SM_LIMITS['threads']:.0f} %"})
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("variant")
+
+
+def problems_table() -> pd.DataFrame:
+    rows = []
+    for p in P.PROBLEMS.values():
+        rows.append({"problem": p.key, "KernelBench": p.kernelbench_id, "model": p.description,
+                     "input": str(p.input_shape), "output": str(p.output_shape()),
+                     "conv GFLOP": round(traffic.conv_flops(p) / 1e9, 1),
+                     "input GB": round(4 * traffic._numel(p.input_shape) / 1e9, 3),
+                     "output GB": round(4 * traffic._numel(p.output_shape()) / 1e9, 3),
+                     "fewest DRAM GB (x once + y once)": round(traffic.floor_bytes(p) / 1e9, 3)})
+    return pd.DataFrame(rows).set_index("problem")
+
+
+_ELEMENTWISE = re.compile(r"elementwise|triton|reduce_kernel", re.I)
+_LAYOUT = re.compile(r"nchwToNhwc|nhwcToNchw|transpose|convert", re.I)
+_FUNCTOR = re.compile(r"at::native::(?:\(anonymous namespace\)::)?(\w*(?:Functor|Impl|kernel_cuda|_kernel)\w*)")
+
+
+def kernel_category(name: str) -> str:
+    if name.startswith("triton"):
+        return "fused epilogue (inductor)"
+    if _ELEMENTWISE.search(name):
+        return "elementwise pass"
+    if _LAYOUT.search(name):
+        return "layout transform"
+    if re.search(r"memset|memcpy", name, re.I):
+        return "memory op"
+    return "conv"
+
+
+def short_kernel_name(name: str, width: int = 80) -> str:
+    n = name[5:] if name.startswith("void ") else name
+    if "elementwise_kernel" in n:
+        fs = [f for f in _FUNCTOR.findall(n) if "elementwise_kernel" not in f]
+        kind = n.split("<", 1)[0].split("::")[-1]
+        if fs:
+            return f"{kind} [{fs[0]}]"
+    return n if len(n) <= width else n[: width - 1] + "…"
+
+
+def profile_table(run: dict, problem: str, variant: str) -> pd.DataFrame:
+    """The CUDA kernels one call of a reference path launched (torch.profiler, recorded by the bench),
+    in launch order, with their time and share; L2 not flushed inside that call."""
+    ks = run.get("profiles", {}).get(problem, {}).get(variant)
+    if not ks:
+        return pd.DataFrame([{"kernel": NOT_RECORDED}]).set_index("kernel")
+    total = sum(k["cuda_ms"] for k in ks) or 1.0
+    rows = [{"#": i + 1, "kernel": short_kernel_name(k["kernel"]), "category": kernel_category(k["kernel"]),
+             "ms": round(k["cuda_ms"], 4), "share": f"{100 * k['cuda_ms'] / total:.0f} %"}
+            for i, k in enumerate(ks)]
+    return pd.DataFrame(rows).set_index("#")
+
+
+def time_split(run: dict, problem: str, variant: str = "eager") -> dict | None:
+    """Profiled time of one call split into the conv (with cuDNN's layout transforms) and the passes
+    after it; None when no profile is recorded."""
+    ks = run.get("profiles", {}).get(problem, {}).get(variant)
+    if not ks:
+        return None
+    conv = sum(k["cuda_ms"] for k in ks if kernel_category(k["kernel"]) in ("conv", "layout transform"))
+    ew = sum(k["cuda_ms"] for k in ks if kernel_category(k["kernel"]) in ("elementwise pass",
+                                                                           "fused epilogue (inductor)"))
+    total = sum(k["cuda_ms"] for k in ks)
+    n_ew = sum(kernel_category(k["kernel"]) in ("elementwise pass", "fused epilogue (inductor)") for k in ks)
+    return {"problem": problem, "variant": variant, "kernels": len(ks), "conv_ms": conv, "epilogue_ms": ew,
+            "epilogue_kernels": n_ew, "other_ms": total - conv - ew, "total_ms": total,
+            "epilogue_share": 100 * ew / total if total else 0.0}
+
+
+def time_split_table(run: dict, variants=("eager", "compile", "cudnn_conv")) -> pd.DataFrame:
+    rows = []
+    for pk in PROBLEMS:
+        for key in variants:
+            s = time_split(run, pk, key)
+            if s is None:
+                rows.append({"problem": pk, "variant": key, "status": NOT_RECORDED})
+                continue
+            rows.append({"problem": pk, "variant": key, "kernels": s["kernels"],
+                         "conv ms (incl. layout)": round(s["conv_ms"], 3),
+                         "elementwise ms": round(s["epilogue_ms"], 3),
+                         "elementwise kernels": s["epilogue_kernels"],
+                         "elementwise share": f"{s['epilogue_share']:.0f} %",
+                         "profiled total ms": round(s["total_ms"], 3)})
+    return pd.DataFrame(rows).set_index(["problem", "variant"])
+
+
+def kernel_traffic_table(problem: str, variant: str, run: dict | None = None) -> pd.DataFrame:
+    """The traffic model's kernels of one call (traffic.kernels): bytes read and written, and the time
+    each needs at the measured copy bandwidth (a floor for that kernel)."""
+    prob = P.get(problem)
+    gpu = measured_gpu(run) if run else None
+    rows = []
+    for name, rd, wr in traffic.kernels(prob, variant):
+        row = {"kernel (model)": name, "read GB": round(rd / 1e9, 3), "written GB": round(wr / 1e9, 3),
+               "total GB": round((rd + wr) / 1e9, 3)}
+        if gpu:
+            row[f"ms at {gpu.dram_gbps:,.0f} GB/s"] = round((rd + wr) / (gpu.dram_gbps * 1e9) * 1e3, 3)
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    total = df.drop(columns="kernel (model)").sum().round(3)
+    df.loc[len(df)] = {"kernel (model)": "total", **total.to_dict()}
+    return df.set_index("kernel (model)")
+
+
+def floors_table(problem: str, run: dict | None = None) -> pd.DataFrame:
+    """Lower bounds on one call for every datasheet GPU and the run's measured ceilings: bytes (x read
+    once, y written once) over bandwidth, conv FLOPs over the FP32, TF32 and 3xTF32 rates."""
+    prob = P.get(problem)
+    gpus = list(traffic.DATASHEET_GPUS)
+    g = measured_gpu(run) if run else None
+    if g:
+        gpus.append(g)
+    rows = []
+    for gpu in gpus:
+        fl = traffic.floors_ms(prob, gpu)
+        rows.append({"GPU": gpu.name, "GB/s": gpu.dram_gbps, "FP32 TFLOP/s": gpu.fp32_tflops,
+                     "TF32 TFLOP/s": gpu.tf32_tflops, "bytes floor ms": round(fl["bytes"], 3),
+                     "FP32 floor ms": round(fl["fp32"], 3), "TF32 floor ms": round(fl["tf32"], 3),
+                     "3xTF32 floor ms": round(3 * fl["tf32"], 3)})
+    return pd.DataFrame(rows).set_index("GPU")
+
+
+def floor_distance_table(run: dict, problem: str, variants=None) -> pd.DataFrame:
+    """How far each variant is from the floors of the run's own GPU (measured ceilings): time over the
+    bytes floor, over the floor of its precision, and over the traffic model's prediction."""
+    rows = []
+    for key in _keys(problem, variants):
+        f = facts(run, problem, key)
+        if f is None or "floor_ms" not in f:
+            rows.append({"variant": key, "status": NOT_RECORDED})
+            continue
+        rows.append({"variant": key, "precision": f["precision"], "median ms": f["median_ms"],
+                     "× bytes floor": round(f["x_bytes_floor"], 2),
+                     "× floor of its precision": round(f["x_floor"], 2),
+                     "model prediction ms": round(f["predicted_ms"], 3), "bound (model)": f["predicted_bound"],
+                     "× prediction": round(f["x_predicted"], 2),
+                     "% of its precision's peak": round(f["pct_peak"], 1)})
+    return pd.DataFrame(rows).set_index("variant")
+
+
+def epilogue_table(run: dict, problem: str, variants=None, goal: float = EPILOGUE_GOAL) -> pd.DataFrame:
+    """The epilogue kernels timed alone on a precomputed conv output, against a device copy of the
+    same bytes timed in the same rounds (the step-02 goal: >= 90 % of copy bandwidth)."""
+    keys = variants or [v.key for v in R.all_variants(problem, kind="epilogue")]
+    rows = []
+    for key in keys:
+        r = record(run, problem, key)
+        if r is None or r.get("epilogue_alone_ms") is None:
+            rows.append({"variant": key, "status": NOT_RECORDED})
+            continue
+        rows.append({"variant": key, "epilogue alone ms": r["epilogue_alone_ms"],
+                     "GB/s (read + write)": r["epilogue_alone_gbps"],
+                     "copy of same bytes ms": r["copy_same_bytes_ms"],
+                     "% of copy bandwidth": round(100 * r["epilogue_alone_vs_copy"], 1),
+                     f"goal ≥ {100 * goal:.0f} %": "met" if r["epilogue_alone_vs_copy"] >= goal else "missed",
+                     "whole call ms": r.get("median_ms")})
+    return pd.DataFrame(rows).set_index("variant")
+
+
+def gemm_table() -> pd.DataFrame:
+    """Implicit GEMM: the conv as C[M×N] = A[M×K]·B[K×N] with M = output pixels, N = Cout,
+    K = Cin·kᵈ (A is never materialised: each row is gathered from x on the fly)."""
+    rows = []
+    for p in P.PROBLEMS.values():
+        y = p.output_shape()
+        M = y[0] * traffic._numel(y[2:])
+        N, K = p.out_channels, p.in_channels * p.kernel_size ** p.dims
+        rows.append({"problem": p.key, "M = N·Πout": M, "N = Cout": N, "K = Cin·kᵈ": K,
+                     "GEMM FLOPs (2MNK), G": round(2 * M * N * K / 1e9, 1),
+                     "m16n8k8 MMAs": M // 16 * (N // 8) * (K // 8),
+                     "A gathered (M·K) / x elements": round(M * K / traffic._numel(p.input_shape), 1),
+                     "FLOPs per byte (x + w + y once)": round(2 * M * N * K / traffic.floor_bytes(p), 1)})
+    return pd.DataFrame(rows).set_index("problem")
+
+
+def predictions_table(problem: str, run: dict | None = None, variants=None) -> pd.DataFrame:
+    """The traffic model's time for every variant on every datasheet GPU (ms), beside what the run
+    measured on its own GPU and what the model predicts from the run's measured ceilings."""
+    prob = P.get(problem)
+    g = measured_gpu(run) if run else None
+    rows = []
+    for v in R.all_variants(problem):
+        if variants is not None and v.key not in variants:
+            continue
+        row = {"variant": v.key, "precision": v.precision,
+               "modeled GB": round(traffic.model_bytes(prob, v.key) / 1e9, 2)}
+        for gpu in traffic.DATASHEET_GPUS:
+            row[gpu.name] = round(traffic.predict_ms(prob, v.key, v.precision, gpu)["ms"], 3)
+        if g:
+            row["model on measured ceilings"] = round(traffic.predict_ms(prob, v.key, v.precision, g)["ms"], 3)
+            r = record(run, problem, v.key)
+            row[f"measured ({run['env'].get('gpu')})"] = r["median_ms"] if r else NOT_RECORDED
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("variant")
+
+
+def results_table(run: dict) -> pd.DataFrame:
+    """Both problems, every recorded variant: the headline table of the report index."""
+    frames = []
+    for pk in PROBLEMS:
+        df = table(run, pk, columns=("variant", "precision", "median_ms", "speedup_vs_eager",
+                                     "speedup_vs_compile", "verified", "rel_l2_err_fp64"))
+        if "rel L2 err" in df:
+            df["rel L2 err"] = df["rel L2 err"].map(lambda x: f"{x:.1e}" if isinstance(x, float) and x == x else "—")
+        df.insert(0, "problem", pk)
+        frames.append(df.reset_index())
+    return pd.concat(frames).set_index(["problem", "variant"])
+
+
+def missing(run: dict, problem: str, variants) -> list[str]:
+    return [k for k in variants if record(run, problem, k) is None]

@@ -1,0 +1,130 @@
+"""The notebooks: committed clean, and every one executes in recorded mode (CPU, no GPU needed).
+
+They run against synthetic results written to a temporary directory (CONVFUSE_RESULTS_DIR), never
+against results/, so these tests do not depend on what has been measured; figures go to a temporary
+directory too (CONVFUSE_FIGURES_DIR).
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from convfuse import registry as R
+from convfuse import report
+
+NOTEBOOKS = report.notebook_paths()
+IDS = [p.stem for p in NOTEBOOKS]
+# the early study: reference rows and step 01 only
+LATER_STEPS = tuple(v.key for v in R.kernel_variants("conv2d") if v.key != "01_epilogue_fused")
+
+
+def _synthetic_run(**kw) -> dict:
+    spec = importlib.util.spec_from_file_location("_cf_test_plots", Path(__file__).with_name("test_plots.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.synthetic_run(**kw)
+
+
+def _results_dir(root: Path, name: str, runs) -> Path:
+    d = root / name
+    d.mkdir()
+    for run in runs:
+        (d / f"{run['env']['slug']}.json").write_text(json.dumps(run))
+    return d
+
+
+@pytest.fixture(scope="module")
+def results_dirs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("results")
+    return {
+        "full": _results_dir(root, "full", [_synthetic_run(),
+                                            _synthetic_run(gpu="NVIDIA A100-SXM4-80GB", date="2026-10-01T00:00:00+00:00")]),
+        "early": _results_dir(root, "early", [_synthetic_run(drop=LATER_STEPS)]),
+        "none": _results_dir(root, "none", []),
+    }
+
+
+def _env(monkeypatch, tmp_path, results_dir):
+    monkeypatch.setenv("CONVFUSE_MODE", "recorded")
+    monkeypatch.setenv("CONVFUSE_RESULTS_DIR", str(results_dir))
+    monkeypatch.setenv("CONVFUSE_FIGURES_DIR", str(tmp_path / "figures"))
+
+
+def _outputs_text(nb) -> str:
+    parts = []
+    for c in nb.cells:
+        for o in c.get("outputs", []):
+            if o.output_type == "stream":
+                parts.append(o.text)
+            elif o.output_type == "error":
+                parts.append(f"ERROR {o.ename}: {o.evalue}")
+            else:
+                parts += [o.get("data", {}).get(k, "") for k in ("text/markdown", "text/plain")]
+    return "\n".join(parts)
+
+
+def test_there_are_six_notebooks_in_ladder_order():
+    assert [p.stem[:2] for p in NOTEBOOKS] == ["00", "01", "02", "03", "04", "05"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_notebook_is_committed_clean(path):
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    assert nb.nbformat == 4
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    for c in code:
+        assert c.get("outputs") == [], f"{path.name}: a cell has outputs; strip them before committing"
+        assert c.get("execution_count") is None, f"{path.name}: a cell has an execution count"
+    first = code[0].source
+    assert "from convfuse import study" in first and "study.run_for(" in first and "study.header(run)" in first
+    text = "\n".join(c.source for c in nb.cells)
+    assert "conv2d" in text or "study.PROBLEMS" in text
+    assert "## What you will learn" in text
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_notebook_executes_recorded(path, results_dirs, monkeypatch, tmp_path):
+    _env(monkeypatch, tmp_path, results_dirs["full"])
+    nb, err, _ = report.execute(path, "recorded", 120, tmp_path)
+    assert err is None, err
+    out = _outputs_text(nb)
+    assert "Traceback" not in out
+    assert "recorded mode" in out and "NVIDIA H200" in out          # the header of the newest run
+    if path.stem.startswith("05"):
+        names = {p.name for p in (tmp_path / "figures").glob("*.png")}
+        assert {"speedup.png", "traffic.png", "roofline_h200.png", "roofline_a100-80gb.png",
+                "roofline_h100-sxm.png", "roofline_h200_measured.png", "roofline_a100-80gb_measured.png"} <= names
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.stem[:2] in ("03", "04", "05")],
+                         ids=[p.stem for p in NOTEBOOKS if p.stem[:2] in ("03", "04", "05")])
+def test_notebook_says_not_recorded_for_missing_steps(path, results_dirs, monkeypatch, tmp_path):
+    _env(monkeypatch, tmp_path, results_dirs["early"])
+    nb, err, _ = report.execute(path, "recorded", 120, tmp_path)
+    assert err is None, err
+    if not path.stem.startswith("05"):
+        assert "not recorded yet" in _outputs_text(nb)
+
+
+def test_notebook_renders_without_any_results(results_dirs, monkeypatch, tmp_path):
+    _env(monkeypatch, tmp_path, results_dirs["none"])
+    nb, err, _ = report.execute(NOTEBOOKS[0], "recorded", 120, tmp_path)
+    assert err is None, err
+    assert "no run recorded yet" in _outputs_text(nb)
+
+
+def test_report_render_writes_pages_and_index(results_dirs, monkeypatch, tmp_path):
+    _env(monkeypatch, tmp_path, results_dirs["full"])
+    out = tmp_path / "report"
+    pages = report.render([NOTEBOOKS[0].stem], out_dir=out, log=lambda m: None)
+    assert [p["stem"] for p in pages] == [NOTEBOOKS[0].stem]
+    page = (out / f"{NOTEBOOKS[0].stem}.html").read_text()
+    assert "data:image/png;base64" in page                       # figures are inline in the page
+    index = (out / "index.html").read_text()
+    assert f'href="{NOTEBOOKS[0].stem}.html"' in index
+    assert "NVIDIA H200" in index and "<table" in index and "04_mma_tf32" in index

@@ -1,0 +1,175 @@
+"""Plots and study tables from a small synthetic run (CPU only; nothing here is a measurement).
+
+`synthetic_run()` builds a results dict with the schema `bench.run` writes — every field of a record,
+both problems, every registry variant, reference profiles — from invented numbers. It is for tests
+and development only and never goes into results/.
+"""
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from convfuse import plots, study  # noqa: E402
+from convfuse import problems as P  # noqa: E402
+from convfuse import registry as R  # noqa: E402
+from convfuse import traffic as T  # noqa: E402
+
+# Invented times (ms), shaped like an H200 run so that the plots have something plausible to draw.
+_MS = {
+    "conv2d": {"eager": 5.1, "eager_fp32": 9.9, "channels_last": 3.9, "compile": 2.4, "cudnn_conv": 3.3,
+               "01_epilogue_fused": 4.0, "02_epilogue_vec3d": 3.7, "03a_seed_fused": 51.0,
+               "03b_register_tiled": 7.4, "04_mma_tf32": 1.6, "04_mma_3xtf32": 3.4},
+    "conv3d": {"eager": 10.2, "eager_fp32": 10.2, "channels_last": 9.1, "compile": 5.9, "cudnn_conv": 6.4,
+               "01_epilogue_fused": 7.1, "02_epilogue_vec3d": 6.6, "03a_seed_fused": 41.7,
+               "03b_register_tiled": 5.0, "04_mma_tf32": 1.5, "04_mma_3xtf32": 2.6},
+}
+_ALONE = {"01_epilogue_fused": 1.55, "02_epilogue_vec3d": 1.05}   # x the copy time
+_ERR = {"fp32": (2.8e-6, 5.1e-7), "3xtf32": (3.1e-6, 5.4e-7), "tf32": (1.0e-3, 2.9e-4)}
+_REGS = {"01_epilogue_fused": (16, 0), "02_epilogue_vec3d": (30, 0), "03a_seed_fused": (40, 34816),
+         "03b_register_tiled": (128, 0), "04_mma_tf32": (168, 0), "04_mma_3xtf32": (200, 0)}
+_PROFILE_CONV = {"conv2d": "sm90_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nchwkcrs_nchw_tilesize128x128x32",
+                 "conv3d": "void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true>(...)"}
+_EW = {"bias add": "CUDAFunctor_add", "x * multiplier": "MulFunctor", "LeakyReLU": "leaky_relu_kernel",
+       "leaky_relu": "leaky_relu_kernel", "+ sum_tensor": "CUDAFunctor_add", "clamp": "clamp_kernel_cuda",
+       "GELU": "GeluCUDAKernelImpl"}
+
+
+def _ew(op: str) -> str:
+    return (f"void at::native::vectorized_elementwise_kernel<4, at::native::{_EW[op]}<float>, "
+            f"std::array<char*, 2ul> >(int, at::native::{_EW[op]}<float>, std::array<char*, 2ul>)")
+
+
+def synthetic_run(gpu="NVIDIA H200", drop=(), extra_fields=False, date="2026-11-29T12:00:00+00:00") -> dict:
+    env = {"gpu": gpu, "slug": gpu.lower().replace(" ", "-"), "sm_count": 132, "l2_mb": 60, "memory_gb": 150.0,
+           "capability": "9.0", "torch": "2.11.0+cu130", "cuda": "13.0", "cudnn": 91900, "driver": "580.00",
+           "python": "3.12.3", "date": date, "cudnn_allow_tf32": True, "matmul_allow_tf32": False,
+           "build_all_cold_or_warm_s": 1.0, "copy_gbps": 4184.0, "fp32_tflops": 50.5, "tf32_tflops": 398.0,
+           "bench_wall_s": 100.0, "synthetic": True}
+    records, profiles = [], {}
+    for pk, times in _MS.items():
+        prob = P.get(pk)
+        out_bytes = T.FLOAT_BYTES * T._numel(prob.output_shape())
+        copy_ms = 2 * out_bytes / (env["copy_gbps"] * 1e9) * 1e3
+        eager = times["eager"]
+        for v in R.all_variants(pk):
+            if v.key in drop:
+                continue
+            ms = times[v.key]
+            f, mb = T.flops(prob), T.model_bytes(prob, v.key)
+            rec = {"problem": pk, "variant": v.key, "step": v.step, "precision": v.precision, "kind": v.kind,
+                   "title": v.title, "median_ms": ms, "p20_ms": round(ms * 0.98, 5), "p80_ms": round(ms * 1.03, 5),
+                   "n_timed": 25, "speedup_vs_eager": round(eager / ms, 3),
+                   "speedup_vs_compile": round(times["compile"] / ms, 3), "model_bytes": mb, "flops": f,
+                   "achieved_gbps": round(mb / (ms * 1e-3) / 1e9, 1),
+                   "achieved_tflops": round(f / (ms * 1e-3) / 1e12, 2), "dram_bytes_measured": None}
+            if v.key == "cudnn_conv":
+                rec.update(verified=None, max_abs_err_fp64=None, rel_l2_err_fp64=None, kernelbench_pass=None)
+            else:
+                # conv3d's cuDNN picks no TF32 algorithm: its tf32-class rows are FP32-accurate
+                prec = "fp32" if (pk == "conv3d" and v.precision == "tf32" and not v.key.startswith("04")) \
+                    else v.precision
+                ma, rl = _ERR[prec]
+                kb = (prec == "tf32") == (pk == "conv2d") or pk == "conv3d" and prec != "tf32"
+                rec.update(verified=True, verified_full=True, verified_odd=None if v.key == "compile" else True,
+                           max_abs_err_fp64=ma, rel_l2_err_fp64=rl, kernelbench_pass=bool(kb),
+                           allclose_fp64=prec != "tf32", verify_checks=12,
+                           max_abs_err_fp64_odd=None if v.key == "compile" else ma,
+                           rel_l2_err_fp64_odd=None if v.key == "compile" else rl)
+            if v.kind == "epilogue":
+                ea = copy_ms * _ALONE[v.key]
+                rec.update(epilogue_alone_ms=round(ea, 5),
+                           epilogue_alone_gbps=round(2 * out_bytes / (ea * 1e-3) / 1e9, 1),
+                           copy_same_bytes_ms=round(copy_ms, 5), epilogue_alone_vs_copy=round(copy_ms / ea, 3))
+            if v.is_kernel:
+                regs, smem = _REGS[v.key]
+                rec.update(registers=regs, smem_bytes_static=smem, spill_bytes=0)
+                if extra_fields:
+                    rec.update(threads_per_block=256,
+                               smem_bytes_dynamic=65536 if v.key == "03b_register_tiled" else 0)
+            records.append(rec)
+        ew_ms = copy_ms * 1.02
+        conv_ms = eager - len(T.ELEMENTWISE_OPS[pk]) * ew_ms
+        eager_prof = [{"kernel": _PROFILE_CONV[pk], "cuda_ms": round(conv_ms, 5)}]
+        eager_prof += [{"kernel": _ew(op), "cuda_ms": round(ew_ms, 5)} for op in T.ELEMENTWISE_OPS[pk]]
+        profiles[pk] = {
+            "eager": eager_prof,
+            "compile": [{"kernel": "void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true>(...)",
+                         "cuda_ms": 0.3},
+                        {"kernel": "sm90_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nhwc", "cuda_ms": 1.2},
+                        {"kernel": f"triton_poi_fused_convolution_gelu_{pk}_0", "cuda_ms": round(ew_ms, 5)}],
+            "cudnn_conv": eager_prof[:2],
+        }
+    return {"env": env, "records": records, "profiles": profiles}
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def test_roofline_draws_ceilings_and_both_marker_kinds():
+    run = synthetic_run()
+    gpu = T.datasheet("h200")
+    pts = plots.predicted_points(gpu) + plots.measured_points(run)
+    ax = plots.roofline(None, gpu, pts)
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert any(lbl.startswith("DRAM") for lbl in labels)
+    assert sum(lbl.startswith(("FP32", "TF32", "3xTF32")) for lbl in labels) == 3
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    n_variants = len(R.VARIANTS)
+    assert len(pts) == 2 * n_variants and len(ax.collections) == 2 * n_variants
+    filled = [c for c in ax.collections if c.get_facecolors().size and c.get_facecolors()[0][3] > 0]
+    assert len(filled) == n_variants       # measured: filled; predicted: hollow
+
+
+def test_measured_point_is_achieved_rate_at_model_intensity():
+    run = synthetic_run()
+    p = [q for q in plots.measured_points(run, "conv2d") if q["variant"] == "eager"][0]
+    rec = study.record(run, "conv2d", "eager")
+    assert p["intensity"] == pytest.approx(rec["flops"] / rec["model_bytes"])
+    assert p["tflops"] == pytest.approx(rec["flops"] / (rec["median_ms"] * 1e-3) / 1e12)
+
+
+def test_figures_from_run_and_save(tmp_path):
+    run = synthetic_run(drop=("04_mma_3xtf32",))    # a variant not recorded yet must not break a plot
+    figs = {"roofline_run": plots.roofline_for_run(run),
+            "roofline_a100": plots.roofline_for_run(run, T.datasheet("a100-80gb")),
+            "time": plots.time_bars(run, "conv2d"),
+            "traffic": plots.traffic_bars(),
+            "traffic_one": plots.traffic_bars("conv3d", run),
+            "speedup": plots.speedup_bars(run)}
+    for name, fig in figs.items():
+        path = plots.save(fig, name, tmp_path)
+        assert path.exists() and 2_000 < path.stat().st_size < 400_000, name
+
+
+def test_roofline_for_run_marks_measured_only_on_own_gpu():
+    run = synthetic_run()
+    own = plots.roofline_for_run(run, T.datasheet("h200"))
+    other = plots.roofline_for_run(run, T.datasheet("h100-sxm"))
+    n_own = sum(len(ax.collections) for ax in own.axes)
+    n_other = sum(len(ax.collections) for ax in other.axes)
+    assert n_own == 2 * n_other
+
+
+def test_study_tables_say_not_recorded(monkeypatch):
+    monkeypatch.setenv("CONVFUSE_MODE", "recorded")
+    run = synthetic_run(drop=("04_mma_tf32",))
+    t = study.table(run, "conv2d")
+    assert t.loc["04_mma_tf32", "status"] == study.NOT_RECORDED
+    assert t.loc["eager", "median ms"] == pytest.approx(5.1)
+    v = study.verification_table(run, "conv2d")
+    assert v.loc["cudnn_conv", "status"].startswith("timed only")
+    assert "not recorded" in study.say(run, "conv2d", "04_mma_tf32", "{median_ms}")
+    assert "not recorded" in study.say(run, "conv2d", "eager", "{no_such_field}")
+    s = study.say(run, "conv2d", "02_epilogue_vec3d", "{epilogue_pct_copy:.0f}")
+    assert s == f"{100 * study.record(run, 'conv2d', '02_epilogue_vec3d')['epilogue_alone_vs_copy']:.0f}"
+    assert study.time_split(run, "conv2d")["epilogue_kernels"] == len(T.ELEMENTWISE_OPS["conv2d"])
+    assert len(study.floors_table("conv3d", run)) == len(T.DATASHEET_GPUS) + 1
+    assert study.ptxas_usage("conv2d", "03a_seed_fused", run).loc["03a_seed_fused", "registers"] == 40
+    assert "status" in study.resources_table(run, "conv2d", ["04_mma_tf32"]).columns
