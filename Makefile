@@ -9,7 +9,7 @@ TORCH ?= torch==2.13.0
 PYTEST_FLAGS ?= -q
 NCU ?= ncu
 
-.PHONY: venv report test lab bench gpu-test profile sanitize clean
+.PHONY: venv report test lab bench gpu-test profile clean
 
 venv: $(VENV)/.ready
 
@@ -29,7 +29,7 @@ test: venv
 	$(PY) -m pytest $(PYTEST_FLAGS) -m "not gpu" tests
 
 lab: venv
-	$(VENV)/bin/jupyter lab notebooks/
+	PYTHONPATH=$(CURDIR) $(VENV)/bin/jupyter lab notebooks/
 
 # --- GPU box ---------------------------------------------------------------------------------------
 bench: venv
@@ -40,9 +40,6 @@ gpu-test: venv
 
 profile: venv
 	$(PY) -m convfuse.profile --ncu $(NCU)
-
-sanitize: venv
-	$(PY) -m convfuse.sanitize
 
 clean:
 	rm -rf build report/*.html figures/*.png .pytest_cache

@@ -123,10 +123,10 @@ def _resource_fields(v: R.Variant) -> dict:
     try:
         u = __import__("convfuse.build", fromlist=["x"])
         usage = u.main_kernel_usage(u.resource_usage(v, arch="90"))
-        return {"registers": usage.get("registers"), "smem_bytes_static": usage.get("smem_bytes"),
+        return {"registers": usage.get("registers"), "smem_bytes": usage.get("smem_bytes"),
                 "spill_bytes": usage.get("spill_stores", 0) + usage.get("spill_loads", 0)}
     except Exception as e:   # a missing nvcc must not lose a run's timings
-        return {"registers": None, "smem_bytes_static": None, "resource_error": str(e)[:200]}
+        return {"registers": None, "smem_bytes": None, "resource_error": str(e)[:200]}
 
 
 @torch.no_grad()
@@ -268,7 +268,7 @@ def run(problem_keys=None, keys=None, out_path=None, verify_odd=True, n_timed=N_
         results.save(data, out_path)
         torch.cuda.empty_cache()
     env["bench_wall_s"] = round(time.perf_counter() - t0, 1)
-    if (problem_keys or keys) and results.Path(out_path).exists():
+    if (problem_keys or keys is not None) and results.Path(out_path).exists():
         data = results.merge(results.load(out_path), data)   # a partial run updates its own rows only
     results.save(data, out_path)
     log(f"[bench] wrote {out_path}")

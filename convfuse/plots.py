@@ -19,6 +19,7 @@ if not os.environ.get("MPLBACKEND") and not os.environ.get("DISPLAY") and "ipyke
 
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter  # noqa: E402
 
 from . import problems as P  # noqa: E402
 from . import registry as R  # noqa: E402
@@ -238,9 +239,11 @@ def time_bars(run: dict, problem: str, variants=None):
         if r and r.get("median_ms"):
             ax.axvline(r["median_ms"], color="0.2", ls=style, lw=1, label=f"{key} {r['median_ms']:.3g} ms")
     ax.set_yticks(range(len(vs)), labels, fontsize=8)
-    ax.invert_yaxis()
+    ax.set_ylim(len(vs) - 0.5, -0.5)      # first variant on top; rows without a bar keep their place
     if log:
         ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlim(base, xmax * 2.2)
     else:
         ax.set_xlim(0, (xmax or 1.0) * 1.25)
@@ -336,9 +339,13 @@ def speedup_bars(run: dict, variants=None, baseline: str = "eager"):
     ax.set_xscale("log")
     lo, hi = min(vals + [0.5]), max(vals + [2.0])
     ax.set_xlim(lo / 2.2, hi * 2.2)
+    ticks = [t for t in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50) if lo / 2.2 <= t <= hi * 2.2]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.axvline(1.0, color="k", lw=1)
     ax.set_yticks(range(len(keys)), keys, fontsize=8)
-    ax.invert_yaxis()
+    ax.set_ylim(len(keys) - 0.5, -0.5)
     ax.set_xlabel(f"speed-up over {baseline} (median over median, same run; log scale)")
     ax.set_title(f"{run.get('env', {}).get('gpu', '?')}, {run.get('env', {}).get('date', '?')[:10]}", fontsize=10)
     if ax.get_legend_handles_labels()[0]:

@@ -44,7 +44,7 @@ def notebook_paths(notebooks=None) -> list[Path]:
     return out
 
 
-def _kernel_manager(spec_dir: Path):
+def _kernel_manager(spec_dir: Path, ipc_dir: str):
     """A kernel manager whose python3 kernel is this interpreter: a kernelspec written to a private
     directory, so that a user-wide `python3` spec pointing elsewhere cannot be picked up."""
     from jupyter_client.kernelspec import KernelSpecManager
@@ -56,9 +56,10 @@ def _kernel_manager(spec_dir: Path):
         "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "convfuse (python3)", "language": "python"}))
     ksm = KernelSpecManager(kernel_dirs=[str(spec_dir / "kernels")], ensure_native_kernel=False)
-    # IPC sockets in the private directory: local only, and no warning about unencrypted TCP
+    # IPC sockets (local only; no warning about unencrypted TCP) in a short path: socket paths are
+    # limited to ~100 characters
     return KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=ksm, transport="ipc",
-                         ip=str(spec_dir / "kernel-ipc"))
+                         ip=os.path.join(ipc_dir, "k"))
 
 
 def _kernel_env(mode: str) -> dict:
@@ -75,7 +76,7 @@ def _summary(nb) -> tuple[str, str]:
     for cell in nb.cells:
         if cell.cell_type != "markdown":
             continue
-        lines = [ln.strip() for ln in cell.source.splitlines() if ln.strip()]
+        lines = [ln.strip().replace("`", "") for ln in cell.source.splitlines() if ln.strip()]
         title = lines[0].lstrip("# ").strip() if lines else ""
         body = " ".join(ln for ln in lines[1:] if not ln.startswith("#"))
         first = body.split(". ")[0].rstrip(".") + "." if body else ""
@@ -90,7 +91,8 @@ def execute(path: Path, mode: str, timeout: int, spec_dir: Path):
     from nbclient.exceptions import CellExecutionError
 
     nb = nbformat.read(path, as_version=4)
-    km = _kernel_manager(spec_dir)
+    ipc_dir = tempfile.mkdtemp(prefix="cfk-")
+    km = _kernel_manager(spec_dir, ipc_dir)
     client = NotebookClient(nb, timeout=timeout, km=km, allow_errors=False,
                             resources={"metadata": {"path": str(path.parent)}})
     t0 = time.perf_counter()
@@ -104,6 +106,9 @@ def execute(path: Path, mode: str, timeout: int, spec_dir: Path):
     finally:
         if km.has_kernel:    # nbclient leaves a kernel it did not create running
             km.shutdown_kernel(now=True)
+        import shutil
+
+        shutil.rmtree(ipc_dir, ignore_errors=True)
     return nb, err, time.perf_counter() - t0
 
 
@@ -120,7 +125,8 @@ def _index_html(pages: list[dict], run: dict | None, out_dir: Path) -> str:
     env = (run or {}).get("env") or {}
     items = "\n".join(
         f'<li><a href="{html.escape(p["file"])}">{html.escape(p["title"] or p["stem"])}</a> — '
-        f'{html.escape(p["summary"])} <span class="meta">({p["seconds"]:.0f} s'
+        f'{html.escape(p["summary"])} <span class="meta">('
+        f'{"executed in %.0f s" % p["seconds"] if p["seconds"] is not None else "page from an earlier render"}'
         f'{", <b>failed: " + html.escape(p["error"]) + "</b>" if p["error"] else ""})</span></li>'
         for p in pages)
     if env:
@@ -188,7 +194,7 @@ def render(notebooks=None, out_dir=None, timeout: int | None = None, log=print) 
 
                 title, summary = _summary(nbformat.read(path, as_version=4))
                 pages.append({"stem": path.stem, "file": f.name, "title": title, "summary": summary,
-                              "seconds": 0.0, "error": None, "mode": mode})
+                              "seconds": None, "error": None, "mode": mode})
         pages.sort(key=lambda p: p["stem"])
     run = _run_for_index(mode)
     (out_dir / "index.html").write_text(_index_html(pages, run, out_dir), encoding="utf-8")

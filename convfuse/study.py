@@ -158,7 +158,9 @@ def facts(run: dict, problem: str, variant: str) -> dict | None:
                  floor_3xtf32_ms=3 * fl["tf32"],
                  floor_ms=max(fl["bytes"], traffic.conv_flops(prob) / (peak * 1e12) * 1e3),
                  predicted_ms=pred["ms"], predicted_bound=pred["bound"], x_predicted=ms / pred["ms"])
-        f.update(x_floor=ms / f["floor_ms"], x_bytes_floor=ms / fl["bytes"], fp32_floor_over_ms=fl["fp32"] / ms)
+        compute_ms = traffic.conv_flops(prob) / (peak * 1e12) * 1e3
+        f.update(x_floor=ms / f["floor_ms"], x_bytes_floor=ms / fl["bytes"], fp32_floor_over_ms=fl["fp32"] / ms,
+                 compute_floor_ms=compute_ms, x_compute_floor=ms / compute_ms)
     out_bytes = traffic.FLOAT_BYTES * traffic._numel(prob.output_shape())
     f.update(out_gb=out_bytes / 1e9, in_gb=traffic.FLOAT_BYTES * traffic._numel(prob.input_shape) / 1e9,
              floor_gb=traffic.floor_bytes(prob) / 1e9, n_elementwise_ops=len(traffic.ELEMENTWISE_OPS[problem]),
@@ -385,30 +387,39 @@ def kernel_header(problem: str, key: str):
     return md(f"**`{path.relative_to(R.ROOT)}`** (header)\n\n```cuda\n" + "\n".join(lines) + "\n```")
 
 
-def ptxas_usage(problem: str, key: str, run: dict | None = None) -> pd.DataFrame:
-    """Registers, shared memory and spills per kernel entry. Recorded mode: the fields the bench
-    stored (ptxas -v of sm_90); live mode: ptxas -v now, for sm_80 and sm_90."""
-    v = R.get(problem, key)
-    if results.mode() == "live" and v.is_kernel:
+def ptxas_usage(problem: str, key, run: dict | None = None) -> pd.DataFrame:
+    """Registers, shared memory and spills of one variant (or a list of them). Recorded mode: the
+    fields the bench stored (ptxas -v for sm_90, the entry with the most registers); live mode:
+    ptxas -v now, every kernel entry, for sm_80 and sm_90."""
+    keys = [key] if isinstance(key, str) else list(key)
+    rows = []
+    if results.mode() == "live":
         from . import build
 
-        rows = []
-        for arch in build.ARCHS:
-            for name, u in build.resource_usage(v, arch=arch).items():
-                rows.append({"arch": f"sm_{arch}", "kernel": name, **{k: x for k, x in u.items() if k != "arch"}})
-        return pd.DataFrame(rows)
+        for k in keys:
+            v = R.get(problem, k)
+            if not v.is_kernel:
+                continue
+            for arch in build.ARCHS:
+                for name, u in build.resource_usage(v, arch=arch).items():
+                    rows.append({"variant": k, "arch": f"sm_{arch}", "kernel": name,
+                                 **{f: x for f, x in u.items() if f != "arch"}})
+        return pd.DataFrame(rows).set_index("variant") if rows else pd.DataFrame()
     run = run if run is not None else run_for()
-    r = record(run, problem, key)
-    if r is None:
-        return pd.DataFrame([{"variant": key, "status": NOT_RECORDED}]).set_index("variant")
-    row = {"variant": key, "arch": "sm_90 (recorded)", "registers": r.get("registers"),
-           "static smem B": r.get("smem_bytes_static", r.get("smem_bytes")),
-           "dynamic smem B": r.get("smem_bytes_dynamic", "not recorded"),
-           "threads/block": r.get("threads_per_block", "not recorded"),
-           "spill B": r.get("spill_bytes")}
-    if r.get("resource_error"):
-        row["note"] = r["resource_error"]
-    return pd.DataFrame([row]).set_index("variant")
+    for k in keys:
+        r = record(run, problem, k)
+        if r is None:
+            rows.append({"variant": k, "status": NOT_RECORDED})
+            continue
+        row = {"variant": k, "arch": "sm_90 (recorded)", "registers": r.get("registers"),
+               "static smem B": r.get("smem_bytes_static", r.get("smem_bytes")),
+               "dynamic smem B": r.get("smem_bytes_dynamic", "not recorded"),
+               "threads/block": r.get("threads_per_block", "not recorded"),
+               "spill B": r.get("spill_bytes")}
+        if r.get("resource_error"):
+            row["note"] = r["resource_error"]
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("variant")
 
 
 # Per-SM limits of sm_80 and sm_90 (CUDA C Programming Guide, "Compute Capabilities" table).
@@ -512,7 +523,7 @@ def time_split(run: dict, problem: str, variant: str = "eager") -> dict | None:
             "epilogue_share": 100 * ew / total if total else 0.0}
 
 
-def time_split_table(run: dict, variants=("eager", "compile", "cudnn_conv")) -> pd.DataFrame:
+def time_split_table(run: dict, variants=("eager", "eager_fp32", "channels_last", "compile", "cudnn_conv")) -> pd.DataFrame:
     rows = []
     for pk in PROBLEMS:
         for key in variants:
@@ -603,18 +614,21 @@ def epilogue_table(run: dict, problem: str, variants=None, goal: float = EPILOGU
 
 
 def gemm_table() -> pd.DataFrame:
-    """Implicit GEMM: the conv as C[M×N] = A[M×K]·B[K×N] with M = output pixels, N = Cout,
-    K = Cin·kᵈ (A is never materialised: each row is gathered from x on the fly)."""
+    """Implicit GEMM as step 04 maps it: C[M×N] = A[M×K]·B[K×N] with M = Cout, N = output pixels,
+    K = Cin·kᵈ (A the weights, B the im2col matrix of x — never built: each k-step reads B from a
+    haloed input tile in shared memory). M = Cout puts adjacent pixels of one channel in each thread's
+    accumulator pair: the NCHW order of y."""
     rows = []
     for p in P.PROBLEMS.values():
         y = p.output_shape()
-        M = y[0] * traffic._numel(y[2:])
-        N, K = p.out_channels, p.in_channels * p.kernel_size ** p.dims
-        rows.append({"problem": p.key, "M = N·Πout": M, "N = Cout": N, "K = Cin·kᵈ": K,
-                     "GEMM FLOPs (2MNK), G": round(2 * M * N * K / 1e9, 1),
-                     "m16n8k8 MMAs": M // 16 * (N // 8) * (K // 8),
-                     "A gathered (M·K) / x elements": round(M * K / traffic._numel(p.input_shape), 1),
-                     "FLOPs per byte (x + w + y once)": round(2 * M * N * K / traffic.floor_bytes(p), 1)})
+        M, N = p.out_channels, y[0] * traffic._numel(y[2:])
+        K = p.in_channels * p.kernel_size ** p.dims
+        rows.append({"problem": p.key, "M = Cout": M, "N = output pixels": N, "K = Cin·kᵈ": K,
+                     "k8 steps": K // 8, "GEMM GFLOP (2MNK)": round(2 * M * N * K / 1e9, 1),
+                     "m16n8k8 MMAs": (M // 16) * (N // 8) * (K // 8),
+                     "im2col size / x size": round(N * K / traffic._numel(p.input_shape), 1),
+                     "output bytes / input bytes": round(traffic._numel(y) / traffic._numel(p.input_shape), 1),
+                     "FLOPs per floor byte": round(2 * M * N * K / traffic.floor_bytes(p), 1)})
     return pd.DataFrame(rows).set_index("problem")
 
 
@@ -636,6 +650,21 @@ def predictions_table(problem: str, run: dict | None = None, variants=None) -> p
             r = record(run, problem, v.key)
             row[f"measured ({run['env'].get('gpu')})"] = r["median_ms"] if r else NOT_RECORDED
         rows.append(row)
+    return pd.DataFrame(rows).set_index("variant")
+
+
+def bytes_check_table(run: dict, problem: str, variants=None) -> pd.DataFrame:
+    """The traffic model's DRAM bytes against Nsight Compute's (dram__bytes_read + write, recorded by
+    `make profile` as dram_bytes_measured), per variant."""
+    rows = []
+    for key in _keys(problem, variants):
+        r = record(run, problem, key)
+        modeled = traffic.model_bytes(P.get(problem), key)
+        meas = r.get("dram_bytes_measured") if r else None
+        rows.append({"variant": key, "modeled GB": round(modeled / 1e9, 3),
+                     "measured GB (ncu)": round(meas / 1e9, 3) if meas else NOT_RECORDED,
+                     "measured / modeled": round(meas / modeled, 2) if meas else None,
+                     "kernels (ncu)": len(r.get("ncu_kernels") or []) if r and r.get("ncu_kernels") else None})
     return pd.DataFrame(rows).set_index("variant")
 
 

@@ -90,6 +90,10 @@ def synthetic_run(gpu="NVIDIA H200", drop=(), extra_fields=False, date="2026-11-
                 if extra_fields:
                     rec.update(threads_per_block=256,
                                smem_bytes_dynamic=65536 if v.key == "03b_register_tiled" else 0)
+            if extra_fields:   # what `make profile` (Nsight Compute) adds
+                rec["dram_bytes_measured"] = int(mb * 1.04)
+                rec["ncu_kernels"] = [{"kernel": name, "dram_read": rd, "dram_write": wr, "ms": ms / 2}
+                                      for name, rd, wr in T.kernels(prob, v.key)]
             records.append(rec)
         ew_ms = copy_ms * 1.02
         conv_ms = eager - len(T.ELEMENTWISE_OPS[pk]) * ew_ms

@@ -1,84 +1,103 @@
-// conv2d step 04 — implicit-GEMM conv + fused epilogue on tensor cores (mma.sync m16n8k8 TF32, sm_80+).
+// 04_implicit_gemm_mma — conv2d step 04: implicit-GEMM conv + fused epilogue on tensor cores
+// (mma.sync.m16n8k8 TF32, sm_80+: the same code runs on A100 and H100/H200).
 //
-// What changed from 03b. 03b is an FP32 CUDA-core register-tiled conv; FP32 FMA peak (~50 TFLOP/s on the
-// H200) caps it at ~6 ms. Here the same fused conv+epilogue runs its 304 GFLOP on tensor cores, in one of
-// two precisions chosen at compile time:
-//   default      tf32:   operands rounded to TF32 (cvt.rna), FP32 accumulate. 1 MMA per product.
-//                        Rel-L2 ~1e-4..1e-3 vs float64, what cuDNN does with allow_tf32.
-//   -DCF_3XTF32  3xtf32: each operand split x = big + small (big = tf32(x), small = tf32(x - big)) and
-//                        acc += a_small*b_big + a_big*b_small + a_big*b_big (small products first), the
-//                        CUTLASS "fast FP32" trick: FP32-level accuracy for 3x the tensor-core work.
+// What changed from 03b. 03b is an FP32 CUDA-core register-tiled conv: FFMA peak (~50 TFLOP/s on the
+// H200) caps it at ~6 ms. 04 keeps 03b's block tile (64 Cout x 4 rows x 64 columns), its 8-channel
+// cp.async stages and its haloed input tile, and hands the multiply-adds to the tensor cores: each warp
+// owns 64 Cout x 64 pixels as 4 x 8 mma tiles instead of an FFMA micro-tile. One file, two precisions:
+//   default      tf32    operands rounded with cvt.rna.tf32.f32 (weights by the pre-pass, the input once
+//                        per stage in shared memory), FP32 accumulate, 1 MMA per product: rel-L2 ~2e-4
+//                        vs float64, the class of cuDNN with allow_tf32.
+//   -DCF_3XTF32  3xtf32  x = big + small; acc += a_small*b_big + a_big*b_small + a_big*b_big (small
+//                        products first, small*small dropped): FP32-level accuracy (modelled rel-L2
+//                        ~2-4e-7) for 3x the MMAs. Weights split once by the pre-pass (both parts
+//                        cvt.rna), the input split at fragment load (2 instructions, see split_tf32).
 //
-// GEMM mapping: M = Cout (64), N = output pixels, K = Cin*3*3 = 576, ordered (channel chunk, tap, channel).
-//   M = Cout rather than M = pixels because the accumulator of mma.m16n8 puts two *adjacent columns* (N)
-//   in each thread: with N = pixels a thread holds consecutive pixels of one channel, the NCHW order of y.
-//   The K order (tap outer, 8 channels inner) makes every k8 step "8 channels at one tap", so B is read
-//   straight out of a haloed input tile in shared memory (no im2col buffer) and the tap shift is a
-//   compile-time offset: every fragment load is one LDS with an immediate.
+// GEMM mapping: M = Cout (64), N = output pixels, K = Cin*3*3 = 576 ordered (8-channel chunk, tap, channel).
+//   Why M = Cout: the mma accumulator gives each thread two *adjacent columns*, so with N = pixels a thread
+//   holds two consecutive pixels of one channel — NCHW order. Why (tap, channel) inside a chunk: every k8
+//   step is "8 channels at one tap", so B is read straight from the haloed input tile (no im2col buffer)
+//   at a compile-time offset per tap; the inner loop is LDS + HMMA only (SASS per chunk, tf32: 288 HMMA,
+//   32 LDS.128 for A, 135 LDS for B).
 //
-// Tiles: block = 4 warps = 64 Cout x (4 output rows x 64 output columns); warp = 64 Cout x 64 pixels of
-//   one output row (4 m16 tiles x 8 n8 tiles, 128 FP32 accumulators per thread). K is walked in 8 chunks
-//   of 8 input channels; a chunk = 9 k8 steps (one per tap) = 288 MMAs per warp (864 for 3xtf32).
-//   Stages: 2 (cp.async double buffer), one __syncthreads per chunk. Per stage:
-//     input tile   8 ch x 6 rows x 68 cols (halo 2 + 2 spare for 16-byte copies), channel stride 408
-//                  (= 24 mod 32 banks: the 4 k-rows of a B fragment land on disjoint 8-bank groups)  13,056 B
-//     weights      64 Cout x 72 (8 ch x 9 taps, PyTorch order), row stride 76 (= 12 mod 32 banks:
-//                  A fragment loads are conflict-free)                                               19,456 B
-//   plus a per-warp output staging buffer 16 x 68 floats (4 warps)                                    17,408 B
-//   dynamic smem = 2 x 32,512 + 17,408 = 82,432 B  → 2 blocks/SM on H100/H200 (228 KB) and on A100 (164 KB).
-//   Weights (147 KB) are re-streamed from L2 per tile rather than kept resident: resident they would not
-//   fit next to the pipeline on an A100, and two 4-warp blocks per SM let one block's epilogue (erf-GELU
-//   on 128 values per thread, ~25% of the MMA time) overlap the other block's MMAs.
+// Weights: a pre-pass kernel (36,864 threads, ~2 us) writes them once per call to a pooled, stream-ordered
+//   scratch buffer (147 KB; 295 KB for big+small) in A-fragment order, already rounded/split. Each block
+//   re-streams one 18 KB (36 KB) chunk per K step from L2 with linear 16-byte cp.async and loads a 16 x 8
+//   A fragment with one LDS.128 (two). Keeping all weights resident instead would not fit next to the
+//   stages on an A100, and rounding them inside the main kernel would redo it for every tile.
 //
-// Launch: persistent grid = min(tiles, SMs x resident blocks per SM), 128 threads; tile t = (n, row band,
-//   64-column band), column band fastest, handed out round-robin so co-resident blocks work on adjacent
-//   tiles and halo rows are re-read from L2, not DRAM. The (tile, chunk) sequence of a block is one
-//   flattened pipeline, so the next tile's first chunk loads while this tile's epilogue runs.
+// Tiles: block 4 warps (128 threads) = 64 Cout x 4 output rows x 64 output columns; warp = one output row
+//   segment: 4 m16 x 8 n8 tiles = 128 FP32 accumulators per thread. K in 8 chunks of 8 input channels,
+//   9 k8 steps (taps) per chunk = 288 MMAs per warp per chunk (864 for 3xtf32). 2 cp.async stages, one
+//   __syncthreads per chunk. Shared memory per stage:
+//     input   8 ch x 6 rows x 68 cols (64 + halo 2 + 2 so rows are whole float4s); channel stride 408
+//             (≡ 24 mod 32: the four k-rows of a B fragment hit disjoint 8-bank groups)          13,056 B
+//     weights 9 taps x 4 m16 x 32 lanes x float4 (x2 big/small), fragment order        18,432 (36,864) B
+//   dynamic smem = 2 stages = 62,976 B (3xtf32: 99,840 B). The output staging (16 x 68 floats per warp)
+//   reuses the stage of the tile's last chunk. tf32: 2 blocks/SM on A100, H100, H200; 3xtf32: 2 on
+//   H100/H200, 1 on A100. Two 4-warp blocks per SM let one block's epilogue (erf-GELU, ~40% of a tile's
+//   issue slots) run while the other keeps the tensor cores busy. CF_CONV2D_ROWS=8 (8 warps, 1 block/SM)
+//   halves the L2 → SM weight traffic at the cost of that overlap.
 //
-// Epilogue, in registers: v = acc + bias[c]; y = epilogue_conv2d(v, multiplier[c]). Each warp writes one
-//   m16 slice (16 channels x 64 pixels) to its staging buffer, shifted by the row's 16-byte misalignment,
-//   then stores it as aligned 16-byte streaming stores (scalar only at ragged row ends): y written once.
+// Launch: persistent grid = min(tiles, SMs x resident blocks/SM); tile = (n, 4-row band, 64-column band),
+//   column band fastest, dealt round-robin: co-resident blocks work on neighbouring tiles, so halo rows
+//   are re-read from L2, not DRAM. A block's (tile, chunk) sequence is one flattened pipeline: the next
+//   tile's first chunk is in flight during this tile's epilogue.
+//
+// Epilogue: v = acc + bias[c] parked in staging one 16-channel slice at a time (each row shifted by its
+//   16-byte misalignment), then each lane takes one channel row, applies epilogue_conv2d(v, multiplier[c])
+//   to a float4 and writes it with an aligned 16-byte streaming store (scalar stores only at ragged row
+//   ends). y is written exactly once; the epilogue runs only on pixels inside the output.
 //
 // Traffic at full size (N=64, 64x256x256 → 64x254x254):
-//   FLOPs      2*64*64*254*254*576 = 304.4 GFLOP (3xtf32 issues 3x the MMAs: 913 GFLOP of TF32 work)
-//   DRAM       x read once 1.07 GB (halo re-reads hit L2) + y written once 1.06 GB = 2.13 GB (floor 0.51 ms)
-//   L2 → SM    x 1.07 GB x (6/4 rows x 68/64 cols) = 1.71 GB, weights 147 KB x 16,384 tiles = 2.42 GB
-// Predicted H200: tf32 ~1.0 ms (mma.sync reaches ~60-70% of the 495 TFLOP/s TF32 peak; epilogue hidden by
-//   the second block), 3xtf32 ~2.8 ms (MMA-bound, 3x the MMAs).
+//   FLOPs   2*64*64*254*254*576 = 304.4 GFLOP (3xtf32: 913 GFLOP of TF32 MMAs); 1.6% more on tile padding
+//   DRAM    x read once 1.074 GB (halo re-reads hit L2) + y written once 1.057 GB = 2.13 GB (0.51 ms)
+//   L2 → SM x 1.71 GB (64 ch x 6 x 68 per 4 x 64 outputs) + weights 147 KB x 16,384 tiles = 2.42 GB
+//           (3xtf32: 4.83 GB)
+// Predicted H200 (SASS counts, 1.98 GHz): tf32 ~0.85-0.95 ms — per warp and tile ~6.4k issue slots for the
+//   MMA phase (3.6k HMMA/LDS, 2.8k copies and rounding) + ~5.7k for the epilogue (~40 per output) =
+//   0.79 G warp-instructions = 0.76 ms at 4 issues/clk/SM, vs 0.58 ms of HMMA at the TF32 peak: issue-bound.
+//   3xtf32 ~2.1-2.4 ms: tensor-bound (1.75 ms of HMMA at peak), the epilogue hidden under the MMAs.
 //
-// Odd shapes: any N, H, W >= 3. Rows/columns past the input are zero-filled by cp.async (src-size 0);
-//   16-byte copies are used only when W % 4 == 0 and x is 16-byte aligned, else 4-byte copies.
+// Odd shapes: any N, H, W >= 3. Input rows/columns past the edge are zero-filled by cp.async (src-size 0)
+//   and feed only outputs that are never stored. 16-byte copies when W % 4 == 0 and x is 16-byte aligned,
+//   4-byte copies otherwise.
+
+#include <mutex>
 
 namespace cf04 {
 
 constexpr int CIN = 64, COUT = 64, KS = 3, TAPS = KS * KS;
 #ifndef CF_CONV2D_ROWS
-#define CF_CONV2D_ROWS 4          // output rows per block = warps per block (8 → 1 block/SM, half the weight traffic)
+#define CF_CONV2D_ROWS 4   // output rows = warps per block; 8: 1 block/SM, half the weight traffic
 #endif
 constexpr int WARPS = CF_CONV2D_ROWS;
+static_assert(WARPS == 4 || WARPS == 8, "the smem layout is checked for 4- and 8-row tiles");
 constexpr int THREADS = WARPS * 32;
-constexpr int TW = 64;                       // output columns per tile: 8 n8 tiles per warp
-constexpr int CK = 8;                        // input channels per K chunk: one k8 step per tap
+constexpr int TW = 64;                           // output columns per tile: 8 n8 tiles per warp
+constexpr int CK = 8;                            // input channels per K chunk: one k8 step per tap
 constexpr int NCHUNK = CIN / CK;
 constexpr int STAGES = 2;
 constexpr int XROWS = WARPS + KS - 1;
 constexpr int XCHUNKS = (TW + KS - 1 + 3) / 4;   // 16-byte chunks per staged input row (17)
 constexpr int XRS = XCHUNKS * 4;                 // 68
-constexpr int pad_bank(int v) { while (v % 32 != 8 && v % 32 != 24) v += 4; return v; }
-constexpr int XCS = pad_bank(XROWS * XRS);       // channel stride ≡ 8 or 24 (mod 32)
-constexpr int WK = CK * TAPS;                    // 72 weights per Cout per chunk
-constexpr int WCHUNKS = WK / 4;                  // 18
-constexpr int WLD = 76;                          // ≡ 12 (mod 32): g*WLD + tq*9 hits 32 distinct banks
-constexpr int X_STAGE = CK * XCS;                // floats
-constexpr int W_STAGE = COUT * WLD;
+constexpr int XCS = XROWS * XRS;                 // channel stride: 408 (4 rows) / 680 (8 rows)
+static_assert(XCS % 32 == 8 || XCS % 32 == 24, "the 4 k-rows of a B fragment must hit disjoint bank groups");
+constexpr int X_STAGE = CK * XCS;                // floats; item k of the copy is float4 k of the stage
+constexpr int X_ITEMS = X_STAGE / 4;
+#ifdef CF_3XTF32
+constexpr int WPARTS = 2;                        // big, small
+#else
+constexpr int WPARTS = 1;
+#endif
+constexpr int W_STAGE = TAPS * 4 * WPARTS * 32 * 4;   // one chunk of fragment-ordered weights, floats
+constexpr int W_ITEMS = W_STAGE / 4;
+constexpr int WPREP_FLOATS = NCHUNK * W_STAGE;
 constexpr int STAGE = X_STAGE + W_STAGE;
 constexpr int ORS = 68;                          // staging row: up to 3 shift + 64 pixels, 17 float4
 constexpr int O_WARP = 16 * ORS;
-constexpr int SMEM_FLOATS = STAGES * STAGE + WARPS * O_WARP;
-constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
-static_assert(XCS % 4 == 0 && WLD % 4 == 0 && STAGE % 4 == 0 && ORS % 4 == 0, "16-byte aligned smem rows");
-static_assert(WLD >= WK && WLD % 8 == 4, "conflict-free A fragments need WLD ≡ 4 (mod 8)");
-static_assert(XRS >= TW + KS - 1, "staged input row covers the halo");
+static_assert(WARPS * O_WARP <= STAGE, "output staging lives in the stage the last chunk used");
+constexpr size_t SMEM_BYTES = size_t(STAGES) * STAGE * sizeof(float);
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
     return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -94,19 +113,25 @@ __device__ __forceinline__ void cp_async4(float* dst, const float* src, int src_
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory"); }
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
+}
 
 __device__ __forceinline__ uint32_t to_tf32(float x) {
     uint32_t r;
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
     return r;
 }
-// 3xTF32 split. big keeps cvt.rna (NaN/Inf-safe); small = x - big is exact in FP32 and finite whenever x
-// is, so it is rounded with the bare round-half-away bit trick (2 integer ops instead of cvt's 4), leaving
-// an error of at most 2^-22 |x| per operand.
+// 3xTF32 split of the input (B) operand, CUTLASS's cheapest "fast FP32" variant: big = x with its low 13
+// mantissa bits cleared
+// (round toward zero: exactly TF32, NaN/Inf-safe), small = x - big (exact in FP32, |small| < 2^-10 |x|)
+// handed to the MMA as is: the tensor core reads its top 19 bits, i.e. truncates it as well. That is 2
+// instructions per element; two cvt.rna would be 6-8 in SASS. The truncations scale every product by
+// nearly the same 1 - O(2^-22), a uniform bias, not noise; a numpy model with FP32 accumulation gives
+// rel-L2 ~4e-7 on the conv when both operands are split this way (bound 2e-6), ~3e-7 with both rounded.
 __device__ __forceinline__ void split_tf32(float x, uint32_t& big, uint32_t& small) {
-    big = to_tf32(x);
-    small = (__float_as_uint(x - __uint_as_float(big)) + 0x1000u) & 0xffffe000u;
+    big = __float_as_uint(x) & 0xffffe000u;
+    small = __float_as_uint(x - __uint_as_float(big));
 }
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
     asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
@@ -118,7 +143,7 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], 
 struct Geom {
     int N, H, W, Ho, Wo;
     int tiles_x, tiles_y, tiles;
-    bool xvec, wvec;   // 16-byte cp.async legal for x rows / weight rows
+    bool xvec;   // 16-byte cp.async legal for x rows
 };
 
 struct TileCoord { int n, oy0, ox0; };
@@ -128,81 +153,99 @@ __device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
     return { t2 / g.tiles_y, (t2 % g.tiles_y) * WARPS, tx * TW };
 }
 
+// Weight pre-pass (one tiny kernel per call): PyTorch [Cout][Cin][3][3] → the A-fragment order of the
+// main loop, [chunk][tap][m16 tile i][part][lane][r], rounded to TF32 (cvt.rna) or split into big/small
+// for 3xTF32. The main kernel then copies each chunk's weights with linear 16-byte cp.async, loads an A
+// fragment with one LDS.128 (big and small: two), and never converts a weight: without this, every block
+// would re-round (or re-split) all 36,864 weights for every tile.
+//   a[r] of lane (gid, tq) in m16 tile i = W[cout = 16i + gid + 8(r&1)][cin = 8cc + tq + 4(r>>1)][tap]
+__global__ void __launch_bounds__(256)
+conv2d_wprep_kernel(const float* __restrict__ w, float* __restrict__ wf) {
+    const int f = blockIdx.x * blockDim.x + threadIdx.x;
+    if (f >= WPREP_FLOATS) return;
+    const int r = f & 3, lane = (f >> 2) & 31;
+    int t = f >> 7;
+    const int part = t % WPARTS;
+    t /= WPARTS;
+    const int i = t & 3;
+    t >>= 2;
+    const int tap = t % TAPS, cc = t / TAPS;
+    const int co = 16 * i + (lane >> 2) + 8 * (r & 1);
+    const int ci = cc * CK + (lane & 3) + 4 * (r >> 1);
+    const float v = w[(co * CIN + ci) * TAPS + tap];
+    const uint32_t big = to_tf32(v);
+    wf[f] = part == 0 ? __uint_as_float(big) : __uint_as_float(to_tf32(v - __uint_as_float(big)));
+}
+
 // Issue the cp.async copies of one K chunk (8 input channels) of one tile into one stage.
+// Input item k = (channel c, staged row r, float4 q), k = (c*XROWS + r)*17 + q, is float4 k of the stage;
+// a thread's items are k = tid + THREADS*j, so (c, r, q) advance by constants instead of being divided out.
 __device__ __forceinline__ void load_chunk(float* sx, float* sw, const float* __restrict__ x,
-                                           const float* __restrict__ w, const Geom& g, TileCoord tc, int cc) {
+                                           const float* __restrict__ wf, const Geom& g, TileCoord tc, int cc) {
     const int tid = threadIdx.x;
-    for (int it = tid; it < CK * XROWS * XCHUNKS; it += THREADS) {
-        const int row = it / XCHUNKS, q = it - row * XCHUNKS;
-        const int c = row / XROWS, r = row - c * XROWS;
-        const int iy = tc.oy0 + r, ix = tc.ox0 + 4 * q;
-        float* dst = sx + c * XCS + r * XRS + 4 * q;
-        const bool row_ok = iy < g.H;
-        const float* src = x + ((long long)(tc.n * CIN + cc * CK + c) * g.H + (row_ok ? iy : 0)) * g.W;
+    const float* wsrc = wf + cc * W_STAGE;
+#pragma unroll
+    for (int k = tid; k < W_ITEMS; k += THREADS) cp_async16(sw + 4 * k, wsrc + 4 * k, 16);
+    constexpr int DQ = THREADS % XCHUNKS, DROW = THREADS / XCHUNKS;
+    constexpr int DR = DROW % XROWS, DC = DROW / XROWS;
+    const float* xb = x + ((long long)(tc.n * CIN + cc * CK) * g.H + tc.oy0) * g.W + tc.ox0;
+    const int rlim = g.H - tc.oy0, clim = g.W - tc.ox0;   // staged row r, column col exist iff < lim
+    int q = tid % XCHUNKS, r = tid / XCHUNKS, c = r / XROWS;
+    r -= c * XROWS;
+    for (int k = tid; k < X_ITEMS; k += THREADS) {
+        float* dst = sx + 4 * k;
+        const float* src = xb + (long long)(c * g.H + r) * g.W + 4 * q;
         if (g.xvec) {
-            const bool ok = row_ok && ix < g.W;   // W % 4 == 0 and ix % 4 == 0: all four or none in range
-            cp_async16(dst, ok ? src + ix : x, ok ? 16 : 0);
+            const bool ok = r < rlim && 4 * q < clim;   // W % 4 == 0 and ox0 % 4 == 0: all four or none
+            cp_async16(dst, ok ? src : x, ok ? 16 : 0);
         } else {
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-                const bool ok = row_ok && ix + e < g.W;
-                cp_async4(dst + e, ok ? src + ix + e : x, ok ? 4 : 0);
+                const bool ok = r < rlim && 4 * q + e < clim;
+                cp_async4(dst + e, ok ? src + e : x, ok ? 4 : 0);
             }
         }
-    }
-    for (int it = tid; it < COUT * WCHUNKS; it += THREADS) {
-        const int m = it / WCHUNKS, q = it - m * WCHUNKS;
-        const float* src = w + (long long)m * (CIN * TAPS) + cc * WK + 4 * q;
-        float* dst = sw + m * WLD + 4 * q;
-        if (g.wvec) {
-            cp_async16(dst, src, 16);
-        } else {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) cp_async4(dst + e, src + e, 4);
-        }
+        q += DQ; r += DR; c += DC;
+        if (q >= XCHUNKS) { q -= XCHUNKS; ++r; }
+        if (r >= XROWS) { r -= XROWS; ++c; }
     }
 }
 
 #ifndef CF_3XTF32
-// TF32: round the chunk once in shared memory (each thread the elements it copied itself, which its own
-// cp.async.wait_group made visible to it), so the inner loop loads MMA operands with no conversion.
-__device__ __forceinline__ void round_float4(float* p) {
-    float4 v = *reinterpret_cast<float4*>(p);
-    v.x = __uint_as_float(to_tf32(v.x)); v.y = __uint_as_float(to_tf32(v.y));
-    v.z = __uint_as_float(to_tf32(v.z)); v.w = __uint_as_float(to_tf32(v.w));
-    *reinterpret_cast<float4*>(p) = v;
-}
-__device__ __forceinline__ void round_chunk(float* sx, float* sw) {
-    const int tid = threadIdx.x;
-    for (int it = tid; it < CK * XROWS * XCHUNKS; it += THREADS) {
-        const int row = it / XCHUNKS, q = it - row * XCHUNKS;
-        const int c = row / XROWS, r = row - c * XROWS;
-        round_float4(sx + c * XCS + r * XRS + 4 * q);
-    }
-    for (int it = tid; it < COUT * WCHUNKS; it += THREADS) {
-        const int m = it / WCHUNKS, q = it - m * WCHUNKS;
-        round_float4(sw + m * WLD + 4 * q);
+// TF32: round the chunk's input once in shared memory (each thread the float4s it copied itself, which its
+// own cp.async.wait_group made visible to it), so the inner loop feeds the MMAs with no conversion.
+__device__ __forceinline__ void round_chunk(float* sx) {
+    for (int k = threadIdx.x; k < X_ITEMS; k += THREADS) {
+        float4* p = reinterpret_cast<float4*>(sx) + k;
+        float4 v = *p;
+        v.x = __uint_as_float(to_tf32(v.x)); v.y = __uint_as_float(to_tf32(v.y));
+        v.z = __uint_as_float(to_tf32(v.z)); v.w = __uint_as_float(to_tf32(v.w));
+        *p = v;
     }
 }
 #endif
 
 // One K chunk: 9 taps x (4 m16 x 8 n8) MMAs for this warp's 64 Cout x 64 pixels.
-//   A (16 Cout x 8 ch):  a[r] = W[cout = 16i + gid + 8(r&1)][ch = tq + 4(r>>1)][tap]
+//   A (16 Cout x 8 ch):  the lane's float4 at sw[(tap*4 + i)*WPARTS + part][lane] (see the pre-pass)
 //   B (8 ch x 8 px):     b[r] = X[ch = tq + 4r][row = warp + ky][col = 8j + gid + kx]
 __device__ __forceinline__ void compute_chunk(float (&acc)[4][8][4], const float* sx, const float* sw,
-                                              int warp, int gid, int tq) {
+                                              int warp, int lane) {
+    const int gid = lane >> 2, tq = lane & 3;
     const float* xs = sx + tq * XCS + warp * XRS + gid;
-    const float* ws = sw + gid * WLD + tq * TAPS;
+    const float4* wq = reinterpret_cast<const float4*>(sw) + lane;
 #pragma unroll
     for (int tap = 0; tap < TAPS; ++tap) {
         const int ky = tap / KS, kx = tap % KS;
 #ifdef CF_3XTF32
         uint32_t ab[4][4], as[4][4];
 #pragma unroll
-        for (int i = 0; i < 4; ++i)
-#pragma unroll
-            for (int r = 0; r < 4; ++r)
-                split_tf32(ws[(16 * i + 8 * (r & 1)) * WLD + 4 * TAPS * (r >> 1) + tap], ab[i][r], as[i][r]);
+        for (int i = 0; i < 4; ++i) {
+            const float4 vb = wq[((tap * 4 + i) * 2) * 32], vs = wq[((tap * 4 + i) * 2 + 1) * 32];
+            ab[i][0] = __float_as_uint(vb.x); ab[i][1] = __float_as_uint(vb.y);
+            ab[i][2] = __float_as_uint(vb.z); ab[i][3] = __float_as_uint(vb.w);
+            as[i][0] = __float_as_uint(vs.x); as[i][1] = __float_as_uint(vs.y);
+            as[i][2] = __float_as_uint(vs.z); as[i][3] = __float_as_uint(vs.w);
+        }
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
             uint32_t bb0, bs0, bb1, bs1;
@@ -218,10 +261,11 @@ __device__ __forceinline__ void compute_chunk(float (&acc)[4][8][4], const float
 #else
         uint32_t a[4][4];
 #pragma unroll
-        for (int i = 0; i < 4; ++i)
-#pragma unroll
-            for (int r = 0; r < 4; ++r)
-                a[i][r] = __float_as_uint(ws[(16 * i + 8 * (r & 1)) * WLD + 4 * TAPS * (r >> 1) + tap]);
+        for (int i = 0; i < 4; ++i) {
+            const float4 v = wq[(tap * 4 + i) * 32];
+            a[i][0] = __float_as_uint(v.x); a[i][1] = __float_as_uint(v.y);
+            a[i][2] = __float_as_uint(v.z); a[i][3] = __float_as_uint(v.w);
+        }
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
             const uint32_t b0 = __float_as_uint(xs[ky * XRS + kx + 8 * j]);
@@ -236,7 +280,7 @@ __device__ __forceinline__ void compute_chunk(float (&acc)[4][8][4], const float
 // Bias, epilogue and 16-byte stores of this warp's output row, one m16 slice (16 channels) at a time
 // through the warp's staging buffer. The accumulators (+ bias) are parked in staging first and the
 // epilogue runs on float4s read back from it: erf-GELU then never has more than 4 values in flight next
-// to the 128 live accumulators (computing it straight from the accumulators needs > 255 registers), and
+// to the 128 live accumulators (computing it straight from the accumulators spilled registers), and
 // it runs only for pixels inside the output. Staging row r holds channel 16i + r shifted right by that
 // row's misalignment sh (floats), so float4 k of the staging row is the aligned global float4 at
 // y_row - sh + 4k. Row c's misalignment is (sh0 + c * (plane mod 4)) mod 4: no 64-bit math per row.
@@ -280,7 +324,8 @@ __device__ __forceinline__ void store_tile(float (&acc)[4][8][4], float* stg, co
             const int lo = q4 - sh;             // tile column of its first element
             if (lo >= L) continue;
             float4 v = *reinterpret_cast<const float4*>(srow + q4);
-            v.x = epilogue_conv2d(v.x, p); v.y = epilogue_conv2d(v.y, p); v.z = epilogue_conv2d(v.z, p); v.w = epilogue_conv2d(v.w, p);
+            v.x = epilogue_conv2d(v.x, p); v.y = epilogue_conv2d(v.y, p);
+            v.z = epilogue_conv2d(v.z, p); v.w = epilogue_conv2d(v.w, p);
             float* dst = yrow + q4;
             if (lo >= 0 && lo + 4 <= L) {
                 st_global_f4(dst, v);
@@ -296,12 +341,10 @@ __device__ __forceinline__ void store_tile(float (&acc)[4][8][4], float* stg, co
 }
 
 __global__ void __launch_bounds__(THREADS, 8 / WARPS)
-conv2d_mma_kernel(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
+conv2d_mma_kernel(const float* __restrict__ x, const float* __restrict__ wf, const float* __restrict__ bias,
                   const float* __restrict__ mult, float* __restrict__ y, Geom g) {
     extern __shared__ __align__(16) float smem[];
-    float* stg = smem + STAGES * STAGE;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int gid = lane >> 2, tq = lane & 3;
 
     const int my_tiles = (g.tiles - (int)blockIdx.x + (int)gridDim.x - 1) / (int)gridDim.x;
     const int iters = my_tiles * NCHUNK;
@@ -309,7 +352,8 @@ conv2d_mma_kernel(const float* __restrict__ x, const float* __restrict__ w, cons
 
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < iters) load_chunk(smem + s * STAGE, smem + s * STAGE + X_STAGE, x, w, g, tile_of(s), s % NCHUNK);
+        if (s < iters)
+            load_chunk(smem + s * STAGE, smem + s * STAGE + X_STAGE, x, wf, g, tile_of(s), s % NCHUNK);
         cp_async_commit();
     }
 
@@ -329,23 +373,47 @@ conv2d_mma_kernel(const float* __restrict__ x, const float* __restrict__ w, cons
 #pragma unroll 1
         for (int cc = 0; cc < NCHUNK; ++cc, ++it) {
             float* sx = smem + (it % STAGES) * STAGE;
-            float* sw = sx + X_STAGE;
             cp_async_wait<STAGES - 2>();         // this thread's copies of chunk `it` have landed
 #ifndef CF_3XTF32
-            round_chunk(sx, sw);
+            round_chunk(sx);
 #endif
             __syncthreads();                     // ... everyone's; and stage (it-1) is no longer read
             const int nx = it + STAGES - 1;      // refill the stage chunk it-1 used; may be the next tile's
             if (nx < iters) {
                 float* nsx = smem + (nx % STAGES) * STAGE;
-                load_chunk(nsx, nsx + X_STAGE, x, w, g, tile_of(nx), nx % NCHUNK);
+                load_chunk(nsx, nsx + X_STAGE, x, wf, g, tile_of(nx), nx % NCHUNK);
             }
             cp_async_commit();
-            compute_chunk(acc, sx, sw, warp, gid, tq);
+            compute_chunk(acc, sx, sx + X_STAGE, warp, lane);
         }
-        store_tile(acc, stg + warp * O_WARP, bias, mult, y, g, tile_of(it - 1), warp, lane);
+        // The stage of the last chunk is free once every warp is done with it: it becomes the output
+        // staging buffer, and is refilled only after the next chunk's barrier, i.e. after every store_tile.
+        __syncthreads();
+        float* stg = smem + ((it - 1) % STAGES) * STAGE + warp * O_WARP;
+        store_tile(acc, stg, bias, mult, y, g, tile_of(it - 1), warp, lane);
     }
     cp_async_wait<0>();
+}
+
+// Per-device pool for the pre-pass buffer: stream-ordered alloc/free keeps concurrent launches on different
+// streams independent, and a pool that never trims makes every call after the first free of driver work.
+cudaMemPool_t weight_pool(int dev) {
+    static std::mutex mu;
+    static cudaMemPool_t pools[64] = {};
+    if (dev < 0 || dev >= 64) return nullptr;
+    std::lock_guard<std::mutex> lock(mu);
+    if (!pools[dev]) {
+        cudaMemPoolProps props = {};
+        props.allocType = cudaMemAllocationTypePinned;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = dev;
+        cudaMemPool_t p;
+        if (cudaMemPoolCreate(&p, &props) != cudaSuccess) return nullptr;
+        uint64_t keep = ~0ull;
+        cudaMemPoolSetAttribute(p, cudaMemPoolAttrReleaseThreshold, &keep);
+        pools[dev] = p;
+    }
+    return pools[dev];
 }
 
 }  // namespace cf04
@@ -367,7 +435,6 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     if (tiles > 0x7fffffffLL) return "04_implicit_gemm_mma (conv2d): too many tiles for a 32-bit tile index";
     g.tiles = (int)tiles;
     g.xvec = (a.W % 4 == 0) && (reinterpret_cast<uintptr_t>(a.x) % 16 == 0);
-    g.wvec = reinterpret_cast<uintptr_t>(a.w) % 16 == 0;
 
     int dev = 0, sms = 0, per_sm = 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||
@@ -375,12 +442,21 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
         return "04_implicit_gemm_mma (conv2d): cannot query the device";
     if (cudaFuncSetAttribute(conv2d_mma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              (int)SMEM_BYTES) != cudaSuccess)
-        return "04_implicit_gemm_mma (conv2d): device cannot give 82,432 B of shared memory per block";
+        return "04_implicit_gemm_mma (conv2d): device cannot give the kernel its dynamic shared memory";
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, conv2d_mma_kernel, THREADS, SMEM_BYTES) !=
             cudaSuccess || per_sm < 1)
         return "04_implicit_gemm_mma (conv2d): kernel does not fit on this device";
+    cudaMemPool_t pool = weight_pool(dev);
+    float* wf = nullptr;
+    if (pool == nullptr ||
+        cudaMallocFromPoolAsync(reinterpret_cast<void**>(&wf), WPREP_FLOATS * sizeof(float), pool, stream) !=
+            cudaSuccess)
+        return "04_implicit_gemm_mma (conv2d): cannot allocate the weight pre-pass buffer";
+
+    conv2d_wprep_kernel<<<cf_ceil_div(WPREP_FLOATS, 256), 256, 0, stream>>>(a.w, wf);
     const long long slots = (long long)sms * per_sm;
     const int grid = (int)(tiles < slots ? tiles : slots);
-    conv2d_mma_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(a.x, a.w, a.bias, a.param, a.y, g);
+    conv2d_mma_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(a.x, wf, a.bias, a.param, a.y, g);
+    cudaFreeAsync(wf, stream);                   // stream-ordered: released once the kernel is done
     return nullptr;
 }

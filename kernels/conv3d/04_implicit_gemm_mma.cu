@@ -1,49 +1,63 @@
-// conv3d step 04 — implicit-GEMM conv + fused epilogue on tensor cores (mma.sync m16n8k8 TF32, sm_80+).
+// 04_implicit_gemm_mma — conv3d step 04: implicit-GEMM conv + fused epilogue on tensor cores
+// (mma.sync.m16n8k8 TF32, sm_80+: the same code runs on A100 and H100/H200).
 //
-// What changed from 03b. 03b is an FP32 CUDA-core register-tiled conv; FP32 FMA peak (~50 TFLOP/s on the
-// H200) caps it at ~3.8 ms. Here the 190 GFLOP run on tensor cores, in one of two precisions chosen at
-// compile time:
-//   default      tf32:   operands rounded to TF32 (cvt.rna), FP32 accumulate. 1 MMA per product.
-//   -DCF_3XTF32  3xtf32: each operand split x = big + small (big = tf32(x), small = tf32(x - big)) and
-//                        acc += a_small*b_big + a_big*b_small + a_big*b_big (small products first):
-//                        FP32-level accuracy for 3x the tensor-core work.
+// What changed from 03b. 03b is an FP32 CUDA-core register-tiled conv: FFMA peak (~50 TFLOP/s on the
+// H200) caps it at ~3.8 ms. 04 runs the 190 GFLOP on tensor cores; each warp owns 64 Cout x 64 pixels as
+// 4 x 8 mma tiles. One file, two precisions:
+//   default      tf32    operands rounded to TF32 with cvt.rna.tf32.f32 (weights once per block, the input
+//                        tile once per tile, in shared memory), FP32 accumulate, 1 MMA per product.
+//   -DCF_3XTF32  3xtf32  x = big + small, big = x truncated to TF32, small = x - big;
+//                        acc += a_small*b_big + a_big*b_small + a_big*b_big (small products first,
+//                        small*small dropped): FP32-level accuracy (modelled rel-L2 ~4e-7) for 3x the MMAs.
 //
-// GEMM mapping: M = Cout (64), N = output pixels, K = Cin*27 = 216, ordered (tap, channel): Cin = 8 is
+// GEMM mapping: M = Cout (64), N = output pixels, K = Cin*27 = 216 ordered (tap, channel). Cin = 8 is
 //   exactly one k8 step, so the GEMM is 27 k-steps, one per tap, each reading B straight out of a haloed
-//   input tile in shared memory at a compile-time offset (no im2col). M = Cout puts two adjacent pixels of
-//   one channel in each thread's accumulator pair: NCHW order.
+//   input tile in shared memory at a compile-time offset (no im2col). M = Cout because the mma
+//   accumulator gives each thread two adjacent pixels of one channel: NCHW order.
 //
-// This problem is store-bound, not MMA-bound: K = 216 is small, the output (1.76 GB) is 6.6x the input, and
-//   the epilogue (leaky, add, clamp, erf-GELU: ~30 instructions per output) costs about as many issue
-//   slots as the MMAs. So: weights stay resident in shared memory, already in MMA-fragment order (one
-//   16-byte LDS per A fragment, pre-rounded for tf32); the epilogue runs only on pixels inside the output;
-//   stores are aligned 16-byte streaming stores; two blocks per SM so one block's epilogue overlaps the
-//   other's MMAs.
+// This problem is store- and issue-bound, not MMA-bound: K = 216 is small, y (1.76 GB) is 6.6x x, and
+//   the epilogue (leaky, add, clamp, erf-GELU) is ~31 SASS instructions per output, three times the MMA
+//   phase (~11 per output). So: weights stay resident in shared memory in A-fragment
+//   order (one LDS.128 per m16 fragment, pre-rounded for tf32; SASS: 288 HMMA + 166 LDS per 9 taps);
+//   the epilogue runs only on pixels inside the output; stores are aligned 16-byte streaming stores;
+//   two blocks per SM so one block's epilogue overlaps the other's MMAs.
 //
-// Tiles: block = 4 warps = 64 Cout x (2 output depths x 2 output rows x 64 output columns); warp = 64 Cout
-//   x 64 pixels of one output row (4 m16 x 8 n8 tiles, 128 FP32 accumulators per thread), 27 k-steps =
+// Tiles: block 4 warps (128 threads) = 64 Cout x 2 output depths x 2 output rows x 64 output columns;
+//   warp = one output row segment: 4 m16 x 8 n8 tiles = 128 FP32 accumulators per thread, 27 k-steps =
 //   864 MMAs per warp per tile (2,592 for 3xtf32). Shared memory:
-//     weights, fragment order  27 taps x 4 m16 x 32 lanes x float4                              55,296 B
-//     input tile   8 ch x 4 depths x 4 rows x 68 cols (halo 2 + 2 spare for 16-byte copies), channel
-//                  stride 1096 (≡ 8 mod 32 banks: the 4 k-rows of a B fragment hit disjoint banks)  35,072 B
-//     per-warp output staging 16 x 68 floats (4 warps)                                            17,408 B
-//   dynamic smem = 107,776 B → 2 blocks/SM on H100/H200 (228 KB), 1 on A100 (164 KB).
-//   One input buffer: the next tile's input is copied (cp.async) while this tile's epilogue runs, which is
-//   long enough (~4 us) to hide the L2/DRAM latency; the MMAs of the co-resident block fill the gap.
+//     weights 27 taps x 4 m16 x 32 lanes x float4, fragment order                                55,296 B
+//     input   8 ch x 4 depths x 4 rows x 68 cols (64 + halo 2 + 2 so rows are whole float4s); channel
+//             stride 1096 (≡ 8 mod 32: the four k-rows of a B fragment hit disjoint 8-bank groups) 35,072 B
+//     per-warp output staging 16 x 68 floats x 4 warps                                           17,408 B
+//   = 107,776 B dynamic → 2 blocks/SM on H100/H200 (228 KB), 1 on A100 (164 KB).
+//   One input buffer: after the MMAs the next tile's input is copied in while this tile's epilogue runs
+//   (several microseconds, far more than the copy latency).
 //
-// Launch: persistent grid = min(tiles, SMs x resident blocks per SM), 128 threads; tile = (n, depth pair,
-//   row pair, 64-column band), column band fastest, round-robin over blocks; one image's input is 2 MB,
-//   so halo re-reads between neighbouring tiles hit L2.
+// Launch: persistent grid = min(tiles, SMs x resident blocks/SM); tile = (n, depth pair, row pair,
+//   64-column band), column band fastest, dealt round-robin; an image's input is 2 MB, so halo re-reads
+//   between neighbouring tiles hit L2. At full size Ho = 62 = 31 row pairs, Do = 14 = 7 depth pairs, and
+//   a 64-column band covers a 62-column row: 3% of the MMAs land on padding, none of the epilogue does.
+//
+// Epilogue: v = acc + bias[c] parked in the warp's staging buffer one 16-channel slice at a time (each
+//   row shifted by its 16-byte misalignment), then each lane takes one channel row, applies
+//   epilogue_conv3d(v, sum_tensor[c]) to a float4 and writes it with an aligned 16-byte streaming store
+//   (scalar stores only at ragged row ends). y is written exactly once.
 //
 // Traffic at full size (N=128, 8x16x64x64 → 64x14x62x62):
-//   FLOPs      2*128*64*14*62*62*216 = 190.5 GFLOP (3xtf32: 571 GFLOP of TF32 MMA work)
-//   DRAM       x read once 0.27 GB + y written once 1.76 GB = 2.03 GB (floor 0.49 ms at 4.18 TB/s)
-//   L2 → SM    x 0.27 GB x (4x4 rows per 2x2 output rows x 68/62 cols) = 1.18 GB; weights once per block
-// Predicted H200: tf32 ~0.7 ms (issue-bound: epilogue + MMA + stores ≈ 1.4 warp-instructions per output,
-//   close to the 0.49 ms store floor), 3xtf32 ~1.8 ms (MMA-bound, 3x the MMAs plus operand splits).
+//   FLOPs   2*128*64*14*62*62*216 = 190.5 GFLOP (3xtf32: 571 GFLOP of TF32 MMAs)
+//   DRAM    x read once 0.268 GB + y written once 1.763 GB = 2.03 GB (0.49 ms at 4.18 TB/s)
+//   L2 → SM x 0.97 GB (27,776 tiles x 8 ch x 4 x 4 x 68 floats); weights 55 KB once per block
+// Predicted H200 (SASS counts, 1.98 GHz): tf32 ~0.9-1.0 ms, issue-bound — per warp and tile ~8.3k issue
+//   slots: epilogue 5.8k (~42 per output, ~31 of them erf-GELU), MMA phase 1.4k (864 HMMA + LDS), copies
+//   and rounding 1.0k; 27,776 x 4 warp-tiles = 0.92 G warp-instructions = 0.88 ms at 4 issues/clk/SM,
+//   against 0.36 ms of HMMA and the 0.49 ms DRAM floor. The 0.8 ms goal needs a cheaper epilogue: the
+//   clamp bounds erf's argument to |x| <= 0.7072, so erff's large-argument path (and its selects) is dead
+//   weight. 3xtf32 ~1.5-1.8 ms: 3x the HMMA (1.1 ms at peak) plus 2-instruction input splits and
+//   weight splits at fragment load, issue ~1.3 ms.
 //
-// Odd shapes: any N, D, H, W >= 3. Input past the volume is zero-filled by cp.async (src-size 0); 16-byte
-//   copies only when W % 4 == 0 and x is 16-byte aligned, else 4-byte copies.
+// Odd shapes: any N, D, H, W >= 3. Input past the volume is zero-filled by cp.async (src-size 0) and
+//   feeds only outputs that are never stored. 16-byte copies when W % 4 == 0 and x is 16-byte aligned,
+//   4-byte copies otherwise.
 
 namespace cf04 {
 
@@ -82,19 +96,24 @@ __device__ __forceinline__ void cp_async4(float* dst, const float* src, int src_
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory"); }
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
+}
 
 __device__ __forceinline__ uint32_t to_tf32(float x) {
     uint32_t r;
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
     return r;
 }
-// 3xTF32 split. big keeps cvt.rna (NaN/Inf-safe); small = x - big is exact in FP32 and finite whenever x
-// is, so it is rounded with the bare round-half-away bit trick (2 integer ops instead of cvt's 4), leaving
-// an error of at most 2^-22 |x| per operand.
+// 3xTF32 split, CUTLASS's cheapest "fast FP32" variant: big = x with its low 13 mantissa bits cleared
+// (round toward zero: exactly TF32, NaN/Inf-safe), small = x - big (exact in FP32, |small| < 2^-10 |x|)
+// handed to the MMA as is: the tensor core reads its top 19 bits, i.e. truncates it as well. That is 2
+// instructions per operand element; two cvt.rna would be 6-8 in SASS. The truncations scale every
+// product by nearly the same 1 - O(2^-22), a uniform bias, not noise; a numpy model of this exact split
+// with FP32 accumulation gives rel-L2 ~4e-7 on the conv (bound 2e-6), vs ~3e-7 with both parts rounded.
 __device__ __forceinline__ void split_tf32(float x, uint32_t& big, uint32_t& small) {
-    big = to_tf32(x);
-    small = (__float_as_uint(x - __uint_as_float(big)) + 0x1000u) & 0xffffe000u;
+    big = __float_as_uint(x) & 0xffffe000u;
+    small = __float_as_uint(x - __uint_as_float(big));
 }
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
     asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
@@ -161,8 +180,8 @@ __device__ __forceinline__ void round_tile(float* sx) {
 #endif
 
 // 27 k-steps x (4 m16 x 8 n8) MMAs for this warp's 64 Cout x 64 pixels.
-//   A (16 Cout x 8 ch):  lane's float4 at wf[((tap*4 + i)*32 + lane)] = {a0..a3}, a[r] = W[16i + gid + 8(r&1)]
-//                        [ch = tq + 4(r>>1)][tap], laid out once per block by the kernel prologue
+//   A (16 Cout x 8 ch):  the lane's float4 wf[(tap*4 + i)*32 + lane] = {a0..a3},
+//                        a[r] = W[cout = 16i + gid + 8(r&1)][ch = tq + 4(r>>1)][tap] (laid out by the prologue)
 //   B (8 ch x 8 px):     b[r] = X[ch = tq + 4r][depth dl + kd][row hl + kh][col 8j + gid + kw]
 __device__ __forceinline__ void compute_tile(float (&acc)[4][8][4], const float* sx, const float* swf,
                                              int warp, int lane) {
@@ -219,7 +238,7 @@ __device__ __forceinline__ void compute_tile(float (&acc)[4][8][4], const float*
 // Bias, epilogue and 16-byte stores of this warp's output row, one m16 slice (16 channels) at a time
 // through the warp's staging buffer. The accumulators (+ bias) are parked in staging first and the
 // epilogue runs on float4s read back from it: erf-GELU then never has more than 4 values in flight next
-// to the 128 live accumulators (computing it straight from the accumulators needs > 255 registers), and
+// to the 128 live accumulators (computing it straight from the accumulators spilled registers), and
 // it runs only for pixels inside the output. Staging row r holds channel 16i + r shifted right by that
 // row's misalignment sh (floats), so float4 k of the staging row is the aligned global float4 at
 // y_row - sh + 4k. Row c's misalignment is (sh0 + c * (plane mod 4)) mod 4: no 64-bit math per row.
@@ -263,7 +282,8 @@ __device__ __forceinline__ void store_tile(float (&acc)[4][8][4], float* stg, co
             const int lo = q4 - sh;             // tile column of its first element
             if (lo >= L) continue;
             float4 v = *reinterpret_cast<const float4*>(srow + q4);
-            v.x = epilogue_conv3d(v.x, p); v.y = epilogue_conv3d(v.y, p); v.z = epilogue_conv3d(v.z, p); v.w = epilogue_conv3d(v.w, p);
+            v.x = epilogue_conv3d(v.x, p); v.y = epilogue_conv3d(v.y, p);
+            v.z = epilogue_conv3d(v.z, p); v.w = epilogue_conv3d(v.w, p);
             float* dst = yrow + q4;
             if (lo >= 0 && lo + 4 <= L) {
                 st_global_f4(dst, v);
@@ -337,7 +357,8 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     if (a.N < 1 || a.D < KS || a.H < KS || a.W < KS)
         return "04_implicit_gemm_mma (conv3d) needs N >= 1 and D, H, W >= 3";
     if (a.Do != a.D - KS + 1 || a.Ho != a.H - KS + 1 || a.Wo != a.W - KS + 1)
-        return "04_implicit_gemm_mma (conv3d) computes a valid (unpadded) stride-1 conv: Do = D-2, Ho = H-2, Wo = W-2";
+        return "04_implicit_gemm_mma (conv3d) computes a valid (unpadded) stride-1 conv: "
+               "Do = D-2, Ho = H-2, Wo = W-2";
 
     Geom g;
     g.N = a.N; g.D = a.D; g.H = a.H; g.W = a.W; g.Do = a.Do; g.Ho = a.Ho; g.Wo = a.Wo;
@@ -355,7 +376,7 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
         return "04_implicit_gemm_mma (conv3d): cannot query the device";
     if (cudaFuncSetAttribute(conv3d_mma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              (int)SMEM_BYTES) != cudaSuccess)
-        return "04_implicit_gemm_mma (conv3d): device cannot give 107,776 B of shared memory per block";
+        return "04_implicit_gemm_mma (conv3d): device cannot give the kernel its dynamic shared memory";
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, conv3d_mma_kernel, THREADS, SMEM_BYTES) !=
             cudaSuccess || per_sm < 1)
         return "04_implicit_gemm_mma (conv3d): kernel does not fit on this device";

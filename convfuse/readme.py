@@ -1,0 +1,46 @@
+"""Rewrite README.md's results table (between its markers) from the newest recorded run."""
+from __future__ import annotations
+
+import re
+
+from . import results as RS
+from .registry import ROOT
+
+START, END = "<!-- results:start -->", "<!-- results:end -->"
+
+
+def table(run: dict) -> str:
+    env = run["env"]
+    lines = [f"Recorded on {env['gpu']} ({env['date'][:10]}, torch {env['torch']}, CUDA {env['cuda']}, "
+             f"cuDNN {env['cudnn']}); measured ceilings: copy {env['copy_gbps']:.0f} GB/s, "
+             f"FP32 {env['fp32_tflops']:.1f} TFLOP/s, TF32 {env['tf32_tflops']:.0f} TFLOP/s. "
+             "Median of interleaved, L2-flushed calls; speed-ups are ratios within that one run.", "",
+             "| problem | variant | precision | median ms | × eager | × compile | verified | max abs err | rel L2 err |",
+             "|---|---|---|---:|---:|---:|---|---:|---:|"]
+    for prob in ("conv2d", "conv3d"):
+        for _, r in RS.frame(run, prob).iterrows():
+            def f(k, fmt):
+                v = r.get(k)
+                return "—" if v is None or v != v else format(v, fmt)
+            ver = {True: "yes", False: "**no**"}.get(r.get("verified"), "—")
+            lines.append(f"| {prob} | `{r['variant']}` | {r['precision']} | {f('median_ms', '.3f')} | "
+                         f"{f('speedup_vs_eager', '.2f')} | {f('speedup_vs_compile', '.2f')} | {ver} | "
+                         f"{f('max_abs_err_fp64', '.1e')} | {f('rel_l2_err_fp64', '.1e')} |")
+    return "\n".join(lines)
+
+
+def update(path=None) -> bool:
+    path = path or ROOT / "README.md"
+    text = path.read_text()
+    try:
+        run = RS.latest()
+    except FileNotFoundError:
+        return False
+    new = re.sub(re.escape(START) + ".*?" + re.escape(END), f"{START}\n{table(run)}\n{END}", text, flags=re.S)
+    if new != text:
+        path.write_text(new)
+    return True
+
+
+if __name__ == "__main__":
+    print("README results table", "updated" if update() else "unchanged (no results)")
