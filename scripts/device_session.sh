@@ -18,6 +18,13 @@ for s in $stages; do
       $PY -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_kernels.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -25 ;;
     bench)
       $PY -m convfuse bench --out "$OUT/nvidia-h200.json" 2>&1 | tee "$OUT/bench.log" | grep -vE "^\[(bench\] (round|warm)|verify\] conv)" ;;
+    sass)   # instruction mix of every built kernel: tensor-core HMMA, FFMA, local memory (LDL/STL)
+      for so in build/convfuse_*/*.so; do
+        n=$(basename "$so" .so); cuobjdump -sass "$so" > "/tmp/$n.sass" 2>/dev/null
+        printf "%-40s HMMA %6s FFMA %6s LDL %4s STL %4s LDGSTS %5s MUFU %5s\n" "$n" \
+          "$(grep -c HMMA /tmp/$n.sass)" "$(grep -c FFMA /tmp/$n.sass)" "$(grep -c LDL /tmp/$n.sass)" \
+          "$(grep -c STL /tmp/$n.sass)" "$(grep -c LDGSTS /tmp/$n.sass)" "$(grep -c MUFU /tmp/$n.sass)"
+      done | tee "$OUT/sass_summary.txt" ;;
     *) echo "unknown stage $s" ;;
   esac
 done
