@@ -9,7 +9,7 @@ TORCH ?= torch==2.13.0
 PYTEST_FLAGS ?= -q
 NCU ?= ncu
 
-.PHONY: venv report test lab bench gpu-test profile clean
+.PHONY: venv report readme test lab bench gpu-test profile clean
 
 venv: $(VENV)/.ready
 
@@ -25,6 +25,10 @@ $(VENV)/.ready: requirements.txt
 report: venv
 	CONVFUSE_MODE=$${CONVFUSE_MODE:-recorded} $(PY) -m convfuse report
 
+# README's results table, regenerated from the newest recorded run
+readme: venv
+	$(PY) -m convfuse.readme
+
 test: venv
 	$(PY) -m pytest $(PYTEST_FLAGS) -m "not gpu" tests
 
@@ -35,7 +39,11 @@ lab: venv
 bench: venv
 	$(PY) -m convfuse bench
 
-gpu-test: venv
+gpu-# README's results table, regenerated from the newest recorded run
+readme: venv
+	$(PY) -m convfuse.readme
+
+test: venv
 	$(PY) -m pytest $(PYTEST_FLAGS) -m gpu tests
 
 profile: venv

@@ -14,6 +14,7 @@ def main(argv=None) -> int:
     b.add_argument("--out", help="results path (default: results/<gpu-slug>.json)")
     b.add_argument("--rounds", type=int, default=None, help="timed calls per variant (default 25)")
     b.add_argument("--no-odd", action="store_true", help="skip the odd-shape verification")
+    b.add_argument("--build-times", help="a JSON from `python -m convfuse.build --timing` to keep in env")
     v = sub.add_parser("verify", help="run the verification protocol on the GPU and print a table")
     v.add_argument("--problem", action="append")
     v.add_argument("--variant", action="append")
@@ -31,6 +32,10 @@ def main(argv=None) -> int:
             from . import bench
 
             kw = {} if a.rounds is None else {"n_timed": a.rounds}
+            if a.build_times:
+                import json
+
+                kw["build_times"] = json.loads(open(a.build_times).read())
             bench.run(problem_keys=a.problem, keys=a.variant, out_path=a.out, verify_odd=not a.no_odd, **kw)
         elif a.cmd == "verify":
             _verify(a.problem, a.variant)

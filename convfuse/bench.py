@@ -246,7 +246,8 @@ def profile_references(problem: P.Problem, keys=("eager", "eager_fp32", "channel
     return out
 
 
-def run(problem_keys=None, keys=None, out_path=None, verify_odd=True, n_timed=N_TIMED, log=_log) -> dict:
+def run(problem_keys=None, keys=None, out_path=None, verify_odd=True, n_timed=N_TIMED, build_times=None,
+        log=_log) -> dict:
     """The whole benchmark: environment, ceilings, every variant of every problem; writes the JSON."""
     from . import build
 
@@ -258,6 +259,8 @@ def run(problem_keys=None, keys=None, out_path=None, verify_odd=True, n_timed=N_
              and (keys is None or v.key in keys)]
     mods = build.build_all(kvars, log=log)
     env["build_all_cold_or_warm_s"] = round(getattr(build.build_all, "last_wall_s", float("nan")), 1)
+    if build_times:
+        env["build_times"] = build_times
     env.update(measure_ceilings(log=log))
     out_path = out_path or results.path_for(env["slug"])
     data = {"env": env, "records": [], "profiles": {}}

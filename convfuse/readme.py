@@ -7,6 +7,7 @@ from . import results as RS
 from .registry import ROOT
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
+BUILD_START, BUILD_END = "<!-- build:start -->", "<!-- build:end -->"
 
 
 def table(run: dict) -> str:
@@ -29,6 +30,20 @@ def table(run: dict) -> str:
     return "\n".join(lines)
 
 
+def build_times(run: dict) -> str:
+    bt = run["env"].get("build_times")
+    if not bt:
+        return "(not measured yet)"
+    return (f"On the {run['env']['gpu']} machine ({bt['cpu_count']} cores, {run['env']['date'][:10]}): a cold build "
+            f"of one extension ({bt['cold_one_variant']}) takes {bt['cold_one_s']:.0f} s; all "
+            f"{bt['n_extensions']} cold, built in parallel, {bt['cold_all_s']:.0f} s; loading all of them warm "
+            f"in a fresh process {bt['warm_load_all_s']:.1f} s.")
+
+
+def _between(text, start, end, body):
+    return re.sub(re.escape(start) + ".*?" + re.escape(end), lambda m: f"{start}\n{body}\n{end}", text, flags=re.S)
+
+
 def update(path=None) -> bool:
     path = path or ROOT / "README.md"
     text = path.read_text()
@@ -36,7 +51,8 @@ def update(path=None) -> bool:
         run = RS.latest()
     except FileNotFoundError:
         return False
-    new = re.sub(re.escape(START) + ".*?" + re.escape(END), f"{START}\n{table(run)}\n{END}", text, flags=re.S)
+    new = _between(text, START, END, table(run))
+    new = _between(new, BUILD_START, BUILD_END, build_times(run))
     if new != text:
         path.write_text(new)
     return True

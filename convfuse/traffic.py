@@ -104,24 +104,40 @@ ELEMENTWISE_OPS = {
     "conv3d": ("bias add", "leaky_relu", "+ sum_tensor", "clamp", "GELU"),
 }
 
+# How cuDNN runs the NCHW conv, read off the profiler on the H200 (cuDNN 9.19, torch 2.11): with TF32
+# allowed, conv2d takes an NHWC tensor-core kernel and transposes x in and y out around it; conv3d, and
+# conv2d with TF32 off, run one FP32 kernel straight on NCHW. Another GPU or cuDNN may choose
+# otherwise; `make profile` measures the bytes of each recorded run (`dram_bytes_measured`).
+CUDNN_TRANSPOSES = {"conv2d": True, "conv3d": False}
+
 
 def kernels(problem: P.Problem, variant: str, input_shape=None) -> list[tuple[str, int, int]]:
     """[(kernel, DRAM bytes read, DRAM bytes written)] for one call of the variant, as its code runs."""
     x, y = shapes(problem, input_shape)
     bx, by, bw = FLOAT_BYTES * _numel(x), FLOAT_BYTES * _numel(y), weight_bytes(problem)
-    conv = ("conv (cuDNN)", bx + bw, by)
     passes = [(op, by, by) for op in ELEMENTWISE_OPS[problem.key]]
-    if variant in ("eager", "eager_fp32"):
-        return [conv] + passes
+
+    def cudnn_nchw(tf32=True):
+        if tf32 and CUDNN_TRANSPOSES[problem.key]:
+            return [("cuDNN x NCHW->NHWC", bx, bx), ("cuDNN conv (NHWC, TF32)", bx + bw, by),
+                    ("cuDNN y NHWC->NCHW", by, by)]
+        return [("cuDNN conv (NCHW)", bx + bw, by)]
+
+    nhwc_conv = ("cuDNN conv (NHWC)", bx + bw, by)
+    if variant == "eager":
+        return cudnn_nchw() + passes
+    if variant == "eager_fp32":
+        return cudnn_nchw(tf32=False) + passes
     if variant == "channels_last":
-        return [("x to channels_last", bx, bx), conv] + passes
+        return [("x to channels_last", bx, bx), nhwc_conv] + passes
     if variant == "compile":
-        # inductor: cuDNN conv (bias folded into its one generated epilogue kernel)
-        return [conv, ("inductor fused epilogue", by, by)]
+        if CUDNN_TRANSPOSES[problem.key]:   # inductor transposes x itself and fuses y's transpose in
+            return [("inductor x to NHWC", bx, bx), nhwc_conv, ("inductor fused epilogue (NHWC->NCHW)", by, by)]
+        return cudnn_nchw() + [("inductor fused bias+epilogue", by, by)]
     if variant == "cudnn_conv":
-        return [conv, passes[0]]
+        return cudnn_nchw() + [passes[0]]
     if variant in ("01_epilogue_fused", "02_epilogue_vec3d"):
-        return [conv, ("fused bias+epilogue", by, by)]
+        return cudnn_nchw() + [("fused bias+epilogue", by, by)]
     if variant.startswith(("03", "04")):
         return [("fused conv+epilogue", bx + bw, by)]
     raise ValueError(f"no traffic model for variant {variant!r}")

@@ -17,7 +17,7 @@ for s in $stages; do
     gputest)
       $PY -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_kernels.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -25 ;;
     bench)
-      $PY -m convfuse bench --out "$OUT/nvidia-h200.json" 2>&1 | tee "$OUT/bench.log" | grep -vE "^\[(bench\] (round|warm)|verify\] conv)" ;;
+      $PY -m convfuse bench --out "$OUT/nvidia-h200.json" $([ -f "$OUT/build_times.json" ] && echo --build-times "$OUT/build_times.json") 2>&1 | tee "$OUT/bench.log" | grep -vE "^\[(bench\] (round|warm)|verify\] conv)" ;;
     sass)   # instruction mix of every built kernel: tensor-core HMMA, FFMA, local memory (LDL/STL)
       for so in build/convfuse_*/*.so; do
         n=$(basename "$so" .so); cuobjdump -sass "$so" > "/tmp/$n.sass" 2>/dev/null

@@ -19,12 +19,16 @@ def test_floor_bytes_by_hand():
 
 def test_eager_bytes_by_hand():
     x2, y2, w2 = 4 * 268_435_456, 4 * 264_257_536, 4 * (64 * 64 * 9 + 128)
-    # conv (x in, y out) then bias, multiply, leaky, gelu: each reads and writes y
-    assert T.model_bytes(P.CONV2D, "eager") == x2 + w2 + y2 + 4 * 2 * y2
+    # cuDNN's TF32 path: x to NHWC (read+write), conv (x in, y out), y back to NCHW (read+write),
+    # then bias, multiply, leaky, gelu: each reads and writes y
+    assert T.model_bytes(P.CONV2D, "eager") == 2 * x2 + x2 + w2 + y2 + 2 * y2 + 4 * 2 * y2
+    assert T.model_bytes(P.CONV2D, "eager_fp32") == x2 + w2 + y2 + 4 * 2 * y2
     x3, y3, w3 = 4 * 67_108_864, 4 * 440_860_672, 4 * (64 * 8 * 27 + 128)
     assert T.model_bytes(P.CONV3D, "eager") == x3 + w3 + y3 + 5 * 2 * y3
-    # step 01: conv without bias, then one epilogue pass
-    assert T.model_bytes(P.CONV2D, "01_epilogue_fused") == x2 + w2 + y2 + 2 * y2
+    # step 01: conv without bias (with cuDNN's transposes), then one epilogue pass
+    assert T.model_bytes(P.CONV2D, "01_epilogue_fused") == 2 * x2 + x2 + w2 + y2 + 2 * y2 + 2 * y2
+    assert T.model_bytes(P.CONV3D, "01_epilogue_fused") == x3 + w3 + y3 + 2 * y3
+    assert T.model_bytes(P.CONV3D, "compile") == x3 + w3 + y3 + 2 * y3
     # fused kernels: input and weights once, output once
     assert T.model_bytes(P.CONV3D, "04_mma_tf32") == x3 + w3 + y3
 
