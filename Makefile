@@ -39,11 +39,7 @@ lab: venv
 bench: venv
 	$(PY) -m convfuse bench
 
-gpu-# README's results table, regenerated from the newest recorded run
-readme: venv
-	$(PY) -m convfuse.readme
-
-test: venv
+gpu-test: venv
 	$(PY) -m pytest $(PYTEST_FLAGS) -m gpu tests
 
 profile: venv

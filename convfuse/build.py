@@ -124,6 +124,21 @@ def _import_built(variant: Variant):
     return mod
 
 
+def _nvcc_torch_stub() -> list[str]:
+    """load_inline prepends `#include <torch/types.h>` to every CUDA source. Our kernel files use
+    nothing of torch, so an empty torch/types.h, searched (-I) before torch's own (-isystem) for the
+    nvcc compile only, spares nvcc parsing torch's headers for the host and for each of the two
+    architectures: most of a cold build. CONVFUSE_NVCC_TORCH_HEADERS=1 turns it off."""
+    if os.environ.get("CONVFUSE_NVCC_TORCH_HEADERS") == "1":
+        return []
+    stub = BUILD_DIR / "nvcc-stub"
+    header = stub / "torch" / "types.h"
+    if not header.exists():
+        header.parent.mkdir(parents=True, exist_ok=True)
+        header.write_text("// empty on purpose: see convfuse/build.py, _nvcc_torch_stub\n#pragma once\n")
+    return ["-I" + str(stub)]
+
+
 def _load(variant: Variant, verbose: bool = False):
     """Import the cached library when its fingerprint (sources, flags, torch, python) matches;
     otherwise build with load_inline (ninja recompiles what changed) and record the fingerprint."""
@@ -143,7 +158,7 @@ def _load(variant: Variant, verbose: bool = False):
         cuda_sources=[kernel_source(variant)],
         functions=["forward"],
         extra_cflags=["-O3"],
-        extra_cuda_cflags=list(NVCC_FLAGS),
+        extra_cuda_cflags=list(NVCC_FLAGS) + _nvcc_torch_stub(),
         build_directory=str(build_dir),
         verbose=verbose,
     )
