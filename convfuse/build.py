@@ -71,9 +71,14 @@ def kernel_source(variant: Variant) -> str:
     if variant.source_path is None:
         raise ValueError(f"{variant.key} is a reference row: it has no kernel source")
     defines = "".join(f"#define {d}\n" for d in variant.defines)
-    parts = [defines, (KERNELS / "conv_args.h").read_text(), (KERNELS / "common.cuh").read_text(),
+    parts = [defines, _headers_text("conv_args.h"), _headers_text("common.cuh"),
              f'#line 1 "{variant.source_path.relative_to(ROOT)}"\n', variant.source_path.read_text()]
     return "\n".join(parts)
+
+
+def _headers_text(name: str) -> str:
+    # pasted as text, so their include guard would only draw "#pragma once in main file" warnings
+    return (KERNELS / name).read_text().replace("#pragma once\n", "")
 
 
 def require_toolchain() -> None:
@@ -151,7 +156,7 @@ def _load(variant: Variant, verbose: bool = False):
         return _import_built(variant)
     os.environ["TORCH_CUDA_ARCH_LIST"] = ";".join(f"{a[0]}.{a[1]}" for a in ARCHS)
     build_dir.mkdir(parents=True, exist_ok=True)
-    abi = (KERNELS / "conv_args.h").read_text()
+    abi = _headers_text("conv_args.h")
     mod = ext.load_inline(
         name=variant.build_name,
         cpp_sources=[abi + GLUE],
@@ -194,7 +199,8 @@ def build_all(variants, jobs: int | None = None, log=print) -> dict:
     """
     require_toolchain()
     variants = list(variants)
-    jobs = jobs or max(1, min(len(variants), (os.cpu_count() or 2) // 2))
+    # each build is one g++ (the torch glue, the long pole) and one short nvcc: one process per core
+    jobs = jobs or max(1, min(len(variants), os.cpu_count() or 2))
     t0 = time.perf_counter()
     log(f"[build] {len(variants)} extensions, {jobs} at a time, cache {BUILD_DIR.relative_to(ROOT)}/")
     errors = []
