@@ -8,41 +8,73 @@
 //   default      tf32    operands rounded with cvt.rna.tf32.f32 (weights by the pre-pass, the input once
 //                        per stage in shared memory), FP32 accumulate, 1 MMA per product: rel-L2 ~2e-4
 //                        vs float64, the class of cuDNN with allow_tf32.
-//   -DCF_3XTF32  3xtf32  x = big + small; acc += a_small*b_big + a_big*b_small + a_big*b_big (small
-//                        products first, small*small dropped): FP32-level accuracy (modelled rel-L2
-//                        ~2-4e-7) for 3x the MMAs. Weights split once by the pre-pass (both parts
-//                        cvt.rna), the input split at fragment load (2 instructions, see split_tf32).
+//   -DCF_3XTF32  3xtf32  x = big + small; a_small*b_big + a_big*b_small + a_big*b_big per k8 step (small
+//                        products first, small*small dropped) into a fresh MMA partial sum per kernel row
+//                        (3 taps), then acc += part with an FP32 FADD (two-level accumulation, below);
+//                        block = 32 Cout. Weights split once by the pre-pass (both parts cvt.rna), the
+//                        input split at fragment load (2 instructions, see split_tf32).
+//
+// 3xtf32 precision: why the two-level accumulation. The tensor core does not add like an FFMA: per MMA it
+//   aligns the exact products and the accumulator C to the largest exponent, drops the bits below its
+//   window and normalises the sum to FP32 by truncation (round toward zero, no guard bits; Fasi, Higham,
+//   Mikaitis, Pranesh 2021 for V100/T4/A100; public probes report the same on H100). Every MMA into an
+//   accumulator of magnitude |S| loses up to ~1 ulp(S), toward zero: a bias that grows linearly with the
+//   number of MMAs instead of as a random walk. The first version accumulated all 216 MMAs (72 k8 steps
+//   x 3) into one accumulator: measured on the H200 rel-L2 4.8-5.3e-6 vs float64 (bound 2e-6), where
+//   FP32 FFMA kernels and cuDNN FP32 reach 5.6e-7; the operand splits (~2^-21 relative) cannot explain
+//   it. Now the 9 MMAs of one kernel row (3 taps, 24 of the 576 products) go into a fresh partial (first
+//   MMA with C = 0), ~1/5 of |S| in size, and the 24 partials are added to the total with round-to-
+//   nearest FADDs: the truncations act at the partial's scale and, partials having either sign, largely
+//   cancel. Numpy model of this op order with truncating MMA arithmetic (4 or 8 products per
+//   normalisation, 24-29 bit alignment window, sign-magnitude or two's-complement truncation of the
+//   aligned terms; K = 576, x ~ U[0,1) or N(0,1), default-init weights), rel-L2 after the epilogue; the
+//   variants that reproduce the measured old kernel (they give it 3.5-7.7e-6) give:
+//     partial per tap (CF_3X_FLUSH=1) 2.0-2.7e-7 | per kernel row (=3, default) 2.5-6.7e-7 |
+//     per chunk (=9) 0.6-1.4e-6 | FP32 FFMA for comparison 4.9e-7
+//   (the FP32 epilogue adds ~2-3e-7 in quadrature on the GPU: expect <= ~7e-7 with the default).
+//   The default takes 3 taps, not 1: with per-tap flushes (64 FADDs per 48 MMAs) ptxas runs out of
+//   registers, puts most MMAs right behind the MMA they depend on and adds 50-90 MOVs per chunk; a
+//   latency model of the SASS (in-order issue, 2 warps per scheduler) gives 8.5 cycles per MMA vs the
+//   old kernel's 8.0 at an 8-cycle pipe, 6.0-7.1 vs 4.0 at a 4-cycle pipe; with 3 taps 8.06 and 4.5-4.7.
+//   Cost: 64 partial + 64 total accumulators per thread, so the 3xtf32 block covers 32 Cout (2 m16 tiles
+//   per warp) and each output tile is two block tiles, one per Cout slice.
 //
 // GEMM mapping: M = Cout (64), N = output pixels, K = Cin*3*3 = 576 ordered (8-channel chunk, tap, channel).
 //   Why M = Cout: the mma accumulator gives each thread two *adjacent columns*, so with N = pixels a thread
 //   holds two consecutive pixels of one channel — NCHW order. Why (tap, channel) inside a chunk: every k8
 //   step is "8 channels at one tap", so B is read straight from the haloed input tile (no im2col buffer)
 //   at a compile-time offset per tap; the inner loop is LDS + HMMA only (SASS per chunk, tf32: 288 HMMA,
-//   32 LDS.128 for A, 135 LDS for B).
+//   32 LDS.128 for A, 135 LDS for B; 3xtf32 per 32-Cout warp: 432 HMMA, 192 FADD flushes, 144 LOP3 +
+//   144 FADD input splits, 180 LDS, ~1.1k instructions in all).
 //
 // Weights: a pre-pass kernel (36,864 threads, ~2 us) writes them once per call to a pooled, stream-ordered
-//   scratch buffer (147 KB; 295 KB for big+small) in A-fragment order, already rounded/split. Each block
-//   re-streams one 18 KB (36 KB) chunk per K step from L2 with linear 16-byte cp.async and loads a 16 x 8
-//   A fragment with one LDS.128 (two). Keeping all weights resident instead would not fit next to the
-//   stages on an A100, and rounding them inside the main kernel would redo it for every tile.
+//   scratch buffer (147 KB; 295 KB for big+small) in A-fragment order, already rounded/split, laid out
+//   [chunk][Cout slice][tap][m16][part][lane][4]. Each block re-streams its slice's 18 KB chunk per K step
+//   from L2 with linear 16-byte cp.async and loads a 16 x 8 A fragment with one LDS.128 (big+small: two).
+//   Keeping all weights resident instead would not fit next to the stages on an A100, and rounding them
+//   inside the main kernel would redo it for every tile.
 //
-// Tiles: block 4 warps (128 threads) = 64 Cout x 4 output rows x 64 output columns; warp = one output row
-//   segment: 4 m16 x 8 n8 tiles = 128 FP32 accumulators per thread. K in 8 chunks of 8 input channels,
-//   9 k8 steps (taps) per chunk = 288 MMAs per warp per chunk (864 for 3xtf32). 2 cp.async stages, one
-//   __syncthreads per chunk. Shared memory per stage:
+// Tiles: block 4 warps (128 threads) = CO_T Cout x 4 output rows x 64 output columns, warp = one output row
+//   segment. tf32: CO_T = 64, 4 m16 x 8 n8 tiles = 128 FP32 accumulators per thread, 288 MMAs per warp
+//   per chunk. 3xtf32: CO_T = 32, 2 m16 x 8 n8 tiles = 64 accumulators + 64 partial-sum registers,
+//   432 MMAs per warp per chunk. K in 8 chunks of 8 input channels, 9 k8 steps (taps) per chunk.
+//   2 cp.async stages, one __syncthreads per chunk. Shared memory per stage (both precisions):
 //     input   8 ch x 6 rows x 68 cols (64 + halo 2 + 2 so rows are whole float4s); channel stride 408
 //             (≡ 24 mod 32: the four k-rows of a B fragment hit disjoint 8-bank groups)          13,056 B
-//     weights 9 taps x 4 m16 x 32 lanes x float4 (x2 big/small), fragment order        18,432 (36,864) B
-//   dynamic smem = 2 stages = 62,976 B (3xtf32: 99,840 B). The output staging (16 x 68 floats per warp)
-//   reuses the stage of the tile's last chunk. tf32: 2 blocks/SM on A100, H100, H200; 3xtf32: 2 on
-//   H100/H200, 1 on A100. Two 4-warp blocks per SM let one block's epilogue (erf-GELU, ~40% of a tile's
-//   issue slots) run while the other keeps the tensor cores busy. CF_CONV2D_ROWS=8 (8 warps, 1 block/SM)
-//   halves the L2 → SM weight traffic at the cost of that overlap.
+//     weights 9 taps x MT m16 x WPARTS x 32 lanes x float4, fragment order (4x1 / 2x2)         18,432 B
+//   dynamic smem = 2 stages = 62,976 B. The output staging (16 x 68 floats per warp) reuses the stage of
+//   the tile's last chunk. Registers (-Xptxas -v, nvcc 13.0): tf32 228 (sm_80) / 234 (sm_90), 3xtf32
+//   255 / 255, no spills, no stack: 2 blocks/SM on A100, H100, H200 in both precisions. Two 4-warp blocks
+//   per SM let one block's epilogue (erf-GELU, ~40% of a tf32 tile's issue slots) run while the other
+//   keeps the tensor cores busy. CF_CONV2D_ROWS=8 (8 warps, 1 block/SM) halves the L2 → SM weight
+//   traffic at the cost of that overlap.
 //
-// Launch: persistent grid = min(tiles, SMs x resident blocks/SM); tile = (n, 4-row band, 64-column band),
-//   column band fastest, dealt round-robin: co-resident blocks work on neighbouring tiles, so halo rows
-//   are re-read from L2, not DRAM. A block's (tile, chunk) sequence is one flattened pipeline: the next
-//   tile's first chunk is in flight during this tile's epilogue.
+// Launch: persistent grid = min(tiles, SMs x resident blocks/SM); tile = (n, 4-row band, 64-column band,
+//   Cout slice), slice fastest, then column band, dealt round-robin: co-resident blocks work on
+//   neighbouring tiles, so halo rows and the second slice's input are re-read from L2, not DRAM. A block's
+//   (tile, chunk) sequence is one flattened pipeline: the next tile's first chunk is in flight during this
+//   tile's epilogue. tf32 has one slice (the slice index folds away: its SASS is that of the one-slice
+//   version).
 //
 // Epilogue: v = acc + bias[c] parked in staging one 16-channel slice at a time (each row shifted by its
 //   16-byte misalignment), then each lane takes one channel row, applies epilogue_conv2d(v, multiplier[c])
@@ -51,13 +83,17 @@
 //
 // Traffic at full size (N=64, 64x256x256 → 64x254x254):
 //   FLOPs   2*64*64*254*254*576 = 304.4 GFLOP (3xtf32: 913 GFLOP of TF32 MMAs); 1.6% more on tile padding
-//   DRAM    x read once 1.074 GB (halo re-reads hit L2) + y written once 1.057 GB = 2.13 GB (0.51 ms)
-//   L2 → SM x 1.71 GB (64 ch x 6 x 68 per 4 x 64 outputs) + weights 147 KB x 16,384 tiles = 2.42 GB
-//           (3xtf32: 4.83 GB)
-// Predicted H200 (SASS counts, 1.98 GHz): tf32 ~0.85-0.95 ms — per warp and tile ~6.4k issue slots for the
-//   MMA phase (3.6k HMMA/LDS, 2.8k copies and rounding) + ~5.7k for the epilogue (~40 per output) =
-//   0.79 G warp-instructions = 0.76 ms at 4 issues/clk/SM, vs 0.58 ms of HMMA at the TF32 peak: issue-bound.
-//   3xtf32 ~2.1-2.4 ms: tensor-bound (1.75 ms of HMMA at peak), the epilogue hidden under the MMAs.
+//   DRAM    x read once 1.074 GB (halo and second-slice re-reads hit L2) + y written once 1.057 GB = 2.13 GB
+//   L2 → SM tf32: x 1.71 GB (64 ch x 6 x 68 per 4 x 64 outputs) + weights 147 KB x 16,384 tiles = 2.42 GB;
+//           3xtf32: x 3.42 GB (read once per slice) + weights 147 KB x 32,768 half tiles = 4.83 GB
+// Predicted H200 (SASS counts, 1.98 GHz): tf32 ~0.85-0.95 ms issue-bound (per warp and tile ~6.4k issue
+//   slots for the MMA phase + ~5.7k for the epilogue); measured 2.16 ms (2026-11-29; 2 blocks x 4 warps per
+//   SM, 11-12% achieved occupancy). 3xtf32, one accumulator: measured 4.32 ms (~10 clk per HMMA per SM
+//   sub-partition). Two-level version: the same 0.45 G HMMA, ~1.6x the MMA-phase issue slots (FADD
+//   flushes; the input split and B loads now per 32-Cout warp instead of per 64), still well under the
+//   issue capacity; the SASS latency model gives the old MMA rate at an 8-cycle pipe and 11-19% slower
+//   at 4 cycles; plus twice the per-tile fixed costs (barriers, x copies): ~4.3-4.8 ms. With
+//   CF_3X_FLUSH=1, ~4.6-5.5 ms.
 //
 // Odd shapes: any N, H, W >= 3. Input rows/columns past the edge are zero-filled by cp.async (src-size 0)
 //   and feed only outputs that are never stored. 16-byte copies when W % 4 == 0 and x is 16-byte aligned,
@@ -87,12 +123,22 @@ constexpr int X_STAGE = CK * XCS;                // floats; item k of the copy i
 constexpr int X_ITEMS = X_STAGE / 4;
 #ifdef CF_3XTF32
 constexpr int WPARTS = 2;                        // big, small
+constexpr int MT = 2;                            // m16 tiles per warp: a block owns 32 of the 64 Cout
+#ifndef CF_3X_FLUSH
+#define CF_3X_FLUSH 3                            // taps per MMA partial sum (1, 3 or 9), see the header
+#endif
+constexpr int FLUSH = CF_3X_FLUSH;
+static_assert(TAPS % FLUSH == 0, "a partial sum covers whole taps of one chunk");
 #else
 constexpr int WPARTS = 1;
+constexpr int MT = 4;                            // m16 tiles per warp: a block owns all 64 Cout
 #endif
-constexpr int W_STAGE = TAPS * 4 * WPARTS * 32 * 4;   // one chunk of fragment-ordered weights, floats
+static_assert(MT == 4 || MT == 2, "the pre-pass decodes i with a shift");
+constexpr int CO_T = 16 * MT;                    // Cout per block tile
+constexpr int CO_SPLIT = COUT / CO_T;            // Cout slices per output tile: 1 (tf32) or 2 (3xtf32)
+constexpr int W_STAGE = TAPS * MT * WPARTS * 32 * 4;  // one chunk of one slice's fragment-ordered weights
 constexpr int W_ITEMS = W_STAGE / 4;
-constexpr int WPREP_FLOATS = NCHUNK * W_STAGE;
+constexpr int WPREP_FLOATS = NCHUNK * CO_SPLIT * W_STAGE;
 constexpr int STAGE = X_STAGE + W_STAGE;
 constexpr int ORS = 68;                          // staging row: up to 3 shift + 64 pixels, 17 float4
 constexpr int O_WARP = 16 * ORS;
@@ -127,8 +173,9 @@ __device__ __forceinline__ uint32_t to_tf32(float x) {
 // (round toward zero: exactly TF32, NaN/Inf-safe), small = x - big (exact in FP32, |small| < 2^-10 |x|)
 // handed to the MMA as is: the tensor core reads its top 19 bits, i.e. truncates it as well. That is 2
 // instructions per element; two cvt.rna would be 6-8 in SASS. The truncations scale every product by
-// nearly the same 1 - O(2^-22), a uniform bias, not noise; a numpy model with FP32 accumulation gives
-// rel-L2 ~4e-7 on the conv when both operands are split this way (bound 2e-6), ~3e-7 with both rounded.
+// nearly the same 1 - O(2^-22), a uniform bias, not noise: with the default 3-tap partial sums the model
+// gives rel-L2 3.3-4.1e-7 with this split and 2.2-3.6e-7 with both parts rounded, not worth 4-6 more
+// instructions per element. (The accumulation, not the split, was the 3xtf32 error: see the header.)
 __device__ __forceinline__ void split_tf32(float x, uint32_t& big, uint32_t& small) {
     big = __float_as_uint(x) & 0xffffe000u;
     small = __float_as_uint(x - __uint_as_float(big));
@@ -139,6 +186,15 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], 
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+#ifdef CF_3XTF32
+// d = a*b + 0: opens a partial sum (C is the zero register in SASS, no zeroing instructions).
+__device__ __forceinline__ void mma_tf32_zc(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
+}
+#endif
 
 struct Geom {
     int N, H, W, Ho, Wo;
@@ -146,19 +202,25 @@ struct Geom {
     bool xvec;   // 16-byte cp.async legal for x rows
 };
 
-struct TileCoord { int n, oy0, ox0; };
+// Tile = (n, row band, column band, Cout slice hc), hc fastest: the two slices of one output tile run on
+// neighbouring blocks at the same time, so the second read of its input comes from L2. tf32: hc = 0.
+struct TileCoord { int n, oy0, ox0, hc; };
 __device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
+    const int hc = tile % CO_SPLIT;
+    tile /= CO_SPLIT;
     const int tx = tile % g.tiles_x;
     const int t2 = tile / g.tiles_x;
-    return { t2 / g.tiles_y, (t2 % g.tiles_y) * WARPS, tx * TW };
+    return { t2 / g.tiles_y, (t2 % g.tiles_y) * WARPS, tx * TW, hc };
 }
 
 // Weight pre-pass (one tiny kernel per call): PyTorch [Cout][Cin][3][3] → the A-fragment order of the
-// main loop, [chunk][tap][m16 tile i][part][lane][r], rounded to TF32 (cvt.rna) or split into big/small
-// for 3xTF32. The main kernel then copies each chunk's weights with linear 16-byte cp.async, loads an A
-// fragment with one LDS.128 (big and small: two), and never converts a weight: without this, every block
-// would re-round (or re-split) all 36,864 weights for every tile.
-//   a[r] of lane (gid, tq) in m16 tile i = W[cout = 16i + gid + 8(r&1)][cin = 8cc + tq + 4(r>>1)][tap]
+// main loop, [chunk][Cout slice hc][tap][m16 tile i][part][lane][r] (i < MT), rounded to TF32 (cvt.rna)
+// or split into big/small for 3xTF32, so one (chunk, slice) is one contiguous W_STAGE block. The main
+// kernel then copies each chunk's weights with linear 16-byte cp.async, loads an A fragment with one
+// LDS.128 (big and small: two), and never converts a weight: without this, every block would re-round
+// (or re-split) all 36,864 weights for every tile.
+//   a[r] of lane (gid, tq) in m16 tile i of slice hc
+//       = W[cout = 16(MT hc + i) + gid + 8(r&1)][cin = 8cc + tq + 4(r>>1)][tap]
 __global__ void __launch_bounds__(256)
 conv2d_wprep_kernel(const float* __restrict__ w, float* __restrict__ wf) {
     const int f = blockIdx.x * blockDim.x + threadIdx.x;
@@ -167,10 +229,12 @@ conv2d_wprep_kernel(const float* __restrict__ w, float* __restrict__ wf) {
     int t = f >> 7;
     const int part = t % WPARTS;
     t /= WPARTS;
-    const int i = t & 3;
-    t >>= 2;
-    const int tap = t % TAPS, cc = t / TAPS;
-    const int co = 16 * i + (lane >> 2) + 8 * (r & 1);
+    const int i = t & (MT - 1);
+    t >>= (MT == 4 ? 2 : 1);
+    const int tap = t % TAPS;
+    t /= TAPS;
+    const int hc = t % CO_SPLIT, cc = t / CO_SPLIT;
+    const int co = 16 * (MT * hc + i) + (lane >> 2) + 8 * (r & 1);
     const int ci = cc * CK + (lane & 3) + 4 * (r >> 1);
     const float v = w[(co * CIN + ci) * TAPS + tap];
     const uint32_t big = to_tf32(v);
@@ -183,7 +247,7 @@ conv2d_wprep_kernel(const float* __restrict__ w, float* __restrict__ wf) {
 __device__ __forceinline__ void load_chunk(float* sx, float* sw, const float* __restrict__ x,
                                            const float* __restrict__ wf, const Geom& g, TileCoord tc, int cc) {
     const int tid = threadIdx.x;
-    const float* wsrc = wf + cc * W_STAGE;
+    const float* wsrc = wf + (cc * CO_SPLIT + tc.hc) * W_STAGE;
 #pragma unroll
     for (int k = tid; k < W_ITEMS; k += THREADS) cp_async16(sw + 4 * k, wsrc + 4 * k, 16);
     constexpr int DQ = THREADS % XCHUNKS, DROW = THREADS / XCHUNKS;
@@ -225,40 +289,73 @@ __device__ __forceinline__ void round_chunk(float* sx) {
 }
 #endif
 
-// One K chunk: 9 taps x (4 m16 x 8 n8) MMAs for this warp's 64 Cout x 64 pixels.
-//   A (16 Cout x 8 ch):  the lane's float4 at sw[(tap*4 + i)*WPARTS + part][lane] (see the pre-pass)
+// One K chunk: 9 taps x (MT m16 x 8 n8) MMAs for this warp's CO_T Cout x 64 pixels.
+//   A (16 Cout x 8 ch):  the lane's float4 at sw[(tap*MT + i)*WPARTS + part][lane] (see the pre-pass)
 //   B (8 ch x 8 px):     b[r] = X[ch = tq + 4r][row = warp + ky][col = 8j + gid + kx]
-__device__ __forceinline__ void compute_chunk(float (&acc)[4][8][4], const float* sx, const float* sw,
+__device__ __forceinline__ void compute_chunk(float (&acc)[MT][8][4], const float* sx, const float* sw,
                                               int warp, int lane) {
     const int gid = lane >> 2, tq = lane & 3;
     const float* xs = sx + tq * XCS + warp * XRS + gid;
     const float4* wq = reinterpret_cast<const float4*>(sw) + lane;
+#ifdef CF_3XTF32
+    // Two-level accumulation: the MMAs of FLUSH taps (3*FLUSH MMAs, 8*FLUSH products per element) go into
+    // a fresh partial sum, which is then added to the FP32 total with an ordinary round-to-nearest FADD.
+    // The tensor core's own additions truncate (see the header); this keeps each truncation at the scale
+    // of a small partial sum and lets the errors of successive partials, of either sign, cancel.
+    float part[MT][8][4];
 #pragma unroll
     for (int tap = 0; tap < TAPS; ++tap) {
         const int ky = tap / KS, kx = tap % KS;
-#ifdef CF_3XTF32
-        uint32_t ab[4][4], as[4][4];
+        uint32_t ab[MT][4], as[MT][4];
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            const float4 vb = wq[((tap * 4 + i) * 2) * 32], vs = wq[((tap * 4 + i) * 2 + 1) * 32];
+        for (int i = 0; i < MT; ++i) {
+            const float4 vb = wq[((tap * MT + i) * 2) * 32], vs = wq[((tap * MT + i) * 2 + 1) * 32];
             ab[i][0] = __float_as_uint(vb.x); ab[i][1] = __float_as_uint(vb.y);
             ab[i][2] = __float_as_uint(vb.z); ab[i][3] = __float_as_uint(vb.w);
             as[i][0] = __float_as_uint(vs.x); as[i][1] = __float_as_uint(vs.y);
             as[i][2] = __float_as_uint(vs.z); as[i][3] = __float_as_uint(vs.w);
         }
+        // Two halves of 4 n8 columns, each in three passes over its 2 x 4 tiles (small products first),
+        // then its flush. Numerically the same per element as a plain j loop; this order is what lets
+        // ptxas keep dependent MMAs apart (SASS: median 24 instructions from an MMA to the next MMA on
+        // the same tile, vs 20 with more back-to-back pairs) and the half's B fragments die early.
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            uint32_t bb0, bs0, bb1, bs1;
-            split_tf32(xs[ky * XRS + kx + 8 * j], bb0, bs0);
-            split_tf32(xs[4 * XCS + ky * XRS + kx + 8 * j], bb1, bs1);
+        for (int jh = 0; jh < 8; jh += 4) {
+            uint32_t bb[4][2], bs[4][2];
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                mma_tf32(acc[i][j], as[i], bb0, bb1);
-                mma_tf32(acc[i][j], ab[i], bs0, bs1);
-                mma_tf32(acc[i][j], ab[i], bb0, bb1);
+            for (int j = 0; j < 4; ++j) {
+                split_tf32(xs[ky * XRS + kx + 8 * (jh + j)], bb[j][0], bs[j][0]);
+                split_tf32(xs[4 * XCS + ky * XRS + kx + 8 * (jh + j)], bb[j][1], bs[j][1]);
+            }
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+#pragma unroll
+                for (int i = 0; i < MT; ++i) {
+                    if (tap % FLUSH == 0) mma_tf32_zc(part[i][jh + j], as[i], bb[j][0], bb[j][1]);
+                    else                  mma_tf32(part[i][jh + j], as[i], bb[j][0], bb[j][1]);
+                }
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+#pragma unroll
+                for (int i = 0; i < MT; ++i) mma_tf32(part[i][jh + j], ab[i], bs[j][0], bs[j][1]);
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+#pragma unroll
+                for (int i = 0; i < MT; ++i) mma_tf32(part[i][jh + j], ab[i], bb[j][0], bb[j][1]);
+            if (tap % FLUSH == FLUSH - 1) {
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+#pragma unroll
+                    for (int i = 0; i < MT; ++i)
+#pragma unroll
+                        for (int r = 0; r < 4; ++r) acc[i][jh + j][r] += part[i][jh + j][r];
             }
         }
+    }
 #else
+#pragma unroll
+    for (int tap = 0; tap < TAPS; ++tap) {
+        const int ky = tap / KS, kx = tap % KS;
         uint32_t a[4][4];
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
@@ -273,18 +370,19 @@ __device__ __forceinline__ void compute_chunk(float (&acc)[4][8][4], const float
 #pragma unroll
             for (int i = 0; i < 4; ++i) mma_tf32(acc[i][j], a[i], b0, b1);
         }
-#endif
     }
+#endif
 }
 
 // Bias, epilogue and 16-byte stores of this warp's output row, one m16 slice (16 channels) at a time
 // through the warp's staging buffer. The accumulators (+ bias) are parked in staging first and the
 // epilogue runs on float4s read back from it: erf-GELU then never has more than 4 values in flight next
-// to the 128 live accumulators (computing it straight from the accumulators spilled registers), and
-// it runs only for pixels inside the output. Staging row r holds channel 16i + r shifted right by that
+// to the 128 (3xtf32: 64) live accumulators (computing it straight from the accumulators spilled
+// registers), and it runs only for pixels inside the output. Staging row r holds channel 16i + r (of the
+// tile's Cout slice, from co0) shifted right by that
 // row's misalignment sh (floats), so float4 k of the staging row is the aligned global float4 at
 // y_row - sh + 4k. Row c's misalignment is (sh0 + c * (plane mod 4)) mod 4: no 64-bit math per row.
-__device__ __forceinline__ void store_tile(float (&acc)[4][8][4], float* stg, const float* __restrict__ bias,
+__device__ __forceinline__ void store_tile(float (&acc)[MT][8][4], float* stg, const float* __restrict__ bias,
                                            const float* __restrict__ mult, float* __restrict__ y, const Geom& g,
                                            TileCoord tc, int warp, int lane) {
     const int oy = tc.oy0 + warp;
@@ -296,11 +394,12 @@ __device__ __forceinline__ void store_tile(float (&acc)[4][8][4], float* stg, co
     const int sh0 = (int)((reinterpret_cast<uintptr_t>(yrow0) >> 2) & 3);
     const int pm = (int)(plane & 3);
     const int sr = lane & 15, hl = lane >> 4;   // store phase: staging row sr, float4 chunks hl, hl+2, ...
+    const int co0 = tc.hc * CO_T;               // this tile's first output channel (0 for tf32)
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < MT; ++i) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            const int r = gid + 8 * h, c = 16 * i + r;
+            const int r = gid + 8 * h, c = co0 + 16 * i + r;
             const float b = __ldg(bias + c);
             float* srow = stg + r * ORS + ((sh0 + c * pm) & 3) + 2 * tq;
 #pragma unroll
@@ -313,7 +412,7 @@ __device__ __forceinline__ void store_tile(float (&acc)[4][8][4], float* stg, co
         // Each lane owns one staging row (channel) and every other float4 of it: the row pointer, shift
         // and per-channel parameter are loop-invariant; a warp store covers 16 rows x 32 contiguous bytes.
         // Up to 17 float4 per row (a shifted full-width row); chunk 17 (hl = 1, k = 8) is always past L.
-        const int c = 16 * i + sr;
+        const int c = co0 + 16 * i + sr;
         const int sh = (sh0 + c * pm) & 3;
         float* yrow = yrow0 + c * plane - sh;   // 16-byte aligned; element e of float4 q is yrow[4q + e]
         const float* srow = stg + sr * ORS;
@@ -362,9 +461,9 @@ conv2d_mma_kernel(const float* __restrict__ x, const float* __restrict__ wf, con
     int it = 0;                                  // flattened (tile, chunk) index: the pipeline position
 #pragma unroll 1
     for (int t = 0; t < my_tiles; ++t) {
-        float acc[4][8][4];
+        float acc[MT][8][4];
 #pragma unroll
-        for (int i = 0; i < 4; ++i)
+        for (int i = 0; i < MT; ++i)
 #pragma unroll
             for (int j = 0; j < 8; ++j)
 #pragma unroll
@@ -431,7 +530,7 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     g.N = a.N; g.H = a.H; g.W = a.W; g.Ho = a.Ho; g.Wo = a.Wo;
     g.tiles_x = cf_ceil_div(a.Wo, TW);
     g.tiles_y = cf_ceil_div(a.Ho, WARPS);
-    const long long tiles = (long long)a.N * g.tiles_x * g.tiles_y;
+    const long long tiles = (long long)a.N * g.tiles_x * g.tiles_y * CO_SPLIT;
     if (tiles > 0x7fffffffLL) return "04_implicit_gemm_mma (conv2d): too many tiles for a 32-bit tile index";
     g.tiles = (int)tiles;
     g.xvec = (a.W % 4 == 0) && (reinterpret_cast<uintptr_t>(a.x) % 16 == 0);
