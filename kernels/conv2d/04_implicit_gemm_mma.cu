@@ -145,47 +145,7 @@ constexpr int O_WARP = 16 * ORS;
 static_assert(WARPS * O_WARP <= STAGE, "output staging lives in the stage the last chunk used");
 constexpr size_t SMEM_BYTES = size_t(STAGES) * STAGE * sizeof(float);
 
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-// src_bytes < cp-size zero-fills the rest: out-of-range rows/columns become the zero padding of the GEMM.
-__device__ __forceinline__ void cp_async16(float* dst, const float* src, int src_bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
-                 :: "r"(smem_addr(dst)), "l"(src), "r"(src_bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async4(float* dst, const float* src, int src_bytes) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n"
-                 :: "r"(smem_addr(dst)), "l"(src), "r"(src_bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
-}
-
-__device__ __forceinline__ uint32_t to_tf32(float x) {
-    uint32_t r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-    return r;
-}
-// 3xTF32 split of the input (B) operand, CUTLASS's cheapest "fast FP32" variant: big = x with its low 13
-// mantissa bits cleared
-// (round toward zero: exactly TF32, NaN/Inf-safe), small = x - big (exact in FP32, |small| < 2^-10 |x|)
-// handed to the MMA as is: the tensor core reads its top 19 bits, i.e. truncates it as well. That is 2
-// instructions per element; two cvt.rna would be 6-8 in SASS. The truncations scale every product by
-// nearly the same 1 - O(2^-22), a uniform bias, not noise: with the default 3-tap partial sums the model
-// gives rel-L2 3.3-4.1e-7 with this split and 2.2-3.6e-7 with both parts rounded, not worth 4-6 more
-// instructions per element. (The accumulation, not the split, was the 3xtf32 error: see the header.)
-__device__ __forceinline__ void split_tf32(float x, uint32_t& big, uint32_t& small) {
-    big = __float_as_uint(x) & 0xffffe000u;
-    small = __float_as_uint(x - __uint_as_float(big));
-}
-__device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
+// smem_addr, cp_async*, to_tf32, split_tf32, mma_tf32: kernels/common.cuh
 #ifdef CF_3XTF32
 // d = a*b + 0: opens a partial sum (C is the zero register in SASS, no zeroing instructions).
 __device__ __forceinline__ void mma_tf32_zc(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {

@@ -82,45 +82,7 @@ constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
 static_assert(XCS % 4 == 0 && X_FLOATS % 4 == 0 && WF_FLOATS % 4 == 0 && ORS % 4 == 0, "16-byte aligned smem");
 static_assert(CIN == 8, "one k8 MMA step per tap");
 
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-// src_bytes < cp-size zero-fills the rest: out-of-range rows/columns become the zero padding of the GEMM.
-__device__ __forceinline__ void cp_async16(float* dst, const float* src, int src_bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
-                 :: "r"(smem_addr(dst)), "l"(src), "r"(src_bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async4(float* dst, const float* src, int src_bytes) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n"
-                 :: "r"(smem_addr(dst)), "l"(src), "r"(src_bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
-}
-
-__device__ __forceinline__ uint32_t to_tf32(float x) {
-    uint32_t r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-    return r;
-}
-// 3xTF32 split, CUTLASS's cheapest "fast FP32" variant: big = x with its low 13 mantissa bits cleared
-// (round toward zero: exactly TF32, NaN/Inf-safe), small = x - big (exact in FP32, |small| < 2^-10 |x|)
-// handed to the MMA as is: the tensor core reads its top 19 bits, i.e. truncates it as well. That is 2
-// instructions per operand element; two cvt.rna would be 6-8 in SASS. The truncations scale every
-// product by nearly the same 1 - O(2^-22), a uniform bias, not noise; a numpy model of this exact split
-// with FP32 accumulation gives rel-L2 ~4e-7 on the conv (bound 2e-6), vs ~3e-7 with both parts rounded.
-__device__ __forceinline__ void split_tf32(float x, uint32_t& big, uint32_t& small) {
-    big = __float_as_uint(x) & 0xffffe000u;
-    small = __float_as_uint(x - __uint_as_float(big));
-}
-__device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
+// smem_addr, cp_async*, to_tf32, split_tf32, mma_tf32: kernels/common.cuh
 
 struct Geom {
     int N, D, H, W, Do, Ho, Wo;
