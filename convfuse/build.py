@@ -293,14 +293,17 @@ def measure_build_times(variants, log=print) -> dict:
     t0 = time.perf_counter()
     build_all(variants, log=log)
     cold_all = time.perf_counter() - t0
-    code = ("import time; t=time.perf_counter(); from convfuse import build, registry; "
-            "[build._load(v) for v in registry.kernel_variants()]; print(time.perf_counter()-t)")
+    code = ("import time; t=time.perf_counter(); import torch; t1=time.perf_counter(); "
+            "from convfuse import build, registry; [build._load(v) for v in registry.kernel_variants()]; "
+            "t2=time.perf_counter(); print(t1-t, t2-t1)")
     t0 = time.perf_counter()
     p = subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, capture_output=True, text=True)
     warm_process = time.perf_counter() - t0
     out = {"cold_one_s": round(one, 1), "cold_one_variant": f"{variants[0].problem}/{variants[0].key}",
            "cold_all_s": round(cold_all, 1), "n_extensions": len(variants), "cpu_count": os.cpu_count(),
-           "warm_load_all_s": round(float(p.stdout.strip().splitlines()[-1]), 2),
+           "warm_load_all_s": round(sum(map(float, p.stdout.split()[-2:])), 2),
+           "warm_torch_import_s": round(float(p.stdout.split()[-2]), 2),
+           "warm_load_all_after_torch_s": round(float(p.stdout.split()[-1]), 2),
            "warm_load_all_process_s": round(warm_process, 2)}
     log("[build] times: " + json.dumps(out))
     return out
