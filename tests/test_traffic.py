@@ -40,6 +40,9 @@ def test_prediction_is_the_larger_term():
     p = T.predict_ms(P.CONV3D, "eager", "tf32", h200)
     assert p["bound"] == "memory" and p["ms"] == pytest.approx(T.model_bytes(P.CONV3D, "eager") / 4.8e12 * 1e3)
     assert h200.tflops["3xtf32"] == pytest.approx(h200.tf32_tflops / 3)
+    # cuDNN runs conv3d in FP32 even where TF32 is allowed: its compute floor is the FP32 one
+    p = T.predict_ms(P.CONV3D, "compile", "tf32", h200)
+    assert p["math_ms"] == pytest.approx(T.flops(P.CONV3D) / 67e12 * 1e3)
 
 
 def test_every_gpu_has_a_source_and_sane_ceilings():
@@ -54,3 +57,17 @@ def test_every_registry_variant_has_a_traffic_model():
 
     for v in VARIANTS:
         assert T.model_bytes(P.get(v.problem), v.key) >= T.floor_bytes(P.get(v.problem))
+
+
+def test_published_anchors_name_modeled_gpus_and_reference_rows():
+    from convfuse.registry import all_variants
+
+    refs = {v.key for v in all_variants("conv2d", kind="reference")}
+    for gpu, entry in T.KERNELBENCH_PUBLISHED_MS.items():
+        T.datasheet(gpu)
+        assert entry["source"]
+        for prob in ("conv2d", "conv3d"):
+            assert set(entry[prob]) <= refs
+            # a published time can never beat the model's floor for that GPU
+            for key, ms in entry[prob].items():
+                assert ms >= T.predict_ms(P.get(prob), key, "tf32", T.datasheet(gpu))["ms"]
