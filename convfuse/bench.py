@@ -120,9 +120,10 @@ def environment() -> dict:
 
 
 def _resource_fields(v: R.Variant) -> dict:
+    from . import build
+
     try:
-        u = __import__("convfuse.build", fromlist=["x"])
-        usage = u.main_kernel_usage(u.resource_usage(v, arch="90"))
+        usage = build.main_kernel_usage(build.resource_usage(v, arch="90"))
         return {"registers": usage.get("registers"), "smem_bytes": usage.get("smem_bytes"),
                 "spill_bytes": usage.get("spill_stores", 0) + usage.get("spill_loads", 0)}
     except Exception as e:   # a missing nvcc must not lose a run's timings
