@@ -32,3 +32,6 @@ def test_recorded_run_is_complete(run):
         for k in REQUIRED:
             if k != "registers" or rec["kind"] != "reference":
                 assert k in rec, f"{rec['problem']}/{rec['variant']} lacks {k}"
+        if rec["kind"] != "reference":
+            assert rec["model_bytes"] > 0 and rec["dram_bytes_measured"], \
+                f"{rec['problem']}/{rec['variant']}: no Nsight Compute bytes (make profile)"

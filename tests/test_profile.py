@@ -1,0 +1,47 @@
+"""profile.parse on a real Nsight Compute CSV recorded on the device (results/device-logs/ncu.csv)."""
+import json
+from pathlib import Path
+
+import pytest
+
+from convfuse import profile, registry, results
+
+CSV = Path(results.RESULTS_DIR) / "device-logs" / "ncu.csv"
+
+
+def _order():
+    return [[p, v.key] for p in ("conv2d", "conv3d") for v in registry.all_variants(p)]
+
+
+@pytest.mark.skipif(not CSV.exists(), reason="no recorded ncu CSV")
+def test_parse_splits_kernels_by_marker_and_reads_units():
+    per = profile.parse(CSV.read_text(), _order())
+    assert set(per) == {tuple(o) for o in _order()}
+    # cuDNN's TF32 conv2d path: transpose in, conv, transpose out, then 4 elementwise passes (+ tiny ones)
+    eager = per[("conv2d", "eager")]
+    assert any("nchwToNhwc" in k["kernel"] for k in eager) and any("Gelu" in k["kernel"] for k in eager)
+    fused = per[("conv2d", "03b_register_tiled")]
+    assert len(fused) == 1
+    k = fused[0]
+    assert 2.0e9 < k["dram_read"] + k["dram_write"] < 2.3e9      # input once + output once: 2.13 GB
+    assert 5 < k["ms"] < 10 and k["threads_per_block"] == 256 and k["registers"] > 0
+
+
+def test_parse_synthetic_csv():
+    head = '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",' \
+           '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"\n'
+
+    def row(i, name, metric, unit, value):
+        return f'"{i}","1","p","h","{name}","1","7","(1,1,1)","(1,1,1)","0","9.0","s","{metric}","{unit}","{value}"\n'
+
+    text = "==PROF== noise\n" + head
+    text += row(0, "spin_kernel(long)", "gpu__time_duration.sum", "nsecond", "1000")
+    text += row(1, "my_kernel", "dram__bytes_read.sum", "byte", "1,024")
+    text += row(1, "my_kernel", "dram__bytes_write.sum", "Kbyte", "2")
+    text += row(1, "my_kernel", "gpu__time_duration.sum", "usecond", "1500")
+    text += row(2, "spin_kernel(long)", "gpu__time_duration.sum", "nsecond", "1000")
+    text += row(3, "other", "dram__bytes_read.sum", "byte", "8")
+    per = profile.parse(text, [["conv2d", "a"], ["conv2d", "b"]])
+    assert per[("conv2d", "a")] == [{"kernel": "my_kernel", "dram_read": 1024.0, "dram_write": 2000.0, "ms": 1.5}]
+    assert per[("conv2d", "b")] == [{"kernel": "other", "dram_read": 8.0}]
+    json.dumps(per[("conv2d", "a")])
