@@ -257,19 +257,6 @@ def time_bars(run: dict, problem: str, variants=None):
     return fig
 
 
-def _kernel_category(name: str) -> str:
-    n = name.lower()
-    if "fused conv" in n:
-        return "fused conv+epilogue (one kernel)"
-    if n.startswith("conv"):
-        return "conv (cuDNN)"
-    if "fused" in n or "inductor" in n:
-        return "fused epilogue (one pass)"
-    if "channels_last" in n:
-        return "layout conversion"
-    return "eager elementwise pass"
-
-
 CATEGORY_COLOR = {"conv (cuDNN)": "0.55", "eager elementwise pass": "tab:red",
                   "fused epilogue (one pass)": "tab:orange", "fused conv+epilogue (one kernel)": "tab:green",
                   "layout conversion": "tab:purple"}
@@ -289,7 +276,7 @@ def traffic_bars(problem=None, run: dict | None = None, variants=None):
             left = 0.0
             for name, rd, wr in T.kernels(prob, v.key):
                 gb = (rd + wr) / 1e9
-                cat = _kernel_category(name)
+                cat = T.kernel_category(name)
                 ax.barh(i, gb, left=left, color=CATEGORY_COLOR[cat], edgecolor="white", lw=0.8,
                         label=None if cat in seen else cat)
                 seen.add(cat)

@@ -473,14 +473,17 @@ _FUNCTOR = re.compile(r"at::native::(?:\(anonymous namespace\)::)?(\w*(?:Functor
 
 
 def kernel_category(name: str) -> str:
-    if name.startswith("triton"):
-        return "fused epilogue (inductor)"
-    if _ELEMENTWISE.search(name):
-        return "elementwise pass"
-    if _LAYOUT.search(name):
-        return "layout transform"
+    """What a profiled CUDA kernel is, from its name. Inductor names its kernels after the ops they
+    fuse: one that fuses only `convolution` copies an operand into the conv's layout; the ATen
+    `direct_copy_kernel` is the channels_last conversion of x."""
     if re.search(r"memset|memcpy", name, re.I):
         return "memory op"
+    if name.startswith("triton"):
+        return "fused epilogue (inductor)" if re.search(r"gelu|leaky|clamp|mul|add", name) else "layout transform"
+    if _LAYOUT.search(name) or "direct_copy_kernel" in name:
+        return "layout transform"
+    if _ELEMENTWISE.search(name):
+        return "elementwise pass"
     return "conv"
 
 

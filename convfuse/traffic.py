@@ -163,6 +163,19 @@ def kernels(problem: P.Problem, variant: str, input_shape=None) -> list[tuple[st
     raise ValueError(f"no traffic model for variant {variant!r}")
 
 
+def kernel_category(name: str) -> str:
+    """What a kernel of `kernels()` is, for charts: the names above are written to be read this way."""
+    if name.startswith("fused conv"):
+        return "fused conv+epilogue (one kernel)"
+    if "fused" in name:
+        return "fused epilogue (one pass)"
+    if name.startswith("cuDNN conv"):
+        return "conv (cuDNN)"
+    if "->" in name or " to " in name:
+        return "layout conversion"
+    return "eager elementwise pass"
+
+
 def model_bytes(problem: P.Problem, variant: str, input_shape=None) -> int:
     return sum(r + w for _, r, w in kernels(problem, variant, input_shape))
 
