@@ -145,7 +145,9 @@ def facts(run: dict, problem: str, variant: str) -> dict | None:
     ms = r.get("median_ms")
     if gpu and ms:
         fl = traffic.floors_ms(prob, gpu)
-        peak = _peak(gpu, f["precision"])
+        # the arithmetic the conv really runs in (cuDNN may not use the TF32 it is allowed)
+        f["compute_precision"] = traffic.compute_precision(prob, variant, f["precision"])
+        peak = _peak(gpu, f["compute_precision"])
         pred = traffic.predict_ms(prob, variant, f["precision"], gpu)
         tflops = (r.get("flops") or traffic.flops(prob)) / (ms * 1e-3) / 1e12
         gbps = r["model_bytes"] / (ms * 1e-3) / 1e9 if r.get("model_bytes") else None

@@ -213,7 +213,9 @@ def l2_reread_factor(problem: P.Problem, variant: str) -> float | None:
     if variant == "03a_seed_fused":
         if problem.key == "conv2d":
             return (10 * 10) / (8 * 8) * (problem.out_channels / 4)   # halo x 16 channel groups
-        return 27.0 * problem.out_channels / 16   # every tap through L1; 64 channel blocks (L1 catches ~16x)
+        # a block's 16x8x2 outputs need an 18x10x4 input window per channel (halo 2.81x), fetched from L2
+        # once if L1 keeps it, and again by each of the 64 output-channel blocks
+        return (18 * 10 * 4) / (16 * 8 * 2) * problem.out_channels
     return None
 
 
