@@ -10,7 +10,7 @@ its inputs here, in Python, before any CUDA is touched: a bad call raises a clea
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
