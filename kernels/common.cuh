@@ -65,7 +65,7 @@ __device__ __forceinline__ void st_global_f4(float* p, float4 v) {
 
 __host__ __device__ __forceinline__ int cf_ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-// --- PTX wrappers shared by the tensor-core kernels (step 04; sm_80 and later) ---------------------
+// --- PTX wrappers shared by the cp.async and tensor-core kernels (steps 03b, 04; sm_80 and later) -----
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
     return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }

@@ -52,23 +52,8 @@ static_assert(WR % 8 == 0, "weight rows are copied in groups of 8");
 static_assert(CK == THREADS / 32, "one warp stages one input channel");
 static_assert(STAGE_FLOATS % 4 == 0 && IN_FLOATS % 4 == 0, "stage buffers must stay 16-byte aligned");
 
-__device__ __forceinline__ void cp_async16(float* dst, const float* src, bool valid) {
-    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    // src-size 0 zero-fills the destination: halo beyond the image reads as 0 and is never stored.
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(valid ? 16 : 0));
-}
-
-__device__ __forceinline__ void cp_async4(float* dst, const float* src, bool valid) {
-    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(valid ? 4 : 0));
-}
-
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
+// cp_async16/cp_async4 (src-size 0 zero-fills: halo beyond the input reads as 0 and is never
+// stored), cp_async_commit, cp_async_wait: kernels/common.cuh
 
 // Stage one group of CK input channels: the 6 x 68 input window of each, and their weights transposed
 // to [ci][kh][kw][cout] so that a thread's 8 output channels are two LDS.128.
@@ -85,7 +70,7 @@ __device__ __forceinline__ void load_stage(float* s_in, float* s_w, const float*
 #pragma unroll
         for (int i = 0; i < 2 * (WR / 8); ++i) {
             const int r_hi = i >> 1, half = i & 1;   // half: channels co or co + 32
-            cp_async4(dst + r_hi * 8 * WS + half * 32, ws + half * 32 * (CIN * TAPS) + r_hi * 8, true);
+            cp_async4(dst + r_hi * 8 * WS + half * 32, ws + half * 32 * (CIN * TAPS) + r_hi * 8, 4);
         }
     }
     // Warp wp stages input channel wp of the group, lanes run along the row: coalesced global reads,
@@ -98,7 +83,7 @@ __device__ __forceinline__ void load_stage(float* s_in, float* s_w, const float*
 #pragma unroll
             for (int row = 0; row < IR; ++row) {
                 const bool ok = colok && row < hlim;
-                cp_async16(dst + row * IW + 4 * lane, ok ? xs + (size_t)row * W + 4 * lane : xs, ok);
+                cp_async16(dst + row * IW + 4 * lane, ok ? xs + (size_t)row * W + 4 * lane : xs, ok ? 16 : 0);
             }
         }
     } else {
@@ -110,9 +95,9 @@ __device__ __forceinline__ void load_stage(float* s_in, float* s_w, const float*
             const bool rok = row < hlim;
             const float* src = xs + (size_t)row * W + lane;
             float* d = dst + row * IW + lane;
-            cp_async4(d, rok && ok0 ? src : xs, rok && ok0);
-            cp_async4(d + 32, rok && ok1 ? src + 32 : xs, rok && ok1);
-            if (lane < IW - 64) cp_async4(d + 64, rok && ok2 ? src + 64 : xs, rok && ok2);
+            cp_async4(d, rok && ok0 ? src : xs, rok && ok0 ? 4 : 0);
+            cp_async4(d + 32, rok && ok1 ? src + 32 : xs, rok && ok1 ? 4 : 0);
+            if (lane < IW - 64) cp_async4(d + 64, rok && ok2 ? src + 64 : xs, rok && ok2 ? 4 : 0);
         }
     }
 }
