@@ -90,13 +90,22 @@ __device__ __forceinline__ uint32_t to_tf32(float x) {
     return r;
 }
 // 3xTF32 split (for the input operand), CUTLASS's cheapest "fast FP32" variant: big = x with its low 13 mantissa bits cleared
-// (round toward zero: exactly TF32, NaN/Inf-safe), small = x - big (exact in FP32, |small| < 2^-10 |x|)
+// (round toward zero: exactly TF32), small = x - big (exact in FP32, |small| < 2^-10 |x|)
 // handed to the MMA as is: the tensor core reads its top 19 bits, i.e. truncates it as well. That is 2
 // instructions per operand element; two cvt.rna would be 6-8 in SASS. The truncations scale every
 // product by nearly the same 1 - O(2^-22), a uniform bias, not noise; a numpy model of this exact split
 // with FP32 accumulation gives rel-L2 ~4e-7 on the conv (bound 2e-6), vs ~3e-7 with both parts rounded.
+// Non-finite x: big is taken from x clamped to +-TF32_MAX (2 FMNMX; the identity on every finite x), so
+// +-Inf gives big = +-TF32_MAX and small = +-Inf, not Inf - Inf = NaN. Only a_big * b_small then meets the
+// Inf, with the sign of eager's w * x; the other two products stay finite. (small = 0 would not do: the
+// weight's small part is 0 or of the opposite sign too often — conv2d's cvt.rna residuals: half of
+// them — and a_small * Inf would give 0 * Inf or Inf - Inf.) NaN: fmaxf drops it, small = NaN carries it.
+#define CF_TF32_MAX __uint_as_float(0x7f7fe000u)   // the largest finite TF32 value, (2 - 2^-10) 2^127
+__device__ __forceinline__ float clamp_tf32_max(float x) {
+    return fminf(fmaxf(x, -CF_TF32_MAX), CF_TF32_MAX);
+}
 __device__ __forceinline__ void split_tf32(float x, uint32_t& big, uint32_t& small) {
-    big = __float_as_uint(x) & 0xffffe000u;
+    big = __float_as_uint(clamp_tf32_max(x)) & 0xffffe000u;
     small = __float_as_uint(x - __uint_as_float(big));
 }
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {

@@ -12,7 +12,7 @@
 //                        products first, small*small dropped) into a fresh MMA partial sum per kernel row
 //                        (3 taps), then acc += part with an FP32 FADD (two-level accumulation, below);
 //                        block = 32 Cout. Weights split once by the pre-pass (both parts cvt.rna), the
-//                        input split at fragment load (2 instructions, see split_tf32).
+//                        input split at fragment load (4 instructions, see split_tf32).
 //
 // 3xtf32 precision: why the two-level accumulation. The tensor core does not add like an FFMA: per MMA it
 //   aligns the exact products and the accumulator C to the largest exponent, drops the bits below its
@@ -197,7 +197,8 @@ conv2d_wprep_kernel(const float* __restrict__ w, float* __restrict__ wf) {
     const int co = 16 * (MT * hc + i) + (lane >> 2) + 8 * (r & 1);
     const int ci = cc * CK + (lane & 3) + 4 * (r >> 1);
     const float v = w[(co * CIN + ci) * TAPS + tap];
-    const uint32_t big = to_tf32(v);
+    // 3xtf32: big from v clamped to +-TF32_MAX, so +-Inf lands in small, not Inf - Inf (see split_tf32)
+    const uint32_t big = to_tf32(WPARTS == 2 ? clamp_tf32_max(v) : v);
     wf[f] = part == 0 ? __uint_as_float(big) : __uint_as_float(to_tf32(v - __uint_as_float(big)));
 }
 
