@@ -8,8 +8,9 @@ PY := $(VENV)/bin/python
 TORCH ?= torch==2.13.0
 PYTEST_FLAGS ?= -q
 NCU ?= ncu
+SANITIZE_OUT ?= results/device-logs/sanitize.json
 
-.PHONY: venv report readme test lab bench gpu-test profile clean
+.PHONY: venv report readme test lab bench gpu-test profile sanitize clean
 
 venv: $(VENV)/.ready
 
@@ -44,6 +45,11 @@ gpu-test: venv
 
 profile: venv
 	$(PY) -m convfuse.profile --ncu $(NCU)
+
+# compute-sanitizer memcheck, racecheck, synccheck on every kernel variant at the odd shapes; the counts
+# reach results/<gpu>.json through the next `make bench` (or `python -m convfuse.results merge-hardening`)
+sanitize: venv
+	$(PY) -m convfuse.sanitize --out $(SANITIZE_OUT)
 
 clean:
 	rm -rf build report/*.html figures/*.png .pytest_cache
