@@ -15,6 +15,8 @@ def main(argv=None) -> int:
     b.add_argument("--rounds", type=int, default=None, help="timed calls per variant (default 25)")
     b.add_argument("--no-odd", action="store_true", help="skip the odd-shape verification")
     b.add_argument("--build-times", help="a JSON from `python -m convfuse.build --timing` to keep in env")
+    b.add_argument("--hardening-dir", action="append", help="where to look for sanitize.json and "
+                   "large_tensor.json before results/device-logs/ (their fields are copied onto the records)")
     v = sub.add_parser("verify", help="run the verification protocol on the GPU and print a table")
     v.add_argument("--problem", action="append")
     v.add_argument("--variant", action="append")
@@ -36,7 +38,8 @@ def main(argv=None) -> int:
                 import json
 
                 kw["build_times"] = json.loads(open(a.build_times).read())
-            bench.run(problem_keys=a.problem, keys=a.variant, out_path=a.out, verify_odd=not a.no_odd, **kw)
+            bench.run(problem_keys=a.problem, keys=a.variant, out_path=a.out, verify_odd=not a.no_odd,
+                      hardening_dirs=a.hardening_dir, **kw)
         elif a.cmd == "verify":
             _verify(a.problem, a.variant)
         elif a.cmd == "build":

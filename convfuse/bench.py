@@ -248,8 +248,13 @@ def profile_references(problem: P.Problem, keys=("eager", "eager_fp32", "channel
 
 
 def run(problem_keys=None, keys=None, out_path=None, verify_odd=True, n_timed=N_TIMED, build_times=None,
-        log=_log) -> dict:
-    """The whole benchmark: environment, ceilings, every variant of every problem; writes the JSON."""
+        hardening_dirs=None, log=_log) -> dict:
+    """The whole benchmark: environment, ceilings, every variant of every problem; writes the JSON.
+
+    The hardening fields (memcheck_errors, racecheck_hazards, synccheck_errors, large_tensor) are not
+    measured here: they come from the logs of `make sanitize` and tests/test_gpu_hardening.py, looked for
+    in `hardening_dirs` and then results/device-logs/, and are re-applied to the new records wherever the
+    log's source hash matches the kernel source benchmarked now (results.apply_hardening)."""
     from . import build
 
     build.require_toolchain()
@@ -274,6 +279,10 @@ def run(problem_keys=None, keys=None, out_path=None, verify_odd=True, n_timed=N_
     env["bench_wall_s"] = round(time.perf_counter() - t0, 1)
     if (problem_keys or keys is not None) and results.Path(out_path).exists():
         data = results.merge(results.load(out_path), data)   # a partial run updates its own rows only
+    logs = results.load_hardening_logs(hardening_dirs)
+    if logs["sanitize"] is not None or logs["large_tensor"] is not None:
+        log(f"[bench] hardening logs: sanitize {logs['paths']['sanitize']}, large_tensor {logs['paths']['large_tensor']}")
+        results.apply_hardening(data, logs, log=log)
     results.save(data, out_path)
     log(f"[bench] wrote {out_path}")
     print_table(data, log=log)
