@@ -1,7 +1,15 @@
 #!/usr/bin/env bash
 # One full call on a lent GPU machine (no Jupyter, no network): build timings, the GPU test suite,
 # the benchmark. Everything lands under $OUT; a short table is printed last.
-#   usage: bash scripts/device_session.sh [stages...]   stages: env build gputest bench (default: all)
+#   usage: bash scripts/device_session.sh [stages...]
+#   stages: env build gputest bench (the default), and on request:
+#     sanitize  compute-sanitizer memcheck/racecheck/synccheck on every kernel variant -> $OUT/sanitize.json
+#     harden    tests/test_gpu_hardening.py -> $OUT/gpu_hardening.log, $OUT/large_tensor.json (~9 GB tensors)
+#     profile   Nsight Compute bytes into $OUT/nvidia-h200.json (a bench rewrites the file without them)
+#     sass      instruction mix of every built kernel
+#   bench copies the hardening fields from $OUT/{sanitize,large_tensor}.json, else results/device-logs/,
+#   onto its records, where the log's source hash matches the kernel benchmarked: run sanitize and harden
+#   before bench in the same call, or copy their JSON into results/device-logs/ before a later call.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/convfuse-out}; mkdir -p "$OUT"
@@ -22,7 +30,14 @@ for s in $stages; do
     gputest)
       $PY -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_kernels.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -25 ;;
     bench)
-      $PY -m convfuse bench --out "$OUT/nvidia-h200.json" $([ -f "$OUT/build_times.json" ] && echo --build-times "$OUT/build_times.json") 2>&1 | tee "$OUT/bench.log" | grep -vE "^\[(bench\] (round|warm)|verify\] conv)" ;;
+      $PY -m convfuse bench --out "$OUT/nvidia-h200.json" --hardening-dir "$OUT" $([ -f "$OUT/build_times.json" ] && echo --build-times "$OUT/build_times.json") 2>&1 | tee "$OUT/bench.log" | grep -vE "^\[(bench\] (round|warm)|verify\] conv)" ;;
+    sanitize)
+      $PY -m convfuse.sanitize --out "$OUT/sanitize.json" --logs "$OUT/sanitize-logs" 2>&1 | tee "$OUT/sanitize.log" | tail -40 ;;
+    harden)
+      CONVFUSE_LARGE_TENSOR_JSON="$OUT/large_tensor.json" $PY -m pytest -q -m gpu -p no:cacheprovider -rfE tests/test_gpu_hardening.py 2>&1 | tee "$OUT/gpu_hardening.log" | tail -30 ;;
+    profile)
+      [ -f "$OUT/nvidia-h200.json" ] || cp results/nvidia-h200.json "$OUT/nvidia-h200.json"
+      $PY -m convfuse.profile --results "$OUT/nvidia-h200.json" --csv-out "$OUT/ncu.csv" 2>&1 | tee "$OUT/profile.log" | tail -30 ;;
     sass)   # instruction mix of every built kernel: tensor-core HMMA, FFMA, local memory (LDL/STL)
       for so in build/convfuse_*/*.so; do
         n=$(basename "$so" .so); cuobjdump -sass "$so" > "/tmp/$n.sass" 2>/dev/null
