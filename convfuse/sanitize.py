@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import glob
 import json
 import os
 import re
@@ -126,7 +127,9 @@ def find_sanitizer() -> str | None:
         for p in (Path(h) / "bin" / "compute-sanitizer", Path(h) / "compute-sanitizer" / "compute-sanitizer"):
             if p.exists():
                 return str(p)
-    return None
+    found = sorted(glob.glob("/usr/local/cuda*/bin/compute-sanitizer") +
+                   glob.glob("/usr/local/cuda*/compute-sanitizer/compute-sanitizer"))
+    return found[-1] if found else None
 
 
 def tool_flags(tool: str, help_text: str = "") -> list[str]:
