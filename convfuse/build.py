@@ -20,7 +20,7 @@ from pathlib import Path
 from .registry import KERNELS, ROOT, Variant
 
 BUILD_DIR = ROOT / "build"
-ARCHS = ("80", "90")   # A100; H100 and H200
+ARCHS = ("80", "90")   # A100; H100 and H200 (the default; a variant names its own in registry.Variant.archs)
 NVCC_FLAGS = ("-O3", "-std=c++17")   # no --use_fast_math: erff and the FP32 bounds need IEEE division and erf
 
 GLUE = r"""
@@ -71,7 +71,8 @@ def kernel_source(variant: Variant) -> str:
     if variant.source_path is None:
         raise ValueError(f"{variant.key} is a reference row: it has no kernel source")
     defines = "".join(f"#define {d}\n" for d in variant.defines)
-    parts = [defines, _headers_text("conv_args.h"), _headers_text("common.cuh"),
+    headers = ["conv_args.h", "common.cuh"] + (["wgmma.cuh"] if any(a.endswith("a") for a in variant.archs) else [])
+    parts = [defines, *map(_headers_text, headers),
              f'#line 1 "{variant.source_path.relative_to(ROOT)}"\n', variant.source_path.read_text()]
     return "\n".join(parts)
 
@@ -109,7 +110,7 @@ def _fingerprint(variant: Variant) -> str:
 
     h = hashlib.sha256()
     for part in (GLUE, (KERNELS / "conv_args.h").read_text(), kernel_source(variant), repr(NVCC_FLAGS),
-                 repr(ARCHS), torch.__version__, sys.version):
+                 repr(variant.archs), torch.__version__, sys.version):
         h.update(part.encode())
     return h.hexdigest()
 
@@ -154,7 +155,7 @@ def _load(variant: Variant, verbose: bool = False):
     fp = _fingerprint(variant)
     if _library(variant).exists() and stamp.exists() and stamp.read_text() == fp:
         return _import_built(variant)
-    os.environ["TORCH_CUDA_ARCH_LIST"] = ";".join(f"{a[0]}.{a[1]}" for a in ARCHS)
+    os.environ["TORCH_CUDA_ARCH_LIST"] = ";".join(f"{a[0]}.{a[1:]}" for a in variant.archs)
     build_dir.mkdir(parents=True, exist_ok=True)
     abi = _headers_text("conv_args.h")
     mod = ext.load_inline(

@@ -392,7 +392,7 @@ def kernel_header(problem: str, key: str):
 def ptxas_usage(problem: str, key, run: dict | None = None) -> pd.DataFrame:
     """Registers, shared memory and spills of one variant (or a list of them). Recorded mode: the
     fields the bench stored (ptxas -v for sm_90, the entry with the most registers); live mode:
-    ptxas -v now, every kernel entry, for sm_80 and sm_90."""
+    ptxas -v now, every kernel entry, for each of its targets (sm_80, sm_90; sm_90a for wgmma)."""
     keys = [key] if isinstance(key, str) else list(key)
     rows = []
     if results.mode() == "live":
@@ -402,7 +402,7 @@ def ptxas_usage(problem: str, key, run: dict | None = None) -> pd.DataFrame:
             v = R.get(problem, k)
             if not v.is_kernel:
                 continue
-            for arch in build.ARCHS:
+            for arch in v.archs:
                 for name, u in build.resource_usage(v, arch=arch).items():
                     rows.append({"variant": k, "arch": f"sm_{arch}", "kernel": name,
                                  **{f: x for f, x in u.items() if f != "arch"}})

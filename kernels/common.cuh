@@ -32,26 +32,40 @@ __device__ __forceinline__ float epilogue_conv2d(float acc, float multiplier) {
     return gelu_erf(leaky_relu(acc * multiplier, 0.01f));
 }
 
-// erf on |x| <= 0.7072 only: erf(x) = x * P(x^2), P of degree 4 fitted for relative error (max
-// 1.6e-7 in FP32 Horner over the range; tests/test_erf_poly.py checks it). erff must serve every
-// float (~10 selects and two polynomials in SASS); after conv3d's clamp the GELU argument v/sqrt(2)
-// never leaves [-0.7072, 0.7072], and there 5 FMAs do. NaN in gives NaN out.
-__device__ __forceinline__ float erf_small(float x) {
-    const float t = x * x;
-    float p = 0.004299804102629423f;
-    p = fmaf(p, t, -0.026492437347769737f);
-    p = fmaf(p, t, 0.11277556419372559f);
-    p = fmaf(p, t, -0.37612277269363403f);
-    p = fmaf(p, t, 1.1283791065216064f);
-    return x * p;
+// NaN-propagating min/max (PTX min.NaN / max.NaN, sm_80+, one FMNMX each): torch.clamp keeps NaN,
+// fminf/fmaxf would return the bound instead.
+__device__ __forceinline__ float fmax_nan(float a, float b) {
+    float d;
+    asm("max.NaN.f32 %0, %1, %2;\n" : "=f"(d) : "f"(a), "f"(b));
+    return d;
+}
+__device__ __forceinline__ float fmin_nan(float a, float b) {
+    float d;
+    asm("min.NaN.f32 %0, %1, %2;\n" : "=f"(d) : "f"(a), "f"(b));
+    return d;
 }
 
-// conv3d epilogue: leaky_relu(0.2) -> + sum_tensor[c] -> clamp(-1, 1) -> GELU
-// fminf/fmaxf would turn NaN into a bound; torch.clamp propagates NaN, so compare explicitly.
+// GELU for |v| <= 1 only, which is all conv3d's clamp lets through: gelu(v) = v (0.5 + 0.5 erf(v/sqrt2))
+// = v (0.5 + v Q(v^2)), Q a degree-4 polynomial (erf(x) = x P(x^2), P fitted for relative error on
+// |x| <= 0.7072; Q(t) = P(t/2) / (2 sqrt2)). 7 FP32 instructions; erff must serve every float (~10
+// selects and two polynomials in SASS). Max abs error 8.4e-8 on [-1, 1] in FP32 Horner
+// (tests/test_erf_poly.py checks it). NaN in gives NaN out.
+__device__ __forceinline__ float gelu_clamped(float v) {
+    const float t = v * v;
+    float q = 9.501314343651757e-05f;
+    q = fmaf(q, t, -0.001170811359770596f);
+    q = fmaf(q, t, 0.009968046098947525f);
+    q = fmaf(q, t, -0.06648974120616913f);
+    q = fmaf(q, t, 0.3989422619342804f);
+    return v * fmaf(v, q, 0.5f);
+}
+
+// conv3d epilogue: leaky_relu(0.2) -> + sum_tensor[c] -> clamp(-1, 1) -> GELU, 12 instructions.
+// leaky_relu with a slope below 1 is max(v, slope v) (NaN and +-Inf pass through unchanged).
 __device__ __forceinline__ float epilogue_conv3d(float acc, float sum_c) {
-    float v = leaky_relu(acc, 0.2f) + sum_c;
-    v = v < -1.0f ? -1.0f : (v > 1.0f ? 1.0f : v);
-    return 0.5f * v * (1.0f + erf_small(v * CF_SQRT1_2));
+    float v = fmaxf(acc, 0.2f * acc) + sum_c;
+    v = fmin_nan(fmax_nan(v, -1.0f), 1.0f);
+    return gelu_clamped(v);
 }
 
 __device__ __forceinline__ float4 ld_global_f4(const float* p) {

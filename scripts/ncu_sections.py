@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
 
@@ -15,7 +16,8 @@ from convfuse import build, problems as P, registry as R  # noqa: E402
 
 
 def main(names):
-    variants = [R.get(*n.split("/")) for n in names]
+    from check_variant import parse_spec   # scripts/check_variant.py: problem/key[@NAME=VALUE,...]
+    variants = [parse_spec(n) for n in names]
     mods = build.build_all(variants, log=lambda m: None)
     with torch.no_grad():
         for v in variants:

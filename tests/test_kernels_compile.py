@@ -1,4 +1,4 @@
-"""Every kernel compiles with nvcc for sm_80 (A100) and sm_90 (H100/H200), alone, without torch, with
+"""Every kernel compiles with nvcc for its targets (sm_80 and sm_90; sm_90a for wgmma), alone, without torch, with
 no register spills and no stack frame (-Xptxas -v)."""
 import pytest
 
@@ -8,8 +8,8 @@ from convfuse import registry as R
 pytestmark = pytest.mark.skipif(B.find_nvcc() is None, reason="nvcc not found")
 
 
-@pytest.mark.parametrize("arch", B.ARCHS)
-@pytest.mark.parametrize("v", R.kernel_variants(), ids=lambda v: f"{v.problem}/{v.key}")
+@pytest.mark.parametrize("v,arch", [(v, a) for v in R.kernel_variants() for a in v.archs],
+                         ids=lambda p: f"{p.problem}/{p.key}" if isinstance(p, R.Variant) else f"sm_{p}")
 def test_compiles_without_spills(v, arch):
     usage = B.resource_usage(v, arch=arch)
     assert usage, "ptxas reported no kernel entry"

@@ -23,8 +23,11 @@ def test_keys_steps_and_precisions():
         assert v.precision in R.PRECISIONS
         if v.source:
             assert v.source.startswith(v.step + "_"), f"{v.source} should start with its step {v.step}"
-    steps = {p: {(v.step, v.key) for v in R.all_variants(p)} for p in P.PROBLEMS}
-    assert steps["conv2d"] == steps["conv3d"], "both problems walk the same ladder"
+    portable = {p: {(v.step, v.key) for v in R.all_variants(p) if v.needs_cc is None} for p in P.PROBLEMS}
+    assert portable["conv2d"] == portable["conv3d"], "both problems walk the same ladder"
+    for v in R.VARIANTS:   # arch-specific steps (04b, sm_90a) are extra rungs, declared as such
+        if v.needs_cc is not None:
+            assert v.problem in R.HOPPER_PROBLEMS and all(a.endswith("a") for a in v.archs), v
     refs = {v.key for v in R.all_variants("conv2d", kind="reference")}
     assert refs == {"eager", "eager_fp32", "channels_last", "compile", "cudnn_conv"}
 

@@ -1,0 +1,355 @@
+// 04b_implicit_gemm_wgmma — conv3d step 04b: implicit-GEMM conv + fused epilogue on Hopper's warpgroup
+// MMA (wgmma, sm_90a only: H100/H200). The portable mma.sync kernel (04_implicit_gemm_mma) stays the
+// step for A100 and every other GPU.
+//
+// What changed from 04 and why. ncu on 04 (H200): latency-bound, not tensor-bound. 128 accumulators per
+//   thread and ~220 registers allowed 8 warps per SM; every MMA operand went through an LDS into registers
+//   first; more than half the cycles no warp was eligible (results/device-logs/ncu_sections_04.txt).
+//   wgmma reads both operands straight from shared memory and runs asynchronously: a warpgroup issues its
+//   whole K loop (27 instructions) and waits once, and a 64 Cout x 64 pixel tile costs a thread 32
+//   accumulator registers, so 4 warpgroups (16 warps) share an SM, each in its MMA or its epilogue.
+//
+// One file, two precisions (like 04):
+//   default      tf32    operands rounded to TF32 (cvt.rna) once, when staged; FP32 accumulate.
+//   -DCF_3XTF32  3xtf32  x = big + small and w = big + small, both parts rounded to TF32 when staged
+//                        (+-Inf and NaN travel in the small part, see split_rounded); per tap three wgmmas,
+//                        a_small*b_big + a_big*b_small + a_big*b_big: FP32-level accuracy.
+//
+// GEMM mapping: M = Cout = 64 (wgmma's fixed M), N = output pixels, K = 27 taps x 8 channels (one k8
+//   step per tap). A = weights, resident in shared memory for the whole persistent block. B = the haloed
+//   input tile: for tap (kd, kh, kw) the B operand of output row oh is the staged input row (kd, kh)
+//   shifted by kw pixels. Staged rows are exactly 64 pixels long and stored one after another, so TH
+//   output rows can be ONE wgmma with N = 64*TH whose descriptor starts kw pixels in: output columns 62
+//   and 63 of each row read the next row's first pixels and are never stored (a tile covers 62 output
+//   columns; Wo = 62 at full size, so no padding is wasted there). TH = 1 measured fastest (below).
+//
+// Shared-memory layouts (no-swizzle K-major canonical layout: core matrices of 8 rows x 16 B):
+//   weights  [part][tap][k-half][co 0..63][4 channels]: a tap's A = 2 x 8 core matrices, sbo 128 B,
+//            lbo 1024 B.                                                    27 x 2 KB = 55,296 B per part
+//   input    per warpgroup [part][k-half][depth 0..2][row 0..TH+1][pixel 0..63][4 channels]: one pixel's
+//            4 channels are one 16-byte core-matrix row, 8 pixels one core matrix; sbo 128 B, lbo = one
+//            k-half. Tap shifts move the start address by whole 16-byte rows: legal without swizzle.
+//   tf32 (TH 1): 55,296 + 4 warpgroups x 18,496 = 129,280 B, 512 threads at 128 registers;
+//   3xtf32: 2 x 55,296 + 3 warpgroups x 36,992 = 221,568 B, 384 threads at 168 registers.
+//   One block per SM.
+//
+// Per warpgroup and tile (64 Cout x TH rows x 62 columns): the input was loaded into registers during
+//   the previous tile's epilogue (CF_PREFETCH is the default; -DCF_NO_PREFETCH loads after it); it is
+//   transposed to pixel-major, rounded (or split), stored, fence.proxy.async, warpgroup barrier; 27 (81)
+//   wgmmas, one commit and one wait; the next tile's loads are issued; then the epilogue runs straight on
+//   the accumulators (bias, epilogue_conv3d, predicated 8-byte streaming stores: a quad of lanes writes
+//   32 contiguous bytes of a channel row). Warpgroups never wait on each other (named barriers).
+//
+// Measured on the H200 (2026-11-29, scripts/check_variant.py, same-process medians; eager 10.05 ms,
+//   torch.compile 5.83 ms; notes/kernel_log.md has each version): first version (TH 2, staging through
+//   shared memory, erf-GELU of 18 instructions) 2.16 ms, slower than 04's 1.64 ms; ncu: 34 instructions
+//   per output, 1.3 IPC, stalls on global loads and on the epilogue's dependent chain. 12-instruction
+//   epilogue in common.cuh + stores from registers: 1.49-1.56 ms; branch-free predicated stores with one
+//   address per row: TH 2 1.49, TH 1 1.27 ms (tf32); 3xtf32 TH 2 / 2 warpgroups 2.69-2.85, TH 1 / 3
+//   warpgroups 2.43 ms. Tensor pipe 29 % busy: the gap to the 0.8 ms goal is latency (one warpgroup's
+//   load -> MMA -> epilogue chain is serial), not MMA throughput.
+//
+// Traffic at full size: DRAM x 0.27 GB once + y 1.76 GB once; L2 -> SM 8 x 3 x (TH+2) x 64 floats per
+//   tile (111,104 tiles at TH 1: 1.37 GB).
+//
+// Odd shapes: any N, D, H, W >= 3; pixels past the input are zero-filled when staged, and feed only
+//   outputs that are never stored.
+
+namespace cf04b {
+
+constexpr int CIN = 8, COUT = 64, KS = 3, TAPS = KS * KS * KS;
+#ifndef CF_TH
+#define CF_TH 1                          // H200 sweep, 2026-11-29: TH=1 1.27 ms, TH=2 1.49 ms (tf32)
+#endif
+constexpr int TH = CF_TH;                // output rows per warpgroup tile = one wgmma, N = 64 * TH
+constexpr int XW = 64;                   // staged pixels per input row = MMA columns per output row
+constexpr int TW = XW - (KS - 1);        // output columns per tile (62)
+constexpr int XD = KS, XH = TH + KS - 1;
+constexpr int NMMA = XW * TH;
+constexpr int NACC = NMMA / 2;           // accumulators per thread
+#ifdef CF_3XTF32
+constexpr int PARTS = 2;                 // big, small
+#ifndef CF_WGS
+#define CF_WGS 3                         // 4 would need 258 KB of shared memory
+#endif
+#else
+constexpr int PARTS = 1;
+#ifndef CF_WGS
+#define CF_WGS 4                         // 128 registers per thread at 512 threads
+#endif
+#endif
+constexpr int WGS = CF_WGS;
+constexpr int THREADS = 128 * WGS;
+constexpr int XHALF = XD * XH * XW * 4;             // floats per k-half of a staged tile
+constexpr int XPART = 2 * XHALF + 16;               // + 64 B: the discarded columns read 2 pixels past the end
+constexpr int XBUF = PARTS * XPART;                 // floats per warpgroup
+constexpr int WTAP = 2 * COUT * 4;                  // floats per tap of A
+constexpr int WPART = TAPS * WTAP;
+constexpr int SMEM_FLOATS = PARTS * WPART + WGS * XBUF;
+constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
+constexpr int X_ITEMS = 2 * XD * XH * (XW / 4);     // (k-half, depth, row, 4-pixel quad) per tile
+static_assert(NMMA == 64 || NMMA == 128 || NMMA == 256, "wgmma N");
+static_assert(XPART % 4 == 0 && WPART % 4 == 0, "16-byte aligned buffers");
+
+struct Geom {
+    int N, D, H, W, Do, Ho, Wo;
+    int tiles_x, tiles_y, tiles;
+    bool xvec;   // 16-byte loads legal for x rows (W % 4 == 0, x 16-byte aligned)
+};
+
+struct TileCoord { int n, od, oh0, ox0; };
+__device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
+    const int tx = tile % g.tiles_x;
+    int t = tile / g.tiles_x;
+    const int ty = t % g.tiles_y;
+    t /= g.tiles_y;
+    return { t / g.Do, t % g.Do, ty * TH, tx * TW };
+}
+
+__device__ __forceinline__ float tf32_round(float v) { return __uint_as_float(to_tf32(v)); }
+// 3xtf32 split done once per staged element, so both parts are rounded (cvt.rna), unlike split_tf32's
+// per-MMA truncation. Non-finite x as in split_tf32: big from x clamped to +-TF32_MAX, so +-Inf travels in
+// the small part (a_big * Inf has eager's sign) and NaN too.
+__device__ __forceinline__ void split_rounded(float x, float& big, float& small) {
+    big = tf32_round(clamp_tf32_max(x));
+    small = tf32_round(x - big);
+}
+
+// Stage one tile's input in two halves, so the loads of the next tile can be in flight during this
+// tile's epilogue (CF_PREFETCH, default on). Items are (k-half, depth, row, 4-pixel quad); a thread loads
+// 4 channels x 4 pixels per item into registers (load_input), then transposes them to 4 pixels x 4
+// channels, rounds (or splits) and writes four 16-byte core-matrix rows per item (store_input).
+constexpr int ITEMS_PER_THREAD = (X_ITEMS + 127) / 128;
+struct Staged { float4 v[ITEMS_PER_THREAD][4]; };   // [item][channel] = 4 pixels
+
+__device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ x, const Geom& g, TileCoord tc,
+                                           int tid) {
+    const long long cstride = (long long)g.D * g.H * g.W;
+    const bool vec = g.xvec && (tc.ox0 % 4 == 0);
+#pragma unroll
+    for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
+        const int it = tid + 128 * k;
+        const int q = it % (XW / 4), row = it / (XW / 4);
+        const int hy = row % XH, t = row / XH;
+        const int dz = t % XD, half = t / XD;
+        const int id = tc.od + dz, ih = tc.oh0 + hy, ix = tc.ox0 + 4 * q;
+        const bool row_ok = it < X_ITEMS && id < g.D && ih < g.H;
+        const float* src = x + (((long long)(tc.n * CIN + 4 * half) * g.D + (row_ok ? id : 0)) * g.H
+                                + (row_ok ? ih : 0)) * g.W + ix;
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+            float4& d = s.v[k][c];
+            if (vec) {
+                d = (row_ok && ix < g.W) ? ld_global_f4(src + c * cstride) : make_float4(0.f, 0.f, 0.f, 0.f);
+            } else {
+                const float* r = src + c * cstride;
+                d.x = (row_ok && ix     < g.W) ? __ldg(r)     : 0.0f;
+                d.y = (row_ok && ix + 1 < g.W) ? __ldg(r + 1) : 0.0f;
+                d.z = (row_ok && ix + 2 < g.W) ? __ldg(r + 2) : 0.0f;
+                d.w = (row_ok && ix + 3 < g.W) ? __ldg(r + 3) : 0.0f;
+            }
+        }
+    }
+}
+
+__device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid) {
+#pragma unroll
+    for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
+        const int it = tid + 128 * k;
+        if (it >= X_ITEMS) break;
+        const int q = it % (XW / 4), row = it / (XW / 4);
+        const int hy = row % XH, t = row / XH;
+        const int dz = t % XD, half = t / XD;
+        float* dst = sx + half * XHALF + ((dz * XH + hy) * XW + 4 * q) * 4;
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {
+            float e[4];
+#pragma unroll
+            for (int c = 0; c < 4; ++c) e[c] = (&s.v[k][c].x)[p];
+#ifdef CF_3XTF32
+            float b[4], sm[4];
+#pragma unroll
+            for (int c = 0; c < 4; ++c) split_rounded(e[c], b[c], sm[c]);
+            *reinterpret_cast<float4*>(dst + 4 * p) = make_float4(b[0], b[1], b[2], b[3]);
+            *reinterpret_cast<float4*>(dst + XPART + 4 * p) = make_float4(sm[0], sm[1], sm[2], sm[3]);
+#else
+            *reinterpret_cast<float4*>(dst + 4 * p) =
+                make_float4(tf32_round(e[0]), tf32_round(e[1]), tf32_round(e[2]), tf32_round(e[3]));
+#endif
+        }
+    }
+}
+
+// The 27 (81) wgmmas of one tile. Descriptors: A for tap t at sw + t*WTAP floats; B for tap (kd, kh, kw)
+// at the staged row (kd, kh) plus kw pixels. Each is the base descriptor plus a compile-time offset in
+// its address field (addresses < 256 KB never carry into the lbo field); the base goes through an
+// opaque move so the compiler cannot hoist 54 loop-invariant 64-bit descriptors out of the tile loop
+// (that held ~108 registers and spilled).
+__device__ __forceinline__ uint32_t opaque(uint32_t v) {
+    uint32_t r;
+    asm volatile("mov.b32 %0, %1;\n" : "=r"(r) : "r"(v));
+    return r;
+}
+__device__ __forceinline__ uint64_t desc_at(uint32_t lo, uint32_t hi, uint32_t byte_offset) {
+    return ((uint64_t)hi << 32) | (lo + (byte_offset >> 4));
+}
+__device__ __forceinline__ void mma_tile(float (&acc)[NACC], const float* sw, const float* sx) {
+    constexpr uint32_t A_LBO = COUT * 16, SBO = 128, B_LBO = XHALF * 4;
+    const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO), b0 = wgmma_desc(smem_addr(sx), B_LBO, SBO);
+    const uint32_t alo = opaque((uint32_t)a0), blo = opaque((uint32_t)b0);
+    const uint32_t ahi = (uint32_t)(a0 >> 32), bhi = (uint32_t)(b0 >> 32);
+    wgmma_fence();
+#pragma unroll
+    for (int tap = 0; tap < TAPS; ++tap) {
+        const int kd = tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
+        const uint32_t boff = ((kd * XH + kh) * XW + kw) * 16, aoff = tap * WTAP * 4;
+        const uint64_t da = desc_at(alo, ahi, aoff), db = desc_at(blo, bhi, boff);
+#ifdef CF_3XTF32
+        const uint64_t da_s = desc_at(alo, ahi, WPART * 4 + aoff), db_s = desc_at(blo, bhi, XPART * 4 + boff);
+        // small products first, so the big one lands on an accumulator that already holds them
+        wgmma_tf32(acc, da_s, db, tap > 0);
+        wgmma_tf32(acc, da, db_s, 1);
+        wgmma_tf32(acc, da, db, 1);
+#else
+        wgmma_tf32(acc, da, db, tap > 0);
+#endif
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_operand(acc);
+}
+
+// Bias, epilogue and stores straight from the accumulators: a thread holds two adjacent pixels of a
+// channel row (acc[32t + 4j + 2h + e] = channel 16*warp + gid + 8h, output row oh0 + t, column 8j + 2tq + e),
+// so each quad of lanes writes 32 contiguous bytes with 8-byte streaming stores (scalar where the row
+// is not 8-byte aligned; at full size Wo = 62 keeps every row 8-byte aligned). A row's 16 values are
+// computed before any is stored and the stores are predicated, with one 64-bit address per row: a
+// first version branched per pixel pair and recomputed addresses, ~40 instructions per pair and only
+// 2-way ILP in the 13-instruction epilogue chain (SASS, H200 run of 2026-11-29).
+__device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float* __restrict__ bias,
+                                           const float* __restrict__ addend, float* __restrict__ y,
+                                           const Geom& g, TileCoord tc, int warp, int lane) {
+    const int gid = lane >> 2, tq = lane & 3;
+    const int lim = min(TW, g.Wo - tc.ox0) - 2 * tq;     // pixel pair j is in the row when 8j < lim
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int c = 16 * warp + gid + 8 * h;
+        const float b = __ldg(bias + c), s = __ldg(addend + c);
+        float* yc = y + (((long long)(tc.n * COUT + c) * g.Do + tc.od) * g.Ho + tc.oh0) * g.Wo + tc.ox0 + 2 * tq;
+#pragma unroll
+        for (int t = 0; t < TH; ++t) {
+            if (tc.oh0 + t >= g.Ho) break;      // warp-uniform
+            float* yq = yc + t * g.Wo;
+            float v[16];
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                v[2 * j]     = epilogue_conv3d(acc[32 * t + 4 * j + 2 * h] + b, s);
+                v[2 * j + 1] = epilogue_conv3d(acc[32 * t + 4 * j + 2 * h + 1] + b, s);
+            }
+            if ((reinterpret_cast<uintptr_t>(yq) & 7) == 0) {
+#pragma unroll
+                for (int j = 0; j < 8; ++j) {
+                    if (8 * j + 1 < lim)  __stcs(reinterpret_cast<float2*>(yq + 8 * j), make_float2(v[2 * j], v[2 * j + 1]));
+                    else if (8 * j < lim) __stcs(yq + 8 * j, v[2 * j]);
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < 8; ++j) {
+                    if (8 * j < lim)     __stcs(yq + 8 * j, v[2 * j]);
+                    if (8 * j + 1 < lim) __stcs(yq + 8 * j + 1, v[2 * j + 1]);
+                }
+            }
+        }
+    }
+}
+
+__global__ void __launch_bounds__(THREADS, 1)
+conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
+                    const float* __restrict__ addend, float* __restrict__ y, Geom g) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ __align__(128) float smem[];
+    float* sw = smem;
+    const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
+    const int warp = tid >> 5, lane = threadIdx.x & 31;
+    float* sx = smem + PARTS * WPART + wg * XBUF;
+
+    // Weights, once per block: element f = ((tap*2 + half)*64 + co)*4 + e  <-  w[co][4*half + e][tap].
+    for (int f = threadIdx.x; f < WPART; f += THREADS) {
+        const int e = f & 3, co = (f >> 2) & 63, half = (f >> 8) & 1, tap = f >> 9;
+        const float v = __ldg(w + (co * CIN + 4 * half + e) * TAPS + tap);
+#ifdef CF_3XTF32
+        split_rounded(v, sw[f], sw[WPART + f]);
+#else
+        sw[f] = tf32_round(v);
+#endif
+    }
+    fence_proxy_async();
+    __syncthreads();
+
+    const int stride = gridDim.x * WGS;
+    int tile = blockIdx.x * WGS + wg;
+    Staged st;
+    if (tile < g.tiles) load_input(st, x, g, tile_coord(g, tile), tid);
+#pragma unroll 1
+    for (; tile < g.tiles; tile += stride) {
+        const TileCoord tc = tile_coord(g, tile);
+        warpgroup_barrier(1 + wg);              // every warp's wgmmas of the last tile have read the buffer
+        store_input(sx, st, tid);
+        fence_proxy_async();
+        warpgroup_barrier(1 + wg);
+        float acc[NACC];
+        mma_tile(acc, sw, sx);
+        const int next = tile + stride;
+#ifndef CF_NO_PREFETCH
+        if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);   // in flight during the epilogue
+#endif
+        store_tile(acc, bias, addend, y, g, tc, warp, lane);
+#ifdef CF_NO_PREFETCH
+        if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);
+#endif
+    }
+#endif
+}
+
+}  // namespace cf04b
+
+const char* launch(const ConvArgs& a, cudaStream_t stream) {
+    using namespace cf04b;
+    if (a.Cin != CIN || a.Cout != COUT || a.k != KS)
+        return "04b_implicit_gemm_wgmma (conv3d) supports only Cin=8, Cout=64, kernel_size=3";
+    if (a.N < 1 || a.D < KS || a.H < KS || a.W < KS)
+        return "04b_implicit_gemm_wgmma (conv3d) needs N >= 1 and D, H, W >= 3";
+    if (a.Do != a.D - KS + 1 || a.Ho != a.H - KS + 1 || a.Wo != a.W - KS + 1)
+        return "04b_implicit_gemm_wgmma (conv3d) computes a valid (unpadded) stride-1 conv: "
+               "Do = D-2, Ho = H-2, Wo = W-2";
+    int dev = 0, sms = 0, major = 0, minor = 0, per_sm = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+        return "04b_implicit_gemm_wgmma (conv3d): cannot query the device";
+    if (major != 9 || minor != 0)
+        return "04b_implicit_gemm_wgmma (conv3d) uses wgmma, built for sm_90a only: it needs a compute "
+               "capability 9.0 GPU (H100/H200); use 04_mma_* elsewhere";
+
+    Geom g;
+    g.N = a.N; g.D = a.D; g.H = a.H; g.W = a.W; g.Do = a.Do; g.Ho = a.Ho; g.Wo = a.Wo;
+    g.tiles_x = cf_ceil_div(a.Wo, TW);
+    g.tiles_y = cf_ceil_div(a.Ho, TH);
+    const long long tiles = (long long)a.N * a.Do * g.tiles_y * g.tiles_x;
+    if (tiles > 0x7fffffffLL - (long long)sms * WGS)
+        return "04b_implicit_gemm_wgmma (conv3d): too many tiles for a 32-bit tile index";
+    g.tiles = (int)tiles;
+    g.xvec = (a.W % 4 == 0) && (reinterpret_cast<uintptr_t>(a.x) % 16 == 0);
+
+    if (cudaFuncSetAttribute(conv3d_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             (int)SMEM_BYTES) != cudaSuccess)
+        return "04b_implicit_gemm_wgmma (conv3d): device cannot give the kernel its dynamic shared memory";
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, conv3d_wgmma_kernel, THREADS, SMEM_BYTES) !=
+            cudaSuccess || per_sm < 1)
+        return "04b_implicit_gemm_wgmma (conv3d): kernel does not fit on this device";
+    const long long blocks = (tiles + WGS - 1) / WGS, slots = (long long)sms * per_sm;
+    const int grid = (int)(blocks < slots ? blocks : slots);
+    conv3d_wgmma_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(a.x, a.w, a.bias, a.param, a.y, g);
+    return nullptr;
+}
