@@ -123,7 +123,9 @@ def _resource_fields(v: R.Variant) -> dict:
     from . import build
 
     try:
-        usage = build.main_kernel_usage(build.resource_usage(v, arch="90"))
+        # the Hopper target this run's GPU executes: sm_90a for wgmma variants, else sm_90
+        arch = next((a for a in v.archs if a.startswith("90")), v.archs[-1])
+        usage = build.main_kernel_usage(build.resource_usage(v, arch=arch))
         return {"registers": usage.get("registers"), "smem_bytes": usage.get("smem_bytes"),
                 "spill_bytes": usage.get("spill_stores", 0) + usage.get("spill_loads", 0)}
     except Exception as e:   # a missing nvcc must not lose a run's timings
