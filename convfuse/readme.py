@@ -38,8 +38,8 @@ def build_times(run: dict) -> str:
             f"of one extension ({bt['cold_one_variant']}) takes {bt['cold_one_s']:.0f} s; all "
             f"{bt['n_extensions']} cold, built in parallel, {bt['cold_all_s']:.0f} s; loading all of them warm "
             f"in a fresh process {bt['warm_load_all_s']:.1f} s"
-            + (f", of which importing torch takes {bt['warm_torch_import_s']:.1f} s and the 12 loads "
-               f"{bt['warm_load_all_after_torch_s']:.2f} s." if "warm_torch_import_s" in bt else
+            + (f", of which importing torch takes {bt['warm_torch_import_s']:.1f} s and the "
+               f"{bt['n_extensions']} loads {bt['warm_load_all_after_torch_s']:.2f} s." if "warm_torch_import_s" in bt else
                " (torch's own import included; once torch is imported, the bench log shows the loads take "
                "well under a second)."))
 
