@@ -70,7 +70,8 @@ def _verify(problem_keys, keys):
     with torch.no_grad():
         for pk in problem_keys or list(P.PROBLEMS):
             prob = P.get(pk)
-            vs = [v for v in R.kernel_variants(pk) if keys is None or v.key in keys]
+            cc = torch.cuda.get_device_capability()
+            vs = [v for v in R.kernel_variants(pk) if (keys is None or v.key in keys) and v.runs_on(cc)]
             mods = B.build_all(vs)
             model = prob.make_model(seed=0, device="cuda")
             runners = {v.key: R.kernel_runner(v, mods[(pk, v.key)]) for v in vs}

@@ -127,7 +127,7 @@ def _resource_fields(v: R.Variant) -> dict:
         arch = next((a for a in v.archs if a.startswith("90")), v.archs[-1])
         usage = build.main_kernel_usage(build.resource_usage(v, arch=arch))
         return {"registers": usage.get("registers"), "smem_bytes": usage.get("smem_bytes"),
-                "spill_bytes": usage.get("spill_stores", 0) + usage.get("spill_loads", 0)}
+                "spill_bytes": usage.get("spill_stores", 0) + usage.get("spill_loads", 0), "ptxas_arch": arch}
     except Exception as e:   # a missing nvcc must not lose a run's timings
         return {"registers": None, "smem_bytes": None, "resource_error": str(e)[:200]}
 
@@ -136,7 +136,9 @@ def _resource_fields(v: R.Variant) -> dict:
 def bench_problem(problem: P.Problem, keys=None, mods=None, verify_odd=True, n_timed=N_TIMED, log=_log) -> list[dict]:
     """Verify (full problem + odd shapes) and time every variant of one problem; records out."""
     # reference rows always run: every ratio is taken against them in this same process
-    variants = [v for v in R.all_variants(problem.key) if v.kind == "reference" or keys is None or v.key in keys]
+    cc = torch.cuda.get_device_capability()
+    variants = [v for v in R.all_variants(problem.key) if v.kind == "reference"
+                or ((keys is None or v.key in keys) and v.runs_on(cc))]
     model = problem.make_model(seed=0, device="cuda")
     model.requires_grad_(False)
     runners, precisions = {}, {}
@@ -265,6 +267,12 @@ def run(problem_keys=None, keys=None, out_path=None, verify_odd=True, n_timed=N_
     t0 = time.perf_counter()
     kvars = [v for v in R.kernel_variants() if (problem_keys is None or v.problem in problem_keys)
              and (keys is None or v.key in keys)]
+    cc = torch.cuda.get_device_capability()
+    for v in kvars:
+        if not v.runs_on(cc):    # sm_90a-only code (step 04b) on another GPU: its launch would refuse
+            log(f"[bench] skipping {v.problem}/{v.key}: built for sm_{'/'.join(v.archs)} only, "
+                f"this GPU is compute capability {cc[0]}.{cc[1]}")
+    kvars = [v for v in kvars if v.runs_on(cc)]
     mods = build.build_all(kvars, log=log)
     env["build_all_cold_or_warm_s"] = round(getattr(build.build_all, "last_wall_s", float("nan")), 1)
     if build_times:

@@ -36,7 +36,8 @@ def worker(order_path: str, problem_keys=None) -> None:
     with torch.no_grad():
         for pk in problem_keys or list(P.PROBLEMS):
             prob = P.get(pk)
-            variants = R.all_variants(pk)
+            cc = torch.cuda.get_device_capability()
+            variants = [v for v in R.all_variants(pk) if not v.is_kernel or v.runs_on(cc)]
             mods = build.build_all([v for v in variants if v.is_kernel], log=lambda m: None)
             model = prob.make_model(seed=0, device="cuda").requires_grad_(False)
             x = prob.make_input(seed=0, device="cuda")

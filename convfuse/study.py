@@ -413,13 +413,22 @@ def ptxas_usage(problem: str, key, run: dict | None = None) -> pd.DataFrame:
         if r is None:
             rows.append({"variant": k, "status": NOT_RECORDED})
             continue
-        row = {"variant": k, "arch": "sm_90 (recorded)", "registers": r.get("registers"),
+        v = R.get(problem, k)
+        arch = r.get("ptxas_arch", "90")      # records before 45f8980 carry no arch: the bench used sm_90
+        target = next((a for a in v.archs if a.startswith("90")), v.archs[-1])
+        row = {"variant": k, "arch": f"sm_{arch} (recorded)", "registers": r.get("registers"),
                "static smem B": r.get("smem_bytes_static", r.get("smem_bytes")),
                "dynamic smem B": r.get("smem_bytes_dynamic", "not recorded"),
                "threads/block": r.get("threads_per_block", "not recorded"),
                "spill B": r.get("spill_bytes")}
         if r.get("resource_error"):
             row["note"] = r["resource_error"]
+        elif v.is_kernel and arch != target:
+            # an sm_90a kernel compiled for plain sm_90 has its body compiled out: not the kernel's figures
+            row.update({"registers": None, "static smem B": None, "spill B": None,
+                        "note": f"ptxas figures recorded from an sm_{arch} build, where this sm_{target} kernel's "
+                                f"body is compiled out (they read {r.get('registers')} registers); "
+                                f"run ptxas_usage live, or see the kernel log"})
         rows.append(row)
     return pd.DataFrame(rows).set_index("variant")
 

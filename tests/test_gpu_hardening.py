@@ -2,8 +2,9 @@
 
 First run on the H200, 2026-11-29: 68 of 72 pass. The 4 failures were real: both 3xtf32 kernels turned
 an input +-Inf into NaN, because the split's small part was Inf - Inf (kernels/common.cuh, split_tf32).
-Fixed since (the Inf now travels in the small part); not yet re-run on a device. The >2^31-element
-cases passed for all 12 variants; each one's outcome is now written per variant, "ok" (ran, and the
+Fixed in dfa104b (the Inf now travels in the small part); the recorded run of 11:03 UTC the same day
+passed 84 of 84, all 14 variants (results/device-logs/gpu_hardening.log). The >2^31-element cases pass
+for every variant; each one's outcome is now written per variant, "ok" (ran, and the
 last images match eager) or "refused" (a clear error), to results/device-logs/large_tensor.json, or to
 $CONVFUSE_LARGE_TENSOR_JSON: the `large_tensor` field of the results file comes from there
 (`python -m convfuse.results merge-hardening`, or the bench, which re-applies it).

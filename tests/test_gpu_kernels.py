@@ -23,8 +23,14 @@ def models():
     return {k: p.make_model(seed=0, device="cuda").requires_grad_(False) for k, p in P.PROBLEMS.items()}
 
 
+def _skip_unless_it_runs_here(v):
+    if not v.runs_on(torch.cuda.get_device_capability()):    # sm_90a-only code (step 04b) elsewhere
+        pytest.skip(f"{v.problem}/{v.key} does not run on {torch.cuda.get_device_name()}")
+
+
 @pytest.mark.parametrize("v", KERNELS, ids=lambda v: f"{v.problem}/{v.key}")
 def test_odd_shapes_pass_the_protocol(v, mods, models):
+    _skip_unless_it_runs_here(v)
     prob = P.get(v.problem)
     run = R.kernel_runner(v, mods[(v.problem, v.key)])
     checks = V.run_checks(prob, models[v.problem], {v.key: run}, {v.key: v.precision}, shapes=prob.odd_shapes)
@@ -34,6 +40,7 @@ def test_odd_shapes_pass_the_protocol(v, mods, models):
 
 @pytest.mark.parametrize("v", KERNELS, ids=lambda v: f"{v.problem}/{v.key}")
 def test_batch_zero_and_refusals_on_gpu(v, mods, models):
+    _skip_unless_it_runs_here(v)
     prob = P.get(v.problem)
     run = R.kernel_runner(v, mods[(v.problem, v.key)])
     w, b, p = P.conv_params(models[v.problem])
@@ -47,3 +54,15 @@ def test_batch_zero_and_refusals_on_gpu(v, mods, models):
         run(x.half(), w, b, p)
     with pytest.raises(ValueError, match="in_channels"):
         run(x[:, :2].contiguous(), w, b, p)
+
+
+@pytest.mark.parametrize("v", [v for v in KERNELS if v.needs_cc is not None], ids=lambda v: f"{v.problem}/{v.key}")
+def test_refused_on_a_gpu_it_cannot_run_on(v, mods, models):
+    """On any other GPU an arch-specific variant (sm_90a: step 04b) refuses the call with a clear error."""
+    if v.runs_on(torch.cuda.get_device_capability()):
+        pytest.skip(f"{v.problem}/{v.key} runs on {torch.cuda.get_device_name()}")
+    prob = P.get(v.problem)
+    run = R.kernel_runner(v, mods[(v.problem, v.key)])
+    x = prob.make_input(prob.odd_shapes[0], device="cuda")
+    with pytest.raises(RuntimeError, match="compute capability"):
+        run(x, *P.conv_params(models[v.problem]))
