@@ -27,6 +27,7 @@ PROBLEMS = tuple(P.PROBLEMS)
 REFERENCES = tuple(v.key for v in R.all_variants(PROBLEMS[0], kind="reference"))
 NOT_RECORDED = "not recorded yet"
 EPILOGUE_GOAL = 0.9     # step 02: the epilogue alone at >= 90 % of the copy bandwidth of the same bytes
+TF32_GOAL_MS = {"conv3d": 0.8}   # the tensor-core conv3d goal (notes/kernel_log.md: conv3d 04, 04b)
 
 
 # --- which run ------------------------------------------------------------------------------------
@@ -66,6 +67,12 @@ def run_for(problem_keys=None, variants=None) -> dict:
               keys=list(variants) if variants is not None else None, out_path=out)
     run = results.load(out) | {"path": str(out), "mode": "live"}
     return run
+
+
+def step_keys(problem: str, step: str) -> list[str]:
+    """The registry's kernel variants of one step for one problem, in registry order (empty where the
+    step does not exist for that problem yet, e.g. 04b for conv2d in the recorded run)."""
+    return [v.key for v in R.kernel_variants(problem) if v.step == step]
 
 
 def record(run: dict, problem: str, variant: str) -> dict | None:
@@ -389,6 +396,24 @@ def kernel_header(problem: str, key: str):
     return md(f"**`{path.relative_to(R.ROOT)}`** (header)\n\n```cuda\n" + "\n".join(lines) + "\n```")
 
 
+def _ptxas_arch(r: dict) -> str:
+    return r.get("ptxas_arch", "90")      # records before 45f8980 carry no arch: the bench used sm_90
+
+
+def _hopper_target(v: R.Variant) -> str:
+    return next((a for a in v.archs if a.startswith("90")), v.archs[-1])
+
+
+def recorded_registers(run: dict, problem: str, key: str) -> int | None:
+    """The record's ptxas register count, or None where it was taken from a build that is not the
+    kernel's own Hopper target (an sm_90a kernel built for sm_90 has its body compiled out)."""
+    r = record(run, problem, key)
+    if r is None:
+        return None
+    v = R.get(problem, key)
+    return r.get("registers") if not v.is_kernel or _ptxas_arch(r) == _hopper_target(v) else None
+
+
 def ptxas_usage(problem: str, key, run: dict | None = None) -> pd.DataFrame:
     """Registers, shared memory and spills of one variant (or a list of them). Recorded mode: the
     fields the bench stored (ptxas -v for sm_90, the entry with the most registers); live mode:
@@ -414,8 +439,7 @@ def ptxas_usage(problem: str, key, run: dict | None = None) -> pd.DataFrame:
             rows.append({"variant": k, "status": NOT_RECORDED})
             continue
         v = R.get(problem, k)
-        arch = r.get("ptxas_arch", "90")      # records before 45f8980 carry no arch: the bench used sm_90
-        target = next((a for a in v.archs if a.startswith("90")), v.archs[-1])
+        arch, target = _ptxas_arch(r), _hopper_target(v)
         row = {"variant": k, "arch": f"sm_{arch} (recorded)", "registers": r.get("registers"),
                "static smem B": r.get("smem_bytes_static", r.get("smem_bytes")),
                "dynamic smem B": r.get("smem_bytes_dynamic", "not recorded"),
