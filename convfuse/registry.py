@@ -61,22 +61,26 @@ def _kernels(problem: str) -> list[Variant]:
     return _ladder(problem) + (_hopper(problem) if problem in HOPPER_PROBLEMS else [])
 
 
-# Step 04b (sm_90a wgmma) exists for conv3d only so far: conv2d's K = 576 needs its 147 KB of weights
-# streamed through a multi-stage pipeline, a different kernel not yet written (notes/kernel_log.md).
-HOPPER_PROBLEMS = ("conv3d",)
+# Step 04b (sm_90a wgmma): tf32 for both problems; 3xtf32 for conv3d only. conv2d's split weights (big +
+# small, 295 KB) do not fit an SM's shared memory next to anything, and streaming them per chunk would tie
+# the warpgroups of a block to one pipeline again (kernels/conv2d/04b_implicit_gemm_wgmma.cu).
+HOPPER_PROBLEMS = ("conv2d", "conv3d")
 
 
 def _hopper(problem: str) -> list[Variant]:
-    return [
+    out = [
         Variant("04b_wgmma_tf32", problem, "04b", "tf32", "fused",
                 "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), TF32",
                 source="04b_implicit_gemm_wgmma", archs=("90a",), needs_cc=(9, 0),
                 notes="sm_90a only (H100/H200); refused with a clear error on other GPUs"),
-        Variant("04b_wgmma_3xtf32", problem, "04b", "3xtf32", "fused",
-                "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), split-TF32 (FP32 accuracy)",
-                source="04b_implicit_gemm_wgmma", defines=("CF_3XTF32",), archs=("90a",), needs_cc=(9, 0),
-                notes="sm_90a only (H100/H200); refused with a clear error on other GPUs"),
     ]
+    if problem == "conv3d":
+        out.append(Variant("04b_wgmma_3xtf32", problem, "04b", "3xtf32", "fused",
+                           "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), split-TF32 (FP32 accuracy)",
+                           source="04b_implicit_gemm_wgmma", defines=("CF_3XTF32",), archs=("90a",),
+                           needs_cc=(9, 0),
+                           notes="sm_90a only (H100/H200); refused with a clear error on other GPUs"))
+    return out
 
 
 def _ladder(problem: str) -> list[Variant]:

@@ -22,7 +22,8 @@ from convfuse import traffic as T  # noqa: E402
 _MS = {
     "conv2d": {"eager": 5.1, "eager_fp32": 9.9, "channels_last": 3.9, "compile": 2.4, "cudnn_conv": 3.3,
                "01_epilogue_fused": 4.0, "02_epilogue_vec3d": 3.7, "03a_seed_fused": 51.0,
-               "03b_register_tiled": 7.4, "04_mma_tf32": 1.6, "04_mma_3xtf32": 3.4},
+               "03b_register_tiled": 7.4, "04_mma_tf32": 1.6, "04_mma_3xtf32": 3.4,
+               "04b_wgmma_tf32": 1.3},
     "conv3d": {"eager": 10.2, "eager_fp32": 10.2, "channels_last": 9.1, "compile": 5.9, "cudnn_conv": 6.4,
                "01_epilogue_fused": 7.1, "02_epilogue_vec3d": 6.6, "03a_seed_fused": 41.7,
                "03b_register_tiled": 5.0, "04_mma_tf32": 1.5, "04_mma_3xtf32": 2.6,

@@ -106,14 +106,6 @@ __device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
     return { t / g.Do, t % g.Do, ty * TH, tx * TW };
 }
 
-__device__ __forceinline__ float tf32_round(float v) { return __uint_as_float(to_tf32(v)); }
-// 3xtf32 split done once per staged element, so both parts are rounded (cvt.rna), unlike split_tf32's
-// per-MMA truncation. Non-finite x as in split_tf32: big from x clamped to +-TF32_MAX, so +-Inf travels in
-// the small part (a_big * Inf has eager's sign) and NaN too.
-__device__ __forceinline__ void split_rounded(float x, float& big, float& small) {
-    big = tf32_round(clamp_tf32_max(x));
-    small = tf32_round(x - big);
-}
 
 // Stage one tile's input in two halves, so the loads of the next tile can be in flight during this
 // tile's epilogue (CF_PREFETCH, default on). Items are (k-half, depth, row, 4-pixel quad); a thread loads
@@ -181,18 +173,7 @@ __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid)
 }
 
 // The 27 (81) wgmmas of one tile. Descriptors: A for tap t at sw + t*WTAP floats; B for tap (kd, kh, kw)
-// at the staged row (kd, kh) plus kw pixels. Each is the base descriptor plus a compile-time offset in
-// its address field (addresses < 256 KB never carry into the lbo field); the base goes through an
-// opaque move so the compiler cannot hoist 54 loop-invariant 64-bit descriptors out of the tile loop
-// (that held ~108 registers and spilled).
-__device__ __forceinline__ uint32_t opaque(uint32_t v) {
-    uint32_t r;
-    asm volatile("mov.b32 %0, %1;\n" : "=r"(r) : "r"(v));
-    return r;
-}
-__device__ __forceinline__ uint64_t desc_at(uint32_t lo, uint32_t hi, uint32_t byte_offset) {
-    return ((uint64_t)hi << 32) | (lo + (byte_offset >> 4));
-}
+// at the staged row (kd, kh) plus kw pixels (desc_at, opaque: kernels/wgmma.cuh).
 __device__ __forceinline__ void mma_tile(float (&acc)[NACC], const float* sw, const float* sx) {
     constexpr uint32_t A_LBO = COUT * 16, SBO = 128, B_LBO = XHALF * 4;
     const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO), b0 = wgmma_desc(smem_addr(sx), B_LBO, SBO);

@@ -1,0 +1,294 @@
+// 04b_implicit_gemm_wgmma — conv2d step 04b: implicit-GEMM conv + fused epilogue on Hopper's warpgroup
+// MMA (wgmma, sm_90a only: H100/H200), TF32. The portable mma.sync kernel (04_implicit_gemm_mma) stays
+// the step for A100 and every other GPU, and the only 3xtf32 one for conv2d (below: why).
+//
+// What changed from 04 and why: as for conv3d 04b (kernels/conv3d/04b_implicit_gemm_wgmma.cu). ncu on 04
+//   showed a latency-bound kernel, 8 warps per SM, every operand through LDS into registers. wgmma reads
+//   both operands from shared memory, asynchronously; a warpgroup keeps one group of MMAs in flight while
+//   it stages the next input chunk, and independent warpgroups share the SM.
+//
+// GEMM mapping: M = Cout = 64, N = TH output rows x 88 MMA columns (86 output columns + 2 discarded),
+//   K = 8 chunks of 8 input channels x 9 taps = 72 k8 steps. Wo = 254 = 3 x 86 - 4: three column tiles
+//   per output row waste 1.6 % of the MMAs (64-column tiles, as in conv3d, would need 5 and waste 22 %).
+//   A = weights, all 72 k-steps resident in shared memory for the whole persistent block (147,456 B).
+//   B = the input chunk: 8 channels x (TH+2) input rows x 88 pixels, rows stored one after another; for
+//   tap (kh, kw) the B operand of the TH output rows is staged rows kh .. kh+TH-1 shifted by kw pixels:
+//   one descriptor, its start moved by kw 16-byte core-matrix rows. TH = 2 (N = 176, 88 accumulators,
+//   3 warpgroups): each chunk's MMAs take twice as long as at TH = 1, which hides the next chunk's loads,
+//   A is fetched once per 2 rows, and 4 staged rows serve 2 output rows instead of 3 serving 1.
+//
+// Why no 3xtf32 here: its weights (big + small) need 295 KB, more than an SM has; streaming them per
+//   chunk would tie all warpgroups of a block to one pipeline again. conv2d 3xtf32 stays 04_mma_3xtf32.
+//
+// Shared-memory layouts (no-swizzle K-major canonical layout, core matrices of 8 rows x 16 B):
+//   weights  [k-step][k-half][co 0..63][4 channels]; k-step s = chunk*9 + tap; sbo 128 B, lbo 1024 B.
+//   input    per warpgroup, 2 buffers of [k-half][row 0..TH+1][pixel 0..87][4 channels] (+ 64 B: the
+//            discarded columns read 2 pixels past the end); sbo 128 B, lbo one k-half.
+//   TH 2: 147,456 + 3 warpgroups x 2 x 11,328 = 215,424 B, 384 threads at 168 registers; TH 1:
+//   147,456 + 4 x 2 x 8,512 = 215,552 B, 512 threads at 128 registers. One block per SM.
+//
+// Per warpgroup, per (tile, chunk) step, one flattened pipeline: wait until at most one MMA group is
+//   pending (the group that read this buffer two steps ago is done), barrier, store the chunk's input
+//   (loaded into registers one step earlier) transposed to pixel-major and rounded to TF32, fence.proxy.
+//   async, barrier, issue the loads of the next step, then 9 wgmmas and a commit. After a tile's last chunk:
+//   wait for all, then the epilogue straight from the accumulators (bias, epilogue_conv2d, predicated
+//   8-byte streaming stores; rows are 8-byte aligned when Wo is even).
+//
+// Measured on the H200 (2026-11-29, scripts/check_variant.py, same-process medians; eager 4.96 ms,
+//   torch.compile 2.29 ms, 04_mma_tf32 2.18 ms in the recorded run): TH 1 / 4 warpgroups 2.16-2.17 ms
+//   (no faster than 04: with one chunk of MMAs, 9 x m64n88k8, between a load and its use the loads'
+//   latency is exposed); TH 2 / 3 warpgroups 1.68 ms. rel-L2 3.1e-4 vs float64 (eager: 3.5e-4).
+//
+// Traffic at full size (64 x 64 x 256 x 256 -> 64 x 64 x 254 x 254): DRAM x 1.07 GB + y 1.06 GB once;
+//   L2 -> SM (TH+2)/TH input rows per output row: ~2.2 GB of x at TH 2, weights once per block.
+//
+// Odd shapes: any N, H, W >= 3; pixels past the input row are zero-filled when staged and feed only
+//   outputs that are never stored.
+
+namespace cf04b {
+
+constexpr int CIN = 64, COUT = 64, KS = 3, TAPS = KS * KS;
+constexpr int CHUNK = 8, NCHUNK = CIN / CHUNK, KSTEPS = NCHUNK * TAPS;
+constexpr int XW = 88;                   // staged pixels per input row = MMA columns (wgmma N)
+constexpr int TW = XW - (KS - 1);        // output columns per tile (86)
+#ifndef CF_TH
+#define CF_TH 2                          // H200, 2026-11-29: TH=2 (3 warpgroups) 1.68 ms, TH=1 (4) 2.17 ms
+#endif
+constexpr int TH = CF_TH;                // output rows per tile: one wgmma with N = XW * TH
+constexpr int XH = TH + KS - 1;          // staged input rows
+constexpr int NJ = XW / 8;               // n8 column groups per output row (11)
+constexpr int NACC = XW * TH / 2;        // accumulators per thread (44 per row)
+#ifndef CF_WGS
+#define CF_WGS (TH == 1 ? 4 : 3)
+#endif
+constexpr int WGS = CF_WGS;
+constexpr int THREADS = 128 * WGS;
+constexpr int XHALF = XH * XW * 4;                  // floats per k-half of a staged chunk
+constexpr int XBUF = 2 * XHALF + 16;                // one buffer (+ 64 B for the discarded columns)
+constexpr int WSTEP = 2 * COUT * 4;                 // floats per k-step of A
+constexpr int WFLOATS = KSTEPS * WSTEP;             // 36,864
+constexpr int SMEM_FLOATS = WFLOATS + WGS * 2 * XBUF;
+constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
+constexpr int X_ITEMS = 2 * XH * (XW / 4);          // (k-half, row, 4-pixel quad) per chunk: 132
+constexpr int ITEMS_PER_THREAD = (X_ITEMS + 127) / 128;
+static_assert(XW % 8 == 0 && XBUF % 4 == 0, "core matrices of 8 rows; 16-byte aligned buffers");
+
+struct Geom {
+    int N, H, W, Ho, Wo;
+    int tiles_x, tiles;
+    int xvec;    // 2: 8-byte loads legal (W even, x 8-byte aligned); 0: scalar
+};
+
+struct TileCoord { int n, oh, ox0; };
+__device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
+    const int tx = tile % g.tiles_x, t = tile / g.tiles_x;
+    const int rows = (g.Ho + TH - 1) / TH;
+    return { t / rows, (t % rows) * TH, tx * TW };
+}
+
+struct Staged { float4 v[ITEMS_PER_THREAD][4]; };   // [item][channel] = 4 pixels
+
+// Loads of one chunk: item = (k-half, row, quad); 4 channels x 4 pixels into registers.
+__device__ __forceinline__ void load_chunk(Staged& s, const float* __restrict__ x, const Geom& g, TileCoord tc,
+                                           int chunk, int tid) {
+    const long long cstride = (long long)g.H * g.W;
+    const bool vec = g.xvec && (tc.ox0 % 2 == 0);
+#pragma unroll
+    for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
+        const int it = tid + 128 * k;
+        const int q = it % (XW / 4), t = it / (XW / 4);
+        const int row = t % XH, half = t / XH;
+        const int ih = tc.oh + row, ix = tc.ox0 + 4 * q;
+        const bool ok = it < X_ITEMS && ih < g.H;
+        const float* src = x + ((long long)(tc.n * CIN + CHUNK * chunk + 4 * half) * g.H + (ok ? ih : 0)) * g.W + ix;
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+            float4& d = s.v[k][c];
+            const float* r = src + c * cstride;
+            if (vec) {   // W even, ix even: pairs are both in the row or both out
+                const float2 a = (ok && ix < g.W) ? __ldg(reinterpret_cast<const float2*>(r)) : make_float2(0.f, 0.f);
+                const float2 b = (ok && ix + 2 < g.W) ? __ldg(reinterpret_cast<const float2*>(r + 2)) : make_float2(0.f, 0.f);
+                d = make_float4(a.x, a.y, b.x, b.y);
+            } else {
+                d.x = (ok && ix     < g.W) ? __ldg(r)     : 0.0f;
+                d.y = (ok && ix + 1 < g.W) ? __ldg(r + 1) : 0.0f;
+                d.z = (ok && ix + 2 < g.W) ? __ldg(r + 2) : 0.0f;
+                d.w = (ok && ix + 3 < g.W) ? __ldg(r + 3) : 0.0f;
+            }
+        }
+    }
+}
+
+__device__ __forceinline__ void store_chunk(float* sx, const Staged& s, int tid) {
+#pragma unroll
+    for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
+        const int it = tid + 128 * k;
+        if (it >= X_ITEMS) break;
+        const int q = it % (XW / 4), t = it / (XW / 4);
+        const int row = t % XH, half = t / XH;
+        float* dst = sx + half * XHALF + (row * XW + 4 * q) * 4;
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {
+            *reinterpret_cast<float4*>(dst + 4 * p) =
+                make_float4(tf32_round((&s.v[k][0].x)[p]), tf32_round((&s.v[k][1].x)[p]),
+                            tf32_round((&s.v[k][2].x)[p]), tf32_round((&s.v[k][3].x)[p]));
+        }
+    }
+}
+
+// The 9 wgmmas of one chunk: A at k-step chunk*9 + tap, B at staged row kh shifted by kw pixels.
+__device__ __forceinline__ void mma_chunk(float (&acc)[NACC], uint32_t alo, uint32_t ahi, uint32_t blo,
+                                          uint32_t bhi, int chunk) {
+    wgmma_fence();
+#pragma unroll
+    for (int tap = 0; tap < TAPS; ++tap) {
+        const int kh = tap / KS, kw = tap % KS;
+        const uint64_t da = desc_at(alo, ahi, (chunk * TAPS + tap) * WSTEP * 4);
+        const uint64_t db = desc_at(blo, bhi, (kh * XW + kw) * 16);
+        wgmma_tf32(acc, da, db, chunk > 0 || tap > 0);
+    }
+    wgmma_commit();
+}
+
+// Bias, epilogue and stores straight from the accumulators: acc[4j + 2h + e] = channel 16*warp + gid + 8h,
+// column 8j + 2tq + e (j = 0..10); a quad of lanes writes 32 contiguous bytes of a channel row with 8-byte
+// streaming stores (scalar where the row is not 8-byte aligned), predicated, one address per row.
+__device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float (&bias_r)[2],
+                                           const float (&param_r)[2], float* __restrict__ y,
+                                           const Geom& g, TileCoord tc, int warp, int lane) {
+    const int gid = lane >> 2, tq = lane & 3;
+    const int lim = min(TW, g.Wo - tc.ox0) - 2 * tq;     // pixel pair j is in the row when 8j < lim
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int c = 16 * warp + gid + 8 * h;
+        const float b = bias_r[h], m = param_r[h];
+        float* yc = y + ((long long)(tc.n * COUT + c) * g.Ho + tc.oh) * g.Wo + tc.ox0 + 2 * tq;
+#pragma unroll
+        for (int t = 0; t < TH; ++t) {
+            if (tc.oh + t >= g.Ho) break;       // warp-uniform
+            float* yq = yc + t * g.Wo;
+            float v[2 * NJ];
+#pragma unroll
+            for (int j = 0; j < NJ; ++j) {
+                v[2 * j]     = epilogue_conv2d(acc[4 * (NJ * t + j) + 2 * h] + b, m);
+                v[2 * j + 1] = epilogue_conv2d(acc[4 * (NJ * t + j) + 2 * h + 1] + b, m);
+            }
+            if ((reinterpret_cast<uintptr_t>(yq) & 7) == 0) {
+#pragma unroll
+                for (int j = 0; j < NJ; ++j) {
+                    if (8 * j + 1 < lim)  __stcs(reinterpret_cast<float2*>(yq + 8 * j), make_float2(v[2 * j], v[2 * j + 1]));
+                    else if (8 * j < lim) __stcs(yq + 8 * j, v[2 * j]);
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < NJ; ++j) {
+                    if (8 * j < lim)     __stcs(yq + 8 * j, v[2 * j]);
+                    if (8 * j + 1 < lim) __stcs(yq + 8 * j + 1, v[2 * j + 1]);
+                }
+            }
+        }
+    }
+}
+
+__global__ void __launch_bounds__(THREADS, 1)
+conv2d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
+                    const float* __restrict__ mult, float* __restrict__ y, Geom g) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ __align__(128) float smem[];
+    float* sw = smem;
+    const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
+    const int warp = tid >> 5, lane = threadIdx.x & 31;
+    float* sx = smem + WFLOATS + wg * 2 * XBUF;
+
+    // Weights, once per block: f = ((s*2 + half)*64 + co)*4 + e  <-  w[co][8*chunk + 4*half + e][tap], s = chunk*9 + tap.
+    for (int f = threadIdx.x; f < WFLOATS; f += THREADS) {
+        const int e = f & 3, co = (f >> 2) & 63, half = (f >> 8) & 1, s = f >> 9;
+        const int chunk = s / TAPS, tap = s - chunk * TAPS;
+        sw[f] = tf32_round(__ldg(w + (co * CIN + CHUNK * chunk + 4 * half + e) * TAPS + tap));
+    }
+    fence_proxy_async();
+    __syncthreads();
+
+    constexpr uint32_t A_LBO = COUT * 16, SBO = 128, B_LBO = XHALF * 4;
+    const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO);
+    const uint64_t b0 = wgmma_desc(smem_addr(sx), B_LBO, SBO);
+    const uint32_t ahi = (uint32_t)(a0 >> 32), bhi = (uint32_t)(b0 >> 32);
+
+    // this thread's two output channels are the same for every tile: their parameters live in registers
+    float bias_r[2], param_r[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int c = 16 * warp + (lane >> 2) + 8 * h;
+        bias_r[h] = __ldg(bias + c);
+        param_r[h] = __ldg(mult + c);
+    }
+    const int stride = gridDim.x * WGS;
+    int tile = blockIdx.x * WGS + wg;
+    Staged st;
+    if (tile < g.tiles) load_chunk(st, x, g, tile_coord(g, tile), 0, tid);
+    float acc[NACC];
+    int buf = 0;
+#pragma unroll 1
+    for (; tile < g.tiles; tile += stride) {
+        const TileCoord tc = tile_coord(g, tile);
+#pragma unroll 1
+        for (int chunk = 0; chunk < NCHUNK; ++chunk) {
+            wgmma_wait<1>();                    // the group that read buffer `buf` two steps ago is done
+            warpgroup_barrier(1 + wg);          // ... in every warp
+            store_chunk(sx + buf * XBUF, st, tid);
+            fence_proxy_async();
+            warpgroup_barrier(1 + wg);
+            // the next step's loads, in flight during this chunk's MMAs
+            if (chunk + 1 < NCHUNK) load_chunk(st, x, g, tc, chunk + 1, tid);
+            else if (tile + stride < g.tiles) load_chunk(st, x, g, tile_coord(g, tile + stride), 0, tid);
+            const uint32_t alo = opaque((uint32_t)a0), blo = opaque((uint32_t)b0 + buf * (XBUF * 4 >> 4));
+            mma_chunk(acc, alo, ahi, blo, bhi, chunk);
+            buf ^= 1;
+        }
+        wgmma_wait<0>();
+        fence_operand(acc);
+        store_tile(acc, bias_r, param_r, y, g, tc, warp, lane);
+    }
+#endif
+}
+
+}  // namespace cf04b
+
+const char* launch(const ConvArgs& a, cudaStream_t stream) {
+    using namespace cf04b;
+    if (a.Cin != CIN || a.Cout != COUT || a.k != KS)
+        return "04b_implicit_gemm_wgmma (conv2d) supports only Cin=64, Cout=64, kernel_size=3";
+    if (a.N < 1 || a.H < KS || a.W < KS)
+        return "04b_implicit_gemm_wgmma (conv2d) needs N >= 1 and H, W >= 3";
+    if (a.Ho != a.H - KS + 1 || a.Wo != a.W - KS + 1)
+        return "04b_implicit_gemm_wgmma (conv2d) computes a valid (unpadded) stride-1 conv: Ho = H-2, Wo = W-2";
+    int dev = 0, sms = 0, major = 0, minor = 0, per_sm = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+        return "04b_implicit_gemm_wgmma (conv2d): cannot query the device";
+    if (major != 9 || minor != 0)
+        return "04b_implicit_gemm_wgmma (conv2d) uses wgmma, built for sm_90a only: it needs a compute "
+               "capability 9.0 GPU (H100/H200); use 04_mma_* elsewhere";
+
+    Geom g;
+    g.N = a.N; g.H = a.H; g.W = a.W; g.Ho = a.Ho; g.Wo = a.Wo;
+    g.tiles_x = cf_ceil_div(a.Wo, TW);
+    const long long tiles = (long long)a.N * cf_ceil_div(a.Ho, TH) * g.tiles_x;
+    if (tiles > 0x7fffffffLL - (long long)sms * WGS)
+        return "04b_implicit_gemm_wgmma (conv2d): too many tiles for a 32-bit tile index";
+    g.tiles = (int)tiles;
+    g.xvec = (a.W % 2 == 0) && (reinterpret_cast<uintptr_t>(a.x) % 8 == 0);
+
+    if (cudaFuncSetAttribute(conv2d_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             (int)SMEM_BYTES) != cudaSuccess)
+        return "04b_implicit_gemm_wgmma (conv2d): device cannot give the kernel its dynamic shared memory";
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, conv2d_wgmma_kernel, THREADS, SMEM_BYTES) !=
+            cudaSuccess || per_sm < 1)
+        return "04b_implicit_gemm_wgmma (conv2d): kernel does not fit on this device";
+    const long long blocks = (tiles + WGS - 1) / WGS, slots = (long long)sms * per_sm;
+    const int grid = (int)(blocks < slots ? blocks : slots);
+    conv2d_wgmma_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(a.x, a.w, a.bias, a.param, a.y, g);
+    return nullptr;
+}
