@@ -39,7 +39,7 @@ def test_odd_shapes_pass_the_protocol(v, mods, models):
 
 
 @pytest.mark.parametrize("v", KERNELS, ids=lambda v: f"{v.problem}/{v.key}")
-def test_batch_zero_and_refusals_on_gpu(v, mods, models):
+def test_batch_zero_and_refusals_on_gpu(v, mods, models, bad_input_cases):
     """Batch 0 gives an empty result; each bad input of issue 6 is refused clearly, on CUDA tensors."""
     _skip_unless_it_runs_here(v)
     prob = P.get(v.problem)
@@ -48,29 +48,10 @@ def test_batch_zero_and_refusals_on_gpu(v, mods, models):
     empty = torch.empty((0,) + tuple(prob.odd_shapes[0][1:]), device="cuda")
     y = run(empty, w, b, p)
     assert y.shape == prob.output_shape(empty.shape) and y.numel() == 0
-    x = prob.make_input(prob.odd_shapes[0], device="cuda")
-    d = prob.dims
-    small = list(prob.odd_shapes[0])
-    small[-1] = 2
-    fmt = torch.channels_last if d == 2 else torch.channels_last_3d
-    # every bad-input case of issue 6, with CUDA tensors: a clear error, raised before any launch
-    cases = [
-        (ValueError, "CUDA tensor", dict(x=x.cpu())),
-        (TypeError, "float32", dict(x=x.half())),
-        (TypeError, "float32", dict(x=x.double())),
-        (TypeError, "float32", dict(weight=w.double())),
-        (ValueError, "non-contiguous", dict(x=x.transpose(-1, -2))),
-        (ValueError, "channels_last", dict(x=x.contiguous(memory_format=fmt))),
-        (ValueError, "-D", dict(x=x[0])),
-        (ValueError, "kernel size", dict(x=prob.make_input(small, device="cuda"))),
-        (ValueError, "in_channels", dict(x=x[:, :2].contiguous())),
-        (ValueError, "weight of shape", dict(weight=torch.zeros((64, prob.in_channels) + (5,) * d, device="cuda"))),
-        (ValueError, "bias", dict(bias=torch.zeros(63, device="cuda"))),
-        (ValueError, "epilogue parameter", dict(param=torch.zeros((64,) + (2,) * d, device="cuda"))),
-    ]
-    for exc, pattern, over in cases:
-        a = dict(x=x, weight=w, bias=b, param=p, **{})
-        a.update(over)
+    ok = dict(x=prob.make_input(prob.odd_shapes[0], device="cuda"), weight=w, bias=b, param=p)
+    # a clear error, raised before any launch
+    for exc, pattern, over in bad_input_cases(prob, ok) + [(ValueError, "CUDA tensor", dict(x=ok["x"].cpu()))]:
+        a = dict(ok, **over)
         with pytest.raises(exc, match=pattern):
             run(a["x"], a["weight"], a["bias"], a["param"])
     torch.cuda.synchronize()   # and nothing was left broken on the device
