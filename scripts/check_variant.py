@@ -2,10 +2,12 @@
 
     python scripts/check_variant.py conv3d:04b_wgmma_tf32 [conv3d:04b_wgmma_tf32@CF_TH=4,CF_WGS=3 ...]
 
-For each variant: build, run on the smallest odd shape and the full shape against float64, and when
-the output is wrong print the fraction of wrong outputs per channel group of 16, per output column
-and per output row — the usual fingerprints of a bad tile, fragment or descriptor mapping. Then the
-same-process median time against eager and torch.compile at full size.
+For each variant: build, run on the odd shapes and the full shape against float64, and when the output
+is wrong print the fraction of wrong outputs per channel group of 16, per output column and per output
+row — the usual fingerprints of a bad tile, fragment or descriptor mapping. Then, per problem, one
+interleaved timing of every variant given with eager and torch.compile at full size (same process, same
+rounds: the ratios are comparable). Ablation builds (a define starting with CF_ABL_: parts of the kernel
+switched off to see what they cost) compute wrong outputs on purpose and are timed only.
 """
 import dataclasses
 import sys
@@ -26,50 +28,59 @@ def parse_spec(spec):
     return v
 
 
+def is_ablation(v):
+    return any(d.startswith("CF_ABL_") for d in v.defines)
+
+
+def verify_variant(v, run, model):
+    prob = P.get(v.problem)
+    for shape in list(prob.odd_shapes) + [prob.input_shape]:
+        x = prob.make_input(shape, device="cuda", dist="randn")
+        out = torch.full(prob.output_shape(shape), float("nan"), device="cuda")
+        with torch.no_grad():
+            y = run(x, *P.conv_params(model), out=out)
+            ref = P.ground_truth(model, x).float()
+        err = (y - ref).abs()
+        rel = (torch.linalg.vector_norm((y - ref).double()) / torch.linalg.vector_norm(ref.double())).item()
+        bad = ~(err <= 1e-2)
+        print(f"{v.problem}/{v.key} {tuple(shape)}: max_abs {err.nan_to_num(float('inf')).max().item():.3e} "
+              f"rel_l2 {rel:.3e} wrong {bad.float().mean().item():.4f} nan {torch.isnan(y).float().mean().item():.4f}", flush=True)
+        if bad.any():
+            red = tuple(range(2, y.dim()))
+            ch = bad.float().mean(dim=(0,) + red)
+            print("  by channel group of 16:", [round(ch[i:i + 16].mean().item(), 3) for i in range(0, ch.numel(), 16)])
+            print("  by channel mod 16:", [round(c, 2) for c in ch.view(-1, 16).mean(0).tolist()])
+            col = bad.float().mean(dim=tuple(range(y.dim() - 1)))
+            print("  by column:", [round(c, 2) for c in col.tolist()[:70]])
+            row = bad.float().mean(dim=tuple(i for i in range(y.dim()) if i != y.dim() - 2))
+            print("  by row:", [round(c, 2) for c in row.tolist()[:70]])
+
+
 def main():
     variants = [parse_spec(spec) for spec in sys.argv[1:]]
     mods = B.build_all(variants)
     torch.backends.cudnn.allow_tf32 = True
-    for v in variants:
-        prob = P.get(v.problem)
+    for problem in dict.fromkeys(v.problem for v in variants):
+        prob = P.get(problem)
         model = prob.make_model(seed=0, device="cuda")
-        w, b, p = model.conv.weight.detach(), model.conv.bias.detach(), model.epilogue_param().detach()
-        run = R.kernel_runner(v, mods[(v.problem, v.key)])
-        shapes = list(prob.odd_shapes) + [prob.input_shape]
-        for shape in shapes:
-            x = prob.make_input(shape, device="cuda", dist="randn")
-            out = torch.full(prob.output_shape(shape), float("nan"), device="cuda")
-            y = run(x, w, b, p, out=out)
-            torch.cuda.synchronize()
-            with torch.no_grad():
-                ref = model.double()(x.double()).float()
-                model.float()
-            err = (y - ref).abs()
-            rel = (torch.linalg.vector_norm((y - ref).double()) / torch.linalg.vector_norm(ref.double())).item()
-            bad = ~(err <= 1e-2)
-            print(f"{v.problem}/{v.key} {tuple(shape)}: max_abs {err.nan_to_num(float('inf')).max().item():.3e} "
-                  f"rel_l2 {rel:.3e} wrong {bad.float().mean().item():.4f} nan {torch.isnan(y).float().mean().item():.4f}", flush=True)
-            if bad.any():
-                red = tuple(range(2, y.dim()))
-                ch = bad.float().mean(dim=(0,) + red)
-                print("  by channel group of 16:", [round(ch[i:i + 16].mean().item(), 3) for i in range(0, ch.numel(), 16)])
-                print("  by channel mod 16:", [round(c, 2) for c in ch.view(-1, 16).mean(0).tolist()])
-                col = bad.float().mean(dim=tuple(range(y.dim() - 1)))
-                print("  by column:", [round(c, 2) for c in col.tolist()[:70]])
-                row = bad.float().mean(dim=tuple(i for i in range(y.dim()) if i != y.dim() - 2))
-                print("  by row:", [round(c, 2) for c in row.tolist()[:70]])
-                print("  y[0,0,...,0,:8]", y.flatten(0, -2)[0, :8].tolist())
-                print("  r[0,0,...,0,:8]", ref.flatten(0, -2)[0, :8].tolist())
+        runs = {}
+        for v in (v for v in variants if v.problem == problem):
+            runs[v.key] = R.kernel_runner(v, mods[(v.problem, v.key)])
+            if not is_ablation(v):
+                verify_variant(v, runs[v.key], model)
         x = prob.make_input(device="cuda")
-        fns = {"eager": lambda: model(x), "kernel": lambda: run(x, w, b, p)}
+        params = P.conv_params(model)
         cmodel = torch.compile(model)
         with torch.no_grad():
             for _ in range(3):
                 cmodel(x)
-        fns["compile"] = lambda: cmodel(x)
+        fns = {"eager": lambda: model(x), "compile": lambda: cmodel(x)}
+        fns.update({key: (lambda run=run: run(x, *params)) for key, run in runs.items()})
         with torch.no_grad():
             t = bench.time_interleaved(fns, n_timed=15, n_warmup=3, log=lambda m: None)
-        print(f"{v.problem}/{v.key} timing, median ms: " + ", ".join(f"{k} {q['median_ms']:.3f}" for k, q in t.items()), flush=True)
+        print(f"{problem} timing, median ms (p20-p80), one interleaved run:")
+        for k, q in t.items():
+            print(f"  {k:44s} {q['median_ms']:7.3f}  ({q['p20_ms']:.3f}-{q['p80_ms']:.3f})", flush=True)
 
 
 if __name__ == "__main__":

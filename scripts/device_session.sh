@@ -7,6 +7,9 @@
 #     harden    tests/test_gpu_hardening.py -> $OUT/gpu_hardening.log, $OUT/large_tensor.json (~9 GB tensors)
 #     profile   Nsight Compute bytes into $OUT/nvidia-h200.json (a bench rewrites the file without them)
 #     sass      instruction mix of every built kernel
+#     explore   the 04b ablation and candidate builds of notes/kernel_log.md ("Next device call"), verified
+#               (candidates) and timed against eager and torch.compile in one process, plus ncu's
+#               warp-state sections of the 04b kernels -> $OUT/explore.log, $OUT/ncu_sections_04b.txt
 #   bench copies the hardening fields from $OUT/{sanitize,large_tensor}.json, else results/device-logs/,
 #   onto its records, where the log's source hash matches the kernel benchmarked: run sanitize and harden
 #   before bench in the same call, or copy their JSON into results/device-logs/ before a later call.
@@ -45,6 +48,17 @@ for s in $stages; do
           "$(grep -c HMMA /tmp/$n.sass)" "$(grep -c FFMA /tmp/$n.sass)" "$(grep -c LDL /tmp/$n.sass)" \
           "$(grep -c STL /tmp/$n.sass)" "$(grep -c LDGSTS /tmp/$n.sass)" "$(grep -c MUFU /tmp/$n.sass)"
       done | tee "$OUT/sass_summary.txt" ;;
+    explore)
+      ablate="CF_ABL_RAWEPI CF_ABL_NOSTORE CF_ABL_NOLOAD CF_ABL_NOLOAD,CF_ABL_NOSTAGE CF_ABL_NOLOAD,CF_ABL_NOSTAGE,CF_ABL_RAWEPI,CF_ABL_NOSTORE"
+      specs="conv3d:04b_wgmma_tf32 conv3d:04b_wgmma_tf32@CF_RAW conv3d:04b_wgmma_tf32@CF_RAW,CF_WGS=3
+             conv3d:04b_wgmma_3xtf32 conv3d:04b_wgmma_3xtf32@CF_RAW,CF_WGS=2
+             conv2d:04b_wgmma_tf32 conv2d:04b_wgmma_tf32@CF_WGS=2 conv2d:04b_wgmma_tf32@CF_XBUFS=3,CF_WGS=2"
+      for a in $ablate; do specs="$specs conv3d:04b_wgmma_tf32@$a conv2d:04b_wgmma_tf32@$a"; done
+      specs="$specs conv3d:04b_wgmma_3xtf32@CF_ABL_NOLOAD,CF_ABL_NOSTAGE,CF_ABL_RAWEPI,CF_ABL_NOSTORE"
+      $PY scripts/check_variant.py $specs 2>&1 | tee "$OUT/explore.log" | grep -vE "^\[build [0-9]"
+      ncu --profile-from-start off --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
+        --section Occupancy $PY scripts/ncu_sections.py conv2d/04b_wgmma_tf32 conv3d/04b_wgmma_tf32 conv3d/04b_wgmma_tf32@CF_RAW \
+        > "$OUT/ncu_sections_04b.txt" 2>&1; grep -E "ncu-sections|Issue Slots Busy|No Eligible|Tensor|Warp Cycles Per Issued" "$OUT/ncu_sections_04b.txt" ;;
     *) echo "unknown stage $s" ;;
   esac
 done

@@ -42,6 +42,16 @@
 // Traffic at full size (64 x 64 x 256 x 256 -> 64 x 64 x 254 x 254): DRAM x 1.07 GB + y 1.06 GB once;
 //   L2 -> SM (TH+2)/TH input rows per output row: ~2.2 GB of x at TH 2, weights once per block.
 //
+// Candidate, written 2026-11-30 and not yet measured (notes/kernel_log.md, "Next device call"):
+//   -DCF_XBUFS=3 -DCF_WGS=2: three staged-chunk buffers per warpgroup, wait_group 2, so a warpgroup can run
+//   two chunks of MMAs ahead of its staging (3 warpgroups x 3 buffers would need 249 KB; 2 fit in 215,424 B,
+//   228 registers, no spills).
+//
+// Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them, notes/kernel_log.md
+//   has the table): CF_ABL_NOLOAD stages zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing
+//   stores to shared memory, CF_ABL_RAWEPI stores acc + bias without the epilogue, CF_ABL_NOSTORE computes
+//   the epilogue but stores nothing.
+//
 // Odd shapes: any N, H, W >= 3; pixels past the input row are zero-filled when staged and feed only
 //   outputs that are never stored.
 
@@ -62,16 +72,21 @@ constexpr int NACC = XW * TH / 2;        // accumulators per thread (44 per row)
 #define CF_WGS (TH == 1 ? 4 : 3)
 #endif
 constexpr int WGS = CF_WGS;
+#ifndef CF_XBUFS
+#define CF_XBUFS 2                       // staged-chunk buffers per warpgroup (3: two MMA groups in flight)
+#endif
+constexpr int NBUF = CF_XBUFS;
 constexpr int THREADS = 128 * WGS;
 constexpr int XHALF = XH * XW * 4;                  // floats per k-half of a staged chunk
 constexpr int XBUF = 2 * XHALF + 16;                // one buffer (+ 64 B for the discarded columns)
 constexpr int WSTEP = 2 * COUT * 4;                 // floats per k-step of A
 constexpr int WFLOATS = KSTEPS * WSTEP;             // 36,864
-constexpr int SMEM_FLOATS = WFLOATS + WGS * 2 * XBUF;
+constexpr int SMEM_FLOATS = WFLOATS + WGS * NBUF * XBUF;
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
 constexpr int X_ITEMS = 2 * XH * (XW / 4);          // (k-half, row, 4-pixel quad) per chunk: 132
 constexpr int ITEMS_PER_THREAD = (X_ITEMS + 127) / 128;
 static_assert(XW % 8 == 0 && XBUF % 4 == 0, "core matrices of 8 rows; 16-byte aligned buffers");
+static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 block can have (227 KB)");
 
 struct Geom {
     int N, H, W, Ho, Wo;
@@ -91,6 +106,11 @@ struct Staged { float4 v[ITEMS_PER_THREAD][4]; };   // [item][channel] = 4 pixel
 // Loads of one chunk: item = (k-half, row, quad); 4 channels x 4 pixels into registers.
 __device__ __forceinline__ void load_chunk(Staged& s, const float* __restrict__ x, const Geom& g, TileCoord tc,
                                            int chunk, int tid) {
+#ifdef CF_ABL_NOLOAD
+    for (int k = 0; k < ITEMS_PER_THREAD; ++k)
+        for (int c = 0; c < 4; ++c) s.v[k][c] = make_float4(0.f, 0.f, 0.f, 0.f);
+    return;
+#endif
     const long long cstride = (long long)g.H * g.W;
     const bool vec = g.xvec && (tc.ox0 % 2 == 0);
 #pragma unroll
@@ -120,6 +140,9 @@ __device__ __forceinline__ void load_chunk(Staged& s, const float* __restrict__ 
 }
 
 __device__ __forceinline__ void store_chunk(float* sx, const Staged& s, int tid) {
+#ifdef CF_ABL_NOSTAGE
+    return;
+#endif
 #pragma unroll
     for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
         const int it = tid + 128 * k;
@@ -170,9 +193,20 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
             float v[2 * NJ];
 #pragma unroll
             for (int j = 0; j < NJ; ++j) {
+#ifdef CF_ABL_RAWEPI
+                v[2 * j]     = acc[4 * (NJ * t + j) + 2 * h] + b;
+                v[2 * j + 1] = acc[4 * (NJ * t + j) + 2 * h + 1] + b;
+#else
                 v[2 * j]     = epilogue_conv2d(acc[4 * (NJ * t + j) + 2 * h] + b, m);
                 v[2 * j + 1] = epilogue_conv2d(acc[4 * (NJ * t + j) + 2 * h + 1] + b, m);
+#endif
             }
+#ifdef CF_ABL_NOSTORE
+            float sum = 0.0f;
+            for (int j = 0; j < 2 * NJ; ++j) sum += v[j];
+            if (sum == 1234.5f) *yq = sum;      // keeps the epilogue alive, stores (almost) nothing
+            continue;
+#endif
             if ((reinterpret_cast<uintptr_t>(yq) & 7) == 0) {
 #pragma unroll
                 for (int j = 0; j < NJ; ++j) {
@@ -198,7 +232,7 @@ conv2d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
     float* sw = smem;
     const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
     const int warp = tid >> 5, lane = threadIdx.x & 31;
-    float* sx = smem + WFLOATS + wg * 2 * XBUF;
+    float* sx = smem + WFLOATS + wg * NBUF * XBUF;
 
     // Weights, once per block: f = ((s*2 + half)*64 + co)*4 + e  <-  w[co][8*chunk + 4*half + e][tap], s = chunk*9 + tap.
     for (int f = threadIdx.x; f < WFLOATS; f += THREADS) {
@@ -233,7 +267,7 @@ conv2d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
         const TileCoord tc = tile_coord(g, tile);
 #pragma unroll 1
         for (int chunk = 0; chunk < NCHUNK; ++chunk) {
-            wgmma_wait<1>();                    // the group that read buffer `buf` two steps ago is done
+            wgmma_wait<NBUF - 1>();             // the group that read buffer `buf` NBUF steps ago is done
             warpgroup_barrier(1 + wg);          // ... in every warp
             store_chunk(sx + buf * XBUF, st, tid);
             fence_proxy_async();
@@ -243,7 +277,11 @@ conv2d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
             else if (tile + stride < g.tiles) load_chunk(st, x, g, tile_coord(g, tile + stride), 0, tid);
             const uint32_t alo = opaque((uint32_t)a0), blo = opaque((uint32_t)b0 + buf * (XBUF * 4 >> 4));
             mma_chunk(acc, alo, ahi, blo, bhi, chunk);
+#if CF_XBUFS == 2
             buf ^= 1;
+#else
+            buf = buf + 1 == NBUF ? 0 : buf + 1;
+#endif
         }
         wgmma_wait<0>();
         fence_operand(acc);

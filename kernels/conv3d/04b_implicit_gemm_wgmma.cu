@@ -52,6 +52,18 @@
 // Traffic at full size: DRAM x 0.27 GB once + y 1.76 GB once; L2 -> SM 8 x 3 x (TH+2) x 64 floats per
 //   tile (111,104 tiles at TH 1: 1.37 GB).
 //
+// Candidate, written 2026-11-30 and not yet measured (notes/kernel_log.md, "Next device call"):
+//   -DCF_RAW stages each tile with cp.async into a raw buffer laid out as in global memory, one whole tile
+//   ahead, and transposes it shared -> shared (LDS.128 per channel, STS.128 per pixel) right before the
+//   MMAs. No registers wait on loads (ptxas: 113 registers instead of 128), and the loads' latency is
+//   covered by a tile's MMAs and epilogue instead of the epilogue alone. tf32: 55,296 + 4 x 36,928 =
+//   203,008 B; 3xtf32 fits 2 warpgroups only (-DCF_WGS=2, 221,440 B).
+//
+// Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them, notes/kernel_log.md
+//   has the table): CF_ABL_NOLOAD stages zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing
+//   stores to shared memory, CF_ABL_RAWEPI stores acc + bias without the epilogue, CF_ABL_NOSTORE computes
+//   the epilogue but stores nothing.
+//
 // Odd shapes: any N, D, H, W >= 3; pixels past the input are zero-filled when staged, and feed only
 //   outputs that are never stored.
 
@@ -85,11 +97,17 @@ constexpr int XPART = 2 * XHALF + 16;               // + 64 B: the discarded col
 constexpr int XBUF = PARTS * XPART;                 // floats per warpgroup
 constexpr int WTAP = 2 * COUT * 4;                  // floats per tap of A
 constexpr int WPART = TAPS * WTAP;
-constexpr int SMEM_FLOATS = PARTS * WPART + WGS * XBUF;
+#ifdef CF_RAW
+constexpr int XRAW = 2 * 4 * XD * XH * XW;          // the input tile as in global memory, cp.async target
+#else
+constexpr int XRAW = 0;
+#endif
+constexpr int SMEM_FLOATS = PARTS * WPART + WGS * (XBUF + XRAW);
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
 constexpr int X_ITEMS = 2 * XD * XH * (XW / 4);     // (k-half, depth, row, 4-pixel quad) per tile
 static_assert(NMMA == 64 || NMMA == 128 || NMMA == 256, "wgmma N");
 static_assert(XPART % 4 == 0 && WPART % 4 == 0, "16-byte aligned buffers");
+static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 block can have (227 KB)");
 
 struct Geom {
     int N, D, H, W, Do, Ho, Wo;
@@ -116,6 +134,11 @@ struct Staged { float4 v[ITEMS_PER_THREAD][4]; };   // [item][channel] = 4 pixel
 
 __device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ x, const Geom& g, TileCoord tc,
                                            int tid) {
+#ifdef CF_ABL_NOLOAD
+    for (int k = 0; k < ITEMS_PER_THREAD; ++k)
+        for (int c = 0; c < 4; ++c) s.v[k][c] = make_float4(0.f, 0.f, 0.f, 0.f);
+    return;
+#endif
     const long long cstride = (long long)g.D * g.H * g.W;
     const bool vec = g.xvec && (tc.ox0 % 4 == 0);
 #pragma unroll
@@ -145,6 +168,9 @@ __device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ 
 }
 
 __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid) {
+#ifdef CF_ABL_NOSTAGE
+    return;
+#endif
 #pragma unroll
     for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
         const int it = tid + 128 * k;
@@ -172,9 +198,79 @@ __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid)
     }
 }
 
-// The 27 (81) wgmmas of one tile. Descriptors: A for tap t at sw + t*WTAP floats; B for tap (kd, kh, kw)
-// at the staged row (kd, kh) plus kw pixels (desc_at, opaque: kernels/wgmma.cuh).
-__device__ __forceinline__ void mma_tile(float (&acc)[NACC], const float* sw, const float* sx) {
+#ifdef CF_RAW
+// CF_RAW: the tile's input goes global -> shared with cp.async into a raw buffer laid out as in global
+// memory ([k-half][channel][depth][row][pixel]), no registers held while in flight; transpose_input then
+// turns it into the wgmma layout (LDS.128 per channel, STS.128 per pixel) right before the MMAs.
+// Out-of-range pixels and rows are zero-filled by cp.async (src-size 0).
+__device__ __forceinline__ void issue_raw(float* sraw, const float* __restrict__ x, const Geom& g, TileCoord tc,
+                                          int tid) {
+    const long long cstride = (long long)g.D * g.H * g.W;
+    const bool vec = g.xvec && (tc.ox0 % 4 == 0);
+#pragma unroll
+    for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
+        const int it = tid + 128 * k;
+        if (it >= X_ITEMS) break;
+        const int q = it % (XW / 4), row = it / (XW / 4);
+        const int hy = row % XH, t = row / XH;
+        const int dz = t % XD, half = t / XD;
+        const int id = tc.od + dz, ih = tc.oh0 + hy, ix = tc.ox0 + 4 * q;
+        const bool row_ok = id < g.D && ih < g.H;
+        const float* src = x + (((long long)(tc.n * CIN + 4 * half) * g.D + (row_ok ? id : 0)) * g.H
+                                + (row_ok ? ih : 0)) * g.W + (ix < g.W ? ix : 0);
+        float* dst = sraw + (((half * 4) * XD + dz) * XH + hy) * XW + 4 * q;
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+            if (vec) {
+                cp_async16(dst + c * (XD * XH * XW), src + c * cstride, row_ok && ix < g.W ? 16 : 0);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    cp_async4(dst + c * (XD * XH * XW) + e, src + c * cstride + (row_ok && ix + e < g.W ? e : 0),
+                              row_ok && ix + e < g.W ? 4 : 0);
+            }
+        }
+    }
+    cp_async_commit();
+}
+
+__device__ __forceinline__ void transpose_input(float* sx, const float* sraw, int tid) {
+#pragma unroll
+    for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
+        const int it = tid + 128 * k;
+        if (it >= X_ITEMS) break;
+        const int q = it % (XW / 4), row = it / (XW / 4);
+        const int hy = row % XH, t = row / XH;
+        const int dz = t % XD, half = t / XD;
+        const float* src = sraw + (((half * 4) * XD + dz) * XH + hy) * XW + 4 * q;
+        float* dst = sx + half * XHALF + ((dz * XH + hy) * XW + 4 * q) * 4;
+        float4 v[4];
+#pragma unroll
+        for (int c = 0; c < 4; ++c) v[c] = *reinterpret_cast<const float4*>(src + c * (XD * XH * XW));
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {
+            float e[4];
+#pragma unroll
+            for (int c = 0; c < 4; ++c) e[c] = (&v[c].x)[p];
+#ifdef CF_3XTF32
+            float b[4], sm[4];
+#pragma unroll
+            for (int c = 0; c < 4; ++c) split_rounded(e[c], b[c], sm[c]);
+            *reinterpret_cast<float4*>(dst + 4 * p) = make_float4(b[0], b[1], b[2], b[3]);
+            *reinterpret_cast<float4*>(dst + XPART + 4 * p) = make_float4(sm[0], sm[1], sm[2], sm[3]);
+#else
+            *reinterpret_cast<float4*>(dst + 4 * p) =
+                make_float4(tf32_round(e[0]), tf32_round(e[1]), tf32_round(e[2]), tf32_round(e[3]));
+#endif
+        }
+    }
+}
+#endif
+
+// The 27 (81) wgmmas of one tile, issued as one group (not waited for). Descriptors: A for tap t at
+// sw + t*WTAP floats; B for tap (kd, kh, kw) at the staged row (kd, kh) plus kw pixels (desc_at, opaque:
+// kernels/wgmma.cuh).
+__device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, const float* sx) {
     constexpr uint32_t A_LBO = COUT * 16, SBO = 128, B_LBO = XHALF * 4;
     const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO), b0 = wgmma_desc(smem_addr(sx), B_LBO, SBO);
     const uint32_t alo = opaque((uint32_t)a0), blo = opaque((uint32_t)b0);
@@ -196,6 +292,9 @@ __device__ __forceinline__ void mma_tile(float (&acc)[NACC], const float* sw, co
 #endif
     }
     wgmma_commit();
+}
+__device__ __forceinline__ void mma_tile(float (&acc)[NACC], const float* sw, const float* sx) {
+    mma_issue(acc, sw, sx);
     wgmma_wait<0>();
     fence_operand(acc);
 }
@@ -224,9 +323,20 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
             float v[16];
 #pragma unroll
             for (int j = 0; j < 8; ++j) {
+#ifdef CF_ABL_RAWEPI
+                v[2 * j]     = acc[32 * t + 4 * j + 2 * h] + b;
+                v[2 * j + 1] = acc[32 * t + 4 * j + 2 * h + 1] + b;
+#else
                 v[2 * j]     = epilogue_conv3d(acc[32 * t + 4 * j + 2 * h] + b, s);
                 v[2 * j + 1] = epilogue_conv3d(acc[32 * t + 4 * j + 2 * h + 1] + b, s);
+#endif
             }
+#ifdef CF_ABL_NOSTORE
+            float sum = 0.0f;
+            for (int j = 0; j < 16; ++j) sum += v[j];
+            if (sum == 1234.5f) *yq = sum;      // keeps the epilogue alive, stores (almost) nothing
+            continue;
+#endif
             if ((reinterpret_cast<uintptr_t>(yq) & 7) == 0) {
 #pragma unroll
                 for (int j = 0; j < 8; ++j) {
@@ -244,6 +354,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
     }
 }
 
+
 __global__ void __launch_bounds__(THREADS, 1)
 conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
                     const float* __restrict__ addend, float* __restrict__ y, Geom g) {
@@ -252,7 +363,9 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
     float* sw = smem;
     const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
     const int warp = tid >> 5, lane = threadIdx.x & 31;
-    float* sx = smem + PARTS * WPART + wg * XBUF;
+    float* sx = smem + PARTS * WPART + wg * (XBUF + XRAW);
+    float* sraw = sx + XBUF;   // CF_RAW only
+    (void)sraw;
 
     // Weights, once per block: element f = ((tap*2 + half)*64 + co)*4 + e  <-  w[co][4*half + e][tap].
     for (int f = threadIdx.x; f < WPART; f += THREADS) {
@@ -269,6 +382,27 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
 
     const int stride = gridDim.x * WGS;
     int tile = blockIdx.x * WGS + wg;
+#ifdef CF_RAW
+    if (tile >= g.tiles) return;
+    // one accumulator set; the raw loads of the next tile fly during this tile's MMAs and epilogue
+    issue_raw(sraw, x, g, tile_coord(g, tile), tid);
+#pragma unroll 1
+    for (; tile < g.tiles; tile += stride) {
+        const TileCoord tc = tile_coord(g, tile);
+        cp_async_wait<0>();
+        warpgroup_barrier(1 + wg);              // raw input landed for every thread; last tile's MMAs done
+        transpose_input(sx, sraw, tid);
+        fence_proxy_async();
+        warpgroup_barrier(1 + wg);              // ... and every thread is done reading the raw buffer
+        float acc[NACC];
+        mma_issue(acc, sw, sx);
+        if (tile + stride < g.tiles) issue_raw(sraw, x, g, tile_coord(g, tile + stride), tid);
+        wgmma_wait<0>();
+        fence_operand(acc);
+        store_tile(acc, bias, addend, y, g, tc, warp, lane);
+    }
+    return;
+#endif
     Staged st;
     if (tile < g.tiles) load_input(st, x, g, tile_coord(g, tile), tid);
 #pragma unroll 1
