@@ -64,6 +64,7 @@ class Problem:
     input_shape: tuple      # KernelBench get_inputs()[0].shape
     odd_shapes: tuple       # small input shapes: odd batch, planes no multiple of any tile/vector width
     description: str
+    model_slice: tuple = () # one image of the full problem, for CPU models of the precisions (splits.py)
 
     @property
     def dims(self) -> int:
@@ -112,6 +113,7 @@ CONV2D = Problem(
     # output planes 37x53, 4x67, 17x128: odd batches, planes that are no multiple of a tile or float4
     odd_shapes=((1, 64, 39, 55), (3, 64, 6, 69), (2, 64, 19, 130)),
     description="Conv2d(64->64, k=3) -> x*multiplier -> LeakyReLU(0.01) -> GELU",
+    model_slice=(1, 64, 256, 256),
 )
 
 CONV3D = Problem(
@@ -123,6 +125,7 @@ CONV3D = Problem(
     # output 5x37x53, 3x17x9, 2x8x69
     odd_shapes=((1, 8, 7, 39, 55), (3, 8, 5, 19, 11), (2, 8, 4, 10, 71)),
     description="Conv3d(8->64, k=3) -> leaky_relu(0.2) -> +sum_tensor -> clamp(-1,1) -> GELU",
+    model_slice=(1, 8, 16, 64, 64),
 )
 
 PROBLEMS = {p.key: p for p in (CONV2D, CONV3D)}

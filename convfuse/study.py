@@ -27,7 +27,9 @@ PROBLEMS = tuple(P.PROBLEMS)
 REFERENCES = tuple(v.key for v in R.all_variants(PROBLEMS[0], kind="reference"))
 NOT_RECORDED = "not recorded yet"
 EPILOGUE_GOAL = 0.9     # step 02: the epilogue alone at >= 90 % of the copy bandwidth of the same bytes
-TF32_GOAL_MS = {"conv3d": 0.8}   # the tensor-core conv3d goal (notes/kernel_log.md: conv3d 04, 04b)
+# the tensor-core goals on the H200 (issue 5 of the study: TF32 and FP32-accurate 3xTF32 kernels)
+TF32_GOAL_MS = {"conv2d": 1.2, "conv3d": 0.8}
+XTF32_GOAL_MS = {"conv2d": 3.0, "conv3d": 2.0}
 
 
 # --- which run ------------------------------------------------------------------------------------
@@ -164,7 +166,7 @@ def facts(run: dict, problem: str, variant: str) -> dict | None:
                  pct_tf32_peak=100 * tflops / gpu.tf32_tflops,
                  pct_copy_bw=100 * gbps / gpu.dram_gbps if gbps else None,
                  floor_bytes_ms=fl["bytes"], floor_fp32_ms=fl["fp32"], floor_tf32_ms=fl["tf32"],
-                 floor_3xtf32_ms=3 * fl["tf32"],
+                 floor_3xtf32_ms=traffic.tensor_floor_ms(prob, gpu, "3xtf32"),
                  floor_ms=max(fl["bytes"], traffic.conv_flops(prob) / (peak * 1e12) * 1e3),
                  predicted_ms=pred["ms"], predicted_bound=pred["bound"], x_predicted=ms / pred["ms"])
         compute_ms = traffic.conv_flops(prob) / (peak * 1e12) * 1e3
@@ -649,6 +651,35 @@ def epilogue_table(run: dict, problem: str, variants=None, goal: float = EPILOGU
                      f"goal ≥ {100 * goal:.0f} %": "met" if r["epilogue_alone_vs_copy"] >= goal else "missed",
                      "whole call ms": r.get("median_ms")})
     return pd.DataFrame(rows).set_index("variant")
+
+
+def split_schemes_table(run: dict, problem: str) -> pd.DataFrame:
+    """FP32 accuracy on TF32 tensor cores, scheme by scheme: the tensor-time floor on the GPU of the run
+    (conv FLOPs x passes at its measured TF32 rate) against the recorded torch.compile, the error a CPU
+    model of the scheme gives on one image of the problem (convfuse/splits.py), and the error the
+    fastest recorded kernel of that precision measured on the GPU."""
+    from . import splits
+
+    prob = P.get(problem)
+    gpu = measured_gpu(run)
+    comp = (record(run, problem, "compile") or {}).get("median_ms")
+    modelled = splits.model_errors(problem, prob.model_slice)
+    rows = []
+    for scheme in splits.SCHEMES:
+        kernels = [r for r in run.get("records", []) if r["problem"] == problem and r.get("kind") != "reference"
+                   and r.get("precision") == scheme and r.get("median_ms")]
+        fastest = min(kernels, key=lambda r: r["median_ms"], default=None)
+        floor = traffic.tensor_floor_ms(prob, gpu, scheme) if gpu else None
+        rows.append({
+            "scheme": scheme, "tensor passes": traffic.TENSOR_PASSES[scheme],
+            "tensor floor ms": floor, "torch.compile ms": comp,
+            "floor / compile": floor / comp if floor and comp else None,
+            "modelled rel-L2": modelled[scheme]["rel_l2"], "modelled max-abs": modelled[scheme]["max_abs"],
+            "fastest kernel": fastest["variant"] if fastest else "none (not written)",
+            "its ms": fastest["median_ms"] if fastest else None,
+            "its rel-L2 (GPU)": fastest.get("rel_l2_err_fp64") if fastest else None,
+        })
+    return pd.DataFrame(rows)
 
 
 def gemm_table() -> pd.DataFrame:

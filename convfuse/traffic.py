@@ -21,6 +21,12 @@ FLOAT_BYTES = 4
 EPILOGUE_FLOPS = {"conv2d": 1 + 1 + 2 + 5, "conv3d": 1 + 2 + 1 + 2 + 5}
 
 
+# Tensor-core passes over K, in units of one TF32 pass: 3xTF32 issues three TF32 MMAs per product; the
+# TF32 + BF16-correction scheme (convfuse/splits.py, modelled, no kernel yet) one TF32 pass and one BF16
+# pass of twice the K, and a BF16 k16 MMA takes the tensor core as long as a TF32 k8 one.
+TENSOR_PASSES = {"tf32": 1, "3xtf32": 3, "tf32+bf16": 2}
+
+
 @dataclass(frozen=True)
 class GPU:
     key: str
@@ -33,7 +39,8 @@ class GPU:
     @property
     def tflops(self) -> dict:
         # 3xTF32 issues three TF32 MMAs per product: a third of the TF32 rate at best.
-        return {"fp32": self.fp32_tflops, "tf32": self.tf32_tflops, "3xtf32": self.tf32_tflops / 3}
+        return {"fp32": self.fp32_tflops, "tf32": self.tf32_tflops,
+                "3xtf32": self.tf32_tflops / TENSOR_PASSES["3xtf32"]}
 
 
 A100_SRC = ("NVIDIA A100 Tensor Core GPU datasheet (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf): "
@@ -227,6 +234,12 @@ def predict_ms(problem: P.Problem, variant: str, precision: str, gpu: GPU, input
     t_math = f / (gpu.tflops[compute_precision(problem, variant, precision)] * 1e12) * 1e3
     return {"ms": max(t_mem, t_math), "memory_ms": t_mem, "math_ms": t_math,
             "bound": "memory" if t_mem >= t_math else "compute"}
+
+
+def tensor_floor_ms(problem: P.Problem, gpu: GPU, scheme: str, input_shape=None) -> float:
+    """The conv's FLOPs x the scheme's tensor-core passes at the GPU's TF32 rate: no kernel of that
+    scheme can be faster, whatever it does with its bytes."""
+    return conv_flops(problem, input_shape) * TENSOR_PASSES[scheme] / (gpu.tf32_tflops * 1e12) * 1e3
 
 
 def floors_ms(problem: P.Problem, gpu: GPU, input_shape=None) -> dict:
