@@ -10,7 +10,7 @@ its inputs here, in Python, before any CUDA is touched: a bad call raises a clea
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -80,6 +80,44 @@ def _hopper(problem: str) -> list[Variant]:
                            source="04b_implicit_gemm_wgmma", defines=("CF_3XTF32",), archs=("90a",),
                            needs_cc=(9, 0),
                            notes="sm_90a only (H100/H200); refused with a clear error on other GPUs"))
+    return out
+
+
+# Candidate builds for the next device call (notes/kernel_log.md, "Next device call"): a registered
+# variant plus -D defines. Not recorded and in no table: scripts/check_variant.py verifies and times them
+# (device_session.sh explore), tests/test_kernels_compile.py keeps them compiling without spills. One is
+# promoted by making its defines the kernel file's defaults, then re-recorded.
+CANDIDATES = (
+    ("conv3d", "04b_wgmma_tf32", ("CF_RAW",)),
+    ("conv3d", "04b_wgmma_tf32", ("CF_RAW", "CF_WGS=3")),
+    ("conv3d", "04b_wgmma_3xtf32", ("CF_RAW", "CF_WGS=2")),
+    ("conv3d", "04b_wgmma_tf32", ("CF_TF32BF16",)),
+    ("conv3d", "04b_wgmma_tf32", ("CF_TF32BF16", "CF_RAW", "CF_WGS=2")),
+    ("conv2d", "04b_wgmma_tf32", ("CF_WGS=2",)),
+    ("conv2d", "04b_wgmma_tf32", ("CF_XBUFS=3", "CF_WGS=2")),
+)
+# The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
+ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE"),
+             ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE", "CF_ABL_RAWEPI", "CF_ABL_NOSTORE"))
+
+
+def with_defines(variant: Variant, defines) -> Variant:
+    """A tuning, candidate or ablation build of `variant`: extra -D NAME[=VALUE], key suffixed with them."""
+    if not defines:
+        return variant
+    tag = "_".join(d.replace("=", "").lower() for d in defines)
+    return replace(variant, key=f"{variant.key}_{tag}",
+                               defines=variant.defines + tuple(d.replace("=", " ", 1) for d in defines))
+
+
+def explore_specs() -> list[str]:
+    """check_variant.py's specs for the next device call: each 04b variant as committed, the candidates,
+    and the ablations of the 04b kernels (problem:key@NAME=VALUE,...)."""
+    spec = lambda p, k, d=(): f"{p}:{k}" + (f"@{','.join(d)}" if d else "")   # noqa: E731
+    out = [spec(v.problem, v.key) for v in kernel_variants() if v.step == "04b"]
+    out += [spec(*c) for c in CANDIDATES]
+    out += [spec(v.problem, v.key, a) for a in ABLATIONS for v in kernel_variants() if v.step == "04b"
+            and (v.precision == "tf32" or a == ABLATIONS[-1])]
     return out
 
 

@@ -186,3 +186,39 @@ __device__ __forceinline__ void wgmma_tf32(float (&d)[128], uint64_t desc_a, uin
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
         : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }
+
+// --- BF16 correction pass (TF32 + BF16 scheme, convfuse/splits.py; candidate, -DCF_TF32BF16) ---------
+// D (64 x 64, FP32) += A (64 x 16, BF16, shared) * B (16 x 64, BF16, shared), both K-major (trans 0).
+// A BF16 core matrix is 8 rows x 16 bytes = 8 values along K, so a k16 step has the same byte geometry
+// as a TF32 k8 step (two core matrices along K, lbo apart), and takes the tensor core as long.
+// Same accumulator fragment as wgmma_tf32.
+__device__ __forceinline__ void wgmma_bf16(float (&d)[32], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "setp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
+// Two floats -> two BF16 (round to nearest even) in one 32-bit word, `lo` at the lower address.
+__device__ __forceinline__ uint32_t bf16x2(float lo, float hi) {
+    uint32_t r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+__device__ __forceinline__ unsigned short bf16_bits(float v) {
+    unsigned short r;
+    asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(r) : "f"(v));
+    return r;
+}
+// The largest finite BF16, (2 - 2^-7) 2^127. A TF32 big part clamped to +-TF32_MAX would round to +-Inf in
+// BF16; clamped here first, x_big * w_small stays finite like the other passes (see split_rounded).
+#define CF_BF16_MAX __uint_as_float(0x7f7f0000u)
+__device__ __forceinline__ float clamp_bf16_max(float x) { return fminf(fmaxf(x, -CF_BF16_MAX), CF_BF16_MAX); }

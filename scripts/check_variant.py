@@ -9,7 +9,6 @@ interleaved timing of every variant given with eager and torch.compile at full s
 rounds: the ratios are comparable). Ablation builds (a define starting with CF_ABL_: parts of the kernel
 switched off to see what they cost) compute wrong outputs on purpose and are timed only.
 """
-import dataclasses
 import sys
 
 import torch
@@ -20,12 +19,7 @@ from convfuse import bench, build as B, problems as P, registry as R, verify
 def parse_spec(spec):
     """problem:key[@NAME=VALUE,NAME=VALUE] -> the registry variant, with extra -D for a tuning build."""
     name, _, extra = spec.partition("@")
-    v = R.get(*name.replace("/", ":").split(":"))
-    if extra:
-        defs = tuple(d.replace("=", " ", 1) for d in extra.split(","))
-        tag = "_".join(d.replace("=", "").lower() for d in extra.split(","))
-        v = dataclasses.replace(v, key=f"{v.key}_{tag}", defines=v.defines + defs)
-    return v
+    return R.with_defines(R.get(*name.replace("/", ":").split(":")), tuple(extra.split(",")) if extra else ())
 
 
 def is_ablation(v):

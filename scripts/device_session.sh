@@ -7,7 +7,7 @@
 #     harden    tests/test_gpu_hardening.py -> $OUT/gpu_hardening.log, $OUT/large_tensor.json (~9 GB tensors)
 #     profile   Nsight Compute bytes into $OUT/nvidia-h200.json (a bench rewrites the file without them)
 #     sass      instruction mix of every built kernel
-#     explore   the 04b ablation and candidate builds of notes/kernel_log.md ("Next device call"), verified
+#     explore   the 04b candidate and ablation builds (convfuse/registry.py: explore_specs), verified
 #               (candidates) and timed against eager and torch.compile in one process, plus ncu's
 #               warp-state sections of the 04b kernels -> $OUT/explore.log, $OUT/ncu_sections_04b.txt
 #   bench copies the hardening fields from $OUT/{sanitize,large_tensor}.json, else results/device-logs/,
@@ -49,12 +49,7 @@ for s in $stages; do
           "$(grep -c STL /tmp/$n.sass)" "$(grep -c LDGSTS /tmp/$n.sass)" "$(grep -c MUFU /tmp/$n.sass)"
       done | tee "$OUT/sass_summary.txt" ;;
     explore)
-      ablate="CF_ABL_RAWEPI CF_ABL_NOSTORE CF_ABL_NOLOAD CF_ABL_NOLOAD,CF_ABL_NOSTAGE CF_ABL_NOLOAD,CF_ABL_NOSTAGE,CF_ABL_RAWEPI,CF_ABL_NOSTORE"
-      specs="conv3d:04b_wgmma_tf32 conv3d:04b_wgmma_tf32@CF_RAW conv3d:04b_wgmma_tf32@CF_RAW,CF_WGS=3
-             conv3d:04b_wgmma_3xtf32 conv3d:04b_wgmma_3xtf32@CF_RAW,CF_WGS=2
-             conv2d:04b_wgmma_tf32 conv2d:04b_wgmma_tf32@CF_WGS=2 conv2d:04b_wgmma_tf32@CF_XBUFS=3,CF_WGS=2"
-      for a in $ablate; do specs="$specs conv3d:04b_wgmma_tf32@$a conv2d:04b_wgmma_tf32@$a"; done
-      specs="$specs conv3d:04b_wgmma_3xtf32@CF_ABL_NOLOAD,CF_ABL_NOSTAGE,CF_ABL_RAWEPI,CF_ABL_NOSTORE"
+      specs=$($PY -c "from convfuse import registry as R; print(*R.explore_specs())")   # candidates, ablations
       $PY scripts/check_variant.py $specs 2>&1 | tee "$OUT/explore.log" | grep -vE "^\[build [0-9]"
       ncu --profile-from-start off --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
         --section Occupancy $PY scripts/ncu_sections.py conv2d/04b_wgmma_tf32 conv3d/04b_wgmma_tf32 conv3d/04b_wgmma_tf32@CF_RAW \

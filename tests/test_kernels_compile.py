@@ -11,6 +11,18 @@ pytestmark = pytest.mark.skipif(B.find_nvcc() is None, reason="nvcc not found")
 @pytest.mark.parametrize("v,arch", [(v, a) for v in R.kernel_variants() for a in v.archs],
                          ids=lambda p: f"{p.problem}/{p.key}" if isinstance(p, R.Variant) else f"sm_{p}")
 def test_compiles_without_spills(v, arch):
+    _check_usage(v, arch)
+
+
+@pytest.mark.parametrize("problem,key,defines", R.CANDIDATES, ids=lambda p: ",".join(p) if isinstance(p, tuple) else p)
+def test_candidate_builds_compile_without_spills(problem, key, defines):
+    """The candidates waiting for a device call (registry.CANDIDATES) stay buildable and spill-free."""
+    v = R.with_defines(R.get(problem, key), defines)
+    for arch in v.archs:
+        _check_usage(v, arch)
+
+
+def _check_usage(v, arch):
     usage = B.resource_usage(v, arch=arch)
     assert usage, "ptxas reported no kernel entry"
     for name, u in usage.items():

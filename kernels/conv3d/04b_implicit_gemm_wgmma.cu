@@ -52,7 +52,11 @@
 // Traffic at full size: DRAM x 0.27 GB once + y 1.76 GB once; L2 -> SM 8 x 3 x (TH+2) x 64 floats per
 //   tile (111,104 tiles at TH 1: 1.37 GB).
 //
-// Candidate, written 2026-11-30 and not yet measured (notes/kernel_log.md, "Next device call"):
+// Candidates, written 2026-11-30 and not yet measured (notes/kernel_log.md, "Next device call"):
+//   -DCF_TF32BF16 (tf32+bf16, FP32-accurate in the CPU model of convfuse/splits.py): per tap one BF16
+//   m64n64k16 wgmma for both correction products ([x_small | x_big] . [w_big ; w_small], K doubled) and
+//   one TF32 wgmma for x_big w_big: 54 wgmmas per tile instead of 3xtf32's 81, the same shared memory
+//   (a BF16 k16 operand has the byte geometry of a TF32 k8 one, so part 1 of 3xtf32's layout holds it).
 //   -DCF_RAW stages each tile with cp.async into a raw buffer laid out as in global memory, one whole tile
 //   ahead, and transposes it shared -> shared (LDS.128 per channel, STS.128 per pixel) right before the
 //   MMAs. No registers wait on loads (ptxas: 113 registers instead of 128), and the loads' latency is
@@ -79,8 +83,8 @@ constexpr int TW = XW - (KS - 1);        // output columns per tile (62)
 constexpr int XD = KS, XH = TH + KS - 1;
 constexpr int NMMA = XW * TH;
 constexpr int NACC = NMMA / 2;           // accumulators per thread
-#ifdef CF_3XTF32
-constexpr int PARTS = 2;                 // big, small
+#if defined(CF_3XTF32) || defined(CF_TF32BF16)
+constexpr int PARTS = 2;                 // big, small (3xtf32); TF32 big, BF16 correction (tf32+bf16)
 #ifndef CF_WGS
 #define CF_WGS 3                         // 4 would need 258 KB of shared memory
 #endif
@@ -130,6 +134,13 @@ __device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
 // 4 channels x 4 pixels per item into registers (load_input), then transposes them to 4 pixels x 4
 // channels, rounds (or splits) and writes four 16-byte core-matrix rows per item (store_input).
 constexpr int ITEMS_PER_THREAD = (X_ITEMS + 127) / 128;
+// Staging item it = (k-half, depth, row, 4-pixel quad), quad fastest.
+struct Item { int q, hy, dz, half; };
+__device__ __forceinline__ Item item_of(int it) {
+    const int q = it % (XW / 4), row = it / (XW / 4);
+    const int hy = row % XH, t = row / XH;
+    return { q, hy, t % XD, t / XD };
+}
 struct Staged { float4 v[ITEMS_PER_THREAD][4]; };   // [item][channel] = 4 pixels
 
 __device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ x, const Geom& g, TileCoord tc,
@@ -144,9 +155,7 @@ __device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ 
 #pragma unroll
     for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
         const int it = tid + 128 * k;
-        const int q = it % (XW / 4), row = it / (XW / 4);
-        const int hy = row % XH, t = row / XH;
-        const int dz = t % XD, half = t / XD;
+        const auto [q, hy, dz, half] = item_of(it);
         const int id = tc.od + dz, ih = tc.oh0 + hy, ix = tc.ox0 + 4 * q;
         const bool row_ok = it < X_ITEMS && id < g.D && ih < g.H;
         const float* src = x + (((long long)(tc.n * CIN + 4 * half) * g.D + (row_ok ? id : 0)) * g.H
@@ -167,6 +176,35 @@ __device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ 
     }
 }
 
+// One pixel's 4 channels (k-half `half`) into the wgmma layout: pixel index pix = (dz*XH + hy)*XW + px.
+// tf32: rounded. 3xtf32: big and small parts, each rounded, into parts 0 and 1. tf32+bf16: the TF32 big
+// part into part 0; part 1 is the BF16 operand of the correction pass, [k-half][pixel][8 channels]: k-half
+// 0 holds x_small, k-half 1 x_big, both rounded to BF16, this item's 4 channels at byte 8*half of the row.
+__device__ __forceinline__ void store_pixel(float* sx, int half, int pix, const float (&e)[4]) {
+    float* dst = sx + half * XHALF + pix * 4;
+#if defined(CF_3XTF32)
+    float b[4], sm[4];
+#pragma unroll
+    for (int c = 0; c < 4; ++c) split_rounded(e[c], b[c], sm[c]);
+    *reinterpret_cast<float4*>(dst) = make_float4(b[0], b[1], b[2], b[3]);
+    *reinterpret_cast<float4*>(dst + XPART) = make_float4(sm[0], sm[1], sm[2], sm[3]);
+#elif defined(CF_TF32BF16)
+    float b[4], sm[4];
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+        b[c] = tf32_round(clamp_tf32_max(e[c]));
+        sm[c] = e[c] - b[c];
+    }
+    *reinterpret_cast<float4*>(dst) = make_float4(b[0], b[1], b[2], b[3]);
+    float* bf = sx + XPART + pix * 4 + 2 * half;
+    *reinterpret_cast<uint2*>(bf) = make_uint2(bf16x2(sm[0], sm[1]), bf16x2(sm[2], sm[3]));
+    *reinterpret_cast<uint2*>(bf + XHALF) =
+        make_uint2(bf16x2(clamp_bf16_max(b[0]), clamp_bf16_max(b[1])), bf16x2(clamp_bf16_max(b[2]), clamp_bf16_max(b[3])));
+#else
+    *reinterpret_cast<float4*>(dst) = make_float4(tf32_round(e[0]), tf32_round(e[1]), tf32_round(e[2]), tf32_round(e[3]));
+#endif
+}
+
 __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid) {
 #ifdef CF_ABL_NOSTAGE
     return;
@@ -175,25 +213,13 @@ __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid)
     for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
         const int it = tid + 128 * k;
         if (it >= X_ITEMS) break;
-        const int q = it % (XW / 4), row = it / (XW / 4);
-        const int hy = row % XH, t = row / XH;
-        const int dz = t % XD, half = t / XD;
-        float* dst = sx + half * XHALF + ((dz * XH + hy) * XW + 4 * q) * 4;
+        const auto [q, hy, dz, half] = item_of(it);
 #pragma unroll
         for (int p = 0; p < 4; ++p) {
             float e[4];
 #pragma unroll
             for (int c = 0; c < 4; ++c) e[c] = (&s.v[k][c].x)[p];
-#ifdef CF_3XTF32
-            float b[4], sm[4];
-#pragma unroll
-            for (int c = 0; c < 4; ++c) split_rounded(e[c], b[c], sm[c]);
-            *reinterpret_cast<float4*>(dst + 4 * p) = make_float4(b[0], b[1], b[2], b[3]);
-            *reinterpret_cast<float4*>(dst + XPART + 4 * p) = make_float4(sm[0], sm[1], sm[2], sm[3]);
-#else
-            *reinterpret_cast<float4*>(dst + 4 * p) =
-                make_float4(tf32_round(e[0]), tf32_round(e[1]), tf32_round(e[2]), tf32_round(e[3]));
-#endif
+            store_pixel(sx, half, (dz * XH + hy) * XW + 4 * q + p, e);
         }
     }
 }
@@ -211,9 +237,7 @@ __device__ __forceinline__ void issue_raw(float* sraw, const float* __restrict__
     for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
         const int it = tid + 128 * k;
         if (it >= X_ITEMS) break;
-        const int q = it % (XW / 4), row = it / (XW / 4);
-        const int hy = row % XH, t = row / XH;
-        const int dz = t % XD, half = t / XD;
+        const auto [q, hy, dz, half] = item_of(it);
         const int id = tc.od + dz, ih = tc.oh0 + hy, ix = tc.ox0 + 4 * q;
         const bool row_ok = id < g.D && ih < g.H;
         const float* src = x + (((long long)(tc.n * CIN + 4 * half) * g.D + (row_ok ? id : 0)) * g.H
@@ -239,11 +263,8 @@ __device__ __forceinline__ void transpose_input(float* sx, const float* sraw, in
     for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
         const int it = tid + 128 * k;
         if (it >= X_ITEMS) break;
-        const int q = it % (XW / 4), row = it / (XW / 4);
-        const int hy = row % XH, t = row / XH;
-        const int dz = t % XD, half = t / XD;
+        const auto [q, hy, dz, half] = item_of(it);
         const float* src = sraw + (((half * 4) * XD + dz) * XH + hy) * XW + 4 * q;
-        float* dst = sx + half * XHALF + ((dz * XH + hy) * XW + 4 * q) * 4;
         float4 v[4];
 #pragma unroll
         for (int c = 0; c < 4; ++c) v[c] = *reinterpret_cast<const float4*>(src + c * (XD * XH * XW));
@@ -252,16 +273,7 @@ __device__ __forceinline__ void transpose_input(float* sx, const float* sraw, in
             float e[4];
 #pragma unroll
             for (int c = 0; c < 4; ++c) e[c] = (&v[c].x)[p];
-#ifdef CF_3XTF32
-            float b[4], sm[4];
-#pragma unroll
-            for (int c = 0; c < 4; ++c) split_rounded(e[c], b[c], sm[c]);
-            *reinterpret_cast<float4*>(dst + 4 * p) = make_float4(b[0], b[1], b[2], b[3]);
-            *reinterpret_cast<float4*>(dst + XPART + 4 * p) = make_float4(sm[0], sm[1], sm[2], sm[3]);
-#else
-            *reinterpret_cast<float4*>(dst + 4 * p) =
-                make_float4(tf32_round(e[0]), tf32_round(e[1]), tf32_round(e[2]), tf32_round(e[3]));
-#endif
+            store_pixel(sx, half, (dz * XH + hy) * XW + 4 * q + p, e);
         }
     }
 }
@@ -286,6 +298,12 @@ __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, c
         // small products first, so the big one lands on an accumulator that already holds them
         wgmma_tf32(acc, da_s, db, tap > 0);
         wgmma_tf32(acc, da, db_s, 1);
+        wgmma_tf32(acc, da, db, 1);
+#elif defined(CF_TF32BF16)
+        // x_small w_big + x_big w_small as one BF16 k16 pass ([x_small | x_big] . [w_big ; w_small]), then
+        // x_big w_big in TF32: two passes of tensor time instead of three
+        const uint64_t da_c = desc_at(alo, ahi, WPART * 4 + aoff), db_c = desc_at(blo, bhi, XPART * 4 + boff);
+        wgmma_bf16(acc, da_c, db_c, tap > 0);
         wgmma_tf32(acc, da, db, 1);
 #else
         wgmma_tf32(acc, da, db, tap > 0);
@@ -371,8 +389,15 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
     for (int f = threadIdx.x; f < WPART; f += THREADS) {
         const int e = f & 3, co = (f >> 2) & 63, half = (f >> 8) & 1, tap = f >> 9;
         const float v = __ldg(w + (co * CIN + 4 * half + e) * TAPS + tap);
-#ifdef CF_3XTF32
+#if defined(CF_3XTF32)
         split_rounded(v, sw[f], sw[WPART + f]);
+#elif defined(CF_TF32BF16)
+        // part 1, BF16 A of the correction pass: [tap][k-half][co][8 channels], k-half 0 = w_big, 1 = w_small
+        const float big = tf32_round(clamp_tf32_max(v));
+        sw[f] = big;
+        unsigned short* wb = reinterpret_cast<unsigned short*>(sw + WPART) + tap * 2 * COUT * 8 + co * 8 + 4 * half + e;
+        wb[0] = bf16_bits(clamp_bf16_max(big));
+        wb[COUT * 8] = bf16_bits(v - big);
 #else
         sw[f] = tf32_round(v);
 #endif
