@@ -93,6 +93,7 @@ CANDIDATES = (
     ("conv3d", "04b_wgmma_3xtf32", ("CF_RAW", "CF_WGS=2")),
     ("conv3d", "04b_wgmma_tf32", ("CF_TF32BF16",)),
     ("conv3d", "04b_wgmma_tf32", ("CF_TF32BF16", "CF_RAW", "CF_WGS=2")),
+    ("conv2d", "04b_wgmma_tf32", ("CF_TF32BF16",)),
     ("conv2d", "04b_wgmma_tf32", ("CF_WGS=2",)),
     ("conv2d", "04b_wgmma_tf32", ("CF_XBUFS=3", "CF_WGS=2")),
 )

@@ -99,7 +99,6 @@
 //   and feed only outputs that are never stored. 16-byte copies when W % 4 == 0 and x is 16-byte aligned,
 //   4-byte copies otherwise.
 
-#include <mutex>
 
 namespace cf04 {
 
@@ -455,27 +454,6 @@ conv2d_mma_kernel(const float* __restrict__ x, const float* __restrict__ wf, con
     cp_async_wait<0>();
 }
 
-// Per-device pool for the pre-pass buffer: stream-ordered alloc/free keeps concurrent launches on different
-// streams independent, and a pool that never trims makes every call after the first free of driver work.
-cudaMemPool_t weight_pool(int dev) {
-    static std::mutex mu;
-    static cudaMemPool_t pools[64] = {};
-    if (dev < 0 || dev >= 64) return nullptr;
-    std::lock_guard<std::mutex> lock(mu);
-    if (!pools[dev]) {
-        cudaMemPoolProps props = {};
-        props.allocType = cudaMemAllocationTypePinned;
-        props.location.type = cudaMemLocationTypeDevice;
-        props.location.id = dev;
-        cudaMemPool_t p;
-        if (cudaMemPoolCreate(&p, &props) != cudaSuccess) return nullptr;
-        uint64_t keep = ~0ull;
-        cudaMemPoolSetAttribute(p, cudaMemPoolAttrReleaseThreshold, &keep);
-        pools[dev] = p;
-    }
-    return pools[dev];
-}
-
 }  // namespace cf04
 
 const char* launch(const ConvArgs& a, cudaStream_t stream) {
@@ -506,7 +484,7 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, conv2d_mma_kernel, THREADS, SMEM_BYTES) !=
             cudaSuccess || per_sm < 1)
         return "04_implicit_gemm_mma (conv2d): kernel does not fit on this device";
-    cudaMemPool_t pool = weight_pool(dev);
+    cudaMemPool_t pool = cf_weight_pool(dev);
     float* wf = nullptr;
     if (pool == nullptr ||
         cudaMallocFromPoolAsync(reinterpret_cast<void**>(&wf), WPREP_FLOATS * sizeof(float), pool, stream) !=
