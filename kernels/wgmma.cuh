@@ -240,3 +240,38 @@ __device__ __forceinline__ unsigned short bf16_bits(float v) {
 // BF16; clamped here first, x_big * w_small stays finite like the other passes (see split_rounded).
 #define CF_BF16_MAX __uint_as_float(0x7f7f0000u)
 __device__ __forceinline__ float clamp_bf16_max(float x) { return fminf(fmaxf(x, -CF_BF16_MAX), CF_BF16_MAX); }
+
+// --- host side of the sm_90a launches ----------------------------------------------------------------------
+#include <string>
+// A launch message: `name` (e.g. "04b_implicit_gemm_wgmma (conv3d)") + `text`, valid until the next one.
+inline const char* cf_message(const char* name, const char* text) {
+    static thread_local std::string m;
+    m = std::string(name) + text;
+    return m.c_str();
+}
+// The current device must be compute capability 9.0: wgmma code is built for sm_90a only. sms = its SMs.
+inline const char* cf_sm90a_device(const char* name, int& dev, int& sms) {
+    int major = 0, minor = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+        return cf_message(name, ": cannot query the device");
+    if (major != 9 || minor != 0)
+        return cf_message(name, " uses wgmma, built for sm_90a only: it needs a compute capability 9.0 GPU "
+                                "(H100/H200); use 04_mma_* elsewhere");
+    return nullptr;
+}
+// Grid of a persistent kernel: as many blocks as fit on the device at once, at most `blocks`.
+template <typename Kernel>
+inline const char* cf_persistent_grid(Kernel kernel, int threads, size_t smem, long long blocks, int sms,
+                                      const char* name, int& grid) {
+    int per_sm = 0;
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess)
+        return cf_message(name, ": device cannot give the kernel its dynamic shared memory");
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem) != cudaSuccess || per_sm < 1)
+        return cf_message(name, ": kernel does not fit on this device");
+    const long long slots = (long long)sms * per_sm;
+    grid = (int)(blocks < slots ? blocks : slots);
+    return nullptr;
+}

@@ -248,6 +248,18 @@ __device__ __forceinline__ void mma_chunk(float (&acc)[NACC], uint32_t alo, uint
     wgmma_commit();
 }
 
+// This thread's two output channels (16*warp + gid, + 8) are the same for every tile: their bias and
+// epilogue parameter live in registers.
+__device__ __forceinline__ void channel_params(const float* __restrict__ bias, const float* __restrict__ mult,
+                                               int warp, int lane, float (&bias_r)[2], float (&param_r)[2]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int c = 16 * warp + (lane >> 2) + 8 * h;
+        bias_r[h] = __ldg(bias + c);
+        param_r[h] = __ldg(mult + c);
+    }
+}
+
 // Bias, epilogue and stores straight from the accumulators: acc[4j + 2h + e] = channel 16*warp + gid + 8h,
 // column 8j + 2tq + e (j = 0..10); a quad of lanes writes 32 contiguous bytes of a channel row with 8-byte
 // streaming stores (scalar where the row is not 8-byte aligned), predicated, one address per row.
@@ -324,14 +336,8 @@ conv2d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
     const uint64_t b0 = wgmma_desc(smem_addr(sx), B_LBO, SBO);
     const uint32_t ahi = (uint32_t)(a0 >> 32), bhi = (uint32_t)(b0 >> 32);
 
-    // this thread's two output channels are the same for every tile: their parameters live in registers
     float bias_r[2], param_r[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int c = 16 * warp + (lane >> 2) + 8 * h;
-        bias_r[h] = __ldg(bias + c);
-        param_r[h] = __ldg(mult + c);
-    }
+    channel_params(bias, mult, warp, lane, bias_r, param_r);
     const int stride = gridDim.x * WGS;
     int tile = blockIdx.x * WGS + wg;
     Staged st;
@@ -418,12 +424,7 @@ conv2d_wgmma_split_kernel(const float* __restrict__ x, const float* __restrict__
     const uint32_t ahi = (uint32_t)(a0 >> 32), bhi = (uint32_t)(b0 >> 32);
 
     float bias_r[2], param_r[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int c = 16 * warp + (lane >> 2) + 8 * h;
-        bias_r[h] = __ldg(bias + c);
-        param_r[h] = __ldg(mult + c);
-    }
+    channel_params(bias, mult, warp, lane, bias_r, param_r);
     // this warpgroup's tile at step s: round (s - phase) / 8 of the block, if that tile exists
     auto tile_at = [&](int s) -> int {
         const int j = s - phase;
@@ -492,15 +493,9 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
         return "04b_implicit_gemm_wgmma (conv2d) needs N >= 1 and H, W >= 3";
     if (a.Ho != a.H - KS + 1 || a.Wo != a.W - KS + 1)
         return "04b_implicit_gemm_wgmma (conv2d) computes a valid (unpadded) stride-1 conv: Ho = H-2, Wo = W-2";
-    int dev = 0, sms = 0, major = 0, minor = 0, per_sm = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
-        return "04b_implicit_gemm_wgmma (conv2d): cannot query the device";
-    if (major != 9 || minor != 0)
-        return "04b_implicit_gemm_wgmma (conv2d) uses wgmma, built for sm_90a only: it needs a compute "
-               "capability 9.0 GPU (H100/H200); use 04_mma_* elsewhere";
+    constexpr const char* NAME = "04b_implicit_gemm_wgmma (conv2d)";
+    int dev = 0, sms = 0, grid = 0;
+    if (const char* err = cf_sm90a_device(NAME, dev, sms)) return err;
 
     Geom g;
     g.N = a.N; g.H = a.H; g.W = a.W; g.Ho = a.Ho; g.Wo = a.Wo;
@@ -516,13 +511,8 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
 #else
     const auto kernel = conv2d_wgmma_kernel;
 #endif
-    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES) != cudaSuccess)
-        return "04b_implicit_gemm_wgmma (conv2d): device cannot give the kernel its dynamic shared memory";
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS, SMEM_BYTES) != cudaSuccess ||
-        per_sm < 1)
-        return "04b_implicit_gemm_wgmma (conv2d): kernel does not fit on this device";
-    const long long blocks = (tiles + WGS - 1) / WGS, slots = (long long)sms * per_sm;
-    const int grid = (int)(blocks < slots ? blocks : slots);
+    if (const char* err = cf_persistent_grid(kernel, THREADS, SMEM_BYTES, (tiles + WGS - 1) / WGS, sms, NAME, grid))
+        return err;
 #ifdef CF_TF32BF16
     cudaMemPool_t pool = cf_weight_pool(dev);
     float* wf = nullptr;

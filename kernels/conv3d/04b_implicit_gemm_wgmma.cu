@@ -382,8 +382,9 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
     const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
     const int warp = tid >> 5, lane = threadIdx.x & 31;
     float* sx = smem + PARTS * WPART + wg * (XBUF + XRAW);
-    float* sraw = sx + XBUF;   // CF_RAW only
-    (void)sraw;
+#ifdef CF_RAW
+    float* sraw = sx + XBUF;
+#endif
 
     // Weights, once per block: element f = ((tap*2 + half)*64 + co)*4 + e  <-  w[co][4*half + e][tap].
     for (int f = threadIdx.x; f < WPART; f += THREADS) {
@@ -462,15 +463,9 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     if (a.Do != a.D - KS + 1 || a.Ho != a.H - KS + 1 || a.Wo != a.W - KS + 1)
         return "04b_implicit_gemm_wgmma (conv3d) computes a valid (unpadded) stride-1 conv: "
                "Do = D-2, Ho = H-2, Wo = W-2";
-    int dev = 0, sms = 0, major = 0, minor = 0, per_sm = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
-        return "04b_implicit_gemm_wgmma (conv3d): cannot query the device";
-    if (major != 9 || minor != 0)
-        return "04b_implicit_gemm_wgmma (conv3d) uses wgmma, built for sm_90a only: it needs a compute "
-               "capability 9.0 GPU (H100/H200); use 04_mma_* elsewhere";
+    constexpr const char* NAME = "04b_implicit_gemm_wgmma (conv3d)";
+    int dev = 0, sms = 0, grid = 0;
+    if (const char* err = cf_sm90a_device(NAME, dev, sms)) return err;
 
     Geom g;
     g.N = a.N; g.D = a.D; g.H = a.H; g.W = a.W; g.Do = a.Do; g.Ho = a.Ho; g.Wo = a.Wo;
@@ -482,14 +477,9 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     g.tiles = (int)tiles;
     g.xvec = (a.W % 4 == 0) && (reinterpret_cast<uintptr_t>(a.x) % 16 == 0);
 
-    if (cudaFuncSetAttribute(conv3d_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             (int)SMEM_BYTES) != cudaSuccess)
-        return "04b_implicit_gemm_wgmma (conv3d): device cannot give the kernel its dynamic shared memory";
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, conv3d_wgmma_kernel, THREADS, SMEM_BYTES) !=
-            cudaSuccess || per_sm < 1)
-        return "04b_implicit_gemm_wgmma (conv3d): kernel does not fit on this device";
-    const long long blocks = (tiles + WGS - 1) / WGS, slots = (long long)sms * per_sm;
-    const int grid = (int)(blocks < slots ? blocks : slots);
+    if (const char* err = cf_persistent_grid(conv3d_wgmma_kernel, THREADS, SMEM_BYTES, (tiles + WGS - 1) / WGS,
+                                             sms, NAME, grid))
+        return err;
     conv3d_wgmma_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(a.x, a.w, a.bias, a.param, a.y, g);
     return nullptr;
 }
