@@ -57,3 +57,17 @@ def test_bad_inputs_are_refused_clearly(v, bad_input_cases):
         a = dict(ok, **over)
         with pytest.raises(exc, match=pattern):
             R.check_inputs(v, a["x"], a["weight"], a["bias"], a["param"])
+
+
+def test_candidate_and_ablation_builds_are_named_by_their_defines():
+    v = R.with_defines(R.get("conv2d", "04b_wgmma_tf32"), ("CF_XBUFS=3", "CF_WGS=2"))
+    assert v.key == "04b_wgmma_tf32_cf_xbufs3_cf_wgs2" and v.defines[-2:] == ("CF_XBUFS 3", "CF_WGS 2")
+    assert R.with_defines(R.get("conv3d", "04b_wgmma_3xtf32"), ()).defines == ("CF_3XTF32",)
+    specs = R.explore_specs()
+    assert len(specs) == len(set(specs))
+    for p, k, d in R.CANDIDATES:
+        assert f"{p}:{k}@{','.join(d)}" in specs
+        assert R.get(p, k).step == "04b"          # candidates are builds of registered variants
+    for spec in specs:                            # every spec names a registered variant
+        name = spec.partition("@")[0]
+        R.get(*name.split(":"))
