@@ -94,6 +94,7 @@ CANDIDATES = (
     ("conv3d", "04b_wgmma_tf32", ("CF_TF32BF16",)),
     ("conv3d", "04b_wgmma_tf32", ("CF_TF32BF16", "CF_RAW", "CF_WGS=2")),
     ("conv2d", "04b_wgmma_tf32", ("CF_TF32BF16",)),
+    ("conv2d", "04b_wgmma_tf32", ("CF_GELU_FAST",)),
     ("conv2d", "04b_wgmma_tf32", ("CF_WGS=2",)),
     ("conv2d", "04b_wgmma_tf32", ("CF_XBUFS=3", "CF_WGS=2")),
 )
