@@ -339,3 +339,49 @@ def speedup_bars(run: dict, variants=None, baseline: str = "eager"):
         ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     return fig
+
+
+def gemm_mapping(problems=None):
+    """The implicit GEMM of each problem, drawn (schematic, not to scale): A = the weights (Cout x K, K
+    cut into k8 steps of 8 input channels at one tap), B = the im2col matrix of x (K x N output pixels,
+    never built), C = y (Cout x N). One k8 step is marked in A and B, one output tile in B and C."""
+    from matplotlib.patches import Rectangle
+
+    keys = _problems(problems)
+    fig, axes = plt.subplots(len(keys), 1, figsize=(9.5, 3.3 * len(keys)), squeeze=False)
+    for ax, key in zip(axes[:, 0], keys):
+        prob = P.get(key)
+        M, N, K = T.gemm_dims(prob)
+        steps = K // 8
+        kw_, nw, mh, gap = 0.9 + K / 360, 6.0, 1.0, 0.25      # drawing units: K and N squeezed
+        bx, by = kw_ + gap, mh + gap
+        box = dict(fill=False, lw=1.2)
+        ax.add_patch(Rectangle((0, 0), kw_, mh, **box))                       # A
+        ax.add_patch(Rectangle((bx, by), nw, kw_, **box))                     # B
+        ax.add_patch(Rectangle((bx, 0), nw, mh, **box))                       # C
+        for i in range(1, steps):                                             # k8 steps
+            x = kw_ * i / steps
+            ax.plot([x, x], [0, mh], color="0.85", lw=0.4)
+            ax.plot([bx, bx + nw], [by + kw_ - x] * 2, color="0.85", lw=0.4)
+        s0 = kw_ * 3 / steps
+        step_w = kw_ / steps
+        ax.add_patch(Rectangle((s0, 0), step_w, mh, color="tab:orange", alpha=0.8))
+        ax.add_patch(Rectangle((bx, by + kw_ - s0 - step_w), nw, step_w, color="tab:orange", alpha=0.8))
+        tx, tw = bx + 1.2, 0.35
+        ax.add_patch(Rectangle((tx, by), tw, kw_, color="tab:blue", alpha=0.25))
+        ax.add_patch(Rectangle((tx, 0), tw, mh, color="tab:blue", alpha=0.6))
+        taps = prob.kernel_size ** prob.dims
+        ax.text(kw_ / 2, -0.12, f"A = weights\nM = Cout = {M} × K = Cin·k{'²' if prob.dims == 2 else '³'} = {K}\n"
+                f"({steps} k8 steps: 8 channels × 1 of {taps} taps)", ha="center", va="top", fontsize=8)
+        ax.text(bx + nw + 0.1, by + kw_ / 2, f"B = im2col(x), never built\nK = {K} × N = {N:,} output pixels\n"
+                "a k8 step (orange) = 8 channels of the staged\ninput tile, shifted by its tap",
+                va="center", fontsize=8)
+        ax.text(bx + nw + 0.1, mh / 2, f"C = y: {M} × {N:,}\none tile (blue): bias + epilogue on the\n"
+                "accumulators, stored once", va="center", fontsize=8)
+        ax.set_title(f"{key}: {prob.description}", fontsize=9, loc="left")
+        ax.set_xlim(-0.2, bx + nw + 3.4)
+        ax.set_ylim(-0.95, by + kw_ + 0.15)
+        ax.set_aspect("equal")
+        ax.axis("off")
+    fig.tight_layout()
+    return fig

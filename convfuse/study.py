@@ -690,8 +690,7 @@ def gemm_table() -> pd.DataFrame:
     rows = []
     for p in P.PROBLEMS.values():
         y = p.output_shape()
-        M, N = p.out_channels, y[0] * traffic._numel(y[2:])
-        K = p.in_channels * p.kernel_size ** p.dims
+        M, N, K = traffic.gemm_dims(p)
         rows.append({"problem": p.key, "M = Cout": M, "N = output pixels": N, "K = Cin·kᵈ": K,
                      "k8 steps": K // 8, "GEMM GFLOP (2MNK)": round(2 * M * N * K / 1e9, 1),
                      "m16n8k8 MMAs": (M // 16) * (N // 8) * (K // 8),

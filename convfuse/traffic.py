@@ -92,6 +92,13 @@ def shapes(problem: P.Problem, input_shape=None):
     return x, problem.output_shape(x)
 
 
+def gemm_dims(problem: P.Problem, input_shape=None) -> tuple[int, int, int]:
+    """The implicit GEMM of the conv, C[M x N] = A[M x K] . B[K x N]: M = Cout, N = output pixels (all
+    images), K = Cin . k^d."""
+    y = problem.output_shape(input_shape)
+    return problem.out_channels, y[0] * _numel(y[2:]), problem.in_channels * problem.kernel_size ** problem.dims
+
+
 def conv_flops(problem: P.Problem, input_shape=None) -> int:
     _, y = shapes(problem, input_shape)
     return 2 * _numel(y) * problem.in_channels * problem.kernel_size ** problem.dims

@@ -180,3 +180,13 @@ def test_study_tables_say_not_recorded(monkeypatch):
     assert len(study.floors_table("conv3d", run)) == len(T.DATASHEET_GPUS) + 1
     assert study.ptxas_usage("conv2d", "03a_seed_fused", run).loc["03a_seed_fused", "registers"] == 40
     assert "status" in study.resources_table(run, "conv2d", ["04_mma_tf32"]).columns
+
+
+def test_gemm_mapping_draws_each_problem_with_its_gemm_dims():
+    fig = plots.gemm_mapping()
+    assert len(fig.axes) == 2
+    for ax, key in zip(fig.axes, ("conv2d", "conv3d")):
+        M, N, K = T.gemm_dims(P.get(key))
+        text = " ".join(t.get_text() for t in ax.texts)
+        assert f"{N:,}" in text and f"= {K}" in text and f"Cout = {M}" in text
+        assert f"{K // 8} k8 steps" in text
