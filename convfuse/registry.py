@@ -90,6 +90,7 @@ def _hopper(problem: str) -> list[Variant]:
 CANDIDATES = (
     ("conv3d", "04b_wgmma_tf32", ("CF_RAW",)),
     ("conv3d", "04b_wgmma_tf32", ("CF_RAW", "CF_WGS=3")),
+    ("conv3d", "04b_wgmma_tf32", ("CF_RAW", "CF_TH=2", "CF_WGS=3")),
     ("conv3d", "04b_wgmma_3xtf32", ("CF_RAW", "CF_WGS=2")),
     ("conv3d", "04b_wgmma_tf32", ("CF_TF32BF16",)),
     ("conv3d", "04b_wgmma_tf32", ("CF_TF32BF16", "CF_RAW", "CF_WGS=2")),
