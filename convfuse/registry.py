@@ -62,8 +62,9 @@ def _kernels(problem: str) -> list[Variant]:
 
 
 # Step 04b (sm_90a wgmma): tf32 for both problems; 3xtf32 for conv3d only. conv2d's split weights (big +
-# small, 295 KB) do not fit an SM's shared memory next to anything, and streaming them per chunk would tie
-# the warpgroups of a block to one pipeline again (kernels/conv2d/04b_implicit_gemm_wgmma.cu).
+# small, 295 KB) do not fit an SM's shared memory next to anything; streaming them per chunk ties the
+# warpgroups of a block to one pipeline again (the CF_TF32BF16 candidate below does, for two tensor passes
+# instead of three; kernels/conv2d/04b_implicit_gemm_wgmma.cu).
 HOPPER_PROBLEMS = ("conv2d", "conv3d")
 
 
