@@ -59,7 +59,7 @@
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them, notes/kernel_log.md
 //   has the table): CF_ABL_NOLOAD stages zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing
 //   stores to shared memory, CF_ABL_RAWEPI stores acc + bias without the epilogue, CF_ABL_NOSTORE computes
-//   the epilogue but stores nothing.
+//   the epilogue but stores nothing. They act on the default path only (not on CF_TF32BF16).
 //
 // Odd shapes: any N, H, W >= 3; pixels past the input row are zero-filled when staged and feed only
 //   outputs that are never stored.
@@ -458,7 +458,8 @@ conv2d_wgmma_split_kernel(const float* __restrict__ x, const float* __restrict__
 #pragma unroll 1
     for (int s = 0; s < steps; ++s) {
         const int buf = s & 1;
-        wgmma_wait<1>();                        // this warpgroup's group s-2 is done: buffer `buf` is free
+        wgmma_wait<1>();                        // this warp's share of group s-2 is done ...
+        warpgroup_barrier(1 + wg);              // ... and every warp's: buffer `buf` is free
         cp_async_wait<0>();                     // this thread's copies of stage s % 3 have landed
         store_chunk_split(sx + buf * PARTS * XBUF, st, tid);
         fence_proxy_async();

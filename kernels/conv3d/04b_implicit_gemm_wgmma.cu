@@ -66,7 +66,7 @@
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them, notes/kernel_log.md
 //   has the table): CF_ABL_NOLOAD stages zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing
 //   stores to shared memory, CF_ABL_RAWEPI stores acc + bias without the epilogue, CF_ABL_NOSTORE computes
-//   the epilogue but stores nothing.
+//   the epilogue but stores nothing. NOLOAD and NOSTAGE act on the register-staged path only (not CF_RAW).
 //
 // Odd shapes: any N, D, H, W >= 3; pixels past the input are zero-filled when staged, and feed only
 //   outputs that are never stored.
