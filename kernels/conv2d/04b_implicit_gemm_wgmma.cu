@@ -248,6 +248,15 @@ __device__ __forceinline__ void mma_chunk(float (&acc)[NACC], uint32_t alo, uint
     wgmma_commit();
 }
 
+// Descriptors of the weights (A, base sw) and of this warpgroup's input buffers (B, base sx); per wgmma
+// only the low word's start address moves (desc_at).
+struct Operands { uint64_t a0, b0; uint32_t ahi, bhi; };
+__device__ __forceinline__ Operands operands(const float* sw, const float* sx) {
+    constexpr uint32_t A_LBO = COUT * 16, SBO = 128, B_LBO = XHALF * 4;
+    const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO), b0 = wgmma_desc(smem_addr(sx), B_LBO, SBO);
+    return {a0, b0, (uint32_t)(a0 >> 32), (uint32_t)(b0 >> 32)};
+}
+
 // This thread's two output channels (16*warp + gid, + 8) are the same for every tile: their bias and
 // epilogue parameter live in registers.
 __device__ __forceinline__ void channel_params(const float* __restrict__ bias, const float* __restrict__ mult,
@@ -331,11 +340,9 @@ conv2d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
     fence_proxy_async();
     __syncthreads();
 
-    constexpr uint32_t A_LBO = COUT * 16, SBO = 128, B_LBO = XHALF * 4;
-    const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO);
-    const uint64_t b0 = wgmma_desc(smem_addr(sx), B_LBO, SBO);
-    const uint32_t ahi = (uint32_t)(a0 >> 32), bhi = (uint32_t)(b0 >> 32);
-
+    const Operands ops = operands(sw, sx);
+    const uint64_t a0 = ops.a0, b0 = ops.b0;
+    const uint32_t ahi = ops.ahi, bhi = ops.bhi;
     float bias_r[2], param_r[2];
     channel_params(bias, mult, warp, lane, bias_r, param_r);
     const int stride = gridDim.x * WGS;
@@ -418,11 +425,9 @@ conv2d_wgmma_split_kernel(const float* __restrict__ x, const float* __restrict__
     const int phase = NCHUNK * wg / WGS;
     const int steps = NCHUNK * rounds + NCHUNK * (WGS - 1) / WGS;       // the last warpgroup's phase included
 
-    constexpr uint32_t A_LBO = COUT * 16, SBO = 128, B_LBO = XHALF * 4;
-    const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO);
-    const uint64_t b0 = wgmma_desc(smem_addr(sx), B_LBO, SBO);
-    const uint32_t ahi = (uint32_t)(a0 >> 32), bhi = (uint32_t)(b0 >> 32);
-
+    const Operands ops = operands(sw, sx);
+    const uint64_t a0 = ops.a0, b0 = ops.b0;
+    const uint32_t ahi = ops.ahi, bhi = ops.bhi;
     float bias_r[2], param_r[2];
     channel_params(bias, mult, warp, lane, bias_r, param_r);
     // this warpgroup's tile at step s: round (s - phase) / 8 of the block, if that tile exists
