@@ -13,7 +13,7 @@ import sys
 
 import torch
 
-from convfuse import bench, build as B, problems as P, registry as R, verify
+from convfuse import bench, build as B, problems as P, registry as R
 
 
 def parse_spec(spec):
