@@ -29,10 +29,10 @@ from .registry import ROOT  # noqa: E402
 FIGURES_DIR = ROOT / "figures"
 DPI = 110
 
-PRECISION_COLOR = {"fp32": "tab:blue", "tf32": "tab:orange", "3xtf32": "tab:green"}
+PRECISION_COLOR = {"fp32": "tab:blue", "tf32": "tab:orange", "3xtf32": "tab:green", "tf32+bf16": "tab:purple"}
 PROBLEM_MARKER = {"conv2d": "o", "conv3d": "s"}
-CEILING_STYLE = {"fp32": "-", "tf32": "--", "3xtf32": ":"}
-CEILING_LABEL = {"fp32": "FP32", "tf32": "TF32", "3xtf32": "3xTF32 (TF32/3)"}
+CEILING_STYLE = {"fp32": "-", "tf32": "--", "3xtf32": ":", "tf32+bf16": "-."}
+CEILING_LABEL = {"fp32": "FP32", "tf32": "TF32", "3xtf32": "3xTF32 (TF32/3)", "tf32+bf16": "TF32+BF16 (TF32/2)"}
 
 
 def figures_dir() -> Path:
@@ -108,7 +108,7 @@ def predicted_points(gpu: T.GPU, problems=None, variants=None) -> list[dict]:
 def _label(key: str) -> str:
     """Short point labels: the step number for kernels, the reference name otherwise."""
     if key[:2].isdigit():
-        return key.split("_")[0] + ("·3x" if key.endswith("3xtf32") else "·tf32" if key.endswith("_tf32") else "")
+        return key.split("_")[0] + {"3xtf32": "·3x", "tf32bf16": "·t+b", "tf32": "·tf32"}.get(key.rsplit("_", 1)[-1], "")
     return key
 
 

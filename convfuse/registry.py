@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 KERNELS = ROOT / "kernels"
 
 # Precision classes (DESIGN.md): what the arithmetic is, and so which verification bound applies.
-PRECISIONS = ("fp32", "tf32", "3xtf32")
+PRECISIONS = ("fp32", "tf32", "3xtf32", "tf32+bf16")
 
 
 @dataclass(frozen=True)
@@ -61,44 +61,48 @@ def _kernels(problem: str) -> list[Variant]:
     return _ladder(problem) + (_hopper(problem) if problem in HOPPER_PROBLEMS else [])
 
 
-# Step 04b (sm_90a wgmma): tf32 for both problems; 3xtf32 for conv3d only. conv2d's split weights (big +
-# small, 295 KB) do not fit an SM's shared memory next to anything; streaming them per chunk ties the
-# warpgroups of a block to one pipeline again (the CF_TF32BF16 candidate below does, for two tensor passes
-# instead of three; kernels/conv2d/04b_implicit_gemm_wgmma.cu).
+# Step 04b (sm_90a wgmma): tf32 for both problems; FP32-accurate for conv3d only: 3xtf32 and tf32+bf16 (a
+# TF32 pass and one BF16 pass for both corrections). conv2d's split weights (295 KB either way) do not fit
+# an SM's shared memory next to anything; the CF_TF32BF16 candidate streams them per chunk, which ties the
+# warpgroups of a block to one pipeline (measured 2026-12-01: 4.6 ms, rel-L2 3.2e-6, over the FP32 bound;
+# kernels/conv2d/04b_implicit_gemm_wgmma.cu).
 HOPPER_PROBLEMS = ("conv2d", "conv3d")
+_SM90A = dict(source="04b_implicit_gemm_wgmma", archs=("90a",), needs_cc=(9, 0),
+              notes="sm_90a only (H100/H200); refused with a clear error on other GPUs")
 
 
 def _hopper(problem: str) -> list[Variant]:
-    out = [
-        Variant("04b_wgmma_tf32", problem, "04b", "tf32", "fused",
-                "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), TF32",
-                source="04b_implicit_gemm_wgmma", archs=("90a",), needs_cc=(9, 0),
-                notes="sm_90a only (H100/H200); refused with a clear error on other GPUs"),
-    ]
+    # conv2d's epilogue uses the polynomial erf (common.cuh gelu_erf_fast): 1.66 vs 1.69 ms, H200 2026-12-01
+    out = [Variant("04b_wgmma_tf32", problem, "04b", "tf32", "fused",
+                   "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), TF32",
+                   defines=("CF_GELU_FAST",) if problem == "conv2d" else (), **_SM90A)]
     if problem == "conv3d":
-        out.append(Variant("04b_wgmma_3xtf32", problem, "04b", "3xtf32", "fused",
-                           "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), split-TF32 (FP32 accuracy)",
-                           source="04b_implicit_gemm_wgmma", defines=("CF_3XTF32",), archs=("90a",),
-                           needs_cc=(9, 0),
-                           notes="sm_90a only (H100/H200); refused with a clear error on other GPUs"))
+        out += [Variant("04b_wgmma_3xtf32", problem, "04b", "3xtf32", "fused",
+                        "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), split-TF32 (FP32 accuracy)",
+                        defines=("CF_3XTF32",), **_SM90A),
+                Variant("04b_wgmma_tf32bf16", problem, "04b", "tf32+bf16", "fused",
+                        "implicit-GEMM conv+epilogue on Hopper wgmma, TF32 + one BF16 correction pass "
+                        "(FP32 accuracy in two tensor passes)",
+                        defines=("CF_TF32BF16",), **_SM90A)]
     return out
 
 
-# Candidate builds for the next device call (notes/kernel_log.md, "Next device call"): a registered
-# variant plus -D defines. Not recorded and in no table: scripts/check_variant.py verifies and times them
-# (device_session.sh explore), tests/test_kernels_compile.py keeps them compiling without spills. One is
-# promoted by making its defines the kernel file's defaults, then re-recorded.
+# Opt-in builds: a registered variant plus -D defines, in no table. scripts/check_variant.py verifies and
+# times them (device_session.sh explore), tests/test_kernels_compile.py keeps them compiling without
+# spills. Measured on the H200, 2026-12-01 (results/device-logs/explore-2026-12-01/explore.log), against
+# the variant built as registered: none wins, so none is promoted; they stay as the record of what was tried.
 CANDIDATES = (
-    ("conv3d", "04b_wgmma_tf32", ("CF_RAW",)),
-    ("conv3d", "04b_wgmma_tf32", ("CF_RAW", "CF_WGS=3")),
-    ("conv3d", "04b_wgmma_tf32", ("CF_RAW", "CF_TH=2", "CF_WGS=3")),
-    ("conv3d", "04b_wgmma_3xtf32", ("CF_RAW", "CF_WGS=2")),
-    ("conv3d", "04b_wgmma_tf32", ("CF_TF32BF16",)),
-    ("conv3d", "04b_wgmma_tf32", ("CF_TF32BF16", "CF_RAW", "CF_WGS=2")),
-    ("conv2d", "04b_wgmma_tf32", ("CF_TF32BF16",)),
-    ("conv2d", "04b_wgmma_tf32", ("CF_GELU_FAST",)),
-    ("conv2d", "04b_wgmma_tf32", ("CF_WGS=2",)),
-    ("conv2d", "04b_wgmma_tf32", ("CF_XBUFS=3", "CF_WGS=2")),
+    ("conv3d", "04b_wgmma_tf32", ("CF_RAW",)),                           # 1.40 vs 1.28 ms
+    ("conv3d", "04b_wgmma_tf32", ("CF_RAW", "CF_WGS=3")),                # 1.46
+    ("conv3d", "04b_wgmma_tf32", ("CF_RAW", "CF_TH=2", "CF_WGS=3")),     # 1.47
+    ("conv3d", "04b_wgmma_3xtf32", ("CF_RAW", "CF_WGS=2")),              # 2.58 vs 2.30
+    ("conv3d", "04b_wgmma_tf32bf16", ("CF_RAW", "CF_WGS=2")),            # 2.42 vs 2.18
+    ("conv2d", "04b_wgmma_tf32", ("CF_TF32BF16",)),                      # 4.65, rel-L2 3.2e-6: fails FP32
+    ("conv2d", "04b_wgmma_tf32", ("CF_WGS=2",)),                         # 2.15 vs 1.69 (exact erf)
+    ("conv2d", "04b_wgmma_tf32", ("CF_XBUFS=3", "CF_WGS=2")),            # 2.16
+    # conv3d: the stores cost 0.26 ms (ablation); staged through shared memory and copied out during the
+    # next tile's MMAs instead: 1.75 vs 1.27 ms, slower (notes/kernel_log.md, 2026-12-01)
+    ("conv3d", "04b_wgmma_tf32", ("CF_OUT_SMEM",)),
 )
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
 ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE"),

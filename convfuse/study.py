@@ -332,7 +332,9 @@ def bounds_table() -> pd.DataFrame:
     rows = [{"precision": p, "max abs err ≤": b[0] if b[0] is not None else "—", "rel L2 err ≤": b[1],
              "arithmetic": {"fp32": "IEEE FP32 FMAs (CUDA cores)",
                             "tf32": "TF32 operands (10-bit mantissa), FP32 accumulate (tensor cores)",
-                            "3xtf32": "split-TF32: 3 TF32 MMAs per product, FP32-level accuracy"}.get(p, "")}
+                            "3xtf32": "split-TF32: 3 TF32 MMAs per product, FP32-level accuracy",
+                            "tf32+bf16": "TF32 main product + one BF16 pass for both corrections "
+                                         "(2 tensor passes), FP32-level accuracy"}.get(p, "")}
             for p, b in verify.BOUNDS.items()]
     rows.append({"precision": "KernelBench", "max abs err ≤": f"atol {verify.KERNELBENCH_TOL:g} + rtol "
                  f"{verify.KERNELBENCH_TOL:g}·|eager|", "rel L2 err ≤": "—",

@@ -22,7 +22,7 @@ EPILOGUE_FLOPS = {"conv2d": 1 + 1 + 2 + 5, "conv3d": 1 + 2 + 1 + 2 + 5}
 
 
 # Tensor-core passes over K, in units of one TF32 pass: 3xTF32 issues three TF32 MMAs per product; the
-# TF32 + BF16-correction scheme (convfuse/splits.py, modelled, no kernel yet) one TF32 pass and one BF16
+# TF32 + BF16-correction scheme (convfuse/splits.py; conv3d 04b_wgmma_tf32bf16) one TF32 pass and one BF16
 # pass of twice the K, and a BF16 k16 MMA takes the tensor core as long as a TF32 k8 one.
 TENSOR_PASSES = {"tf32": 1, "3xtf32": 3, "tf32+bf16": 2}
 
@@ -38,9 +38,9 @@ class GPU:
 
     @property
     def tflops(self) -> dict:
-        # 3xTF32 issues three TF32 MMAs per product: a third of the TF32 rate at best.
-        return {"fp32": self.fp32_tflops, "tf32": self.tf32_tflops,
-                "3xtf32": self.tf32_tflops / TENSOR_PASSES["3xtf32"]}
+        # A split scheme of P tensor passes (3xTF32: three TF32 MMAs per product): 1/P of the TF32 rate at best.
+        return {"fp32": self.fp32_tflops,
+                **{scheme: self.tf32_tflops / passes for scheme, passes in TENSOR_PASSES.items()}}
 
 
 A100_SRC = ("NVIDIA A100 Tensor Core GPU datasheet (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf): "

@@ -28,7 +28,8 @@ __device__ __forceinline__ float leaky_relu(float v, float slope) {
     return v > 0.0f ? v : v * slope;
 }
 
-// Exact-form GELU for every float with a cheaper erf (candidate, -DCF_GELU_FAST; not yet timed): erf by
+// Exact-form GELU for every float with a cheaper erf (-DCF_GELU_FAST; conv2d 04b's epilogue: 1.66 vs 1.69 ms
+// with erff on the H200, 2026-12-01): erf by
 // Abramowitz & Stegun 7.1.26, 1 - t P(t) exp(-x^2) with t = 1 / (1 + 0.3275911 x), |error| <= 1.5e-7 in
 // exact arithmetic; one rcp.approx, one ex2.approx and ~13 FP32 instructions against erff's two
 // polynomials and selects. tests/test_erf_poly.py evaluates it as the device does. NaN in gives NaN out;

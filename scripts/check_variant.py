@@ -10,10 +10,13 @@ rounds: the ratios are comparable). Ablation builds (a define starting with CF_A
 switched off to see what they cost) compute wrong outputs on purpose and are timed only.
 """
 import sys
+from pathlib import Path
 
-import torch
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # run from anywhere, like ncu_sections.py
 
-from convfuse import bench, build as B, problems as P, registry as R
+import torch  # noqa: E402
+
+from convfuse import bench, build as B, problems as P, registry as R  # noqa: E402
 
 
 def parse_spec(spec):

@@ -41,11 +41,15 @@ for s in $stages; do
     profile)
       [ -f "$OUT/nvidia-h200.json" ] || cp results/nvidia-h200.json "$OUT/nvidia-h200.json"
       $PY -m convfuse.profile --results "$OUT/nvidia-h200.json" --csv-out "$OUT/ncu.csv" 2>&1 | tee "$OUT/profile.log" | tail -30 ;;
-    sass)   # instruction mix of every built kernel: tensor-core HMMA, FFMA, local memory (LDL/STL)
+    sass)   # instruction mix of every built kernel (candidates too, if built): tensor-core HMMA (mma.sync) and
+            # HGMMA (wgmma), warpgroup waits (WARPGROUP.DEPBAR), FFMA, local memory (LDL/STL); 04b's SASS kept
+      mkdir -p "$OUT/sass"
       for so in build/convfuse_*/*.so; do
         n=$(basename "$so" .so); cuobjdump -sass "$so" > "/tmp/$n.sass" 2>/dev/null
-        printf "%-40s HMMA %6s FFMA %6s LDL %4s STL %4s LDGSTS %5s MUFU %5s\n" "$n" \
-          "$(grep -c HMMA /tmp/$n.sass)" "$(grep -c FFMA /tmp/$n.sass)" "$(grep -c LDL /tmp/$n.sass)" \
+        case $n in *04b*) cp "/tmp/$n.sass" "$OUT/sass/" ;; esac
+        printf "%-52s HMMA %5s HGMMA %4s DEPBAR %3s FFMA %6s LDL %4s STL %4s LDGSTS %5s MUFU %5s\n" "$n" \
+          "$(grep -c HMMA /tmp/$n.sass)" "$(grep -c HGMMA /tmp/$n.sass)" "$(grep -c 'WARPGROUP.DEPBAR' /tmp/$n.sass)" \
+          "$(grep -c FFMA /tmp/$n.sass)" "$(grep -c LDL /tmp/$n.sass)" \
           "$(grep -c STL /tmp/$n.sass)" "$(grep -c LDGSTS /tmp/$n.sass)" "$(grep -c MUFU /tmp/$n.sass)"
       done | tee "$OUT/sass_summary.txt" ;;
     explore)

@@ -43,24 +43,32 @@
 // Traffic at full size (64 x 64 x 256 x 256 -> 64 x 64 x 254 x 254): DRAM x 1.07 GB + y 1.06 GB once;
 //   L2 -> SM (TH+2)/TH input rows per output row: ~2.2 GB of x at TH 2, weights once per block.
 //
-// Candidates, written 2026-11-30 and not yet measured (notes/kernel_log.md, "Next device call"):
-//   -DCF_TF32BF16: FP32 accuracy in two tensor passes instead of 3xtf32's three (convfuse/splits.py
-//   models it at rel-L2 8.3e-7 on this problem): per tap one BF16 k16 wgmma for x_small w_big + x_big
-//   w_small and one TF32 wgmma for x_big w_big. Its weights (TF32 part + BF16 part, 295 KB) cannot stay
-//   resident, so this path streams them: a pre-pass writes one 36,864-byte stage image per chunk, and the
-//   block copies the next chunk's stage with cp.async into 3 rotating stages while the warpgroups step
-//   through the chunks together (conv2d_wgmma_split_kernel explains the order). TH 1, 3 warpgroups:
-//   3 x 36,864 + 3 x 2 x 17,024 = 212,736 B; 166 registers, no spills. Tensor floor at the measured TF32
-//   rate 1.48 ms; predicted 2.5-3.5 ms (the warpgroups are tied together, unlike the TF32 path).
-//   -DCF_XBUFS=3 -DCF_WGS=2: three staged-chunk buffers per warpgroup, wait_group 2, so a warpgroup can run
-//   two chunks of MMAs ahead of its staging (3 warpgroups x 3 buffers would need 249 KB; 2 fit in 215,424 B,
-//   228 registers, no spills).
+// Measured on the H200, 2026-12-01 (scripts/check_variant.py, one process, medians; eager 5.02 ms, torch.compile
+//   2.31, this kernel with erff 1.69; results/device-logs/explore-2026-12-01/):
+//   -DCF_GELU_FAST  erf by Abramowitz & Stegun 7.1.26 (common.cuh gelu_erf_fast): 1.66 ms, errors against
+//                   float64 unchanged to 4 digits. The registry builds the variant with it (registry._hopper).
+//   -DCF_TF32BF16   FP32 accuracy in two tensor passes instead of three (convfuse/splits.py): per tap one BF16
+//                   k16 wgmma for x_small w_big + x_big w_small, one TF32 wgmma for x_big w_big. Its weights
+//                   (TF32 + BF16 parts, 295 KB) cannot stay resident, so a pre-pass writes one 36,864-byte
+//                   stage image per chunk and the block cp.asyncs the next chunk's stage into 3 rotating
+//                   stages while the warpgroups step through the chunks together (conv2d_wgmma_split_kernel).
+//                   TH 1, 3 warpgroups, 212,736 B, 166 registers. 4.65 ms (predicted 2.5-3.5: every step
+//                   waits for the slowest warpgroup, whose epilogue is then on everyone's path), and rel-L2
+//                   3.2e-6, over the FP32 bound 2e-6 (the CPU model said 8.3e-7): 144 wgmmas per tile add
+//                   into one accumulator, each rounding toward zero, as in 04_mma_3xtf32's first version.
+//                   Not a variant.
+//   -DCF_WGS=2 2.15 ms; -DCF_XBUFS=3 -DCF_WGS=2 (three staged-chunk buffers per warpgroup, wait_group 2)
+//                   2.16 ms: two warpgroups are too few, whatever the depth of each one's pipeline.
+//   prefetch.global.L2 of the chunk 2 or 3 steps ahead (not kept): 1.71 vs 1.67 ms.
 //
-// Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them, notes/kernel_log.md
-//   has the table): CF_ABL_NOLOAD stages zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing
-//   stores to shared memory, CF_ABL_RAWEPI stores acc + bias without the epilogue, CF_ABL_NOSTORE computes
-//   the epilogue but stores nothing. They act on the default path only (not on CF_TF32BF16).
-//
+// Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
+//   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory, CF_ABL_RAWEPI
+//   stores acc + bias without the epilogue, CF_ABL_NOSTORE computes the epilogue but stores nothing; default
+//   path only. H200 2026-12-01 (exact erf): all 1.69, no epilogue math 1.58, no stores 1.50, no loads 1.26,
+//   no loads and no staging 1.11, none of the four (the MMA skeleton) 0.71 ms = 104 % of the TF32 rate that
+//   the ceiling benchmark measured. The loads are the longest single link, and not their DRAM latency
+//   (the L2 prefetch above did not help): a warpgroup's register loads are used one step after issue.
+
 // Odd shapes: any N, H, W >= 3; pixels past the input row are zero-filled when staged and feed only
 //   outputs that are never stored.
 

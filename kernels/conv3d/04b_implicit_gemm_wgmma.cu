@@ -9,11 +9,16 @@
 //   whole K loop (27 instructions) and waits once, and a 64 Cout x 64 pixel tile costs a thread 32
 //   accumulator registers, so 4 warpgroups (16 warps) share an SM, each in its MMA or its epilogue.
 //
-// One file, two precisions (like 04):
-//   default      tf32    operands rounded to TF32 (cvt.rna) once, when staged; FP32 accumulate.
-//   -DCF_3XTF32  3xtf32  x = big + small and w = big + small, both parts rounded to TF32 when staged
-//                        (+-Inf and NaN travel in the small part, see split_rounded); per tap three wgmmas,
-//                        a_small*b_big + a_big*b_small + a_big*b_big: FP32-level accuracy.
+// One file, three precisions:
+//   default       tf32       operands rounded to TF32 (cvt.rna) once, when staged; FP32 accumulate.
+//   -DCF_3XTF32   3xtf32     x = big + small and w = big + small, both parts rounded to TF32 when staged
+//                            (+-Inf and NaN travel in the small part, see split_rounded); per tap three
+//                            wgmmas, a_small*b_big + a_big*b_small + a_big*b_big: FP32-level accuracy.
+//   -DCF_TF32BF16 tf32+bf16  the same accuracy in two tensor passes (convfuse/splits.py models it): per tap
+//                            one BF16 m64n64k16 wgmma for both corrections ([x_small | x_big] . [w_big ;
+//                            w_small], K doubled; a BF16 k16 MMA costs what a TF32 k8 one does) and one
+//                            TF32 wgmma for x_big w_big: 54 wgmmas per tile instead of 81, in 3xtf32's
+//                            shared memory (a BF16 k16 operand has the byte geometry of a TF32 k8 one).
 //
 // GEMM mapping: M = Cout = 64 (wgmma's fixed M), N = output pixels, K = 27 taps x 8 channels (one k8
 //   step per tap). A = weights, resident in shared memory for the whole persistent block. B = the haloed
@@ -52,22 +57,29 @@
 // Traffic at full size: DRAM x 0.27 GB once + y 1.76 GB once; L2 -> SM 8 x 3 x (TH+2) x 64 floats per
 //   tile (111,104 tiles at TH 1: 1.37 GB).
 //
-// Candidates, written 2026-11-30 and not yet measured (notes/kernel_log.md, "Next device call"):
-//   -DCF_TF32BF16 (tf32+bf16, FP32-accurate in the CPU model of convfuse/splits.py): per tap one BF16
-//   m64n64k16 wgmma for both correction products ([x_small | x_big] . [w_big ; w_small], K doubled) and
-//   one TF32 wgmma for x_big w_big: 54 wgmmas per tile instead of 3xtf32's 81, the same shared memory
-//   (a BF16 k16 operand has the byte geometry of a TF32 k8 one, so part 1 of 3xtf32's layout holds it).
-//   -DCF_RAW stages each tile with cp.async into a raw buffer laid out as in global memory, one whole tile
-//   ahead, and transposes it shared -> shared (LDS.128 per channel, STS.128 per pixel) right before the
-//   MMAs. No registers wait on loads (ptxas: 113 registers instead of 128), and the loads' latency is
-//   covered by a tile's MMAs and epilogue instead of the epilogue alone. tf32: 55,296 + 4 x 36,928 =
-//   203,008 B; 3xtf32 fits 2 warpgroups only (-DCF_WGS=2, 221,440 B).
+// Measured on the H200, 2026-12-01 (scripts/check_variant.py, one process, medians; eager 10.1 ms,
+//   torch.compile 5.84, tf32 1.28, 3xtf32 2.30; results/device-logs/explore-2026-12-01/):
+//   -DCF_TF32BF16   2.18-2.19 ms, rel-L2 6.4e-7 and max-abs 5.5e-6 against float64 on every shape: now the
+//                   variant 04b_wgmma_tf32bf16. Predicted 1.8-2.0 ms from the MMA count (54/81); the tile's
+//                   staging and epilogue did not shrink with it.
+//   -DCF_RAW        cp.async of each tile one whole tile ahead into a raw buffer laid out as in global memory,
+//                   then a shared -> shared transpose right before the MMAs (no registers wait on loads;
+//                   113 registers): 1.40 ms (4 warpgroups), 1.46 (3), 1.47 (TH 2, 3); 3xtf32 at 2 warpgroups
+//                   2.58; tf32+bf16 at 2 warpgroups 2.42. Slower everywhere: the loads were not the long link
+//                   (the ablations below), and the transpose adds a shared-memory round trip.
+//   -DCF_OUT_SMEM   the epilogue writes the tile to shared memory and the warpgroup copies it out, one warp
+//                   per channel row, during the next tile's MMAs: 1.75 ms against 1.27, not understood at
+//                   the time of writing (notes/kernel_log.md).
 //
-// Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them, notes/kernel_log.md
-//   has the table): CF_ABL_NOLOAD stages zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing
-//   stores to shared memory, CF_ABL_RAWEPI stores acc + bias without the epilogue, CF_ABL_NOSTORE computes
-//   the epilogue but stores nothing. NOLOAD and NOSTAGE act on the register-staged path only (not CF_RAW).
-//
+// Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
+//   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory, CF_ABL_RAWEPI
+//   stores acc + bias without the epilogue, CF_ABL_NOSTORE computes the epilogue but stores nothing; the
+//   register-staged path only. H200 2026-12-01 (tf32): all 1.28 ms, no epilogue math 1.34, no stores 1.03,
+//   no loads 1.64, no loads and no staging 1.76, none of the four (the MMA skeleton) 0.52; 3xtf32's skeleton
+//   1.36 against its 2.30. The stores are the longest single link; without loads the kernel gets slower,
+//   which a cost per part cannot explain: the warpgroups' phases matter (with identical work they run
+//   in step, and their MMAs and epilogues coincide instead of interleaving).
+
 // Odd shapes: any N, D, H, W >= 3; pixels past the input are zero-filled when staged, and feed only
 //   outputs that are never stored.
 
@@ -106,7 +118,13 @@ constexpr int XRAW = 2 * 4 * XD * XH * XW;          // the input tile as in glob
 #else
 constexpr int XRAW = 0;
 #endif
-constexpr int SMEM_FLOATS = PARTS * WPART + WGS * (XBUF + XRAW);
+#ifdef CF_OUT_SMEM
+constexpr int OPITCH = XW + 8;                      // floats per staged output row: 8-word skew, no conflicts
+constexpr int XOUT = COUT * TH * OPITCH;            // a warpgroup's output tile, epilogue applied
+#else
+constexpr int XOUT = 0;
+#endif
+constexpr int SMEM_FLOATS = PARTS * WPART + WGS * (XBUF + XRAW + XOUT);
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
 constexpr int X_ITEMS = 2 * XD * XH * (XW / 4);     // (k-half, depth, row, 4-pixel quad) per tile
 static_assert(NMMA == 64 || NMMA == 128 || NMMA == 256, "wgmma N");
@@ -373,6 +391,53 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
 }
 
 
+#ifdef CF_OUT_SMEM
+// CF_OUT_SMEM (candidate): the epilogue writes the tile to shared memory ([channel][row][OPITCH]) and the
+// warpgroup copies it out to global memory during the NEXT tile's MMAs, one warp per channel row: a store
+// instruction covers 248 contiguous bytes of one row instead of 32 bytes in each of 8 rows, and the
+// stores leave the serial MMA -> epilogue chain. (Ablation, H200 2026-12-01: no stores 1.03 ms, with
+// them 1.28.)
+__device__ __forceinline__ void epilogue_to_smem(const float (&acc)[NACC], const float* __restrict__ bias,
+                                                 const float* __restrict__ addend, float* sout, int warp, int lane) {
+    const int gid = lane >> 2, tq = lane & 3;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int c = 16 * warp + gid + 8 * h;
+        const float b = __ldg(bias + c), s = __ldg(addend + c);
+#pragma unroll
+        for (int t = 0; t < TH; ++t) {
+            float* row = sout + (c * TH + t) * OPITCH + 2 * tq;
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+                *reinterpret_cast<float2*>(row + 8 * j) =
+                    make_float2(epilogue_conv3d(acc[32 * t + 4 * j + 2 * h] + b, s),
+                                epilogue_conv3d(acc[32 * t + 4 * j + 2 * h + 1] + b, s));
+        }
+    }
+}
+
+__device__ __forceinline__ void copy_out(const float* sout, float* __restrict__ y, const Geom& g, TileCoord tc,
+                                         int warp, int lane) {
+    const int lim = min(TW, g.Wo - tc.ox0);
+#pragma unroll 4
+    for (int r = warp; r < COUT * TH; r += 4) {
+        const int c = r / TH, t = r % TH;
+        if (tc.oh0 + t >= g.Ho) continue;       // warp-uniform
+        const float* src = sout + r * OPITCH;
+        float* yr = y + (((long long)(tc.n * COUT + c) * g.Do + tc.od) * g.Ho + tc.oh0 + t) * g.Wo + tc.ox0;
+        if ((reinterpret_cast<uintptr_t>(yr) & 7) == 0) {
+            const int col = 2 * lane;
+            const float2 v = *reinterpret_cast<const float2*>(src + col);
+            if (col + 1 < lim) __stcs(reinterpret_cast<float2*>(yr + col), v);
+            else if (col < lim) __stcs(yr + col, v.x);
+        } else {
+            if (lane < lim) __stcs(yr + lane, src[lane]);
+            if (lane + 32 < lim) __stcs(yr + lane + 32, src[lane + 32]);
+        }
+    }
+}
+#endif
+
 __global__ void __launch_bounds__(THREADS, 1)
 conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
                     const float* __restrict__ addend, float* __restrict__ y, Geom g) {
@@ -381,7 +446,7 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
     float* sw = smem;
     const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
     const int warp = tid >> 5, lane = threadIdx.x & 31;
-    float* sx = smem + PARTS * WPART + wg * (XBUF + XRAW);
+    float* sx = smem + PARTS * WPART + wg * (XBUF + XRAW + XOUT);
 #ifdef CF_RAW
     float* sraw = sx + XBUF;
 #endif
@@ -428,6 +493,34 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
         store_tile(acc, bias, addend, y, g, tc, warp, lane);
     }
     return;
+#endif
+#ifdef CF_OUT_SMEM
+    {
+        // tile t's MMAs in flight while the warpgroup copies tile t-1's output out and loads tile t+1's input
+        float* sout = sx + XBUF + XRAW;
+        Staged st;
+        if (tile < g.tiles) load_input(st, x, g, tile_coord(g, tile), tid);
+        int prev = -1;
+#pragma unroll 1
+        for (; tile < g.tiles; tile += stride) {
+            warpgroup_barrier(1 + wg);          // last tile's wgmmas have read sx, its epilogue filled sout
+            store_input(sx, st, tid);
+            fence_proxy_async();
+            warpgroup_barrier(1 + wg);
+            float acc[NACC];
+            mma_issue(acc, sw, sx);
+            if (prev >= 0) copy_out(sout, y, g, tile_coord(g, prev), warp, lane);
+            if (tile + stride < g.tiles) load_input(st, x, g, tile_coord(g, tile + stride), tid);
+            wgmma_wait<0>();
+            fence_operand(acc);
+            warpgroup_barrier(1 + wg);          // every warp is done copying sout out
+            epilogue_to_smem(acc, bias, addend, sout, warp, lane);
+            prev = tile;
+        }
+        warpgroup_barrier(1 + wg);
+        if (prev >= 0) copy_out(sout, y, g, tile_coord(g, prev), warp, lane);
+        return;
+    }
 #endif
     Staged st;
     if (tile < g.tiles) load_input(st, x, g, tile_coord(g, tile), tid);
