@@ -677,7 +677,7 @@ def split_schemes_table(run: dict, problem: str) -> pd.DataFrame:
             "tensor floor ms": floor, "torch.compile ms": comp,
             "floor / compile": floor / comp if floor and comp else None,
             "modelled rel-L2": modelled[scheme]["rel_l2"], "modelled max-abs": modelled[scheme]["max_abs"],
-            "fastest kernel": fastest["variant"] if fastest else "none (not written)",
+            "fastest kernel": fastest["variant"] if fastest else "none recorded",
             "its ms": fastest["median_ms"] if fastest else None,
             "its rel-L2 (GPU)": fastest.get("rel_l2_err_fp64") if fastest else None,
         })

@@ -10,6 +10,8 @@
 #     explore   the 04b candidate and ablation builds (convfuse/registry.py: explore_specs), verified
 #               (candidates) and timed against eager and torch.compile in one process, plus ncu's
 #               warp-state sections of the 04b kernels -> $OUT/explore.log, $OUT/ncu_sections_04b.txt
+#     pack      everything under $OUT except the results JSON into $OUT/logs.tgz (last: for a machine that
+#               sends back only a few files)
 #   bench copies the hardening fields from $OUT/{sanitize,large_tensor}.json, else results/device-logs/,
 #   onto its records, where the log's source hash matches the kernel benchmarked: run sanitize and harden
 #   before bench in the same call, or copy their JSON into results/device-logs/ before a later call.
@@ -58,6 +60,9 @@ for s in $stages; do
       ncu --profile-from-start off --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
         --section Occupancy $PY scripts/ncu_sections.py conv2d/04b_wgmma_tf32 conv3d/04b_wgmma_tf32 conv3d/04b_wgmma_tf32@CF_RAW \
         > "$OUT/ncu_sections_04b.txt" 2>&1; grep -E "ncu-sections|Issue Slots Busy|No Eligible|Tensor|Warp Cycles Per Issued" "$OUT/ncu_sections_04b.txt" ;;
+    pack)
+      (cd "$OUT" && tar czf /tmp/convfuse-logs.tgz --exclude=nvidia-h200.json --exclude=logs.tgz . \
+        && find . -mindepth 1 -not -name nvidia-h200.json -delete && mv /tmp/convfuse-logs.tgz logs.tgz && ls -la) ;;
     *) echo "unknown stage $s" ;;
   esac
 done

@@ -1,0 +1,146 @@
+"""The explore calls' logs (scripts/check_variant.py output) as tables: candidate and ablation builds of the
+04b kernels, verified and timed next to the registered kernel, eager and torch.compile in ONE process.
+
+These builds are not in the results file (they are not variants of the study); their logs are committed
+under results/device-logs/ and read here, so that the notebooks quote measured numbers, not copies. Times
+are comparable within one log's timing block only (one interleaved run); across logs, compare ratios.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from . import registry as R
+
+LOG_DIR = R.ROOT / "results" / "device-logs" / "explore-2026-12-01"
+# H200, 2026-12-01: (1) the 04b candidates of 2026-11-30 and the ablations, (2) two candidates written after
+# (1), (3) conv3d's CF_OUT_SMEM with cheaper addressing (a version of the kernel file not committed: its
+# diff is described in notes/kernel_log.md). Log 1 ran before conv2d's 04b_wgmma_tf32 was built with
+# -DCF_GELU_FAST: its conv2d builds use erff.
+LOGS = {"explore-1": LOG_DIR / "explore.log", "explore-2": LOG_DIR / "explore2.log",
+        "explore-3": LOG_DIR / "explore3.log"}
+
+# What each ablation switch removes (kernels/*/04b_implicit_gemm_wgmma.cu, "Ablation knobs")
+ABLATION_LABELS = {
+    "CF_ABL_NOLOAD": "no global loads (zeros staged)",
+    "CF_ABL_NOSTAGE": "no staging stores to shared memory",
+    "CF_ABL_RAWEPI": "no epilogue math (acc + bias stored)",
+    "CF_ABL_NOSTORE": "no output stores",
+}
+_VALUED = ("CF_TH", "CF_WGS", "CF_XBUFS", "CF_L2_PREFETCH")       # knobs that take a number: -DCF_TH=2
+
+_TIMING = re.compile(r"^(conv2d|conv3d) timing, median ms")
+_TIME_ROW = re.compile(r"^\s+(\S+)\s+([\d.]+)\s+\(([\d.]+)-([\d.]+)\)")
+_CHECK = re.compile(r"^(conv2d|conv3d)/(\S+) \(([\d, ]+)\): max_abs (\S+) rel_l2 (\S+) wrong (\S+) nan (\S+)")
+
+
+@dataclass(frozen=True)
+class Build:
+    base: str            # the registered variant it is a build of ("eager", "compile" for the references)
+    defines: tuple       # ("CF_RAW", "CF_WGS=3"), empty for the registered build
+
+    @property
+    def ablations(self) -> tuple:
+        return tuple(d for d in self.defines if d.startswith("CF_ABL_"))
+
+    @property
+    def label(self) -> str:
+        if not self.defines:
+            return "full kernel"
+        if self.ablations == self.defines:
+            if len(self.defines) == len(ABLATION_LABELS):
+                return "MMA skeleton (all four removed)"
+            return ", ".join(ABLATION_LABELS[d] for d in self.defines)
+        return " ".join(f"-D{d}" for d in self.defines)
+
+
+def parse_key(problem: str, key: str) -> Build:
+    """A build key of check_variant (registry.with_defines) back into its variant and defines."""
+    keys = sorted((v.key for v in R.all_variants(problem)), key=len, reverse=True)
+    base = next((k for k in keys if key == k or key.startswith(k + "_cf_")), None)
+    if base is None:
+        raise ValueError(f"{problem}/{key}: no registered variant is a prefix of this build key")
+    rest = key[len(base):]
+    defines = []
+    for tok in filter(None, rest.split("_cf_")):
+        name = "CF_" + tok.upper()
+        for v in _VALUED:
+            m = re.fullmatch(re.escape(v) + r"(\d+)", name)
+            if m:
+                name = f"{v}={m.group(1)}"
+        defines.append(name)
+    return Build(base, tuple(defines))
+
+
+def read_log(path: Path) -> dict:
+    """{"timings": DataFrame, "checks": DataFrame} of one check_variant log."""
+    timings, checks, problem = [], [], None
+    for line in Path(path).read_text().splitlines():
+        if m := _TIMING.match(line):
+            problem = m.group(1)
+            continue
+        if problem and (m := _TIME_ROW.match(line)):
+            timings.append({"problem": problem, "build": m.group(1), "median_ms": float(m.group(2)),
+                            "p20_ms": float(m.group(3)), "p80_ms": float(m.group(4))})
+            continue
+        problem = None if not line.startswith("  ") else problem
+        if m := _CHECK.match(line):
+            checks.append({"problem": m.group(1), "build": m.group(2),
+                           "shape": tuple(int(s) for s in m.group(3).split(",")),
+                           "max_abs": float(m.group(4)), "rel_l2": float(m.group(5)),
+                           "wrong": float(m.group(6)), "nan": float(m.group(7))})
+    return {"timings": pd.DataFrame(timings), "checks": pd.DataFrame(checks)}
+
+
+def _times(log: str, problem: str) -> pd.DataFrame:
+    t = read_log(LOGS[log])["timings"]
+    return t[t["problem"] == problem].set_index("build") if len(t) else t
+
+
+def ablation_table(problem: str, variant: str = "04b_wgmma_tf32", log: str = "explore-1") -> pd.DataFrame:
+    """The variant with parts switched off, one interleaved run: time, time saved against the full kernel,
+    and that saving as a share of the gap between the full kernel and its MMA skeleton."""
+    t = _times(log, problem)
+    full = t.loc[variant, "median_ms"]
+    rows = []
+    for build, r in t.iterrows():
+        if build in ("eager", "compile"):
+            continue
+        b = parse_key(problem, build)
+        if b.base != variant or (b.defines and not b.ablations == b.defines):
+            continue
+        rows.append({"build": b.label, "median ms": r["median_ms"], "p20–p80 ms": f"{r['p20_ms']:.3f}–{r['p80_ms']:.3f}",
+                     "saved ms": full - r["median_ms"], "n_removed": len(b.defines)})
+    df = pd.DataFrame(rows).sort_values("n_removed")
+    gap = full - df["median ms"].min()
+    df["share of the gap to the skeleton"] = df["saved ms"] / gap if gap > 0 else float("nan")
+    return df.drop(columns="n_removed").set_index("build")
+
+
+def candidate_table(problem: str, log: str = "explore-1") -> pd.DataFrame:
+    """Every non-ablation build of one log against the registered variant it is a build of (same run):
+    time, ratio, and its worst errors against float64 over the odd shapes and the full shape."""
+    t = _times(log, problem)
+    chk = read_log(LOGS[log])["checks"]
+    chk = chk[chk["problem"] == problem]
+    rows = []
+    if t.empty:
+        return pd.DataFrame(rows)
+    for build, r in t.iterrows():
+        if build in ("eager", "compile"):
+            continue
+        b = parse_key(problem, build)
+        if b.ablations:
+            continue
+        c = chk[chk["build"] == build]
+        base_ms = t.loc[b.base, "median_ms"] if b.base in t.index else float("nan")
+        rows.append({"variant": b.base, "defines": " ".join(f"-D{d}" for d in b.defines) or "(as registered)",
+                     "median ms": r["median_ms"], "× its variant's time": r["median_ms"] / base_ms,
+                     "× torch.compile's time": r["median_ms"] / t.loc["compile", "median_ms"],
+                     "worst rel-L2": c["rel_l2"].max() if len(c) else float("nan"),
+                     "worst max-abs": c["max_abs"].max() if len(c) else float("nan"),
+                     "shapes checked": len(c)})
+    return pd.DataFrame(rows).set_index(["variant", "defines"])

@@ -1,0 +1,73 @@
+"""convfuse/explore.py: the explore logs (scripts/check_variant.py output) read back into tables."""
+import pytest
+
+from convfuse import explore as E, registry as R
+
+LOG = """[build] 2 extensions, 2 at a time, cache build/
+conv3d/04b_wgmma_tf32 (1, 8, 7, 39, 55): max_abs 7.650e-04 rel_l2 1.565e-04 wrong 0.0000 nan 0.0000
+conv3d/04b_wgmma_tf32_cf_raw_cf_th2_cf_wgs3 (1, 8, 7, 39, 55): max_abs 7.650e-04 rel_l2 2.5e-04 wrong 0.0000 nan 0.0000
+conv3d/04b_wgmma_tf32_cf_raw_cf_th2_cf_wgs3 (128, 8, 16, 64, 64): max_abs 1.0e-03 rel_l2 1.0e-04 wrong 0.0000 nan 0.0000
+conv3d timing, median ms (p20-p80), one interleaved run:
+  eager                                         10.147  (10.104-10.173)
+  compile                                        5.839  (5.833-5.867)
+  04b_wgmma_tf32                                 1.283  (1.278-1.296)
+  04b_wgmma_tf32_cf_raw_cf_th2_cf_wgs3           1.471  (1.456-1.481)
+  04b_wgmma_tf32_cf_abl_nostore                  1.027  (1.025-1.029)
+  04b_wgmma_tf32_cf_abl_noload_cf_abl_nostage_cf_abl_rawepi_cf_abl_nostore   0.516  (0.513-0.518)
+"""
+
+
+@pytest.fixture
+def log(tmp_path, monkeypatch):
+    p = tmp_path / "x.log"
+    p.write_text(LOG)
+    monkeypatch.setitem(E.LOGS, "test", p)
+    return "test"
+
+
+def test_build_keys_parse_back_into_their_variant_and_defines():
+    specs = [(p, k, d) for p, k, d in R.CANDIDATES] + [(v.problem, v.key, a) for a in R.ABLATIONS
+                                                         for v in R.kernel_variants() if v.step == "04b"]
+    for p, k, d in specs:
+        b = E.parse_key(p, R.with_defines(R.get(p, k), d).key)
+        assert (b.base, b.defines) == (k, tuple(d)), (p, k, d)
+    # a registered variant whose key extends another's is itself, not the shorter one plus a define
+    assert E.parse_key("conv3d", "04b_wgmma_tf32bf16") == E.Build("04b_wgmma_tf32bf16", ())
+    assert E.parse_key("conv3d", "04b_wgmma_tf32_cf_tf32bf16") == E.Build("04b_wgmma_tf32", ("CF_TF32BF16",))
+    with pytest.raises(ValueError, match="no registered variant"):
+        E.parse_key("conv2d", "05_nonexistent")
+
+
+def test_read_log_takes_timings_and_checks(log):
+    out = E.read_log(E.LOGS[log])
+    t, c = out["timings"], out["checks"]
+    assert len(t) == 6 and set(t["problem"]) == {"conv3d"}
+    assert t.set_index("build").loc["compile", "p80_ms"] == pytest.approx(5.867)
+    assert len(c) == 3 and c.iloc[0]["shape"] == (1, 8, 7, 39, 55)
+
+
+def test_ablation_table_measures_against_the_full_kernel_and_the_skeleton(log):
+    t = E.ablation_table("conv3d", log=log)
+    assert list(t.index) == ["full kernel", "no output stores", "MMA skeleton (all four removed)"]
+    assert t.loc["no output stores", "saved ms"] == pytest.approx(1.283 - 1.027)
+    assert t.loc["MMA skeleton (all four removed)", "share of the gap to the skeleton"] == pytest.approx(1.0)
+
+
+def test_candidate_table_takes_the_worst_error_over_shapes(log):
+    t = E.candidate_table("conv3d", log=log)
+    row = t.loc[("04b_wgmma_tf32", "-DCF_RAW -DCF_TH=2 -DCF_WGS=3")]
+    assert row["worst rel-L2"] == pytest.approx(2.5e-4) and row["shapes checked"] == 2
+    assert row["× its variant's time"] == pytest.approx(1.471 / 1.283)
+    assert ("04b_wgmma_tf32", "-DCF_ABL_NOSTORE") not in t.index        # ablations are timed only
+
+
+@pytest.mark.parametrize("name", sorted(E.LOGS))
+def test_committed_logs_time_each_problem_with_its_references(name):
+    t = E.read_log(E.LOGS[name])["timings"]
+    assert len(t) and set(t["problem"]) <= {"conv2d", "conv3d"}
+    for pk in set(t["problem"]):
+        assert {"eager", "compile", "04b_wgmma_tf32"} <= set(t[t["problem"] == pk]["build"])
+
+
+def test_a_log_without_a_problem_gives_an_empty_candidate_table(log):
+    assert E.candidate_table("conv2d", log=log).empty
