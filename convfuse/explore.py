@@ -17,11 +17,11 @@ from . import registry as R
 
 LOG_DIR = R.ROOT / "results" / "device-logs" / "explore-2026-12-01"
 # H200, 2026-12-01: (1) the 04b candidates of 2026-11-30 and the ablations, (2) two candidates written after
-# (1), (3) conv3d's CF_OUT_SMEM with cheaper addressing (a version of the kernel file not committed: its
-# diff is described in notes/kernel_log.md). Log 1 ran before conv2d's 04b_wgmma_tf32 was built with
-# -DCF_GELU_FAST: its conv2d builds use erff.
+# (1), (3) conv3d's CF_OUT_SMEM with cheaper addressing, (4) three one-line switches. (3) and (4) ran
+# versions of the kernel files that are not committed (they lost; their diffs are in notes/patches/).
+# Log 1 ran before conv2d's 04b_wgmma_tf32 was built with -DCF_GELU_FAST: its conv2d builds use erff.
 LOGS = {"explore-1": LOG_DIR / "explore.log", "explore-2": LOG_DIR / "explore2.log",
-        "explore-3": LOG_DIR / "explore3.log"}
+        "explore-3": LOG_DIR / "explore3.log", "explore-4": LOG_DIR / "explore4.log"}
 
 # What each ablation switch removes (kernels/*/04b_implicit_gemm_wgmma.cu, "Ablation knobs")
 ABLATION_LABELS = {
