@@ -753,3 +753,26 @@ def results_table(run: dict) -> pd.DataFrame:
 
 def missing(run: dict, problem: str, variants) -> list[str]:
     return [k for k in variants if record(run, problem, k) is None]
+
+
+def warpgroup_budget(run: dict, problem: str, variant: str, tile_rows: int, tile_cols: int,
+                     warpgroups_per_sm: int, mma_n: int, k_steps: int) -> dict | None:
+    """Where one warpgroup's time goes in a persistent 04b kernel, from the recorded median: output tiles
+    of tile_rows x tile_cols pixels (all Cout = wgmma's M of 64), spread evenly over sm_count x
+    warpgroups_per_sm warpgroups; per tile, k_steps wgmmas of 64 x mma_n x 8. The geometry is the kernel's
+    (its header); the time, SM count and TF32 rate are the run's. Returns tiles, tiles per warpgroup,
+    µs per tile, µs of the tile's own MMAs at one SM's share of the measured TF32 rate, and the tensor
+    pipe's busy fraction if every warpgroup's MMAs were spread evenly."""
+    r, gpu = record(run, problem, variant), measured_gpu(run)
+    sms = run.get("env", {}).get("sm_count")
+    if not r or not r.get("median_ms") or gpu is None or not sms:
+        return None
+    out = P.get(problem).output_shape()
+    tiles = out[0] * -(-out[-2] // tile_rows) * -(-out[-1] // tile_cols)
+    for d in out[2:-2]:
+        tiles *= d
+    per_wg = tiles / (sms * warpgroups_per_sm)
+    tile_us = r["median_ms"] * 1e3 / per_wg
+    mma_us = 2 * 64 * mma_n * 8 * k_steps / (gpu.tf32_tflops * 1e12 / sms) * 1e6
+    return {"tiles": tiles, "tiles_per_warpgroup": per_wg, "tile_us": tile_us, "mma_us": mma_us,
+            "tensor_busy": warpgroups_per_sm * mma_us / tile_us, "median_ms": r["median_ms"], "sms": sms}
