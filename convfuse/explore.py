@@ -39,7 +39,7 @@ _CHECK = re.compile(r"^(conv2d|conv3d)/(\S+) \(([\d, ]+)\): max_abs (\S+) rel_l2
 
 @dataclass(frozen=True)
 class Build:
-    base: str            # the registered variant it is a build of ("eager", "compile" for the references)
+    base: str            # the registered variant it is a build of
     defines: tuple       # ("CF_RAW", "CF_WGS=3"), empty for the registered build
 
     @property
@@ -47,10 +47,15 @@ class Build:
         return tuple(d for d in self.defines if d.startswith("CF_ABL_"))
 
     @property
+    def only_ablations(self) -> bool:
+        """The registered build or parts of it switched off, nothing else changed."""
+        return self.ablations == self.defines
+
+    @property
     def label(self) -> str:
         if not self.defines:
             return "full kernel"
-        if self.ablations == self.defines:
+        if self.only_ablations:
             if len(self.defines) == len(ABLATION_LABELS):
                 return "MMA skeleton (all four removed)"
             return ", ".join(ABLATION_LABELS[d] for d in self.defines)
@@ -95,22 +100,25 @@ def read_log(path: Path) -> dict:
     return {"timings": pd.DataFrame(timings), "checks": pd.DataFrame(checks)}
 
 
-def _times(log: str, problem: str) -> pd.DataFrame:
-    t = read_log(LOGS[log])["timings"]
-    return t[t["problem"] == problem].set_index("build") if len(t) else t
+def _of_problem(log: dict, problem: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A read_log result cut to one problem: (timings indexed by build, checks)."""
+    t, c = log["timings"], log["checks"]
+    t = t[t["problem"] == problem].set_index("build") if len(t) else t
+    c = c[c["problem"] == problem] if len(c) else c
+    return t, c
 
 
 def ablation_table(problem: str, variant: str = "04b_wgmma_tf32", log: str = "explore-1") -> pd.DataFrame:
     """The variant with parts switched off, one interleaved run: time, time saved against the full kernel,
     and that saving as a share of the gap between the full kernel and its MMA skeleton."""
-    t = _times(log, problem)
+    t, _ = _of_problem(read_log(LOGS[log]), problem)
     full = t.loc[variant, "median_ms"]
     rows = []
     for build, r in t.iterrows():
         if build in ("eager", "compile"):
             continue
         b = parse_key(problem, build)
-        if b.base != variant or (b.defines and not b.ablations == b.defines):
+        if b.base != variant or not b.only_ablations:
             continue
         rows.append({"build": b.label, "median ms": r["median_ms"], "p20–p80 ms": f"{r['p20_ms']:.3f}–{r['p80_ms']:.3f}",
                      "saved ms": full - r["median_ms"], "n_removed": len(b.defines)})
@@ -123,9 +131,7 @@ def ablation_table(problem: str, variant: str = "04b_wgmma_tf32", log: str = "ex
 def candidate_table(problem: str, log: str = "explore-1") -> pd.DataFrame:
     """Every non-ablation build of one log against the registered variant it is a build of (same run):
     time, ratio, and its worst errors against float64 over the odd shapes and the full shape."""
-    t = _times(log, problem)
-    chk = read_log(LOGS[log])["checks"]
-    chk = chk[chk["problem"] == problem]
+    t, chk = _of_problem(read_log(LOGS[log]), problem)
     rows = []
     if t.empty:
         return pd.DataFrame(rows)
