@@ -29,10 +29,12 @@ from .registry import ROOT  # noqa: E402
 FIGURES_DIR = ROOT / "figures"
 DPI = 110
 
-PRECISION_COLOR = {"fp32": "tab:blue", "tf32": "tab:orange", "3xtf32": "tab:green", "tf32+bf16": "tab:purple"}
+PRECISION_COLOR = {"fp32": "tab:blue", "tf32": "tab:orange", "3xtf32": "tab:green", "tf32+bf16": "tab:purple",
+                   "3xfp16": "tab:red"}
 PROBLEM_MARKER = {"conv2d": "o", "conv3d": "s"}
-CEILING_STYLE = {"fp32": "-", "tf32": "--", "3xtf32": ":", "tf32+bf16": "-."}
-CEILING_LABEL = {"fp32": "FP32", "tf32": "TF32", "3xtf32": "3xTF32 (TF32/3)", "tf32+bf16": "TF32+BF16 (TF32/2)"}
+CEILING_STYLE = {"fp32": "-", "tf32": "--", "3xtf32": ":", "tf32+bf16": "-.", "3xfp16": (0, (3, 1, 1, 1, 1, 1))}
+CEILING_LABEL = {"fp32": "FP32", "tf32": "TF32", "3xtf32": "3xTF32 (TF32/3)", "tf32+bf16": "TF32+BF16 (TF32/2)",
+                 "3xfp16": "3xFP16 (FP16/3)"}
 
 
 def figures_dir() -> Path:

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 KERNELS = ROOT / "kernels"
 
 # Precision classes (DESIGN.md): what the arithmetic is, and so which verification bound applies.
-PRECISIONS = ("fp32", "tf32", "3xtf32", "tf32+bf16")
+PRECISIONS = ("fp32", "tf32", "3xtf32", "tf32+bf16", "3xfp16")
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,7 @@ def _kernels(problem: str) -> list[Variant]:
 HOPPER_PROBLEMS = ("conv2d", "conv3d")
 _SM90A = dict(source="04b_implicit_gemm_wgmma", archs=("90a",), needs_cc=(9, 0),
               notes="sm_90a only (H100/H200); refused with a clear error on other GPUs")
+_SM90A_WS = dict(_SM90A, source="04c_warp_specialized_wgmma")
 
 
 def _hopper(problem: str) -> list[Variant]:
@@ -84,6 +85,14 @@ def _hopper(problem: str) -> list[Variant]:
                         "implicit-GEMM conv+epilogue on Hopper wgmma, TF32 + one BF16 correction pass "
                         "(FP32 accuracy in two tensor passes)",
                         defines=("CF_TF32BF16",), **_SM90A)]
+    if problem == "conv2d":
+        out += [Variant("04c_ws_tf32", problem, "04c", "tf32", "fused",
+                        "04b with a producer warpgroup filling a 3-stage ring per consumer warpgroup, TF32",
+                        defines=("CF_GELU_FAST",), **_SM90A_WS),
+                Variant("04c_ws_3xfp16", problem, "04c", "3xfp16", "fused",
+                        "warp-specialised wgmma conv+epilogue, FP16 hi/lo operands, three products in 1.5 TF32 "
+                        "passes of tensor time (FP32 accuracy)",
+                        defines=("CF_3XF16",), **_SM90A_WS)]
     return out
 
 

@@ -14,7 +14,11 @@ Schemes:
   tf32+bf16     x_big * w_big in TF32, and both correction products in ONE BF16 pass of twice the K
                 ([x_small | x_big] . [w_big ; w_small], parts rounded to BF16). A BF16 k16 MMA takes the
                 tensor core as long as a TF32 k8 one, so this is two TF32 passes of tensor time, not three;
-                not a kernel of this study (yet): notes/kernel_log.md says why it is the next step for conv2d.
+                conv3d 04b_wgmma_tf32bf16.
+  3xfp16        x_hi w_hi + x_lo w_hi + x_hi w_lo with FP16 parts (11 significant bits each, like TF32, at
+                twice the MMA rate: 1.5 TF32 passes of tensor time). FP16 has 5 exponent bits: the weights are
+                scaled by a power of two so that max|w| lands at 2^14 (exact, undone after the sum); the
+                input is not scaled (finite |x| > 65504 cannot split). conv2d 04c_ws_3xfp16.
 """
 from __future__ import annotations
 
@@ -45,7 +49,32 @@ def split_tf32(t: torch.Tensor):
     return big, round_tf32(t.float() - big)
 
 
+F16_MAX = 65504.0
+
+
+def split_fp16(t: torch.Tensor, scale: float = 1.0):
+    """(hi, lo) FP16 parts of t * scale, divided by scale again: hi = FP16(t clamped to +-65504), lo =
+    FP16(t - hi), both rounded to nearest even, as conv2d 04c's producer and weight staging do."""
+    v = t.float() * scale
+    hi = v.clamp(-F16_MAX, F16_MAX).half().float()
+    return hi / scale, (v - hi).half().float() / scale
+
+
+def weight_scale(w: torch.Tensor) -> float:
+    """The power of two that puts max|w| just under 2^14 (04c's stage_weights); 1 for zero or non-finite."""
+    import math
+
+    m = w.abs().max().item()
+    if not (0.0 < m < math.inf):
+        return 1.0
+    return 2.0 ** min(14 - math.frexp(m)[1], 100)
+
+
 def _passes(scheme: str, x: torch.Tensor, w: torch.Tensor):
+    if scheme == "3xfp16":
+        xh, xl = split_fp16(x)
+        wh, wl = split_fp16(w, weight_scale(w))
+        return [(xl, wh), (xh, wl), (xh, wh)]
     xb, xs = split_tf32(x)
     wb, ws = split_tf32(w)
     if scheme == "tf32":
@@ -59,7 +88,7 @@ def _passes(scheme: str, x: torch.Tensor, w: torch.Tensor):
     raise ValueError(f"unknown scheme {scheme!r}; known: {', '.join(SCHEMES)}")
 
 
-SCHEMES = ("tf32", "3xtf32", "tf32+bf16")
+SCHEMES = ("tf32", "3xtf32", "tf32+bf16", "3xfp16")
 
 
 class _Given(torch.nn.Module):

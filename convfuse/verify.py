@@ -18,6 +18,7 @@ BOUNDS = {
     "fp32": (1e-4, 2e-6),
     "3xtf32": (1e-4, 2e-6),
     "tf32+bf16": (1e-4, 2e-6),
+    "3xfp16": (1e-4, 2e-6),
     "tf32": (None, 1e-3),
 }
 KERNELBENCH_TOL = 1e-4      # KernelBench: torch.allclose(out, eager, atol=1e-4, rtol=1e-4)

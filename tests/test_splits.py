@@ -37,9 +37,19 @@ def test_round_bf16_keeps_8_significant_bits():
 def test_schemes_against_the_fp32_bound(problem, shape):
     err = S.model_errors(problem, shape)
     assert err["tf32"]["rel_l2"] > 2e-5                 # TF32 alone: far outside the FP32 bound
-    for scheme in ("3xtf32", "tf32+bf16"):
+    for scheme in ("3xtf32", "tf32+bf16", "3xfp16"):
         assert err[scheme]["rel_l2"] <= 2e-6 and err[scheme]["max_abs"] <= 1e-4, (scheme, err[scheme])
     assert err["3xtf32"]["rel_l2"] < err["tf32+bf16"]["rel_l2"] < err["tf32"]["rel_l2"] / 100
+
+
+def test_fp16_split_keeps_22_bits_and_the_weight_scale_is_a_power_of_two():
+    t = torch.rand(10_000) * 100
+    hi, lo = S.split_fp16(t)
+    assert ((hi + lo - t).abs() <= t.abs() * 2.0 ** -21).all()
+    w = (torch.rand(64, 64, 3, 3) - 0.5) / 12
+    s = S.weight_scale(w)
+    assert s == 2.0 ** round(torch.log2(torch.tensor(s)).item()) and 2 ** 13 <= w.abs().max() * s < 2 ** 14
+    assert S.weight_scale(torch.zeros(3)) == 1.0 and S.weight_scale(torch.tensor([float("inf")])) == 1.0
 
 
 def test_unknown_scheme_is_refused():

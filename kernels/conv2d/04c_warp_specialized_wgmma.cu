@@ -1,0 +1,522 @@
+// 04c_warp_specialized_wgmma — conv2d step 04c: the 04b wgmma conv+epilogue with a producer warpgroup, and
+// FP32 accuracy from three FP16 products (sm_90a only: H100/H200).
+//
+// What changed from 04b and why. 04b's warpgroups each load, transpose, multiply and run the epilogue in
+//   one serial chain; ncu (H200, 2026-12-01) found it latency-bound: 42 % of issue slots busy, 0.6 eligible
+//   warps per scheduler, the loads its longest link (0.43 of 1.67 ms by ablation), each load used one step
+//   after it is issued. Here one warpgroup only loads: its two halves (64 threads each) fill a 3-stage ring
+//   per consumer warpgroup, so a chunk is staged up to three chunks before its MMAs; the consumers only
+//   issue wgmmas and run the epilogue. setmaxnreg moves registers to the consumers (PRODUCER_REGS /
+//   CONSUMER_REGS), named barriers hand the ring's stages over (FULL: producer arrives, consumer waits;
+//   EMPTY: the other way). A producer thread stages one pixel's 8 channels per step (8 coalesced 4-byte
+//   loads, two 16-byte shared stores to consecutive rows: no bank conflicts, no alignment cases).
+//
+// CF_3XF16: FP32 accuracy in 1.5 TF32 passes of tensor time. 04b could not do FP32 accuracy for conv2d:
+//   split-TF32 (3 passes) has a tensor floor of 2.2 ms, 96 % of torch.compile, and TF32 + BF16 (2 passes)
+//   needs 295 KB of weights. FP16 has TF32's 11 significant bits at twice the MMA rate, and FP16 hi + lo
+//   weights take 147,456 B, what 04b's TF32 weights take: x w = x_hi w_hi + (x_lo w_hi + x_hi w_lo), the
+//   dropped x_lo w_lo is 2^-22 relative, as in 3xtf32. Per 8-channel chunk and tap pair, one k16 wgmma
+//   multiplies [w_hi(t) | w_hi(t+1)] by [x_hi(t) | x_hi(t+1)] (the second core matrix of an operand is
+//   `lbo` bytes after the first, and lbo may be any multiple of 16: here the distance between two taps'
+//   shifted windows); tap 8 pairs with a 1 KB zero block. Per tap one k16 wgmma multiplies [w_lo | w_hi]
+//   by [x_hi | x_lo]: both corrections. 14 wgmmas per chunk where TF32 needs 9 (1.56x the tensor time).
+//   Accuracy: the tensor core adds each wgmma into its FP32 accumulator rounding toward zero (kernel log,
+//   2026-11-29), so one accumulator taking all 112 would drift ~2.5e-6 (bound 2e-6). The main products
+//   (40 wgmmas) and the corrections (72, values ~2^-11 of the sum, so their truncations are that much
+//   smaller) get separate accumulators, added once in FP32 before the epilogue: 2 x 88 registers per
+//   thread, which only a consumer warpgroup of a warp-specialised block has (CONSUMER_REGS).
+// Range: FP16 has 5 exponent bits. The weights are scaled by a power of two per call so max|w| lands at
+//   2^14 (exact; undone after the sum). The input is not scaled: a finite |x| > 65504 cannot be split, so
+//   the producer flags the tile and the consumer recomputes it with FP32 FMAs from global memory (slow,
+//   exact to FP32; only such inputs take it). NaN and +-Inf travel in x_lo (x_hi is x clamped to +-65504),
+//   as split_rounded does for TF32.
+//
+// Shared memory (TH 2, 2 consumers, 3 stages): zero block 1,024 B | weights 147,456 B | flags 64 B |
+//   2 x 3 stages x 11,328 B = 216,512 B; one block of 384 threads per SM.
+//   weights, TF32 build: as 04b, [k-step][k-half][co][4 channels]. CF_3XF16: per chunk [w_lo(tap 0..8)]
+//     [w_hi(tap 0..8)], each 1 KB = [co][8 channels FP16]: w_lo(t) + 9 KB = w_hi(t), w_hi(t) + 1 KB = w_hi(t+1).
+//   stage: [part][row 0..TH+1][pixel 0..87][16 B] (+ 64 B read only by discarded columns); TF32: parts are
+//     channels 0-3 and 4-7; CF_3XF16: x_hi and x_lo of the 8 channels.
+// Everything else (tile shape 64 Cout x TH rows x 88 columns, epilogue from the accumulators, stores) is 04b's.
+
+namespace cf04c {
+
+constexpr int CIN = 64, COUT = 64, KS = 3, TAPS = KS * KS;
+constexpr int CHUNK = 8, NCHUNK = CIN / CHUNK;
+constexpr int XW = 88;                   // staged pixels per input row = MMA columns per output row
+constexpr int TW = XW - (KS - 1);        // output columns per tile (86)
+#ifndef CF_TH
+#define CF_TH 2
+#endif
+constexpr int TH = CF_TH;                // output rows per tile: one wgmma with N = XW * TH
+constexpr int XH = TH + KS - 1;          // staged input rows
+constexpr int NJ = XW / 8;               // n8 column groups per output row (11)
+constexpr int NACC = XW * TH / 2;        // accumulators per thread per set
+#ifndef CF_CONSUMERS
+#define CF_CONSUMERS 2
+#endif
+#ifndef CF_STAGES
+#define CF_STAGES 3
+#endif
+constexpr int CONSUMERS = CF_CONSUMERS, STAGES = CF_STAGES;
+constexpr int THREADS = 128 * (1 + CONSUMERS);
+constexpr int PTHREADS = 128 / CONSUMERS;           // producer threads per consumer
+constexpr int BAR_COUNT = PTHREADS + 128;           // threads meeting at one FULL or EMPTY barrier
+constexpr int KERNEL_REGS = (65536 / THREADS) & ~7; // what __launch_bounds__(THREADS, 1) allows
+#ifndef CF_PRODUCER_REGS
+#ifdef CF_3XF16
+#define CF_PRODUCER_REGS 56              // ptxas, sm_90a: 40 spills in both warpgroups; 72 leaves the consumers 216: spills
+#else
+#define CF_PRODUCER_REGS 72              // 56 spills 16 B in the producer
+#endif
+#endif
+constexpr int PRODUCER_REGS = CF_PRODUCER_REGS;
+#ifndef CF_PUNROLL
+#define CF_PUNROLL 2                     // pixels a producer thread has in flight (8 loads each)
+#endif
+constexpr int PUNROLL = CF_PUNROLL;
+constexpr int CONSUMER_REGS = (KERNEL_REGS + (KERNEL_REGS - PRODUCER_REGS) / CONSUMERS) & ~7;
+static_assert(KERNEL_REGS <= 256 && CONSUMER_REGS <= 256 && PRODUCER_REGS >= 24, "setmaxnreg range");
+static_assert(128 * PRODUCER_REGS + 128 * CONSUMERS * CONSUMER_REGS <= THREADS * KERNEL_REGS, "register pool");
+static_assert(2 * CONSUMERS * STAGES <= 15, "named barriers 1..15");
+static_assert(128 % (32 * CONSUMERS) == 0, "whole producer warps per consumer");
+
+constexpr int XPIX = XH * XW;                       // staged pixels per stage (352 at TH 2)
+constexpr int XPART = XPIX * 4;                     // floats per part (16 B per pixel)
+constexpr int XBUF = 2 * XPART + 16;                // one stage (+ 64 B for the discarded columns)
+constexpr int KSTEPS = NCHUNK * TAPS;
+constexpr int WFLOATS = KSTEPS * 2 * COUT * 4;      // 36,864 floats = 147,456 B, TF32 or FP16 hi + lo
+constexpr int ZFLOATS = COUT * 4;                   // the zero block: 64 rows x 16 B
+constexpr int FLAGS = 16;
+constexpr int SMEM_FLOATS = ZFLOATS + WFLOATS + FLAGS + CONSUMERS * STAGES * XBUF;
+constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
+constexpr int ROUNDS = (XPIX + PTHREADS - 1) / PTHREADS;   // pixels per producer thread per stage
+static_assert(XBUF % 4 == 0 && XW % 8 == 0, "16-byte aligned stages, core matrices of 8 rows");
+static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 block can have (227 KB)");
+static_assert(CONSUMERS * STAGES * 2 <= FLAGS, "one flag word per producer warp per stage");
+#ifdef CF_3XF16
+constexpr float F16_MAX = 65504.0f;
+#endif
+
+struct Geom {
+    int N, H, W, Ho, Wo;
+    int tiles_x, tiles;
+};
+
+struct TileCoord { int n, oh, ox0; };
+__device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
+    const int tx = tile % g.tiles_x, t = tile / g.tiles_x;
+    const int rows = (g.Ho + TH - 1) / TH;
+    return { t / rows, (t % rows) * TH, tx * TW };
+}
+
+__device__ __forceinline__ void bar_sync(int id) {
+    asm volatile("bar.sync %0, %1;\n" :: "r"(id), "n"(BAR_COUNT) : "memory");
+}
+__device__ __forceinline__ void bar_arrive(int id) {
+    asm volatile("bar.arrive %0, %1;\n" :: "r"(id), "n"(BAR_COUNT) : "memory");
+}
+__device__ __forceinline__ int full_bar(int k, int s) { return 1 + k * STAGES + s; }
+__device__ __forceinline__ int empty_bar(int k, int s) { return 1 + CONSUMERS * STAGES + k * STAGES + s; }
+template <int R> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(R)); }
+template <int R> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(R)); }
+
+// SBO 128 B (core matrices 8 rows apart) for every operand here; lbo varies per wgmma.
+__device__ __forceinline__ uint64_t desc(uint32_t addr, uint32_t lbo) { return wgmma_desc(addr, lbo, 128); }
+__device__ __forceinline__ void wgmma_f16(float (&d)[44], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "setp.ne.b32 p, %46, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n88k16.f32.f16.f16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43"
+        "}, %44, %45, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43])
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
+__device__ __forceinline__ void wgmma_f16(float (&d)[88], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "setp.ne.b32 p, %90, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n176k16.f32.f16.f16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87"
+        "}, %88, %89, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
+#define F32_INF __int_as_float(0x7f800000)
+__device__ __forceinline__ unsigned short f16_bits(float v) {
+    unsigned short r;
+    asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(r) : "f"(v));
+    return r;
+}
+__device__ __forceinline__ float f16_value(unsigned short h) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;\n" : "=f"(f) : "h"(h));
+    return f;
+}
+
+// Two floats -> two FP16 (round to nearest even) in one word, `lo` at the lower address (lower k), and back.
+__device__ __forceinline__ uint32_t f16x2(float lo, float hi) {
+    uint32_t r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+__device__ __forceinline__ float2 f16x2_value(uint32_t h) {
+    float2 f;
+    asm("{\n.reg .f16 a, b;\nmov.b32 {a, b}, %2;\ncvt.f32.f16 %0, a;\ncvt.f32.f16 %1, b;\n}\n"
+        : "=f"(f.x), "=f"(f.y) : "r"(h));
+    return f;
+}
+
+// Byte offset of tap t's window in a stage part: staged row kh, shifted by kw pixels.
+__host__ __device__ constexpr uint32_t tap_offset(int t) { return ((t / KS) * XW + t % KS) * 16; }
+
+#ifdef CF_3XF16
+// Weights, once per block: w * 2^e split into FP16 hi + lo, e chosen so max|w| 2^e < 2^14 (exact powers of
+// two; 2^-e is applied after the sum). Returns 2^-e.
+__device__ float stage_weights(float* sw, unsigned* smax, const float* __restrict__ w) {
+    float m = 0.0f;
+    for (int f = threadIdx.x; f < COUT * CIN * TAPS; f += THREADS) m = fmaxf(m, fabsf(__ldg(w + f)));
+    const unsigned mb = __reduce_max_sync(0xffffffffu, __float_as_uint(m));   // NaN skipped by fmaxf
+    if ((threadIdx.x & 31) == 0) atomicMax(smax, mb);
+    __syncthreads();
+    const float mx = __uint_as_float(*smax);
+    int e = 0;
+    if (mx > 0.0f && mx < F32_INF) {
+        int E;
+        frexpf(mx, &E);                     // mx < 2^E
+        e = min(14 - E, 100);
+    }
+    const float s = ldexpf(1.0f, e);
+    unsigned short* h = reinterpret_cast<unsigned short*>(sw);
+    // u = ((c*9 + t)*64 + co)*8 + ch  <-  w[co][8c + ch][t]; lo at c*9216 + t*512 + co*8 + ch, hi 4608 further
+    for (int u = threadIdx.x; u < COUT * CIN * TAPS; u += THREADS) {
+        const int ch = u & 7, co = (u >> 3) & 63, ct = u >> 9, c = ct / TAPS, t = ct - c * TAPS;
+        const float v = __ldg(w + (co * CIN + CHUNK * c + ch) * TAPS + t) * s;
+        const unsigned short hi = f16_bits(fminf(fmaxf(v, -F16_MAX), F16_MAX));
+        const int at = c * 9216 + t * 512 + co * 8 + ch;
+        h[at] = f16_bits(v - f16_value(hi));
+        h[at + 4608] = hi;
+    }
+    return ldexpf(1.0f, -e);
+}
+#else
+__device__ float stage_weights(float* sw, unsigned*, const float* __restrict__ w) {
+    // f = ((s*2 + half)*64 + co)*4 + e  <-  w[co][8*chunk + 4*half + e][tap], s = chunk*9 + tap (as 04b)
+    for (int f = threadIdx.x; f < WFLOATS; f += THREADS) {
+        const int e = f & 3, co = (f >> 2) & 63, half = (f >> 8) & 1, s = f >> 9;
+        const int chunk = s / TAPS, tap = s - chunk * TAPS;
+        sw[f] = tf32_round(__ldg(w + (co * CIN + CHUNK * chunk + 4 * half + e) * TAPS + tap));
+    }
+    return 1.0f;
+}
+#endif
+
+// Producer: one stage = the chunk's 8 channels at every staged pixel; pixel p = ptid + PTHREADS*r, one
+// thread per pixel per round: 8 loads (consecutive threads, consecutive addresses), two 16-byte stores.
+// Returns whether a finite |x| > 65504 was seen (CF_3XF16: the tile must take the FP32 path).
+__device__ __forceinline__ int stage_chunk(float* xs, const float* __restrict__ x, const Geom& g, TileCoord tc,
+                                           int chunk, int ptid) {
+    // 64-bit base per chunk, 32-bit offsets inside it (launch refuses 8 H W >= 2^31): with 64-bit addresses
+    // per pixel the producer needed ~16 registers more than its 56 (ptxas spilled)
+    const int hw = g.H * g.W;
+    const float* xc = x + (long long)(tc.n * CIN + CHUNK * chunk) * hw;
+    int big = 0;
+#pragma unroll PUNROLL
+    for (int r = 0; r < ROUNDS; ++r) {
+        const int p = ptid + PTHREADS * r;
+        if (p < XPIX) {
+            const int row = p / XW, px = p - row * XW;
+            const int ih = tc.oh + row, ix = tc.ox0 + px;
+            const bool ok = ih < g.H && ix < g.W;
+            const int off = ok ? ih * g.W + ix : 0;
+            float v[CHUNK];
+#pragma unroll
+            for (int c = 0; c < CHUNK; ++c) v[c] = ok ? __ldg(xc + (off + c * hw)) : 0.0f;
+#ifdef CF_3XF16
+            uint32_t hi[4], lo[4];
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const float a = v[2 * q], b = v[2 * q + 1];
+                big |= (fabsf(a) > F16_MAX && fabsf(a) < F32_INF) | (fabsf(b) > F16_MAX && fabsf(b) < F32_INF);
+                hi[q] = f16x2(fminf(fmaxf(a, -F16_MAX), F16_MAX), fminf(fmaxf(b, -F16_MAX), F16_MAX));
+                const float2 h = f16x2_value(hi[q]);
+                lo[q] = f16x2(a - h.x, b - h.y);
+            }
+            *reinterpret_cast<uint4*>(xs + 4 * p) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
+            *reinterpret_cast<uint4*>(xs + XPART + 4 * p) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
+#else
+            *reinterpret_cast<float4*>(xs + 4 * p) =
+                make_float4(tf32_round(v[0]), tf32_round(v[1]), tf32_round(v[2]), tf32_round(v[3]));
+            *reinterpret_cast<float4*>(xs + XPART + 4 * p) =
+                make_float4(tf32_round(v[4]), tf32_round(v[5]), tf32_round(v[6]), tf32_round(v[7]));
+#endif
+        }
+    }
+    return big;
+}
+
+#ifdef CF_3XF16
+// One chunk: per tap both corrections into ac ([w_lo | w_hi] . [x_hi | x_lo]); per tap pair the main
+// products into am ([w_hi(t) | w_hi(t+1)] . [x_hi(t) | x_hi(t+1)]); tap 8 as [0 | w_hi(8)] . [x_hi(0) | x_hi(8)].
+// Interleaved so that the tensor core has two independent accumulator chains.
+__device__ __forceinline__ void mma_chunk(float (&am)[NACC], float (&ac)[NACC], uint32_t za, uint32_t wa,
+                                          uint32_t xa, int chunk) {
+    const uint32_t wc = wa + chunk * 18432;          // this chunk's [w_lo(0..8)][w_hi(0..8)]
+    const int more = chunk > 0;
+    wgmma_fence();
+#pragma unroll
+    for (int t = 0; t < TAPS; ++t) {
+        wgmma_f16(ac, desc(wc + t * 1024, 9216), desc(xa + tap_offset(t), XPART * 4), more || t > 0);
+        if (t % 2 == 1)
+            wgmma_f16(am, desc(wc + 9216 + (t - 1) * 1024, 1024),
+                      desc(xa + tap_offset(t - 1), tap_offset(t) - tap_offset(t - 1)), more || t > 1);
+    }
+    wgmma_f16(am, desc(za, wc + 9216 + 8 * 1024 - za), desc(xa, tap_offset(8)), 1);
+    wgmma_commit();
+}
+#else
+__device__ __forceinline__ void mma_chunk(float (&acc)[NACC], float (&)[NACC], uint32_t, uint32_t wa,
+                                          uint32_t xa, int chunk) {
+    wgmma_fence();
+#pragma unroll
+    for (int t = 0; t < TAPS; ++t)
+        wgmma_tf32(acc, desc(wa + (chunk * TAPS + t) * 2048, 1024), desc(xa + tap_offset(t), XPART * 4),
+                   chunk > 0 || t > 0);
+    wgmma_commit();
+}
+#endif
+
+// This thread's two output channels (16*warp + gid, + 8): bias and epilogue parameter in registers (04b).
+__device__ __forceinline__ void channel_params(const float* __restrict__ bias, const float* __restrict__ mult,
+                                               int warp, int lane, float (&bias_r)[2], float (&param_r)[2]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int c = 16 * warp + (lane >> 2) + 8 * h;
+        bias_r[h] = __ldg(bias + c);
+        param_r[h] = __ldg(mult + c);
+    }
+}
+
+// 04b's store_tile: acc[4(NJ t + j) + 2h + e] = channel 16*warp + gid + 8h, output row oh + t, column
+// 8j + 2tq + e; bias, epilogue, predicated 8-byte streaming stores (scalar where a row is not 8-byte aligned).
+__device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float (&bias_r)[2],
+                                           const float (&param_r)[2], float* __restrict__ y,
+                                           const Geom& g, TileCoord tc, int warp, int lane) {
+    const int gid = lane >> 2, tq = lane & 3;
+    const int lim = min(TW, g.Wo - tc.ox0) - 2 * tq;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int c = 16 * warp + gid + 8 * h;
+        const float b = bias_r[h], m = param_r[h];
+        float* yc = y + ((long long)(tc.n * COUT + c) * g.Ho + tc.oh) * g.Wo + tc.ox0 + 2 * tq;
+#pragma unroll
+        for (int t = 0; t < TH; ++t) {
+            if (tc.oh + t >= g.Ho) break;
+            float* yq = yc + t * g.Wo;
+            float v[2 * NJ];
+#pragma unroll
+            for (int j = 0; j < NJ; ++j) {
+                v[2 * j]     = epilogue_conv2d(acc[4 * (NJ * t + j) + 2 * h] + b, m);
+                v[2 * j + 1] = epilogue_conv2d(acc[4 * (NJ * t + j) + 2 * h + 1] + b, m);
+            }
+            if ((reinterpret_cast<uintptr_t>(yq) & 7) == 0) {
+#pragma unroll
+                for (int j = 0; j < NJ; ++j) {
+                    if (8 * j + 1 < lim)  __stcs(reinterpret_cast<float2*>(yq + 8 * j), make_float2(v[2 * j], v[2 * j + 1]));
+                    else if (8 * j < lim) __stcs(yq + 8 * j, v[2 * j]);
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < NJ; ++j) {
+                    if (8 * j < lim)     __stcs(yq + 8 * j, v[2 * j]);
+                    if (8 * j + 1 < lim) __stcs(yq + 8 * j + 1, v[2 * j + 1]);
+                }
+            }
+        }
+    }
+}
+
+#ifdef CF_3XF16
+// The FP32 path of a tile whose input FP16 cannot split: one output as a plain FP32 dot product.
+__device__ __forceinline__ float direct_conv(const float* __restrict__ x, const float* __restrict__ w, const Geom& g,
+                                          int n, int co, int oh, int ox) {
+    const long long cstride = (long long)g.H * g.W;
+    const float* xp = x + ((long long)n * CIN * g.H + oh) * g.W + ox;
+    const float* wp = w + co * CIN * TAPS;
+    float s = 0.0f;
+#pragma unroll 1
+    for (int ci = 0; ci < CIN; ++ci)
+#pragma unroll
+        for (int t = 0; t < TAPS; ++t)
+            s = fmaf(__ldg(xp + ci * cstride + (t / KS) * g.W + t % KS), __ldg(wp + ci * TAPS + t), s);
+    return s;
+}
+// Bias, epilogue and a plain store per output, in the accumulator order (a runtime loop: nothing else is live).
+__device__ __forceinline__ void fp32_tile(const float* __restrict__ x, const float* __restrict__ w,
+                                          const float (&bias_r)[2], const float (&param_r)[2], float* __restrict__ y,
+                                          const Geom& g, TileCoord tc, int warp, int lane) {
+    const int gid = lane >> 2, tq = lane & 3;
+#pragma unroll 1
+    for (int i = 0; i < NACC; ++i) {
+        const int e = i & 1, h = (i >> 1) & 1, j = (i >> 2) % NJ, t = (i >> 2) / NJ;
+        const int col = 8 * j + 2 * tq + e, co = 16 * warp + gid + 8 * h, oh = tc.oh + t, ox = tc.ox0 + col;
+        if (oh < g.Ho && col < TW && ox < g.Wo) {
+            const float v = direct_conv(x, w, g, tc.n, co, oh, ox) + (h ? bias_r[1] : bias_r[0]);
+            y[((long long)(tc.n * COUT + co) * g.Ho + oh) * g.Wo + ox] = epilogue_conv2d(v, h ? param_r[1] : param_r[0]);
+        }
+    }
+}
+#endif
+
+__global__ void __launch_bounds__(THREADS, 1)
+conv2d_ws_kernel(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
+                 const float* __restrict__ mult, float* __restrict__ y, Geom g) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ __align__(128) float smem[];
+    float* zero = smem;
+    float* sw = smem + ZFLOATS;
+    int* flags = reinterpret_cast<int*>(sw + WFLOATS);
+    float* sx = sw + WFLOATS + FLAGS;
+    for (int i = threadIdx.x; i < ZFLOATS; i += THREADS) zero[i] = 0.0f;
+    for (int i = threadIdx.x; i < FLAGS; i += THREADS) flags[i] = 0;
+    for (int i = threadIdx.x; i < CONSUMERS * STAGES * XBUF; i += THREADS) sx[i] = 0.0f;   // pads stay 0
+    __syncthreads();
+    const float inv_scale = stage_weights(sw, reinterpret_cast<unsigned*>(flags + FLAGS - 1), w);
+    fence_proxy_async();
+    __syncthreads();
+    const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
+    const int stride = gridDim.x * CONSUMERS;
+    if (wg == 0) {
+        // ---- producer: PTHREADS threads per consumer, each filling that consumer's ring -------------------
+        setmaxnreg_dec<PRODUCER_REGS>();
+        const int k = tid / PTHREADS, ptid = tid % PTHREADS, pw = ptid >> 5;
+        float* ring = sx + k * STAGES * XBUF;
+        int slot = 0;
+#pragma unroll 1
+        for (int tile = blockIdx.x * CONSUMERS + k; tile < g.tiles; tile += stride) {
+            const TileCoord tc = tile_coord(g, tile);
+            int big = 0;
+#pragma unroll 1
+            for (int chunk = 0; chunk < NCHUNK; ++chunk) {
+                bar_sync(empty_bar(k, slot));
+                big |= stage_chunk(ring + slot * XBUF, x, g, tc, chunk, ptid);
+                if (chunk == NCHUNK - 1) {
+                    const int any = __any_sync(0xffffffffu, big);
+                    if ((ptid & 31) == 0) flags[(k * STAGES + slot) * 2 + pw] = any;
+                }
+                fence_proxy_async();
+                bar_arrive(full_bar(k, slot));
+                slot = slot + 1 == STAGES ? 0 : slot + 1;
+            }
+        }
+        for (int s = 0; s < STAGES; ++s) bar_sync(empty_bar(k, s));   // the consumer's last releases
+    } else {
+        // ---- consumer: MMAs from the ring, epilogue from the accumulators ------------------------------
+        setmaxnreg_inc<CONSUMER_REGS>();
+        const int k = wg - 1, warp = tid >> 5, lane = threadIdx.x & 31;
+        const uint32_t wa = smem_addr(sw);      // the zero block and this consumer's ring at fixed offsets from it
+        const uint32_t ra = wa + (WFLOATS + FLAGS + k * STAGES * XBUF) * 4;
+        float am[NACC];
+#ifdef CF_3XF16
+        float ac[NACC];
+#else
+        float (&ac)[NACC] = am;
+#endif
+        for (int s = 0; s < STAGES; ++s) bar_arrive(empty_bar(k, s));   // every stage starts empty
+        int slot = 0;
+#pragma unroll 1
+        for (int tile = blockIdx.x * CONSUMERS + k; tile < g.tiles; tile += stride) {
+            int prev = -1, big = 0;
+#pragma unroll 1
+            for (int chunk = 0; chunk < NCHUNK; ++chunk) {
+                bar_sync(full_bar(k, slot));
+                mma_chunk(am, ac, wa - ZFLOATS * 4, wa, ra + slot * (XBUF * 4), chunk);
+#ifdef CF_3XF16
+                if (chunk == NCHUNK - 1) big = flags[(k * STAGES + slot) * 2] | flags[(k * STAGES + slot) * 2 + 1];
+#endif
+                wgmma_wait<1>();                 // the previous chunk's MMAs are done: release its stage
+                if (prev >= 0) bar_arrive(empty_bar(k, prev));
+                prev = slot;
+                slot = slot + 1 == STAGES ? 0 : slot + 1;
+            }
+            wgmma_wait<0>();
+            fence_operand(am);
+#ifdef CF_3XF16
+            fence_operand(ac);
+#endif
+            bar_arrive(empty_bar(k, prev));
+            // bias, parameter and tile coordinates only now: 224 registers hold both accumulator sets with
+            // no room to spare (ptxas spilled 16 B with them live across the MMA loop)
+            const TileCoord tc = tile_coord(g, tile);
+            float bias_r[2], param_r[2];
+            channel_params(bias, mult, warp, lane, bias_r, param_r);
+#ifdef CF_3XF16
+            if (big) {
+                fp32_tile(x, w, bias_r, param_r, y, g, tc, warp, lane);
+                continue;
+            }
+#pragma unroll
+            for (int i = 0; i < NACC; ++i) am[i] = (am[i] + ac[i]) * inv_scale;
+#else
+            (void)big; (void)inv_scale;
+#endif
+            store_tile(am, bias_r, param_r, y, g, tc, warp, lane);
+        }
+    }
+#endif
+}
+
+}  // namespace cf04c
+
+const char* launch(const ConvArgs& a, cudaStream_t stream) {
+    using namespace cf04c;
+    constexpr const char* NAME = "04c_warp_specialized_wgmma (conv2d)";
+    if (a.Cin != CIN || a.Cout != COUT || a.k != KS)
+        return "04c_warp_specialized_wgmma (conv2d) supports only Cin=64, Cout=64, kernel_size=3";
+    if (a.N < 1 || a.H < KS || a.W < KS)
+        return "04c_warp_specialized_wgmma (conv2d) needs N >= 1 and H, W >= 3";
+    if (a.Ho != a.H - KS + 1 || a.Wo != a.W - KS + 1)
+        return "04c_warp_specialized_wgmma (conv2d) computes a valid (unpadded) stride-1 conv: Ho = H-2, Wo = W-2";
+    int dev = 0, sms = 0, grid = 0;
+    if (const char* err = cf_sm90a_device(NAME, dev, sms)) return err;
+    Geom g;
+    g.N = a.N; g.H = a.H; g.W = a.W; g.Ho = a.Ho; g.Wo = a.Wo;
+    g.tiles_x = cf_ceil_div(a.Wo, TW);
+    const long long tiles = (long long)a.N * cf_ceil_div(a.Ho, TH) * g.tiles_x;
+    if (tiles > 0x7fffffffLL - (long long)sms * CONSUMERS)
+        return "04c_warp_specialized_wgmma (conv2d): too many tiles for a 32-bit tile index";
+    g.tiles = (int)tiles;
+    if ((long long)CHUNK * a.H * a.W >= (1LL << 31))
+        return "04c_warp_specialized_wgmma (conv2d): an image plane of more than 2^28 pixels exceeds its 32-bit "
+               "offsets within a chunk (2^31 elements)";
+    if (const char* err = cf_persistent_grid(conv2d_ws_kernel, THREADS, SMEM_BYTES,
+                                             (tiles + CONSUMERS - 1) / CONSUMERS, sms, NAME, grid))
+        return err;
+    conv2d_ws_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(a.x, a.w, a.bias, a.param, a.y, g);
+    return nullptr;
+}
