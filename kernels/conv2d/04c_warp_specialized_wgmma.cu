@@ -56,7 +56,7 @@ constexpr int NACC = XW * TH / 2;        // accumulators per thread per set
 #define CF_CONSUMERS 2
 #endif
 #ifndef CF_STAGES
-#define CF_STAGES 3
+#define CF_STAGES 2                      // with a raw buffer per consumer, 3 would need 239 KB
 #endif
 constexpr int CONSUMERS = CF_CONSUMERS, STAGES = CF_STAGES;
 constexpr int THREADS = 128 * (1 + CONSUMERS);
@@ -64,21 +64,13 @@ constexpr int PTHREADS = 128 / CONSUMERS;           // producer threads per cons
 constexpr int BAR_COUNT = PTHREADS + 128;           // threads meeting at one FULL or EMPTY barrier
 constexpr int KERNEL_REGS = (65536 / THREADS) & ~7; // what __launch_bounds__(THREADS, 1) allows
 #ifndef CF_PRODUCER_REGS
-#ifdef CF_3XF16
-#define CF_PRODUCER_REGS 56              // ptxas, sm_90a: 40 spills in both warpgroups; 72 leaves the consumers 216: spills
-#else
-#define CF_PRODUCER_REGS 72              // 56 spills 16 B in the producer
-#endif
+#define CF_PRODUCER_REGS 56              // 3xf16: 64 leaves the consumers 216 registers, and they spill
 #endif
 constexpr int PRODUCER_REGS = CF_PRODUCER_REGS;
-#ifndef CF_PUNROLL
-#define CF_PUNROLL 2                     // pixels a producer thread has in flight (8 loads each)
-#endif
-constexpr int PUNROLL = CF_PUNROLL;
 constexpr int CONSUMER_REGS = (KERNEL_REGS + (KERNEL_REGS - PRODUCER_REGS) / CONSUMERS) & ~7;
 static_assert(KERNEL_REGS <= 256 && CONSUMER_REGS <= 256 && PRODUCER_REGS >= 24, "setmaxnreg range");
 static_assert(128 * PRODUCER_REGS + 128 * CONSUMERS * CONSUMER_REGS <= THREADS * KERNEL_REGS, "register pool");
-static_assert(2 * CONSUMERS * STAGES <= 15, "named barriers 1..15");
+static_assert(2 * CONSUMERS * STAGES + CONSUMERS <= 15, "named barriers 1..15");
 static_assert(128 % (32 * CONSUMERS) == 0, "whole producer warps per consumer");
 
 constexpr int XPIX = XH * XW;                       // staged pixels per stage (352 at TH 2)
@@ -87,16 +79,12 @@ constexpr int XBUF = 2 * XPART + 16;                // one stage (+ 64 B for the
 constexpr int KSTEPS = NCHUNK * TAPS;
 constexpr int WFLOATS = KSTEPS * 2 * COUT * 4;      // 36,864 floats = 147,456 B, TF32 or FP16 hi + lo
 constexpr int ZFLOATS = COUT * 4;                   // the zero block: 64 rows x 16 B
-constexpr int FLAGS = 16;
-constexpr int SMEM_FLOATS = ZFLOATS + WFLOATS + FLAGS + CONSUMERS * STAGES * XBUF;
+constexpr int RAWF = CHUNK * XPIX;                  // one chunk as loaded: [channel][row][pixel] FP32
+constexpr int SMEM_FLOATS = ZFLOATS + WFLOATS + CONSUMERS * RAWF + CONSUMERS * STAGES * XBUF + 4;
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
-constexpr int ROUNDS = (XPIX + PTHREADS - 1) / PTHREADS;   // pixels per producer thread per stage
+constexpr int ROUNDS = (XPIX + PTHREADS - 1) / PTHREADS;   // pixels per producer thread per chunk
 static_assert(XBUF % 4 == 0 && XW % 8 == 0, "16-byte aligned stages, core matrices of 8 rows");
 static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 block can have (227 KB)");
-static_assert(CONSUMERS * STAGES * 2 <= FLAGS, "one flag word per producer warp per stage");
-#ifdef CF_3XF16
-constexpr float F16_MAX = 65504.0f;
-#endif
 
 struct Geom {
     int N, H, W, Ho, Wo;
@@ -118,6 +106,10 @@ __device__ __forceinline__ void bar_arrive(int id) {
 }
 __device__ __forceinline__ int full_bar(int k, int s) { return 1 + k * STAGES + s; }
 __device__ __forceinline__ int empty_bar(int k, int s) { return 1 + CONSUMERS * STAGES + k * STAGES + s; }
+// The PTHREADS producer threads of consumer k among themselves.
+__device__ __forceinline__ void producer_sync(int k) {
+    asm volatile("bar.sync %0, %1;\n" :: "r"(1 + 2 * CONSUMERS * STAGES + k), "n"(PTHREADS) : "memory");
+}
 template <int R> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(R)); }
 template <int R> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(R)); }
 
@@ -200,13 +192,16 @@ __host__ __device__ constexpr uint32_t tap_offset(int t) { return ((t / KS) * XW
 // two; 2^-e is applied after the sum). Returns 2^-e.
 __device__ float stage_weights(float* sw, unsigned* smax, const float* __restrict__ w) {
     float m = 0.0f;
-    for (int f = threadIdx.x; f < COUT * CIN * TAPS; f += THREADS) m = fmaxf(m, fabsf(__ldg(w + f)));
-    const unsigned mb = __reduce_max_sync(0xffffffffu, __float_as_uint(m));   // NaN skipped by fmaxf
+    for (int f = threadIdx.x; f < COUT * CIN * TAPS; f += THREADS) {
+        const float a = fabsf(__ldg(w + f));
+        if (a < F32_INF) m = fmaxf(m, a);   // finite weights set the scale; Inf and NaN stay what they are
+    }
+    const unsigned mb = __reduce_max_sync(0xffffffffu, __float_as_uint(m));
     if ((threadIdx.x & 31) == 0) atomicMax(smax, mb);
     __syncthreads();
     const float mx = __uint_as_float(*smax);
     int e = 0;
-    if (mx > 0.0f && mx < F32_INF) {
+    if (mx > 0.0f) {
         int E;
         frexpf(mx, &E);                     // mx < 2^E
         e = min(14 - E, 100);
@@ -217,7 +212,7 @@ __device__ float stage_weights(float* sw, unsigned* smax, const float* __restric
     for (int u = threadIdx.x; u < COUT * CIN * TAPS; u += THREADS) {
         const int ch = u & 7, co = (u >> 3) & 63, ct = u >> 9, c = ct / TAPS, t = ct - c * TAPS;
         const float v = __ldg(w + (co * CIN + CHUNK * c + ch) * TAPS + t) * s;
-        const unsigned short hi = f16_bits(fminf(fmaxf(v, -F16_MAX), F16_MAX));
+        const unsigned short hi = f16_bits(v);
         const int at = c * 9216 + t * 512 + co * 8 + ch;
         h[at] = f16_bits(v - f16_value(hi));
         h[at + 4608] = hi;
@@ -236,36 +231,49 @@ __device__ float stage_weights(float* sw, unsigned*, const float* __restrict__ w
 }
 #endif
 
-// Producer: one stage = the chunk's 8 channels at every staged pixel; pixel p = ptid + PTHREADS*r, one
-// thread per pixel per round: 8 loads (consecutive threads, consecutive addresses), two 16-byte stores.
-// Returns whether a finite |x| > 65504 was seen (CF_3XF16: the tile must take the FP32 path).
-__device__ __forceinline__ int stage_chunk(float* xs, const float* __restrict__ x, const Geom& g, TileCoord tc,
-                                           int chunk, int ptid) {
-    // 64-bit base per chunk, 32-bit offsets inside it (launch refuses 8 H W >= 2^31): with 64-bit addresses
-    // per pixel the producer needed ~16 registers more than its 56 (ptxas spilled)
+// Producer, step 1: the chunk's 8 channels x XPIX staged pixels, global -> the consumer's raw buffer with
+// 4-byte cp.async (no registers held while they are in flight; out-of-image pixels zero-filled). Pixel
+// p = ptid + PTHREADS*r: consecutive threads, consecutive addresses. 64-bit base per chunk, 32-bit offsets
+// inside it (launch refuses 8 H W >= 2^31).
+__device__ __forceinline__ void load_raw(float* raw, const float* __restrict__ x, const Geom& g, TileCoord tc,
+                                         int chunk, int ptid) {
     const int hw = g.H * g.W;
     const float* xc = x + (long long)(tc.n * CIN + CHUNK * chunk) * hw;
-    int big = 0;
-#pragma unroll PUNROLL
+#pragma unroll 1
     for (int r = 0; r < ROUNDS; ++r) {
         const int p = ptid + PTHREADS * r;
         if (p < XPIX) {
             const int row = p / XW, px = p - row * XW;
             const int ih = tc.oh + row, ix = tc.ox0 + px;
             const bool ok = ih < g.H && ix < g.W;
-            const int off = ok ? ih * g.W + ix : 0;
+            const float* src = xc + (ok ? ih * g.W + ix : 0);
+#pragma unroll
+            for (int c = 0; c < CHUNK; ++c) cp_async4(raw + c * XPIX + p, src + (ok ? c * hw : 0), ok ? 4 : 0);
+        }
+    }
+    cp_async_commit();
+}
+
+// Producer, step 2: raw buffer -> one ring stage in the MMAs' layout, a pixel's 8 channels per thread: 8
+// conflict-free 4-byte shared loads, two 16-byte stores to consecutive rows.
+//   TF32: part 0 = channels 0-3, part 1 = channels 4-7, rounded to TF32.
+//   CF_3XF16: part 0 = x_hi = FP16(x), part 1 = x_lo = FP16(x - x_hi). |x| >= 65520 makes x_hi Inf, and
+//   every output that reads it non-finite: the consumer then recomputes those outputs in FP32.
+__device__ __forceinline__ void stage_chunk(float* xs, const float* raw, int ptid) {
+#pragma unroll 2
+    for (int r = 0; r < ROUNDS; ++r) {
+        const int p = ptid + PTHREADS * r;
+        if (p < XPIX) {
             float v[CHUNK];
 #pragma unroll
-            for (int c = 0; c < CHUNK; ++c) v[c] = ok ? __ldg(xc + (off + c * hw)) : 0.0f;
+            for (int c = 0; c < CHUNK; ++c) v[c] = raw[c * XPIX + p];
 #ifdef CF_3XF16
             uint32_t hi[4], lo[4];
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
-                const float a = v[2 * q], b = v[2 * q + 1];
-                big |= (fabsf(a) > F16_MAX && fabsf(a) < F32_INF) | (fabsf(b) > F16_MAX && fabsf(b) < F32_INF);
-                hi[q] = f16x2(fminf(fmaxf(a, -F16_MAX), F16_MAX), fminf(fmaxf(b, -F16_MAX), F16_MAX));
+                hi[q] = f16x2(v[2 * q], v[2 * q + 1]);
                 const float2 h = f16x2_value(hi[q]);
-                lo[q] = f16x2(a - h.x, b - h.y);
+                lo[q] = f16x2(v[2 * q] - h.x, v[2 * q + 1] - h.y);
             }
             *reinterpret_cast<uint4*>(xs + 4 * p) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
             *reinterpret_cast<uint4*>(xs + XPART + 4 * p) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
@@ -277,7 +285,6 @@ __device__ __forceinline__ int stage_chunk(float* xs, const float* __restrict__ 
 #endif
         }
     }
-    return big;
 }
 
 #ifdef CF_3XF16
@@ -398,39 +405,42 @@ conv2d_ws_kernel(const float* __restrict__ x, const float* __restrict__ w, const
                  const float* __restrict__ mult, float* __restrict__ y, Geom g) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ __align__(128) float smem[];
-    float* zero = smem;
+    float* zero = smem;                                  // first: every other operand lies after it (lbo > 0)
     float* sw = smem + ZFLOATS;
-    int* flags = reinterpret_cast<int*>(sw + WFLOATS);
-    float* sx = sw + WFLOATS + FLAGS;
+    float* raws = sw + WFLOATS;
+    float* sx = raws + CONSUMERS * RAWF;
+    unsigned* smax = reinterpret_cast<unsigned*>(sx + CONSUMERS * STAGES * XBUF);
     for (int i = threadIdx.x; i < ZFLOATS; i += THREADS) zero[i] = 0.0f;
-    for (int i = threadIdx.x; i < FLAGS; i += THREADS) flags[i] = 0;
     for (int i = threadIdx.x; i < CONSUMERS * STAGES * XBUF; i += THREADS) sx[i] = 0.0f;   // pads stay 0
+    if (threadIdx.x == 0) *smax = 0u;
     __syncthreads();
-    const float inv_scale = stage_weights(sw, reinterpret_cast<unsigned*>(flags + FLAGS - 1), w);
+    const float inv_scale = stage_weights(sw, smax, w);
     fence_proxy_async();
     __syncthreads();
     const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
     const int stride = gridDim.x * CONSUMERS;
     if (wg == 0) {
-        // ---- producer: PTHREADS threads per consumer, each filling that consumer's ring -------------------
+        // ---- producer: PTHREADS threads per consumer: raw chunk i+1 in flight while chunk i is staged ----
         setmaxnreg_dec<PRODUCER_REGS>();
-        const int k = tid / PTHREADS, ptid = tid % PTHREADS, pw = ptid >> 5;
+        const int k = tid / PTHREADS, ptid = tid % PTHREADS;
+        float* raw = raws + k * RAWF;
         float* ring = sx + k * STAGES * XBUF;
-        int slot = 0;
+        int tile = blockIdx.x * CONSUMERS + k, slot = 0;
+        if (tile < g.tiles) load_raw(raw, x, g, tile_coord(g, tile), 0, ptid);
 #pragma unroll 1
-        for (int tile = blockIdx.x * CONSUMERS + k; tile < g.tiles; tile += stride) {
+        for (; tile < g.tiles; tile += stride) {
             const TileCoord tc = tile_coord(g, tile);
-            int big = 0;
 #pragma unroll 1
             for (int chunk = 0; chunk < NCHUNK; ++chunk) {
+                cp_async_wait<0>();
+                producer_sync(k);                        // every thread's copies of this chunk have landed
                 bar_sync(empty_bar(k, slot));
-                big |= stage_chunk(ring + slot * XBUF, x, g, tc, chunk, ptid);
-                if (chunk == NCHUNK - 1) {
-                    const int any = __any_sync(0xffffffffu, big);
-                    if ((ptid & 31) == 0) flags[(k * STAGES + slot) * 2 + pw] = any;
-                }
+                stage_chunk(ring + slot * XBUF, raw, ptid);
                 fence_proxy_async();
                 bar_arrive(full_bar(k, slot));
+                producer_sync(k);                        // the raw buffer is read: refill it
+                if (chunk + 1 < NCHUNK) load_raw(raw, x, g, tc, chunk + 1, ptid);
+                else if (tile + stride < g.tiles) load_raw(raw, x, g, tile_coord(g, tile + stride), 0, ptid);
                 slot = slot + 1 == STAGES ? 0 : slot + 1;
             }
         }
@@ -440,7 +450,7 @@ conv2d_ws_kernel(const float* __restrict__ x, const float* __restrict__ w, const
         setmaxnreg_inc<CONSUMER_REGS>();
         const int k = wg - 1, warp = tid >> 5, lane = threadIdx.x & 31;
         const uint32_t wa = smem_addr(sw);      // the zero block and this consumer's ring at fixed offsets from it
-        const uint32_t ra = wa + (WFLOATS + FLAGS + k * STAGES * XBUF) * 4;
+        const uint32_t ra = wa + (WFLOATS + CONSUMERS * RAWF + k * STAGES * XBUF) * 4;
         float am[NACC];
 #ifdef CF_3XF16
         float ac[NACC];
@@ -451,14 +461,11 @@ conv2d_ws_kernel(const float* __restrict__ x, const float* __restrict__ w, const
         int slot = 0;
 #pragma unroll 1
         for (int tile = blockIdx.x * CONSUMERS + k; tile < g.tiles; tile += stride) {
-            int prev = -1, big = 0;
+            int prev = -1;
 #pragma unroll 1
             for (int chunk = 0; chunk < NCHUNK; ++chunk) {
                 bar_sync(full_bar(k, slot));
                 mma_chunk(am, ac, wa - ZFLOATS * 4, wa, ra + slot * (XBUF * 4), chunk);
-#ifdef CF_3XF16
-                if (chunk == NCHUNK - 1) big = flags[(k * STAGES + slot) * 2] | flags[(k * STAGES + slot) * 2 + 1];
-#endif
                 wgmma_wait<1>();                 // the previous chunk's MMAs are done: release its stage
                 if (prev >= 0) bar_arrive(empty_bar(k, prev));
                 prev = slot;
@@ -476,14 +483,18 @@ conv2d_ws_kernel(const float* __restrict__ x, const float* __restrict__ w, const
             float bias_r[2], param_r[2];
             channel_params(bias, mult, warp, lane, bias_r, param_r);
 #ifdef CF_3XF16
-            if (big) {
+            bool bad = false;
+#pragma unroll
+            for (int i = 0; i < NACC; ++i) {
+                am[i] = (am[i] + ac[i]) * inv_scale;
+                bad |= !(fabsf(am[i]) < F32_INF);
+            }
+            if (bad) {                           // an Inf or NaN input, or |x| >= 65520: this thread's outputs in FP32
                 fp32_tile(x, w, bias_r, param_r, y, g, tc, warp, lane);
                 continue;
             }
-#pragma unroll
-            for (int i = 0; i < NACC; ++i) am[i] = (am[i] + ac[i]) * inv_scale;
 #else
-            (void)big; (void)inv_scale;
+            (void)inv_scale;
 #endif
             store_tile(am, bias_r, param_r, y, g, tc, warp, lane);
         }
