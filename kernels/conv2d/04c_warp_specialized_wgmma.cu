@@ -231,16 +231,14 @@ __device__ float stage_weights(float* sw, unsigned*, const float* __restrict__ w
 }
 #endif
 
-// Producer, step 1: half a chunk (4 channels) x XPIX staged pixels, global -> half of the consumer's raw
-// buffer with 4-byte cp.async (no registers held while in flight; out-of-image pixels zero-filled), one
-// commit group. Pixel p = ptid + PTHREADS*r: consecutive threads, consecutive addresses. 64-bit base per
-// chunk, 32-bit offsets inside it (launch refuses 8 H W >= 2^31).
-constexpr int HALF = CHUNK / 2;
-constexpr int RAWH = HALF * XPIX;                   // floats per half of the raw buffer
-__device__ __forceinline__ void load_raw(float* rawh, const float* __restrict__ x, const Geom& g, TileCoord tc,
-                                         int chunk, int half, int ptid) {
+// Producer, step 1: the chunk's 8 channels x XPIX staged pixels, global -> the consumer's raw buffer with
+// 4-byte cp.async (no registers held while they are in flight; out-of-image pixels zero-filled). Pixel
+// p = ptid + PTHREADS*r: consecutive threads, consecutive addresses. 64-bit base per chunk, 32-bit offsets
+// inside it (launch refuses 8 H W >= 2^31).
+__device__ __forceinline__ void load_raw(float* raw, const float* __restrict__ x, const Geom& g, TileCoord tc,
+                                         int chunk, int ptid) {
     const int hw = g.H * g.W;
-    const float* xc = x + (long long)(tc.n * CIN + CHUNK * chunk + HALF * half) * hw;
+    const float* xc = x + (long long)(tc.n * CIN + CHUNK * chunk) * hw;
 #pragma unroll 1
     for (int r = 0; r < ROUNDS; ++r) {
         const int p = ptid + PTHREADS * r;
@@ -250,35 +248,40 @@ __device__ __forceinline__ void load_raw(float* rawh, const float* __restrict__ 
             const bool ok = ih < g.H && ix < g.W;
             const float* src = xc + (ok ? ih * g.W + ix : 0);
 #pragma unroll
-            for (int c = 0; c < HALF; ++c) cp_async4(rawh + c * XPIX + p, src + (ok ? c * hw : 0), ok ? 4 : 0);
+            for (int c = 0; c < CHUNK; ++c) cp_async4(raw + c * XPIX + p, src + (ok ? c * hw : 0), ok ? 4 : 0);
         }
     }
     cp_async_commit();
 }
 
-// Producer, step 2: half a chunk, raw -> the ring stage in the MMAs' layout; a pixel's 4 channels per thread
-// (4 conflict-free shared loads).
-//   TF32: part `half` (channels 0-3 or 4-7 of the chunk), rounded to TF32: one 16-byte store.
-//   CF_3XF16: bytes 8 half .. 8 half + 7 of the pixel's row in part 0 (x_hi = FP16(x)) and in part 1 (x_lo =
-//   FP16(x - x_hi)). |x| >= 65520 makes x_hi Inf, and every output that reads it non-finite: the consumer
-//   then recomputes those outputs in FP32.
-__device__ __forceinline__ void stage_half(float* xs, const float* rawh, int half, int ptid) {
+// Producer, step 2: raw buffer -> one ring stage in the MMAs' layout, a pixel's 8 channels per thread: 8
+// conflict-free 4-byte shared loads, two 16-byte stores to consecutive rows.
+//   TF32: part 0 = channels 0-3, part 1 = channels 4-7, rounded to TF32.
+//   CF_3XF16: part 0 = x_hi = FP16(x), part 1 = x_lo = FP16(x - x_hi). |x| >= 65520 makes x_hi Inf, and
+//   every output that reads it non-finite: the consumer then recomputes those outputs in FP32.
+__device__ __forceinline__ void stage_chunk(float* xs, const float* raw, int ptid) {
 #pragma unroll 2
     for (int r = 0; r < ROUNDS; ++r) {
         const int p = ptid + PTHREADS * r;
         if (p < XPIX) {
-            float v[HALF];
+            float v[CHUNK];
 #pragma unroll
-            for (int c = 0; c < HALF; ++c) v[c] = rawh[c * XPIX + p];
+            for (int c = 0; c < CHUNK; ++c) v[c] = raw[c * XPIX + p];
 #ifdef CF_3XF16
-            const uint32_t h0 = f16x2(v[0], v[1]), h1 = f16x2(v[2], v[3]);
-            const float2 a = f16x2_value(h0), b = f16x2_value(h1);
-            *reinterpret_cast<uint2*>(xs + 4 * p + 2 * half) = make_uint2(h0, h1);
-            *reinterpret_cast<uint2*>(xs + XPART + 4 * p + 2 * half) =
-                make_uint2(f16x2(v[0] - a.x, v[1] - a.y), f16x2(v[2] - b.x, v[3] - b.y));
+            uint32_t hi[4], lo[4];
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                hi[q] = f16x2(v[2 * q], v[2 * q + 1]);
+                const float2 h = f16x2_value(hi[q]);
+                lo[q] = f16x2(v[2 * q] - h.x, v[2 * q + 1] - h.y);
+            }
+            *reinterpret_cast<uint4*>(xs + 4 * p) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
+            *reinterpret_cast<uint4*>(xs + XPART + 4 * p) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
 #else
-            *reinterpret_cast<float4*>(xs + XPART * half + 4 * p) =
+            *reinterpret_cast<float4*>(xs + 4 * p) =
                 make_float4(tf32_round(v[0]), tf32_round(v[1]), tf32_round(v[2]), tf32_round(v[3]));
+            *reinterpret_cast<float4*>(xs + XPART + 4 * p) =
+                make_float4(tf32_round(v[4]), tf32_round(v[5]), tf32_round(v[6]), tf32_round(v[7]));
 #endif
         }
     }
@@ -417,42 +420,27 @@ conv2d_ws_kernel(const float* __restrict__ x, const float* __restrict__ w, const
     const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
     const int stride = gridDim.x * CONSUMERS;
     if (wg == 0) {
-        // ---- producer: PTHREADS threads per consumer, a raw buffer (cp.async) and the ring for it -------------
+        // ---- producer: PTHREADS threads per consumer: raw chunk i+1 in flight while chunk i is staged ----
         setmaxnreg_dec<PRODUCER_REGS>();
         const int k = tid / PTHREADS, ptid = tid % PTHREADS;
         float* raw = raws + k * RAWF;
         float* ring = sx + k * STAGES * XBUF;
         int tile = blockIdx.x * CONSUMERS + k, slot = 0;
-        if (tile < g.tiles) {
-            const TileCoord tc = tile_coord(g, tile);
-            load_raw(raw, x, g, tc, 0, 0, ptid);
-            load_raw(raw + RAWH, x, g, tc, 0, 1, ptid);
-        }
-        // Per chunk, two halves: while one half is staged, the other half's copies (of this chunk, then of
-        // the next) are in flight; cp.async groups complete in order, so waiting for all but the newest
-        // group is waiting for the half about to be staged.
+        if (tile < g.tiles) load_raw(raw, x, g, tile_coord(g, tile), 0, ptid);
 #pragma unroll 1
         for (; tile < g.tiles; tile += stride) {
             const TileCoord tc = tile_coord(g, tile);
 #pragma unroll 1
             for (int chunk = 0; chunk < NCHUNK; ++chunk) {
-                const bool next = chunk + 1 < NCHUNK || tile + stride < g.tiles;
-                const TileCoord ntc = chunk + 1 < NCHUNK ? tc : tile_coord(g, next ? tile + stride : tile);
-                const int nchunk = chunk + 1 < NCHUNK ? chunk + 1 : 0;
-                float* stage = ring + slot * XBUF;
-                cp_async_wait<1>();
-                producer_sync(k);                        // half 0 of this chunk has landed, every thread's
+                cp_async_wait<0>();
+                producer_sync(k);                        // every thread's copies of this chunk have landed
                 bar_sync(empty_bar(k, slot));
-                stage_half(stage, raw, 0, ptid);
-                producer_sync(k);                        // raw half 0 read: refill it with the next chunk's
-                if (next) { load_raw(raw, x, g, ntc, nchunk, 0, ptid); cp_async_wait<1>(); }
-                else cp_async_wait<0>();
-                producer_sync(k);                        // half 1 of this chunk has landed
-                stage_half(stage, raw + RAWH, 1, ptid);
+                stage_chunk(ring + slot * XBUF, raw, ptid);
                 fence_proxy_async();
                 bar_arrive(full_bar(k, slot));
-                producer_sync(k);
-                if (next) load_raw(raw + RAWH, x, g, ntc, nchunk, 1, ptid);
+                producer_sync(k);                        // the raw buffer is read: refill it
+                if (chunk + 1 < NCHUNK) load_raw(raw, x, g, tc, chunk + 1, ptid);
+                else if (tile + stride < g.tiles) load_raw(raw, x, g, tile_coord(g, tile + stride), 0, ptid);
                 slot = slot + 1 == STAGES ? 0 : slot + 1;
             }
         }
