@@ -87,7 +87,7 @@ def _hopper(problem: str) -> list[Variant]:
                         defines=("CF_TF32BF16",), **_SM90A)]
     if problem == "conv2d":
         out += [Variant("04c_ws_tf32", problem, "04c", "tf32", "fused",
-                        "04b with a producer warpgroup filling a 3-stage ring per consumer warpgroup, TF32",
+                        "04b with a producer warpgroup (cp.async into a raw buffer, then a 2-stage ring per consumer), TF32",
                         defines=("CF_GELU_FAST",), **_SM90A_WS),
                 Variant("04c_ws_3xfp16", problem, "04c", "3xfp16", "fused",
                         "warp-specialised wgmma conv+epilogue, FP16 hi/lo operands, three products in 1.5 TF32 "
@@ -112,6 +112,9 @@ CANDIDATES = (
     # conv3d: the stores cost 0.26 ms (ablation); staged through shared memory and copied out during the
     # next tile's MMAs instead: 1.75 vs 1.27 ms, slower (notes/kernel_log.md, 2026-12-01)
     ("conv3d", "04b_wgmma_tf32", ("CF_OUT_SMEM",)),
+    # conv2d 04c: the producer's copies as 8-byte cp.async (pixel pairs), half as many instructions
+    ("conv2d", "04c_ws_3xfp16", ("CF_LD8",)),
+    ("conv2d", "04c_ws_tf32", ("CF_LD8",)),
 )
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
 ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE"),

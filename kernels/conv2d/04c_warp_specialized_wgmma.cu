@@ -3,13 +3,15 @@
 //
 // What changed from 04b and why. 04b's warpgroups each load, transpose, multiply and run the epilogue in
 //   one serial chain; ncu (H200, 2026-12-01) found it latency-bound: 42 % of issue slots busy, 0.6 eligible
-//   warps per scheduler, the loads its longest link (0.43 of 1.67 ms by ablation), each load used one step
-//   after it is issued. Here one warpgroup only loads: its two halves (64 threads each) fill a 3-stage ring
-//   per consumer warpgroup, so a chunk is staged up to three chunks before its MMAs; the consumers only
-//   issue wgmmas and run the epilogue. setmaxnreg moves registers to the consumers (PRODUCER_REGS /
-//   CONSUMER_REGS), named barriers hand the ring's stages over (FULL: producer arrives, consumer waits;
-//   EMPTY: the other way). A producer thread stages one pixel's 8 channels per step (8 coalesced 4-byte
-//   loads, two 16-byte shared stores to consecutive rows: no bank conflicts, no alignment cases).
+//   warps per scheduler, the loads its longest link (0.43 of 1.67 ms by ablation). Here one warpgroup only
+//   loads and stages; two consumer warpgroups only issue wgmmas and run the epilogue. setmaxnreg moves
+//   registers to the consumers (56 producer / 224 consumer), which is what makes room for CF_3XF16's two
+//   accumulator sets. Per consumer, its 64 producer threads copy a chunk (8 channels x 4 rows x 88 pixels)
+//   with 4-byte cp.async into a raw buffer (no registers held while in flight, out-of-image pixels
+//   zero-filled), then convert it into a 2-stage ring in the MMAs' layout (a pixel's 8 channels per thread:
+//   conflict-free shared loads, two 16-byte stores); the next chunk's copies start as soon as the raw buffer
+//   is read. Named barriers hand the ring's stages over: FULL (producer arrives, consumer waits) and EMPTY
+//   (consumer arrives once its wgmma.wait_group shows the stage's MMAs done, producer waits).
 //
 // CF_3XF16: FP32 accuracy in 1.5 TF32 passes of tensor time. 04b could not do FP32 accuracy for conv2d:
 //   split-TF32 (3 passes) has a tensor floor of 2.2 ms, 96 % of torch.compile, and TF32 + BF16 (2 passes)
@@ -23,21 +25,29 @@
 //   Accuracy: the tensor core adds each wgmma into its FP32 accumulator rounding toward zero (kernel log,
 //   2026-11-29), so one accumulator taking all 112 would drift ~2.5e-6 (bound 2e-6). The main products
 //   (40 wgmmas) and the corrections (72, values ~2^-11 of the sum, so their truncations are that much
-//   smaller) get separate accumulators, added once in FP32 before the epilogue: 2 x 88 registers per
-//   thread, which only a consumer warpgroup of a warp-specialised block has (CONSUMER_REGS).
-// Range: FP16 has 5 exponent bits. The weights are scaled by a power of two per call so max|w| lands at
-//   2^14 (exact; undone after the sum). The input is not scaled: a finite |x| > 65504 cannot be split, so
-//   the producer flags the tile and the consumer recomputes it with FP32 FMAs from global memory (slow,
-//   exact to FP32; only such inputs take it). NaN and +-Inf travel in x_lo (x_hi is x clamped to +-65504),
-//   as split_rounded does for TF32.
+//   smaller) get separate accumulators, added once in FP32 before the epilogue: 2 x 88 registers per thread.
+// Range: FP16 has 5 exponent bits. The weights are scaled by a power of two per call so that the largest
+//   finite |w| lands just under 2^14 (exact; undone after the sum). The input is not scaled: |x| >= 65520
+//   rounds x_hi to Inf, as do Inf and NaN inputs, and every output that reads such an x is then non-finite;
+//   a consumer thread with a non-finite output recomputes its outputs of the tile with FP32 FMAs from global
+//   memory (slow, and exact to FP32 and to eager's Inf/NaN propagation; only such inputs take it).
 //
-// Shared memory (TH 2, 2 consumers, 3 stages): zero block 1,024 B | weights 147,456 B | flags 64 B |
-//   2 x 3 stages x 11,328 B = 216,512 B; one block of 384 threads per SM.
+// Shared memory (TH 2, 2 consumers, 2 stages): zero block 1,024 B | weights 147,456 B | 2 raw buffers of
+//   11,264 B | 2 x 2 stages x 11,328 B | 16 B = 216,336 B; one block of 384 threads per SM.
 //   weights, TF32 build: as 04b, [k-step][k-half][co][4 channels]. CF_3XF16: per chunk [w_lo(tap 0..8)]
 //     [w_hi(tap 0..8)], each 1 KB = [co][8 channels FP16]: w_lo(t) + 9 KB = w_hi(t), w_hi(t) + 1 KB = w_hi(t+1).
 //   stage: [part][row 0..TH+1][pixel 0..87][16 B] (+ 64 B read only by discarded columns); TF32: parts are
 //     channels 0-3 and 4-7; CF_3XF16: x_hi and x_lo of the 8 channels.
 // Everything else (tile shape 64 Cout x TH rows x 88 columns, epilogue from the accumulators, stores) is 04b's.
+//
+// Measured on the H200 (2026-12-01, scripts/check_variant.py and the record; results/device-logs/
+//   explore-2026-12-01b/): correct on the first run (3xfp16 rel-L2 9.0e-7, max-abs 1.1e-5 against float64
+//   on randn inputs; tf32 as 04b). First version, loads into registers (8 per pixel, 2 pixels in flight per
+//   producer thread): 3xfp16 3.22 ms, tf32 2.87; 3 pixels in flight: tf32 2.37 — the producer's loads were
+//   the limit. With cp.async into the raw buffer: 3xfp16 2.06-2.08 ms (torch.compile 2.30), tf32 1.76-1.78
+//   (04b 1.67). A half-chunk pipeline (one half's copies in flight while the other half is staged, 4
+//   producer barriers per chunk instead of 2) was slower: 2.30 and 1.97 ms (notes/patches/
+//   conv2d_04c_half_chunk_producer.patch). ncu: 38 % of issue slots busy, 0.53 eligible warps per scheduler.
 
 namespace cf04c {
 
@@ -89,6 +99,7 @@ static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 block can 
 struct Geom {
     int N, H, W, Ho, Wo;
     int tiles_x, tiles;
+    int xvec;    // CF_LD8: 8-byte copies legal (W even, x 8-byte aligned; tile columns start even)
 };
 
 struct TileCoord { int n, oh, ox0; };
@@ -239,6 +250,27 @@ __device__ __forceinline__ void load_raw(float* raw, const float* __restrict__ x
                                          int chunk, int ptid) {
     const int hw = g.H * g.W;
     const float* xc = x + (long long)(tc.n * CIN + CHUNK * chunk) * hw;
+#ifdef CF_LD8
+    if (g.xvec) {    // candidate: pixel pairs, half the copies (pairs are both in the row or both out)
+#pragma unroll 1
+        for (int r = 0; r < (XPIX / 2 + PTHREADS - 1) / PTHREADS; ++r) {
+            const int p = 2 * (ptid + PTHREADS * r);
+            if (p < XPIX) {
+                const int row = p / XW, px = p - row * XW;
+                const int ih = tc.oh + row, ix = tc.ox0 + px;
+                const bool ok = ih < g.H && ix < g.W;
+                const float* src = xc + (ok ? ih * g.W + ix : 0);
+#pragma unroll
+                for (int c = 0; c < CHUNK; ++c)
+                    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n"
+                                 :: "r"(smem_addr(raw + c * XPIX + p)), "l"(src + (ok ? c * hw : 0)), "r"(ok ? 8 : 0)
+                                 : "memory");
+            }
+        }
+        cp_async_commit();
+        return;
+    }
+#endif
 #pragma unroll 1
     for (int r = 0; r < ROUNDS; ++r) {
         const int p = ptid + PTHREADS * r;
@@ -522,6 +554,7 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     if (tiles > 0x7fffffffLL - (long long)sms * CONSUMERS)
         return "04c_warp_specialized_wgmma (conv2d): too many tiles for a 32-bit tile index";
     g.tiles = (int)tiles;
+    g.xvec = (a.W % 2 == 0) && (reinterpret_cast<uintptr_t>(a.x) % 8 == 0);
     if ((long long)CHUNK * a.H * a.W >= (1LL << 31))
         return "04c_warp_specialized_wgmma (conv2d): an image plane of more than 2^28 pixels exceeds its 32-bit "
                "offsets within a chunk (2^31 elements)";
