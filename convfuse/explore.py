@@ -23,6 +23,21 @@ LOG_DIR = R.ROOT / "results" / "device-logs" / "explore-2026-12-01"
 LOGS = {"explore-1": LOG_DIR / "explore.log", "explore-2": LOG_DIR / "explore2.log",
         "explore-3": LOG_DIR / "explore3.log", "explore-4": LOG_DIR / "explore4.log"}
 
+# conv2d step 04c (kernels/conv2d/04c_warp_specialized_wgmma.cu), H200, 2026-12-01 04:4x-05:0x UTC: each log
+# ran one version of the kernel file as registered then, next to eager, torch.compile and 04b in one process.
+LOG_DIR_04C = R.ROOT / "results" / "device-logs" / "explore-2026-12-01b"
+VERSIONS_04C = {
+    "04c-1": (LOG_DIR_04C / "explore5.log", "producer loads into registers, 2 pixels (16 loads) in flight per "
+              "thread (CF_PUNROLL: pixels in flight), 3-stage ring"),
+    "04c-2": (LOG_DIR_04C / "explore6.log", "producer copies each chunk with cp.async into one raw buffer per "
+              "consumer, then stages it into a 2-stage ring"),
+    "04c-3": (LOG_DIR_04C / "explore7.log", "04c-2 with a half-chunk pipeline (one half in flight while the "
+              "other is staged; 4 producer barriers per chunk instead of 2): not kept"),
+    "04c-4": (LOG_DIR_04C / "explore8.log", "the committed file (04c-2 + the CF_LD8 switch), after the record; "
+              "CF_LD8: 8-byte copies of pixel pairs"),
+}
+LOGS.update({k: v[0] for k, v in VERSIONS_04C.items()})
+
 # What each ablation switch removes (kernels/*/04b_implicit_gemm_wgmma.cu, "Ablation knobs")
 ABLATION_LABELS = {
     "CF_ABL_NOLOAD": "no global loads (zeros staged)",
@@ -30,7 +45,7 @@ ABLATION_LABELS = {
     "CF_ABL_RAWEPI": "no epilogue math (acc + bias stored)",
     "CF_ABL_NOSTORE": "no output stores",
 }
-_VALUED = ("CF_TH", "CF_WGS", "CF_XBUFS", "CF_L2_PREFETCH")       # knobs that take a number: -DCF_TH=2
+_VALUED = ("CF_TH", "CF_WGS", "CF_XBUFS", "CF_L2_PREFETCH", "CF_PUNROLL", "CF_PRODUCER_REGS", "CF_STAGES")       # knobs that take a number: -DCF_TH=2
 
 _TIMING = re.compile(r"^(conv2d|conv3d) timing, median ms")
 _TIME_ROW = re.compile(r"^\s+(\S+)\s+([\d.]+)\s+\(([\d.]+)-([\d.]+)\)")
@@ -150,3 +165,21 @@ def candidate_table(problem: str, log: str = "explore-1") -> pd.DataFrame:
                      "worst max-abs": c["max_abs"].max() if len(c) else float("nan"),
                      "shapes checked": len(c)})
     return pd.DataFrame(rows).set_index(["variant", "defines"])
+
+
+def versions_04c(problem: str = "conv2d") -> pd.DataFrame:
+    """Step 04c's versions, one explore log each: every build's time in that log's one interleaved run,
+    as a ratio to torch.compile's in the same run, and its worst errors against float64. 04c-4 ran the
+    committed file; 04c-3's diff is in notes/patches/."""
+    rows = []
+    for version, (path, what) in VERSIONS_04C.items():
+        t, chk = _of_problem(read_log(path), problem)
+        for build, r in t.iterrows():
+            if build in ("eager", "compile"):
+                continue
+            b = parse_key(problem, build)
+            c = chk[chk["build"] == build]
+            rows.append({"version": version, "what changed": what, "build": b.base + "".join(f" -D{d}" for d in b.defines),
+                         "median ms": r["median_ms"], "× torch.compile's time": r["median_ms"] / t.loc["compile", "median_ms"],
+                         "worst rel-L2": c["rel_l2"].max() if len(c) else float("nan")})
+    return pd.DataFrame(rows).set_index(["version", "build"])

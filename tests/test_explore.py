@@ -66,8 +66,19 @@ def test_committed_logs_time_each_problem_with_its_references(name):
     t = E.read_log(E.LOGS[name])["timings"]
     assert len(t) and set(t["problem"]) <= {"conv2d", "conv3d"}
     for pk in set(t["problem"]):
-        assert {"eager", "compile", "04b_wgmma_tf32"} <= set(t[t["problem"] == pk]["build"])
+        refs = {"eager", "compile"} | ({"04b_wgmma_tf32"} if name.startswith("explore") else set())   # 04b's calls
+        assert refs <= set(t[t["problem"] == pk]["build"])
 
 
 def test_a_log_without_a_problem_gives_an_empty_candidate_table(log):
     assert E.candidate_table("conv2d", log=log).empty
+
+
+def test_the_04c_versions_table_reads_every_committed_log():
+    t = E.versions_04c()
+    assert list(dict.fromkeys(t.index.get_level_values("version"))) == list(E.VERSIONS_04C)
+    for version in E.VERSIONS_04C:          # every run timed the FP32-accurate kernel and torch.compile
+        assert ("04c_ws_3xfp16" in t.loc[version].index), version
+    # the builds with a numeric knob parse back into their define
+    assert (("04c-1", "04c_ws_tf32 -DCF_PUNROLL=3") in t.index)
+    assert t["worst rel-L2"].loc[("04c-2", "04c_ws_3xfp16")] <= 2e-6
