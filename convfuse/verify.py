@@ -21,6 +21,8 @@ BOUNDS = {
     "3xfp16": (1e-4, 2e-6),
     "tf32": (None, 1e-3),
 }
+# The classes held to the FP32 bounds: IEEE FP32 itself and the split schemes on tensor cores.
+FP32_ACCURATE = tuple(p for p, b in BOUNDS.items() if b == BOUNDS["fp32"])
 KERNELBENCH_TOL = 1e-4      # KernelBench: torch.allclose(out, eager, atol=1e-4, rtol=1e-4)
 
 # (seed, input distribution): >= 3 seeds, KernelBench's rand and a randn with negative values.
