@@ -183,3 +183,54 @@ def versions_04c(problem: str = "conv2d") -> pd.DataFrame:
                          "median ms": r["median_ms"], "× torch.compile's time": r["median_ms"] / t.loc["compile", "median_ms"],
                          "worst rel-L2": c["rel_l2"].max() if len(c) else float("nan")})
     return pd.DataFrame(rows).set_index(["version", "build"])
+
+
+# ncu's per-instruction warp-state samples of 04c_ws_3xfp16 at full size (H200, 2026-12-01 05:17 UTC:
+# `ncu --section SourceCounters --section WarpStateStats --page source --print-source sass --csv`).
+SOURCE_04C = LOG_DIR_04C / "ncu_source_04c_3xfp16.csv.gz"
+# The kernel's roles in its SASS, in order: setmaxnreg's allocation starts the consumer path, its
+# deallocation the producer's; the consumer's chunk loop ends at the wait for all its MMAs.
+_ROLE_MARKS = (("USETMAXREG.TRY_ALLOC", "consumer: chunk loop (FULL wait, wgmma issue, stage release)"),
+               ("WARPGROUP.DEPBAR.LE gsb0, 0x0", "consumer: combine, range check, epilogue, stores"),
+               ("USETMAXREG.DEALLOC", "producer: copies, staging, barriers"))
+
+
+def stall_regions(path: Path = SOURCE_04C) -> pd.DataFrame:
+    """Where the warps of the 04c kernel spend their sampled cycles, by role: each region's share of all
+    warp-state samples and its three largest stall reasons (as shares of all samples too)."""
+    import csv
+    import gzip
+    import io
+
+    text = gzip.open(path, "rt").read() if str(path).endswith(".gz") else Path(path).read_text()
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('"Address"'))
+    rows = list(csv.reader(io.StringIO("\n".join(lines[start:]))))
+    hdr, data = rows[0], rows[1:]
+    i_src, i_all = hdr.index("Source"), hdr.index("Warp Stall Sampling (All Samples)")
+    reasons = [(j, h[len("stall_"):]) for j, h in enumerate(hdr) if h.startswith("stall_") and "Not Issued" not in h]
+
+    def num(s):
+        try:
+            return float(s.replace(",", ""))
+        except ValueError:
+            return 0.0
+
+    region, k, acc = "before the roles (weights, zeroing)", 0, {}
+    for r in data:
+        if k < len(_ROLE_MARKS) and _ROLE_MARKS[k][0] in r[i_src]:
+            region = _ROLE_MARKS[k][1]
+            k += 1
+        a = acc.setdefault(region, {"samples": 0.0, **{name: 0.0 for _, name in reasons}})
+        a["samples"] += num(r[i_all])
+        for j, name in reasons:
+            a[name] += num(r[j])
+    if k < len(_ROLE_MARKS):
+        raise ValueError(f"{path}: SASS marker {_ROLE_MARKS[k][0]!r} not found; not the 04c kernel's profile")
+    total = sum(a["samples"] for a in acc.values())
+    out = []
+    for name, a in acc.items():
+        top = sorted(((v, n) for n, v in a.items() if n != "samples"), reverse=True)[:3]
+        out.append({"region": name, "share of samples": a["samples"] / total,
+                    "largest stall reasons": ", ".join(f"{n} {v / total:.1%}" for v, n in top)})
+    return pd.DataFrame(out).set_index("region")

@@ -82,3 +82,29 @@ def test_the_04c_versions_table_reads_every_committed_log():
     # the builds with a numeric knob parse back into their define
     assert (("04c-1", "04c_ws_tf32 -DCF_PUNROLL=3") in t.index)
     assert t["worst rel-L2"].loc[("04c-2", "04c_ws_3xfp16")] <= 2e-6
+
+
+SOURCE_CSV = '''"Kernel Name","cf04c::conv2d_ws_kernel(...)",
+"Address","Source","Warp Stall Sampling (All Samples)","stall_barrier","stall_wait","stall_long_sb","stall_barrier (Not Issued)"
+"0x0","LDG.E R1, [R2.64]","10","0","2","8","0"
+"0x10","USETMAXREG.TRY_ALLOC.CTAPOOL UP0, 0xe0","0","0","0","0","0"
+"0x20","BAR.SYNC.DEFER_BLOCKING R7, 0xc0","60","55","5","0","40"
+"0x30","WARPGROUP.DEPBAR.LE gsb0, 0x0","20","0","20","0","0"
+"0x40","USETMAXREG.DEALLOC.CTAPOOL 0x38","10","10","0","0","0"
+'''
+
+
+def test_stall_regions_cut_the_sass_at_the_role_markers(tmp_path):
+    p = tmp_path / "src.csv"
+    p.write_text(SOURCE_CSV)
+    t = E.stall_regions(p)
+    assert list(t["share of samples"]) == pytest.approx([0.1, 0.6, 0.2, 0.1])
+    assert t.iloc[1]["largest stall reasons"].startswith("barrier 55.0%")
+    p.write_text(SOURCE_CSV.replace("USETMAXREG.DEALLOC", "NOP"))
+    with pytest.raises(ValueError, match="not the 04c kernel"):
+        E.stall_regions(p)
+
+
+def test_the_committed_04c_profile_reads():
+    t = E.stall_regions()
+    assert t["share of samples"].sum() == pytest.approx(1.0) and len(t) == 4
