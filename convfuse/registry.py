@@ -61,6 +61,8 @@ def _kernels(problem: str) -> list[Variant]:
     return _ladder(problem) + (_hopper(problem) if problem in HOPPER_PROBLEMS else [])
 
 
+# Step 04c (sm_90a, conv2d): 04b's GEMM in a warp-specialised block (a producer warpgroup, two consumers), in
+# TF32 and in 3xfp16, conv2d's FP32-accurate kernel (FP16 hi + lo parts; kernels/conv2d/04c_*.cu says why).
 # Step 04b (sm_90a wgmma): tf32 for both problems; FP32-accurate for conv3d only: 3xtf32 and tf32+bf16 (a
 # TF32 pass and one BF16 pass for both corrections). conv2d's split weights (295 KB either way) do not fit
 # an SM's shared memory next to anything; the CF_TF32BF16 candidate streams them per chunk, which ties the
