@@ -1,0 +1,103 @@
+"""A CPU model of how conv2d 04c's `wgmma`s read their operands from shared memory: the byte images the
+kernel writes (weights, one staged chunk) and the matrix-descriptor arithmetic that reads them back,
+so that the layout and every descriptor offset of kernels/conv2d/04c_warp_specialized_wgmma.cu can be
+checked against a plain convolution without a GPU.
+
+Descriptor model (PTX ISA, wgmma, no-swizzle K-major): an operand of R rows x K is made of core matrices
+of 8 rows x 16 bytes; element (r, k) lies at start + (r // 8) * sbo + (k // per16) * lbo + (r % 8) * 16 +
+(k % per16) * esize, where per16 = 16 / esize elements fit in 16 bytes (8 FP16, 4 TF32). The kernel uses
+sbo = 128 everywhere; `lbo` is free, which is what lets one k16 FP16 `wgmma` take two taps (lbo = the
+distance between their shifted input windows) or pair a 1 KB zero block with tap 8.
+
+The constants below are the kernel's (its header has the layouts); tests/test_wgmma_model.py checks the
+model, so a layout change in the kernel has to be made here too to be checked.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+CIN = COUT = 64
+KS, TAPS, CHUNK, NCHUNK = 3, 9, 8, 8
+XW, TH = 88, 2                      # staged pixels per row (MMA columns per output row), output rows per tile
+XH = TH + KS - 1
+XPART = XH * XW * 16                # bytes per part of a stage (16 bytes per pixel)
+STAGE = 2 * XPART + 64              # + 64 bytes read only by discarded columns
+CHUNK_W = 18432                     # 3xFP16 weights per chunk: [w_lo(tap 0..8)][w_hi(tap 0..8)], 1 KB each
+ZERO = 1024                         # the zero block, first in shared memory
+
+
+def tap_offset(t: int) -> int:
+    """Byte offset of tap t's window in a stage part: staged row kh, shifted by kw pixels."""
+    return ((t // KS) * XW + t % KS) * 16
+
+
+def operand(mem: np.ndarray, start: int, lbo: int, rows: int, k: int, esize: int, sbo: int = 128) -> np.ndarray:
+    """The rows x k operand a descriptor (start, lbo, sbo) reads from the byte image `mem`."""
+    per16 = 16 // esize
+    r = np.arange(rows)[:, None]
+    kk = np.arange(k)[None, :]
+    addr = start + (r // 8) * sbo + (kk // per16) * lbo + (r % 8) * 16 + (kk % per16) * esize
+    dtype = np.float16 if esize == 2 else np.float32
+    idx = addr[..., None] + np.arange(esize)
+    return mem[idx].copy().view(dtype).reshape(rows, k).astype(np.float64)
+
+
+def weight_image(w: np.ndarray) -> tuple[np.ndarray, float]:
+    """Zero block + 3xFP16 weights as the kernel stages them (scale 2^e puts max finite |w| under 2^14);
+    returns (bytes, 2^-e)."""
+    m = np.abs(w[np.isfinite(w)]).max() if np.isfinite(w).any() else 0.0
+    e = min(14 - int(np.frexp(m)[1]), 100) if m > 0 else 0
+    v = w.astype(np.float32) * np.float32(2.0 ** e)
+    hi = v.astype(np.float16)
+    lo = (v - hi.astype(np.float32)).astype(np.float16)
+    img = np.zeros(ZERO + NCHUNK * CHUNK_W, np.uint8)
+    h = img[ZERO:].view(np.uint16)
+    for c in range(NCHUNK):
+        for t in range(TAPS):
+            blk = (slice(None), slice(CHUNK * c, CHUNK * (c + 1)), t // KS, t % KS)   # [co][8 channels]
+            at = c * (CHUNK_W // 2) + t * 512
+            h[at:at + 512] = lo[blk].reshape(-1).view(np.uint16)
+            h[at + 4608:at + 4608 + 512] = hi[blk].reshape(-1).view(np.uint16)
+    return img, 2.0 ** -e
+
+
+def stage_image(x: np.ndarray, n: int, oh: int, ox0: int, chunk: int) -> np.ndarray:
+    """One staged chunk as the producer writes it: [part x_hi | x_lo][row][pixel][8 channels FP16]."""
+    H, W = x.shape[2:]
+    img = np.zeros(STAGE, np.uint8)
+    rows = np.arange(XH)[:, None] + oh
+    cols = np.arange(XW)[None, :] + ox0
+    ok = (rows < H) & (cols < W)
+    v = np.zeros((XH, XW, CHUNK), np.float32)
+    sl = x[n, CHUNK * chunk:CHUNK * (chunk + 1)]
+    v[ok] = sl[:, np.minimum(rows, H - 1), np.minimum(cols, W - 1)].transpose(1, 2, 0)[ok]
+    hi = v.astype(np.float16)
+    lo = (v - hi.astype(np.float32)).astype(np.float16)
+    img[:XPART] = hi.reshape(-1).view(np.uint8)
+    img[XPART:2 * XPART] = lo.reshape(-1).view(np.uint8)
+    return img
+
+
+def tile_3xfp16(x: np.ndarray, w: np.ndarray, n: int, oh: int, ox0: int) -> np.ndarray:
+    """The accumulators of one 04c 3xFP16 tile (64 Cout x TH*XW columns) after the combine, conv without
+    bias, computed the way the kernel's 14 wgmmas per chunk read their operands (exact sums)."""
+    wimg, inv = weight_image(w)
+    am = np.zeros((COUT, TH * XW))
+    ac = np.zeros((COUT, TH * XW))
+    N = TH * XW
+    for c in range(NCHUNK):
+        xs = stage_image(x, n, oh, ox0, c)
+        mem = np.concatenate([wimg, xs])
+        xa, wc = len(wimg), ZERO + c * CHUNK_W
+        for t in range(TAPS):
+            a = operand(mem, wc + t * 1024, 9216, COUT, 16, 2)               # [w_lo(t) | w_hi(t)]
+            b = operand(mem, xa + tap_offset(t), XPART, N, 16, 2)            # [x_hi(t) | x_lo(t)]
+            ac += a @ b.T
+            if t % 2 == 1:                                                   # [w_hi(t-1) | w_hi(t)] . [x_hi(t-1) | x_hi(t)]
+                a = operand(mem, wc + 9216 + (t - 1) * 1024, 1024, COUT, 16, 2)
+                b = operand(mem, xa + tap_offset(t - 1), tap_offset(t) - tap_offset(t - 1), N, 16, 2)
+                am += a @ b.T
+        a = operand(mem, 0, wc + 9216 + 8 * 1024, COUT, 16, 2)              # [0 | w_hi(8)]
+        b = operand(mem, xa, tap_offset(8), N, 16, 2)                        # [x_hi(0) | x_hi(8)]
+        am += a @ b.T
+    return (am + ac) * inv
