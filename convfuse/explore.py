@@ -188,6 +188,7 @@ def versions_04c(problem: str = "conv2d") -> pd.DataFrame:
 # ncu's per-instruction warp-state samples of 04c_ws_3xfp16 at full size (H200, 2026-12-01 05:17 UTC:
 # `ncu --section SourceCounters --section WarpStateStats --page source --print-source sass --csv`).
 SOURCE_04C = LOG_DIR_04C / "ncu_source_04c_3xfp16.csv.gz"
+SOURCE_04C_LD8 = LOG_DIR_04C / "ncu_source_04c_3xfp16_ld8.csv.gz"     # the same with -DCF_LD8, 05:32 UTC
 # The kernel's roles in its SASS, in order: setmaxnreg's allocation starts the consumer path, its
 # deallocation the producer's; the consumer's chunk loop ends at the wait for all its MMAs.
 _ROLE_MARKS = (("USETMAXREG.TRY_ALLOC", "consumer: chunk loop (FULL wait, wgmma issue, stage release)"),

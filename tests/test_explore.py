@@ -108,3 +108,12 @@ def test_stall_regions_cut_the_sass_at_the_role_markers(tmp_path):
 def test_the_committed_04c_profile_reads():
     t = E.stall_regions()
     assert t["share of samples"].sum() == pytest.approx(1.0) and len(t) == 4
+
+
+def test_the_cheaper_refill_moves_waits_from_the_consumers_to_the_producer():
+    base, ld8 = E.stall_regions(), E.stall_regions(E.SOURCE_04C_LD8)
+    loop, prod = E._ROLE_MARKS[0][1], E._ROLE_MARKS[2][1]
+    first = lambda t, r: float(t.loc[r, "largest stall reasons"].split(",")[0].split()[-1].rstrip("%"))  # noqa: E731
+    assert base.loc[loop, "largest stall reasons"].startswith("barrier")
+    assert first(ld8, loop) < first(base, loop)          # consumers wait less at FULL
+    assert ld8.loc[prod, "largest stall reasons"].startswith("barrier")   # the producer waits more at EMPTY
