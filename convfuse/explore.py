@@ -143,28 +143,31 @@ def ablation_table(problem: str, variant: str = "04b_wgmma_tf32", log: str = "ex
     return df.drop(columns="n_removed").set_index("build")
 
 
-def candidate_table(problem: str, log: str = "explore-1") -> pd.DataFrame:
-    """Every non-ablation build of one log against the registered variant it is a build of (same run):
-    time, ratio, and its worst errors against float64 over the odd shapes and the full shape."""
-    t, chk = _of_problem(read_log(LOGS[log]), problem)
-    rows = []
-    if t.empty:
-        return pd.DataFrame(rows)
+def _builds(path: Path, problem: str):
+    """Each timed build of one log but the references: (Build, its timing row, the run's timings, its
+    checks' worst rel-L2 and max-abs and their count)."""
+    t, chk = _of_problem(read_log(path), problem)
     for build, r in t.iterrows():
         if build in ("eager", "compile"):
             continue
-        b = parse_key(problem, build)
+        c = chk[chk["build"] == build]
+        worst = (c["rel_l2"].max(), c["max_abs"].max()) if len(c) else (float("nan"), float("nan"))
+        yield parse_key(problem, build), r, t, (*worst, len(c))
+
+
+def candidate_table(problem: str, log: str = "explore-1") -> pd.DataFrame:
+    """Every non-ablation build of one log against the registered variant it is a build of (same run):
+    time, ratio, and its worst errors against float64 over the odd shapes and the full shape."""
+    rows = []
+    for b, r, t, (rel, mab, n) in _builds(LOGS[log], problem):
         if b.ablations:
             continue
-        c = chk[chk["build"] == build]
         base_ms = t.loc[b.base, "median_ms"] if b.base in t.index else float("nan")
         rows.append({"variant": b.base, "defines": " ".join(f"-D{d}" for d in b.defines) or "(as registered)",
                      "median ms": r["median_ms"], "× its variant's time": r["median_ms"] / base_ms,
                      "× torch.compile's time": r["median_ms"] / t.loc["compile", "median_ms"],
-                     "worst rel-L2": c["rel_l2"].max() if len(c) else float("nan"),
-                     "worst max-abs": c["max_abs"].max() if len(c) else float("nan"),
-                     "shapes checked": len(c)})
-    return pd.DataFrame(rows).set_index(["variant", "defines"])
+                     "worst rel-L2": rel, "worst max-abs": mab, "shapes checked": n})
+    return pd.DataFrame(rows).set_index(["variant", "defines"]) if rows else pd.DataFrame(rows)
 
 
 def versions_04c(problem: str = "conv2d") -> pd.DataFrame:
@@ -173,15 +176,10 @@ def versions_04c(problem: str = "conv2d") -> pd.DataFrame:
     committed file; 04c-3's diff is in notes/patches/."""
     rows = []
     for version, (path, what) in VERSIONS_04C.items():
-        t, chk = _of_problem(read_log(path), problem)
-        for build, r in t.iterrows():
-            if build in ("eager", "compile"):
-                continue
-            b = parse_key(problem, build)
-            c = chk[chk["build"] == build]
+        for b, r, t, (rel, _, _) in _builds(path, problem):
             rows.append({"version": version, "what changed": what, "build": b.base + "".join(f" -D{d}" for d in b.defines),
                          "median ms": r["median_ms"], "× torch.compile's time": r["median_ms"] / t.loc["compile", "median_ms"],
-                         "worst rel-L2": c["rel_l2"].max() if len(c) else float("nan")})
+                         "worst rel-L2": rel})
     return pd.DataFrame(rows).set_index(["version", "build"])
 
 
@@ -191,7 +189,7 @@ SOURCE_04C = LOG_DIR_04C / "ncu_source_04c_3xfp16.csv.gz"
 SOURCE_04C_LD8 = LOG_DIR_04C / "ncu_source_04c_3xfp16_ld8.csv.gz"     # the same with -DCF_LD8, 05:32 UTC
 # The kernel's roles in its SASS, in order: setmaxnreg's allocation starts the consumer path, its
 # deallocation the producer's; the consumer's chunk loop ends at the wait for all its MMAs.
-_ROLE_MARKS = (("USETMAXREG.TRY_ALLOC", "consumer: chunk loop (FULL wait, wgmma issue, stage release)"),
+ROLE_MARKS = (("USETMAXREG.TRY_ALLOC", "consumer: chunk loop (FULL wait, wgmma issue, stage release)"),
                ("WARPGROUP.DEPBAR.LE gsb0, 0x0", "consumer: combine, range check, epilogue, stores"),
                ("USETMAXREG.DEALLOC", "producer: copies, staging, barriers"))
 
@@ -219,15 +217,15 @@ def stall_regions(path: Path = SOURCE_04C) -> pd.DataFrame:
 
     region, k, acc = "before the roles (weights, zeroing)", 0, {}
     for r in data:
-        if k < len(_ROLE_MARKS) and _ROLE_MARKS[k][0] in r[i_src]:
-            region = _ROLE_MARKS[k][1]
+        if k < len(ROLE_MARKS) and ROLE_MARKS[k][0] in r[i_src]:
+            region = ROLE_MARKS[k][1]
             k += 1
         a = acc.setdefault(region, {"samples": 0.0, **{name: 0.0 for _, name in reasons}})
         a["samples"] += num(r[i_all])
         for j, name in reasons:
             a[name] += num(r[j])
-    if k < len(_ROLE_MARKS):
-        raise ValueError(f"{path}: SASS marker {_ROLE_MARKS[k][0]!r} not found; not the 04c kernel's profile")
+    if k < len(ROLE_MARKS):
+        raise ValueError(f"{path}: SASS marker {ROLE_MARKS[k][0]!r} not found; not the 04c kernel's profile")
     total = sum(a["samples"] for a in acc.values())
     out = []
     for name, a in acc.items():

@@ -110,7 +110,7 @@ def predicted_points(gpu: T.GPU, problems=None, variants=None) -> list[dict]:
 def _label(key: str) -> str:
     """Short point labels: the step number for kernels, the reference name otherwise."""
     if key[:2].isdigit():
-        return key.split("_")[0] + {"3xtf32": "·3x", "tf32bf16": "·t+b", "tf32": "·tf32"}.get(key.rsplit("_", 1)[-1], "")
+        return key.split("_")[0] + {"3xtf32": "·3x", "tf32bf16": "·t+b", "3xfp16": "·3xh", "tf32": "·tf32"}.get(key.rsplit("_", 1)[-1], "")
     return key
 
 

@@ -49,23 +49,24 @@ def split_tf32(t: torch.Tensor):
     return big, round_tf32(t.float() - big)
 
 
-F16_MAX = 65504.0
-
-
 def split_fp16(t: torch.Tensor, scale: float = 1.0):
-    """(hi, lo) FP16 parts of t * scale, divided by scale again: hi = FP16(t clamped to +-65504), lo =
-    FP16(t - hi), both rounded to nearest even, as conv2d 04c's producer and weight staging do."""
+    """(hi, lo) FP16 parts of t * scale, divided by scale again: hi = FP16(t), lo = FP16(t - hi), both rounded
+    to nearest even, as conv2d 04c's producer and weight staging do. |t * scale| >= 65520 gives hi = Inf
+    (the kernel then recomputes the outputs that read it in FP32)."""
     v = t.float() * scale
-    hi = v.clamp(-F16_MAX, F16_MAX).half().float()
+    hi = v.half().float()
     return hi / scale, (v - hi).half().float() / scale
 
 
 def weight_scale(w: torch.Tensor) -> float:
-    """The power of two that puts max|w| just under 2^14 (04c's stage_weights); 1 for zero or non-finite."""
+    """The power of two that puts the largest finite |w| just under 2^14 (04c's stage_weights); 1 when no
+    weight is finite and nonzero."""
     import math
 
-    m = w.abs().max().item()
-    if not (0.0 < m < math.inf):
+    a = w.abs()
+    finite = a[torch.isfinite(a)]
+    m = finite.max().item() if finite.numel() else 0.0
+    if m == 0.0:
         return 1.0
     return 2.0 ** min(14 - math.frexp(m)[1], 100)
 

@@ -15,6 +15,9 @@ model, so a layout change in the kernel has to be made here too to be checked.
 from __future__ import annotations
 
 import numpy as np
+import torch
+
+from .splits import split_fp16, weight_scale
 
 CIN = COUT = 64
 KS, TAPS, CHUNK, NCHUNK = 3, 9, 8, 8
@@ -45,11 +48,8 @@ def operand(mem: np.ndarray, start: int, lbo: int, rows: int, k: int, esize: int
 def weight_image(w: np.ndarray) -> tuple[np.ndarray, float]:
     """Zero block + 3xFP16 weights as the kernel stages them (scale 2^e puts max finite |w| under 2^14);
     returns (bytes, 2^-e)."""
-    m = np.abs(w[np.isfinite(w)]).max() if np.isfinite(w).any() else 0.0
-    e = min(14 - int(np.frexp(m)[1]), 100) if m > 0 else 0
-    v = w.astype(np.float32) * np.float32(2.0 ** e)
-    hi = v.astype(np.float16)
-    lo = (v - hi.astype(np.float32)).astype(np.float16)
+    s = weight_scale(torch.from_numpy(w))
+    hi, lo = (p.mul(s).half().numpy() for p in split_fp16(torch.from_numpy(w), s))
     img = np.zeros(ZERO + NCHUNK * CHUNK_W, np.uint8)
     h = img[ZERO:].view(np.uint16)
     for c in range(NCHUNK):
@@ -58,7 +58,7 @@ def weight_image(w: np.ndarray) -> tuple[np.ndarray, float]:
             at = c * (CHUNK_W // 2) + t * 512
             h[at:at + 512] = lo[blk].reshape(-1).view(np.uint16)
             h[at + 4608:at + 4608 + 512] = hi[blk].reshape(-1).view(np.uint16)
-    return img, 2.0 ** -e
+    return img, 1.0 / s
 
 
 def stage_image(x: np.ndarray, n: int, oh: int, ox0: int, chunk: int) -> np.ndarray:
@@ -71,8 +71,7 @@ def stage_image(x: np.ndarray, n: int, oh: int, ox0: int, chunk: int) -> np.ndar
     v = np.zeros((XH, XW, CHUNK), np.float32)
     sl = x[n, CHUNK * chunk:CHUNK * (chunk + 1)]
     v[ok] = sl[:, np.minimum(rows, H - 1), np.minimum(cols, W - 1)].transpose(1, 2, 0)[ok]
-    hi = v.astype(np.float16)
-    lo = (v - hi.astype(np.float32)).astype(np.float16)
+    hi, lo = (p.half().numpy() for p in split_fp16(torch.from_numpy(v)))
     img[:XPART] = hi.reshape(-1).view(np.uint8)
     img[XPART:2 * XPART] = lo.reshape(-1).view(np.uint8)
     return img

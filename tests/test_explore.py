@@ -112,7 +112,7 @@ def test_the_committed_04c_profile_reads():
 
 def test_the_cheaper_refill_moves_waits_from_the_consumers_to_the_producer():
     base, ld8 = E.stall_regions(), E.stall_regions(E.SOURCE_04C_LD8)
-    loop, prod = E._ROLE_MARKS[0][1], E._ROLE_MARKS[2][1]
+    loop, prod = E.ROLE_MARKS[0][1], E.ROLE_MARKS[2][1]
     first = lambda t, r: float(t.loc[r, "largest stall reasons"].split(",")[0].split()[-1].rstrip("%"))  # noqa: E731
     assert base.loc[loop, "largest stall reasons"].startswith("barrier")
     assert first(ld8, loop) < first(base, loop)          # consumers wait less at FULL

@@ -50,6 +50,7 @@ def test_fp16_split_keeps_22_bits_and_the_weight_scale_is_a_power_of_two():
     s = S.weight_scale(w)
     assert s == 2.0 ** round(torch.log2(torch.tensor(s)).item()) and 2 ** 13 <= w.abs().max() * s < 2 ** 14
     assert S.weight_scale(torch.zeros(3)) == 1.0 and S.weight_scale(torch.tensor([float("inf")])) == 1.0
+    assert S.weight_scale(torch.tensor([float("inf"), 0.5])) == 2.0 ** 14   # finite weights set it, as in the kernel
 
 
 def test_unknown_scheme_is_refused():
