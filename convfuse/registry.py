@@ -63,8 +63,8 @@ def _kernels(problem: str) -> list[Variant]:
 
 # Step 04c (sm_90a, conv2d): 04b's GEMM in a warp-specialised block (a producer warpgroup, two consumers), in
 # TF32 and in 3xfp16, conv2d's FP32-accurate kernel (FP16 hi + lo parts; kernels/conv2d/04c_*.cu says why).
-# Step 04b (sm_90a wgmma): tf32 for both problems; FP32-accurate for conv3d only: 3xtf32 and tf32+bf16 (a
-# TF32 pass and one BF16 pass for both corrections). conv2d's split weights (295 KB either way) do not fit
+# Step 04b (sm_90a wgmma): tf32 for both problems; FP32-accurate for conv3d only: 3xtf32, tf32+bf16 (a
+# TF32 pass and one BF16 pass for both corrections) and 3xfp16 (04c's FP16 hi + lo scheme). conv2d's split weights (295 KB either way) do not fit
 # an SM's shared memory next to anything; the CF_TF32BF16 candidate streams them per chunk, which ties the
 # warpgroups of a block to one pipeline (measured 2026-12-01: 4.6 ms, rel-L2 3.2e-6, over the FP32 bound;
 # kernels/conv2d/04b_implicit_gemm_wgmma.cu).
@@ -86,7 +86,11 @@ def _hopper(problem: str) -> list[Variant]:
                 Variant("04b_wgmma_tf32bf16", problem, "04b", "tf32+bf16", "fused",
                         "implicit-GEMM conv+epilogue on Hopper wgmma, TF32 + one BF16 correction pass "
                         "(FP32 accuracy in two tensor passes)",
-                        defines=("CF_TF32BF16",), **_SM90A)]
+                        defines=("CF_TF32BF16",), **_SM90A),
+                Variant("04b_wgmma_3xfp16", problem, "04b", "3xfp16", "fused",
+                        "implicit-GEMM conv+epilogue on Hopper wgmma, FP16 hi/lo operands, three products in "
+                        "1.5 TF32 passes of tensor time (FP32 accuracy)",
+                        defines=("CF_3XF16",), **_SM90A)]
     if problem == "conv2d":
         out += [Variant("04c_ws_tf32", problem, "04c", "tf32", "fused",
                         "04b with a producer warpgroup (cp.async into a raw buffer, then a 2-stage ring per consumer), TF32",
@@ -114,9 +118,6 @@ CANDIDATES = (
     # conv3d: the stores cost 0.26 ms (ablation); staged through shared memory and copied out during the
     # next tile's MMAs instead: 1.75 vs 1.27 ms, slower (notes/kernel_log.md, 2026-12-01)
     ("conv3d", "04b_wgmma_tf32", ("CF_OUT_SMEM",)),
-    # conv2d 04c: the producer's copies as 8-byte cp.async (pixel pairs), half as many instructions
-    ("conv2d", "04c_ws_3xfp16", ("CF_LD8",)),
-    ("conv2d", "04c_ws_tf32", ("CF_LD8",)),
 )
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
 ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE"),

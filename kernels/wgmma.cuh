@@ -63,167 +63,76 @@ __device__ __forceinline__ void split_rounded(float x, float& big, float& small)
     small = tf32_round(x - big);
 }
 
-// D (64 x N, FP32) += A (64 x 8, TF32, shared) * B (8 x N, TF32, shared); accumulate = 0 overwrites D.
+// D (64 x N, FP32) += A (64 x K, shared) * B (K x N, shared), both K-major; accumulate = 0 overwrites D.
 // Accumulator fragment per thread (warp w of the warpgroup, lane = 4*gid + tq): for n8 column group j,
 //   d[4j + 0..1] = D[16w + gid    ][8j + 2tq + 0..1],  d[4j + 2..3] = D[16w + gid + 8][8j + 2tq + 0..1]
-// i.e. mma.sync's m16n8 C fragment repeated over the N/8 column groups. The operand lists are spelled
-// out because inline PTX has no register-array syntax. One overload per N = 64, 88, 128, 176, 256 (by
-// the size of the accumulator array).
-__device__ __forceinline__ void wgmma_tf32(float (&d)[32], uint64_t desc_a, uint64_t desc_b,
-                                                   int accumulate) {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "setp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-        "}, %32, %33, p, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-}
-
-__device__ __forceinline__ void wgmma_tf32(float (&d)[44], uint64_t desc_a, uint64_t desc_b,
-                                                   int accumulate) {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "setp.ne.b32 p, %46, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n88k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43"
-        "}, %44, %45, p, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43])
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-}
-
-__device__ __forceinline__ void wgmma_tf32(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
-                                                   int accumulate) {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "setp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-        "}, %64, %65, p, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-}
-
-__device__ __forceinline__ void wgmma_tf32(float (&d)[88], uint64_t desc_a, uint64_t desc_b,
-                                                   int accumulate) {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "setp.ne.b32 p, %90, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n176k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-        "%80, %81, %82, %83, %84, %85, %86, %87"
-        "}, %88, %89, p, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-}
-
-__device__ __forceinline__ void wgmma_tf32(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
-                                                   int accumulate) {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "setp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-        "}, %128, %129, p, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-}
-
-// --- BF16 correction pass (TF32 + BF16 scheme, convfuse/splits.py; candidate, -DCF_TF32BF16) ---------
-// D (64 x 64, FP32) += A (64 x 16, BF16, shared) * B (16 x 64, BF16, shared), both K-major (trans 0).
-// A BF16 core matrix is 8 rows x 16 bytes = 8 values along K, so a k16 step has the same byte geometry
-// as a TF32 k8 step (two core matrices along K, lbo apart), and takes the tensor core as long.
-// Same accumulator fragment as wgmma_tf32.
-__device__ __forceinline__ void wgmma_bf16(float (&d)[32], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "setp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-        "}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-}
-
-__device__ __forceinline__ void wgmma_bf16(float (&d)[44], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "setp.ne.b32 p, %46, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n88k16.f32.bf16.bf16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43"
-        "}, %44, %45, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43])
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-}
+// i.e. mma.sync's m16n8 C fragment repeated over the N/8 column groups; the N of an overload is twice the
+// size of its accumulator array. Inline PTX has no register-array syntax, so the operand lists are spelled
+// out once here (CF_WGMMA_REGS<n>: "%0, ..., %<n-1>", CF_WGMMA_ACC<n>: the matching "+f" operands) and
+// CF_WGMMA defines one wrapper per (type, N): the descriptors are operands n and n+1, `accumulate` n+2.
+//   tf32 k8: a core matrix row is 4 values of K.  f16 / bf16 k16: 8 values of K in the same 16 bytes, so a
+//   k16 step has the byte geometry of a TF32 k8 step (two core matrices along K, lbo apart) and takes the
+//   tensor core as long: twice the multiply-adds per instruction.
+#define CF_WGMMA_REGS32 \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define CF_WGMMA_ACC32(d) \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), \
+    "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), \
+    "+f"(d[30]), "+f"(d[31])
+#define CF_WGMMA_REGS44 CF_WGMMA_REGS32 ", " \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43"
+#define CF_WGMMA_ACC44(d) \
+    CF_WGMMA_ACC32(d), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), \
+    "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43])
+#define CF_WGMMA_REGS64 CF_WGMMA_REGS44 ", " \
+    "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, " \
+    "%60, %61, %62, %63"
+#define CF_WGMMA_ACC64(d) \
+    CF_WGMMA_ACC44(d), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), \
+    "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), \
+    "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define CF_WGMMA_REGS88 CF_WGMMA_REGS64 ", " \
+    "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+    "%80, %81, %82, %83, %84, %85, %86, %87"
+#define CF_WGMMA_ACC88(d) \
+    CF_WGMMA_ACC64(d), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), \
+    "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), \
+    "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), \
+    "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
+#define CF_WGMMA_REGS128 CF_WGMMA_REGS88 ", " \
+    "%88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, " \
+    "%104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, " \
+    "%120, %121, %122, %123, %124, %125, %126, %127"
+#define CF_WGMMA_ACC128(d) \
+    CF_WGMMA_ACC88(d), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), \
+    "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), \
+    "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), \
+    "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), \
+    "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), \
+    "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+#define CF_WGMMA(NAME, SHAPE_TYPES, NACC, DESC_OPS, PRED_OP, TAIL)                                              \
+    __device__ __forceinline__ void NAME(float (&d)[NACC], uint64_t desc_a, uint64_t desc_b, int accumulate) { \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " PRED_OP ", 0;\n"                                        \
+                     "wgmma.mma_async.sync.aligned." SHAPE_TYPES " {" CF_WGMMA_REGS##NACC "}, " DESC_OPS         \
+                     ", p, 1, 1" TAIL ";\n}\n"                                                                  \
+                     : CF_WGMMA_ACC##NACC(d) : "l"(desc_a), "l"(desc_b), "r"(accumulate));                    \
+    }
+CF_WGMMA(wgmma_tf32, "m64n64k8.f32.tf32.tf32",    32, "%32, %33",   "%34",  "")
+CF_WGMMA(wgmma_tf32, "m64n88k8.f32.tf32.tf32",    44, "%44, %45",   "%46",  "")
+CF_WGMMA(wgmma_tf32, "m64n128k8.f32.tf32.tf32",   64, "%64, %65",   "%66",  "")
+CF_WGMMA(wgmma_tf32, "m64n176k8.f32.tf32.tf32",   88, "%88, %89",   "%90",  "")
+CF_WGMMA(wgmma_tf32, "m64n256k8.f32.tf32.tf32",  128, "%128, %129", "%130", "")
+// 16-bit operands, K-major (imm-trans-a = imm-trans-b = 0). BF16: the TF32 + BF16 scheme's correction pass
+// (convfuse/splits.py); FP16: the 3xfp16 scheme (hi + lo parts, 11 significant bits each).
+CF_WGMMA(wgmma_bf16, "m64n64k16.f32.bf16.bf16",   32, "%32, %33",   "%34",  ", 0, 0")
+CF_WGMMA(wgmma_bf16, "m64n88k16.f32.bf16.bf16",   44, "%44, %45",   "%46",  ", 0, 0")
+CF_WGMMA(wgmma_f16,  "m64n64k16.f32.f16.f16",     32, "%32, %33",   "%34",  ", 0, 0")
+CF_WGMMA(wgmma_f16,  "m64n88k16.f32.f16.f16",     44, "%44, %45",   "%46",  ", 0, 0")
+CF_WGMMA(wgmma_f16,  "m64n176k16.f32.f16.f16",    88, "%88, %89",   "%90",  ", 0, 0")
+#undef CF_WGMMA
 
 // Two floats -> two BF16 (round to nearest even) in one 32-bit word, `lo` at the lower address.
 __device__ __forceinline__ uint32_t bf16x2(float lo, float hi) {
@@ -240,6 +149,106 @@ __device__ __forceinline__ unsigned short bf16_bits(float v) {
 // BF16; clamped here first, x_big * w_small stays finite like the other passes (see split_rounded).
 #define CF_BF16_MAX __uint_as_float(0x7f7f0000u)
 __device__ __forceinline__ float clamp_bf16_max(float x) { return fminf(fmaxf(x, -CF_BF16_MAX), CF_BF16_MAX); }
+
+// --- FP16 hi + lo parts: the 3xfp16 scheme (convfuse/splits.py) ------------------------------------------
+// x = hi + lo with hi = FP16(x), lo = FP16(x - hi): 22 significant bits, as split TF32. Per tap
+// x w = x_hi w_hi + (x_lo w_hi + x_hi w_lo); the dropped x_lo w_lo is 2^-22 relative. Products of two FP16
+// values are exact in the FP32 accumulator.
+#define CF_F32_INF __int_as_float(0x7f800000)
+__device__ __forceinline__ unsigned short f16_bits(float v) {
+    unsigned short r;
+    asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(r) : "f"(v));
+    return r;
+}
+__device__ __forceinline__ float f16_value(unsigned short h) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;\n" : "=f"(f) : "h"(h));
+    return f;
+}
+// Two floats -> two FP16 (round to nearest even) in one word, `lo` at the lower address (lower k), and back.
+__device__ __forceinline__ uint32_t f16x2(float lo, float hi) {
+    uint32_t r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+__device__ __forceinline__ float2 f16x2_value(uint32_t h) {
+    float2 f;
+    asm("{\n.reg .f16 a, b;\nmov.b32 {a, b}, %2;\ncvt.f32.f16 %0, a;\ncvt.f32.f16 %1, b;\n}\n"
+        : "=f"(f.x), "=f"(f.y) : "r"(h));
+    return f;
+}
+// Two values' hi parts and lo parts, each pair in one word. |v| >= 65520 makes hi Inf (and lo NaN or Inf),
+// as do Inf and NaN: every output that reads such a value is then non-finite, and the kernels recompute
+// exactly those outputs in FP32 (their fp32 paths).
+__device__ __forceinline__ void split_f16x2(float a, float b, uint32_t& hi, uint32_t& lo) {
+    hi = f16x2(a, b);
+    const float2 h = f16x2_value(hi);
+    lo = f16x2(a - h.x, b - h.y);
+}
+// FP16 has 5 exponent bits, so the weights are scaled by 2^e per call, e such that the largest finite |w|
+// lands just under 2^14 (exact; the sum is multiplied by 2^-e). Finite weights set the scale; Inf and NaN
+// stay what they are. Called by every thread of the block, with *smax zeroed and a barrier before it.
+__device__ __forceinline__ int f16_weight_exponent(const float* __restrict__ w, int n, unsigned* smax) {
+    float m = 0.0f;
+    for (int f = threadIdx.x; f < n; f += blockDim.x) {
+        const float a = fabsf(__ldg(w + f));
+        if (a < CF_F32_INF) m = fmaxf(m, a);
+    }
+    const unsigned mb = __reduce_max_sync(0xffffffffu, __float_as_uint(m));
+    if ((threadIdx.x & 31) == 0) atomicMax(smax, mb);
+    __syncthreads();
+    const float mx = __uint_as_float(*smax);
+    int E = 0;
+    if (mx > 0.0f) frexpf(mx, &E);          // mx < 2^E
+    return mx > 0.0f ? min(14 - E, 100) : 0;
+}
+// An operand descriptor whose lbo differs from the base's (desc_at's base has lbo 0): tap pairing puts the
+// second core matrix of a k16 step at another tap's window, `lbo` bytes on.
+__device__ __forceinline__ uint64_t desc_lbo(uint32_t lo, uint32_t hi, uint32_t byte_offset, uint32_t lbo) {
+    return ((uint64_t)hi << 32) | (lo + (byte_offset >> 4) + ((lbo >> 4) << 16));
+}
+
+// --- epilogue from the accumulators ----------------------------------------------------------------------
+// This thread's two output channels, accumulator rows 16*warp + gid and + 8 (the fragment above).
+__device__ __forceinline__ int acc_channel(int warp, int lane, int h) { return 16 * warp + (lane >> 2) + 8 * h; }
+// Their bias and epilogue parameter.
+__device__ __forceinline__ void channel_params(const float* __restrict__ bias, const float* __restrict__ param,
+                                               int warp, int lane, float (&bias_r)[2], float (&param_r)[2]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        bias_r[h] = __ldg(bias + acc_channel(warp, lane, h));
+        param_r[h] = __ldg(param + acc_channel(warp, lane, h));
+    }
+}
+
+// Stores one output row of a thread's accumulator tile: v[2j + e] = column 8j + 2tq + e of the row starting at
+// yq (column 2tq), lim = the row's columns in the output - 2tq. The caller computes all of a row's values
+// before its first store and calls this with one 64-bit address per row; the stores are predicated (a first
+// version branched per pixel pair and recomputed addresses: ~40 instructions per pair and only 2-way ILP
+// in the epilogue chain, conv3d SASS, H200 2026-11-29). A quad of lanes writes 32 contiguous bytes with
+// 8-byte streaming stores, or scalar ones where a row is not 8-byte aligned.
+template <int NJ>
+__device__ __forceinline__ void store_acc_row(float* yq, const float (&v)[2 * NJ], int lim) {
+#ifdef CF_ABL_NOSTORE
+    float sum = 0.0f;
+    for (int j = 0; j < 2 * NJ; ++j) sum += v[j];
+    if (sum == 1234.5f) *yq = sum;              // ablation: keeps the epilogue alive, stores (almost) nothing
+    return;
+#endif
+    if ((reinterpret_cast<uintptr_t>(yq) & 7) == 0) {
+#pragma unroll
+        for (int j = 0; j < NJ; ++j) {
+            if (8 * j + 1 < lim)  __stcs(reinterpret_cast<float2*>(yq + 8 * j), make_float2(v[2 * j], v[2 * j + 1]));
+            else if (8 * j < lim) __stcs(yq + 8 * j, v[2 * j]);
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < NJ; ++j) {
+            if (8 * j < lim)     __stcs(yq + 8 * j, v[2 * j]);
+            if (8 * j + 1 < lim) __stcs(yq + 8 * j + 1, v[2 * j + 1]);
+        }
+    }
+}
 
 // --- host side of the sm_90a launches ----------------------------------------------------------------------
 #include <string>

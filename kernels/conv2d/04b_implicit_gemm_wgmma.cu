@@ -265,21 +265,9 @@ __device__ __forceinline__ Operands operands(const float* sw, const float* sx) {
     return {a0, b0, (uint32_t)(a0 >> 32), (uint32_t)(b0 >> 32)};
 }
 
-// This thread's two output channels (16*warp + gid, + 8) are the same for every tile: their bias and
-// epilogue parameter live in registers.
-__device__ __forceinline__ void channel_params(const float* __restrict__ bias, const float* __restrict__ mult,
-                                               int warp, int lane, float (&bias_r)[2], float (&param_r)[2]) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int c = 16 * warp + (lane >> 2) + 8 * h;
-        bias_r[h] = __ldg(bias + c);
-        param_r[h] = __ldg(mult + c);
-    }
-}
-
-// Bias, epilogue and stores straight from the accumulators: acc[4j + 2h + e] = channel 16*warp + gid + 8h,
-// column 8j + 2tq + e (j = 0..10); a quad of lanes writes 32 contiguous bytes of a channel row with 8-byte
-// streaming stores (scalar where the row is not 8-byte aligned), predicated, one address per row.
+// Bias, epilogue and stores straight from the accumulators (store_acc_row, kernels/wgmma.cuh): acc[4j + 2h
+// + e] = channel 16*warp + gid + 8h, column 8j + 2tq + e (j = 0..10). The channels' bias and parameter are
+// the same for every tile: they live in registers (channel_params).
 __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float (&bias_r)[2],
                                            const float (&param_r)[2], float* __restrict__ y,
                                            const Geom& g, TileCoord tc, int warp, int lane) {
@@ -293,7 +281,6 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
 #pragma unroll
         for (int t = 0; t < TH; ++t) {
             if (tc.oh + t >= g.Ho) break;       // warp-uniform
-            float* yq = yc + t * g.Wo;
             float v[2 * NJ];
 #pragma unroll
             for (int j = 0; j < NJ; ++j) {
@@ -305,25 +292,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
                 v[2 * j + 1] = epilogue_conv2d(acc[4 * (NJ * t + j) + 2 * h + 1] + b, m);
 #endif
             }
-#ifdef CF_ABL_NOSTORE
-            float sum = 0.0f;
-            for (int j = 0; j < 2 * NJ; ++j) sum += v[j];
-            if (sum == 1234.5f) *yq = sum;      // keeps the epilogue alive, stores (almost) nothing
-            continue;
-#endif
-            if ((reinterpret_cast<uintptr_t>(yq) & 7) == 0) {
-#pragma unroll
-                for (int j = 0; j < NJ; ++j) {
-                    if (8 * j + 1 < lim)  __stcs(reinterpret_cast<float2*>(yq + 8 * j), make_float2(v[2 * j], v[2 * j + 1]));
-                    else if (8 * j < lim) __stcs(yq + 8 * j, v[2 * j]);
-                }
-            } else {
-#pragma unroll
-                for (int j = 0; j < NJ; ++j) {
-                    if (8 * j < lim)     __stcs(yq + 8 * j, v[2 * j]);
-                    if (8 * j + 1 < lim) __stcs(yq + 8 * j + 1, v[2 * j + 1]);
-                }
-            }
+            store_acc_row<NJ>(yc + t * g.Wo, v, lim);
         }
     }
 }

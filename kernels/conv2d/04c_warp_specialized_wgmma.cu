@@ -7,7 +7,7 @@
 //   loads and stages; two consumer warpgroups only issue wgmmas and run the epilogue. setmaxnreg moves
 //   registers to the consumers (56 producer / 224 consumer), which is what makes room for CF_3XF16's two
 //   accumulator sets. Per consumer, its 64 producer threads copy a chunk (8 channels x 4 rows x 88 pixels)
-//   with 4-byte cp.async into a raw buffer (no registers held while in flight, out-of-image pixels
+//   with cp.async (8 bytes: a pixel pair) into a raw buffer (no registers held while in flight, out-of-image pixels
 //   zero-filled), then convert it into a 2-stage ring in the MMAs' layout (a pixel's 8 channels per thread:
 //   conflict-free shared loads, two 16-byte stores); the next chunk's copies start as soon as the raw buffer
 //   is read. Named barriers hand the ring's stages over: FULL (producer arrives, consumer waits) and EMPTY
@@ -48,6 +48,11 @@
 //   (04b 1.67). A half-chunk pipeline (one half's copies in flight while the other half is staged, 4
 //   producer barriers per chunk instead of 2) was slower: 2.30 and 1.97 ms (notes/patches/
 //   conv2d_04c_half_chunk_producer.patch). ncu: 38 % of issue slots busy, 0.53 eligible warps per scheduler.
+//   ncu source-level samples: 29.6 % of all warp samples are consumers waiting at FULL, i.e. for the
+//   producer. 8-byte copies of pixel pairs (then the candidate CF_LD8, half the copy instructions): 3xfp16
+//   2.01 ms against 2.10, tf32 1.64 against 1.80 in one process (torch.compile 2.32); consumers at FULL
+//   26.3 %. Now the default: 3xfp16 2.00 ms, tf32 1.62 (04b 1.67, torch.compile 2.31) in one process, 2026-12-01
+//   06:2x UTC (results/device-logs/explore-2026-12-01c/).
 
 namespace cf04c {
 
@@ -94,12 +99,13 @@ constexpr int SMEM_FLOATS = ZFLOATS + WFLOATS + CONSUMERS * RAWF + CONSUMERS * S
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
 constexpr int ROUNDS = (XPIX + PTHREADS - 1) / PTHREADS;   // pixels per producer thread per chunk
 static_assert(XBUF % 4 == 0 && XW % 8 == 0, "16-byte aligned stages, core matrices of 8 rows");
+static_assert(TW % 2 == 0, "tile columns start even: 8-byte copies of pixel pairs");
 static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 block can have (227 KB)");
 
 struct Geom {
     int N, H, W, Ho, Wo;
     int tiles_x, tiles;
-    int xvec;    // CF_LD8: 8-byte copies legal (W even, x 8-byte aligned; tile columns start even)
+    int xvec;    // 8-byte copies legal (W even, x 8-byte aligned; tile columns start even)
 };
 
 struct TileCoord { int n, oh, ox0; };
@@ -126,97 +132,13 @@ template <int R> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile
 
 // SBO 128 B (core matrices 8 rows apart) for every operand here; lbo varies per wgmma.
 __device__ __forceinline__ uint64_t desc(uint32_t addr, uint32_t lbo) { return wgmma_desc(addr, lbo, 128); }
-__device__ __forceinline__ void wgmma_f16(float (&d)[44], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "setp.ne.b32 p, %46, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n88k16.f32.f16.f16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43"
-        "}, %44, %45, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43])
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-}
-
-__device__ __forceinline__ void wgmma_f16(float (&d)[88], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "setp.ne.b32 p, %90, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n176k16.f32.f16.f16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-        "%80, %81, %82, %83, %84, %85, %86, %87"
-        "}, %88, %89, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-}
-
-#define F32_INF __int_as_float(0x7f800000)
-__device__ __forceinline__ unsigned short f16_bits(float v) {
-    unsigned short r;
-    asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(r) : "f"(v));
-    return r;
-}
-__device__ __forceinline__ float f16_value(unsigned short h) {
-    float f;
-    asm("cvt.f32.f16 %0, %1;\n" : "=f"(f) : "h"(h));
-    return f;
-}
-
-// Two floats -> two FP16 (round to nearest even) in one word, `lo` at the lower address (lower k), and back.
-__device__ __forceinline__ uint32_t f16x2(float lo, float hi) {
-    uint32_t r;
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-}
-__device__ __forceinline__ float2 f16x2_value(uint32_t h) {
-    float2 f;
-    asm("{\n.reg .f16 a, b;\nmov.b32 {a, b}, %2;\ncvt.f32.f16 %0, a;\ncvt.f32.f16 %1, b;\n}\n"
-        : "=f"(f.x), "=f"(f.y) : "r"(h));
-    return f;
-}
-
 // Byte offset of tap t's window in a stage part: staged row kh, shifted by kw pixels.
 __host__ __device__ constexpr uint32_t tap_offset(int t) { return ((t / KS) * XW + t % KS) * 16; }
 
 #ifdef CF_3XF16
-// Weights, once per block: w * 2^e split into FP16 hi + lo, e chosen so max|w| 2^e < 2^14 (exact powers of
-// two; 2^-e is applied after the sum). Returns 2^-e.
+// Weights, once per block: w * 2^e split into FP16 hi + lo (f16_weight_exponent: max|w| 2^e < 2^14). Returns 2^-e.
 __device__ float stage_weights(float* sw, unsigned* smax, const float* __restrict__ w) {
-    float m = 0.0f;
-    for (int f = threadIdx.x; f < COUT * CIN * TAPS; f += THREADS) {
-        const float a = fabsf(__ldg(w + f));
-        if (a < F32_INF) m = fmaxf(m, a);   // finite weights set the scale; Inf and NaN stay what they are
-    }
-    const unsigned mb = __reduce_max_sync(0xffffffffu, __float_as_uint(m));
-    if ((threadIdx.x & 31) == 0) atomicMax(smax, mb);
-    __syncthreads();
-    const float mx = __uint_as_float(*smax);
-    int e = 0;
-    if (mx > 0.0f) {
-        int E;
-        frexpf(mx, &E);                     // mx < 2^E
-        e = min(14 - E, 100);
-    }
+    const int e = f16_weight_exponent(w, COUT * CIN * TAPS, smax);
     const float s = ldexpf(1.0f, e);
     unsigned short* h = reinterpret_cast<unsigned short*>(sw);
     // u = ((c*9 + t)*64 + co)*8 + ch  <-  w[co][8c + ch][t]; lo at c*9216 + t*512 + co*8 + ch, hi 4608 further
@@ -243,15 +165,15 @@ __device__ float stage_weights(float* sw, unsigned*, const float* __restrict__ w
 #endif
 
 // Producer, step 1: the chunk's 8 channels x XPIX staged pixels, global -> the consumer's raw buffer with
-// 4-byte cp.async (no registers held while they are in flight; out-of-image pixels zero-filled). Pixel
-// p = ptid + PTHREADS*r: consecutive threads, consecutive addresses. 64-bit base per chunk, 32-bit offsets
-// inside it (launch refuses 8 H W >= 2^31).
+// cp.async (no registers held while they are in flight; out-of-image pixels zero-filled): 8-byte copies of
+// pixel pairs where W is even and x 8-byte aligned (tile columns start at multiples of TW = 86, so a pair
+// is in the row or out of it whole), 4-byte copies of single pixels otherwise. Consecutive threads,
+// consecutive addresses. 64-bit base per chunk, 32-bit offsets inside it (launch refuses 8 H W >= 2^31).
 __device__ __forceinline__ void load_raw(float* raw, const float* __restrict__ x, const Geom& g, TileCoord tc,
                                          int chunk, int ptid) {
     const int hw = g.H * g.W;
     const float* xc = x + (long long)(tc.n * CIN + CHUNK * chunk) * hw;
-#ifdef CF_LD8
-    if (g.xvec) {    // candidate: pixel pairs, half the copies (pairs are both in the row or both out)
+    if (g.xvec) {
 #pragma unroll 1
         for (int r = 0; r < (XPIX / 2 + PTHREADS - 1) / PTHREADS; ++r) {
             const int p = 2 * (ptid + PTHREADS * r);
@@ -261,16 +183,12 @@ __device__ __forceinline__ void load_raw(float* raw, const float* __restrict__ x
                 const bool ok = ih < g.H && ix < g.W;
                 const float* src = xc + (ok ? ih * g.W + ix : 0);
 #pragma unroll
-                for (int c = 0; c < CHUNK; ++c)
-                    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n"
-                                 :: "r"(smem_addr(raw + c * XPIX + p)), "l"(src + (ok ? c * hw : 0)), "r"(ok ? 8 : 0)
-                                 : "memory");
+                for (int c = 0; c < CHUNK; ++c) cp_async8(raw + c * XPIX + p, src + (ok ? c * hw : 0), ok ? 8 : 0);
             }
         }
         cp_async_commit();
         return;
     }
-#endif
 #pragma unroll 1
     for (int r = 0; r < ROUNDS; ++r) {
         const int p = ptid + PTHREADS * r;
@@ -302,11 +220,7 @@ __device__ __forceinline__ void stage_chunk(float* xs, const float* raw, int pti
 #ifdef CF_3XF16
             uint32_t hi[4], lo[4];
 #pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                hi[q] = f16x2(v[2 * q], v[2 * q + 1]);
-                const float2 h = f16x2_value(hi[q]);
-                lo[q] = f16x2(v[2 * q] - h.x, v[2 * q + 1] - h.y);
-            }
+            for (int q = 0; q < 4; ++q) split_f16x2(v[2 * q], v[2 * q + 1], hi[q], lo[q]);
             *reinterpret_cast<uint4*>(xs + 4 * p) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
             *reinterpret_cast<uint4*>(xs + XPART + 4 * p) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
 #else
@@ -350,24 +264,12 @@ __device__ __forceinline__ void mma_chunk(float (&acc)[NACC], float (&)[NACC], u
 }
 #endif
 
-// This thread's two output channels (16*warp + gid, + 8): bias and epilogue parameter in registers (04b).
-__device__ __forceinline__ void channel_params(const float* __restrict__ bias, const float* __restrict__ mult,
-                                               int warp, int lane, float (&bias_r)[2], float (&param_r)[2]) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int c = 16 * warp + (lane >> 2) + 8 * h;
-        bias_r[h] = __ldg(bias + c);
-        param_r[h] = __ldg(mult + c);
-    }
-}
-
-// 04b's store_tile: acc[4(NJ t + j) + 2h + e] = channel 16*warp + gid + 8h, output row oh + t, column
-// 8j + 2tq + e; bias, epilogue, predicated 8-byte streaming stores (scalar where a row is not 8-byte aligned).
+// 04b's store_tile: bias, epilogue and stores from the accumulators (store_acc_row, kernels/wgmma.cuh).
 __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float (&bias_r)[2],
                                            const float (&param_r)[2], float* __restrict__ y,
                                            const Geom& g, TileCoord tc, int warp, int lane) {
     const int gid = lane >> 2, tq = lane & 3;
-    const int lim = min(TW, g.Wo - tc.ox0) - 2 * tq;
+    const int lim = min(TW, g.Wo - tc.ox0) - 2 * tq;     // pixel pair j is in the row when 8j < lim
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const int c = 16 * warp + gid + 8 * h;
@@ -375,27 +277,14 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
         float* yc = y + ((long long)(tc.n * COUT + c) * g.Ho + tc.oh) * g.Wo + tc.ox0 + 2 * tq;
 #pragma unroll
         for (int t = 0; t < TH; ++t) {
-            if (tc.oh + t >= g.Ho) break;
-            float* yq = yc + t * g.Wo;
+            if (tc.oh + t >= g.Ho) break;       // warp-uniform
             float v[2 * NJ];
 #pragma unroll
             for (int j = 0; j < NJ; ++j) {
                 v[2 * j]     = epilogue_conv2d(acc[4 * (NJ * t + j) + 2 * h] + b, m);
                 v[2 * j + 1] = epilogue_conv2d(acc[4 * (NJ * t + j) + 2 * h + 1] + b, m);
             }
-            if ((reinterpret_cast<uintptr_t>(yq) & 7) == 0) {
-#pragma unroll
-                for (int j = 0; j < NJ; ++j) {
-                    if (8 * j + 1 < lim)  __stcs(reinterpret_cast<float2*>(yq + 8 * j), make_float2(v[2 * j], v[2 * j + 1]));
-                    else if (8 * j < lim) __stcs(yq + 8 * j, v[2 * j]);
-                }
-            } else {
-#pragma unroll
-                for (int j = 0; j < NJ; ++j) {
-                    if (8 * j < lim)     __stcs(yq + 8 * j, v[2 * j]);
-                    if (8 * j + 1 < lim) __stcs(yq + 8 * j + 1, v[2 * j + 1]);
-                }
-            }
+            store_acc_row<NJ>(yc + t * g.Wo, v, lim);
         }
     }
 }
@@ -519,7 +408,7 @@ conv2d_ws_kernel(const float* __restrict__ x, const float* __restrict__ w, const
 #pragma unroll
             for (int i = 0; i < NACC; ++i) {
                 am[i] = (am[i] + ac[i]) * inv_scale;
-                bad |= !(fabsf(am[i]) < F32_INF);
+                bad |= !(fabsf(am[i]) < CF_F32_INF);
             }
             if (bad) {                           // an Inf or NaN input, or |x| >= 65520: this thread's outputs in FP32
                 fp32_tile(x, w, bias_r, param_r, y, g, tc, warp, lane);

@@ -19,6 +19,16 @@
 //                            w_small], K doubled; a BF16 k16 MMA costs what a TF32 k8 one does) and one
 //                            TF32 wgmma for x_big w_big: 54 wgmmas per tile instead of 81, in 3xtf32's
 //                            shared memory (a BF16 k16 operand has the byte geometry of a TF32 k8 one).
+//   -DCF_3XF16    3xfp16     the same accuracy in 1.5 passes, with conv2d 04c's FP16 hi + lo scheme (wgmma.cuh):
+//                            per tap one k16 wgmma for both corrections ([w_lo | w_hi] . [x_hi | x_lo]: the
+//                            tf32 build's descriptors, lbo one k-half), per tap pair one for the main products
+//                            ([w_hi(t) | w_hi(t+1)] . [x_hi(t) | x_hi(t+1)]: B's lbo is the distance between
+//                            the two taps' windows; tap 26 pairs with a zero tap 27 of A): 41 wgmmas per tile
+//                            where tf32+bf16 takes 54, in the tf32 build's shared memory (an FP16 pixel row
+//                            holds 8 channels), so 4 warpgroups fit as for tf32. One accumulator set: the 41
+//                            truncating adds stay under tf32+bf16's 54 (rel-L2 6.4e-7 measured for those).
+//                            Weights scaled by 2^e per call; a thread with a non-finite output (Inf or NaN
+//                            inputs or weights, |x| >= 65520) recomputes its outputs in FP32 (fp32_tile).
 //
 // GEMM mapping: M = Cout = 64 (wgmma's fixed M), N = output pixels, K = 27 taps x 8 channels (one k8
 //   step per tap). A = weights, resident in shared memory for the whole persistent block. B = the haloed
@@ -35,6 +45,7 @@
 //            4 channels are one 16-byte core-matrix row, 8 pixels one core matrix; sbo 128 B, lbo = one
 //            k-half. Tap shifts move the start address by whole 16-byte rows: legal without swizzle.
 //   tf32 (TH 1): 55,296 + 4 warpgroups x 18,496 = 129,280 B, 512 threads at 128 registers;
+//   3xfp16: weights [tap 0..27][lo, hi][co][8 channels FP16] 57,344 + 4 x 18,496 = 131,344 B, 512 threads;
 //   3xtf32: 2 x 55,296 + 3 warpgroups x 36,992 = 221,568 B, 384 threads at 168 registers.
 //   One block per SM.
 //
@@ -67,6 +78,12 @@
 //                   113 registers): 1.40 ms (4 warpgroups), 1.46 (3), 1.47 (TH 2, 3); 3xtf32 at 2 warpgroups
 //                   2.58; tf32+bf16 at 2 warpgroups 2.42. Slower everywhere: the loads were not the long link
 //                   (the ablations below), and the transpose adds a shared-memory round trip.
+//   -DCF_3XF16      (second session of the day, results/device-logs/explore-2026-12-01c/) 1.607 ms against
+//                   eager 10.11, torch.compile 5.83, tf32 1.276 and tf32+bf16 2.176 in one process; rel-L2 4.2e-7
+//                   and max-abs 4.5e-6 against float64 on every shape, correct on the first run; 41 HGMMA in SASS;
+//                   at 3 warpgroups 1.662. Predicted 1.5-1.7 ms: 41/27 of the tf32 build's MMA skeleton (0.52 ms)
+//                   plus the split's conversions in the staging, on a kernel whose tf32 build takes 1.28 ms.
+//                   Now the variant 04b_wgmma_3xfp16, conv3d's fastest FP32-accurate kernel.
 //   -DCF_OUT_SMEM   the epilogue writes the tile to shared memory and the warpgroup copies it out, one warp
 //                   per channel row, during the next tile's MMAs: 1.75 ms against 1.27, not understood at
 //                   the time of writing (notes/kernel_log.md).
@@ -113,6 +130,11 @@ constexpr int XPART = 2 * XHALF + 16;               // + 64 B: the discarded col
 constexpr int XBUF = PARTS * XPART;                 // floats per warpgroup
 constexpr int WTAP = 2 * COUT * 4;                  // floats per tap of A
 constexpr int WPART = TAPS * WTAP;
+#ifdef CF_3XF16
+constexpr int WFLOATS = (TAPS + 1) * WTAP;          // [w_lo | w_hi] FP16 per tap, and a zero tap 27
+#else
+constexpr int WFLOATS = PARTS * WPART;
+#endif
 #ifdef CF_RAW
 constexpr int XRAW = 2 * 4 * XD * XH * XW;          // the input tile as in global memory, cp.async target
 #else
@@ -124,7 +146,7 @@ constexpr int XOUT = COUT * TH * OPITCH;            // a warpgroup's output tile
 #else
 constexpr int XOUT = 0;
 #endif
-constexpr int SMEM_FLOATS = PARTS * WPART + WGS * (XBUF + XRAW + XOUT);
+constexpr int SMEM_FLOATS = WFLOATS + WGS * (XBUF + XRAW + XOUT) + 4;   // + the weights' max (CF_3XF16)
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
 constexpr int X_ITEMS = 2 * XD * XH * (XW / 4);     // (k-half, depth, row, 4-pixel quad) per tile
 static_assert(NMMA == 64 || NMMA == 128 || NMMA == 256, "wgmma N");
@@ -198,7 +220,17 @@ __device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ 
 // tf32: rounded. 3xtf32: big and small parts, each rounded, into parts 0 and 1. tf32+bf16: the TF32 big
 // part into part 0; part 1 is the BF16 operand of the correction pass, [k-half][pixel][8 channels]: k-half
 // 0 holds x_small, k-half 1 x_big, both rounded to BF16, this item's 4 channels at byte 8*half of the row.
+// 3xfp16: one part, [k-half][pixel][8 channels FP16], k-half 0 = x_hi, k-half 1 = x_lo.
 __device__ __forceinline__ void store_pixel(float* sx, int half, int pix, const float (&e)[4]) {
+#if defined(CF_3XF16)
+    // k-half 0 holds x_hi, k-half 1 x_lo, a pixel's 8 channels per 16-byte row: this item's 4 at byte 8*half
+    uint2 hi, lo;
+    split_f16x2(e[0], e[1], hi.x, lo.x);
+    split_f16x2(e[2], e[3], hi.y, lo.y);
+    float* h = sx + pix * 4 + 2 * half;
+    *reinterpret_cast<uint2*>(h) = hi;
+    *reinterpret_cast<uint2*>(h + XHALF) = lo;
+#else
     float* dst = sx + half * XHALF + pix * 4;
 #if defined(CF_3XTF32)
     float b[4], sm[4];
@@ -220,6 +252,7 @@ __device__ __forceinline__ void store_pixel(float* sx, int half, int pix, const 
         make_uint2(bf16x2(clamp_bf16_max(b[0]), clamp_bf16_max(b[1])), bf16x2(clamp_bf16_max(b[2]), clamp_bf16_max(b[3])));
 #else
     *reinterpret_cast<float4*>(dst) = make_float4(tf32_round(e[0]), tf32_round(e[1]), tf32_round(e[2]), tf32_round(e[3]));
+#endif
 #endif
 }
 
@@ -305,6 +338,9 @@ __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, c
     const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO), b0 = wgmma_desc(smem_addr(sx), B_LBO, SBO);
     const uint32_t alo = opaque((uint32_t)a0), blo = opaque((uint32_t)b0);
     const uint32_t ahi = (uint32_t)(a0 >> 32), bhi = (uint32_t)(b0 >> 32);
+#ifdef CF_3XF16
+    const uint32_t alo0 = alo - (A_LBO >> 4 << 16), blo0 = blo - (B_LBO >> 4 << 16);   // the bases with lbo 0
+#endif
     wgmma_fence();
 #pragma unroll
     for (int tap = 0; tap < TAPS; ++tap) {
@@ -323,10 +359,26 @@ __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, c
         const uint64_t da_c = desc_at(alo, ahi, WPART * 4 + aoff), db_c = desc_at(blo, bhi, XPART * 4 + boff);
         wgmma_bf16(acc, da_c, db_c, tap > 0);
         wgmma_tf32(acc, da, db, 1);
+#elif defined(CF_3XF16)
+        // both corrections, [w_lo | w_hi] . [x_hi | x_lo] (the tf32 geometry: A lbo 1 KB, B lbo one k-half);
+        // after each odd tap the main products of the pair, [w_hi(t-1) | w_hi(t)] . [x_hi(t-1) | x_hi(t)]:
+        // A's second core matrix 2 KB on, B's at the distance between the two taps' windows
+        wgmma_f16(acc, da, db, tap > 0);
+        if (tap % 2 == 1) {
+            const int t0 = tap - 1, kd0 = t0 / 9, kh0 = (t0 / 3) % 3, kw0 = t0 % 3;
+            const uint32_t boff0 = ((kd0 * XH + kh0) * XW + kw0) * 16;
+            wgmma_f16(acc, desc_lbo(alo0, ahi, t0 * WTAP * 4 + COUT * 16, WTAP * 4),
+                      desc_lbo(blo0, bhi, boff0, boff - boff0), 1);
+        }
 #else
         wgmma_tf32(acc, da, db, tap > 0);
 #endif
     }
+#ifdef CF_3XF16
+    // tap 26 pairs with the zero tap 27 of A; B's second core matrix is x_lo(26), finite wherever x_hi is
+    constexpr uint32_t boff26 = ((2 * XH + 2) * XW + 2) * 16;
+    wgmma_f16(acc, desc_lbo(alo0, ahi, 26 * WTAP * 4 + COUT * 16, WTAP * 4), desc_lbo(blo0, bhi, boff26, B_LBO), 1);
+#endif
     wgmma_commit();
 }
 __device__ __forceinline__ void mma_tile(float (&acc)[NACC], const float* sw, const float* sx) {
@@ -335,13 +387,10 @@ __device__ __forceinline__ void mma_tile(float (&acc)[NACC], const float* sw, co
     fence_operand(acc);
 }
 
-// Bias, epilogue and stores straight from the accumulators: a thread holds two adjacent pixels of a
-// channel row (acc[32t + 4j + 2h + e] = channel 16*warp + gid + 8h, output row oh0 + t, column 8j + 2tq + e),
-// so each quad of lanes writes 32 contiguous bytes with 8-byte streaming stores (scalar where the row
-// is not 8-byte aligned; at full size Wo = 62 keeps every row 8-byte aligned). A row's 16 values are
-// computed before any is stored and the stores are predicated, with one 64-bit address per row: a
-// first version branched per pixel pair and recomputed addresses, ~40 instructions per pair and only
-// 2-way ILP in the 13-instruction epilogue chain (SASS, H200 run of 2026-11-29).
+// Bias, epilogue and stores straight from the accumulators (store_acc_row, kernels/wgmma.cuh): a thread holds
+// two adjacent pixels of a channel row (acc[32t + 4j + 2h + e] = channel 16*warp + gid + 8h, output row
+// oh0 + t, column 8j + 2tq + e); each quad of lanes writes 32 contiguous bytes (Wo = 62 keeps every row
+// 8-byte aligned at full size).
 __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float* __restrict__ bias,
                                            const float* __restrict__ addend, float* __restrict__ y,
                                            const Geom& g, TileCoord tc, int warp, int lane) {
@@ -355,7 +404,6 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
 #pragma unroll
         for (int t = 0; t < TH; ++t) {
             if (tc.oh0 + t >= g.Ho) break;      // warp-uniform
-            float* yq = yc + t * g.Wo;
             float v[16];
 #pragma unroll
             for (int j = 0; j < 8; ++j) {
@@ -367,28 +415,38 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
                 v[2 * j + 1] = epilogue_conv3d(acc[32 * t + 4 * j + 2 * h + 1] + b, s);
 #endif
             }
-#ifdef CF_ABL_NOSTORE
-            float sum = 0.0f;
-            for (int j = 0; j < 16; ++j) sum += v[j];
-            if (sum == 1234.5f) *yq = sum;      // keeps the epilogue alive, stores (almost) nothing
-            continue;
-#endif
-            if ((reinterpret_cast<uintptr_t>(yq) & 7) == 0) {
-#pragma unroll
-                for (int j = 0; j < 8; ++j) {
-                    if (8 * j + 1 < lim)  __stcs(reinterpret_cast<float2*>(yq + 8 * j), make_float2(v[2 * j], v[2 * j + 1]));
-                    else if (8 * j < lim) __stcs(yq + 8 * j, v[2 * j]);
-                }
-            } else {
-#pragma unroll
-                for (int j = 0; j < 8; ++j) {
-                    if (8 * j < lim)     __stcs(yq + 8 * j, v[2 * j]);
-                    if (8 * j + 1 < lim) __stcs(yq + 8 * j + 1, v[2 * j + 1]);
-                }
-            }
+            store_acc_row<8>(yc + t * g.Wo, v, lim);
         }
     }
 }
+
+#ifdef CF_3XF16
+// The FP32 path of a tile whose FP16 parts cannot carry the input: each of this thread's outputs as a plain
+// FP32 dot product from global memory (slow; only non-finite or |x| >= 65520 inputs and non-finite weights
+// take it), so Inf and NaN propagate as in eager. A runtime loop: nothing else is live.
+__device__ __forceinline__ void fp32_tile(const float* __restrict__ x, const float* __restrict__ w,
+                                          const float* __restrict__ bias, const float* __restrict__ addend,
+                                          float* __restrict__ y, const Geom& g, TileCoord tc, int warp, int lane) {
+    const long long plane = (long long)g.H * g.W, cstride = (long long)g.D * plane;
+#pragma unroll 1
+    for (int i = 0; i < NACC; ++i) {
+        const int e = i & 1, h = (i >> 1) & 1, j = (i >> 2) % (XW / 8), t = (i >> 2) / (XW / 8);
+        const int col = 8 * j + 2 * (lane & 3) + e, co = acc_channel(warp, lane, h);
+        const int oh = tc.oh0 + t, ox = tc.ox0 + col;
+        if (oh >= g.Ho || col >= TW || ox >= g.Wo) continue;
+        const float* xp = x + tc.n * CIN * cstride + tc.od * plane + (long long)oh * g.W + ox;
+        float v = 0.0f;
+#pragma unroll 1
+        for (int ci = 0; ci < CIN; ++ci)
+#pragma unroll
+            for (int tap = 0; tap < TAPS; ++tap)
+                v = fmaf(__ldg(xp + ci * cstride + (tap / 9) * plane + ((tap / 3) % 3) * g.W + tap % 3),
+                         __ldg(w + (co * CIN + ci) * TAPS + tap), v);
+        y[(((long long)(tc.n * COUT + co) * g.Do + tc.od) * g.Ho + oh) * g.Wo + ox] =
+            epilogue_conv3d(v + __ldg(bias + co), __ldg(addend + co));
+    }
+}
+#endif
 
 
 #ifdef CF_OUT_SMEM
@@ -446,11 +504,30 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
     float* sw = smem;
     const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
     const int warp = tid >> 5, lane = threadIdx.x & 31;
-    float* sx = smem + PARTS * WPART + wg * (XBUF + XRAW + XOUT);
+    float* sx = smem + WFLOATS + wg * (XBUF + XRAW + XOUT);
 #ifdef CF_RAW
     float* sraw = sx + XBUF;
 #endif
 
+#ifdef CF_3XF16
+    // Weights, once per block: w * 2^e (f16_weight_exponent) as FP16 [tap 0..27][lo, hi][co][8 channels], 2 KB
+    // per tap: tap t's [w_lo | w_hi] is the A of its corrections, and w_hi(t) + 2 KB = w_hi(t + 1); tap 27 is
+    // zero. The warpgroups' buffers are zeroed once: the discarded columns read their last 64 bytes, and a
+    // NaN bit pattern there would send a thread to the FP32 path for nothing.
+    unsigned* smax = reinterpret_cast<unsigned*>(smem + SMEM_FLOATS - 4);
+    for (int i = WFLOATS + threadIdx.x; i < SMEM_FLOATS; i += THREADS) smem[i] = 0.0f;
+    __syncthreads();
+    const int wexp = f16_weight_exponent(w, COUT * CIN * TAPS, smax);
+    const float wscale = ldexpf(1.0f, wexp), inv_scale = ldexpf(1.0f, -wexp);
+    for (int u = threadIdx.x; u < (TAPS + 1) * COUT * CIN; u += THREADS) {
+        const int ch = u & 7, co = (u >> 3) & 63, tap = u >> 9;
+        const float v = tap < TAPS ? __ldg(w + (co * CIN + ch) * TAPS + tap) * wscale : 0.0f;
+        const unsigned short hi = f16_bits(v);
+        unsigned short* wt = reinterpret_cast<unsigned short*>(sw) + tap * 2 * COUT * 8 + co * 8 + ch;
+        wt[0] = f16_bits(v - f16_value(hi));
+        wt[COUT * 8] = hi;
+    }
+#else
     // Weights, once per block: element f = ((tap*2 + half)*64 + co)*4 + e  <-  w[co][4*half + e][tap].
     for (int f = threadIdx.x; f < WPART; f += THREADS) {
         const int e = f & 3, co = (f >> 2) & 63, half = (f >> 8) & 1, tap = f >> 9;
@@ -468,6 +545,7 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
         sw[f] = tf32_round(v);
 #endif
     }
+#endif
     fence_proxy_async();
     __syncthreads();
 
@@ -536,6 +614,21 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
         const int next = tile + stride;
 #ifndef CF_NO_PREFETCH
         if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);   // in flight during the epilogue
+#endif
+#ifdef CF_3XF16
+        bool bad = false;
+#pragma unroll
+        for (int i = 0; i < NACC; ++i) {
+            acc[i] *= inv_scale;
+            bad |= !(fabsf(acc[i]) < CF_F32_INF);
+        }
+        if (bad) {                               // an Inf or NaN input or weight, or |x| >= 65520
+            fp32_tile(x, w, bias, addend, y, g, tc, warp, lane);
+#ifdef CF_NO_PREFETCH
+            if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);
+#endif
+            continue;
+        }
 #endif
         store_tile(acc, bias, addend, y, g, tc, warp, lane);
 #ifdef CF_NO_PREFETCH
