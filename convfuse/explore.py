@@ -37,6 +37,9 @@ VERSIONS_04C = {
               "CF_LD8: 8-byte copies of pixel pairs"),
 }
 LOGS.update({k: v[0] for k, v in VERSIONS_04C.items()})
+# H200, 2026-12-01 06:15 UTC: conv3d's 04b_wgmma_3xfp16 (then new) at 4 and 3 warpgroups, and 04c with 8-byte
+# copies as its default, before that session's record.
+LOGS["explore-5"] = R.ROOT / "results" / "device-logs" / "explore-2026-12-01c" / "explore.log"
 
 # What each ablation switch removes (kernels/*/04b_implicit_gemm_wgmma.cu, "Ablation knobs")
 ABLATION_LABELS = {
