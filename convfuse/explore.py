@@ -40,6 +40,9 @@ LOGS.update({k: v[0] for k, v in VERSIONS_04C.items()})
 # H200, 2026-12-01 06:15 UTC: conv3d's 04b_wgmma_3xfp16 (then new) at 4 and 3 warpgroups, and 04c with 8-byte
 # copies as its default, before that session's record.
 LOGS["explore-5"] = R.ROOT / "results" / "device-logs" / "explore-2026-12-01c" / "explore.log"
+# 06:3x UTC, after the record: 04c TF32 with two accumulator sets taking tiles in turn (CF_PINGPONG; slower, not
+# kept: notes/patches/conv2d_04c_pingpong_accumulators.patch).
+LOGS["explore-6"] = R.ROOT / "results" / "device-logs" / "explore-2026-12-01c" / "explore_pingpong.log"
 
 # What each ablation switch removes (kernels/*/04b_implicit_gemm_wgmma.cu, "Ablation knobs")
 ABLATION_LABELS = {
