@@ -51,7 +51,8 @@ ABLATION_LABELS = {
     "CF_ABL_RAWEPI": "no epilogue math (acc + bias stored)",
     "CF_ABL_NOSTORE": "no output stores",
 }
-_VALUED = ("CF_TH", "CF_WGS", "CF_XBUFS", "CF_L2_PREFETCH", "CF_PUNROLL", "CF_PRODUCER_REGS", "CF_STAGES")       # knobs that take a number: -DCF_TH=2
+_VALUED = ("CF_TH", "CF_WGS", "CF_XBUFS", "CF_L2_PREFETCH", "CF_PUNROLL", "CF_PRODUCER_REGS", "CF_STAGES",
+           "CF_PRODUCERS")       # knobs that take a number: -DCF_TH=2
 
 _TIMING = re.compile(r"^(conv2d|conv3d) timing, median ms")
 _TIME_ROW = re.compile(r"^\s+(\S+)\s+([\d.]+)\s+\(([\d.]+)-([\d.]+)\)")

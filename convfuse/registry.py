@@ -93,7 +93,7 @@ def _hopper(problem: str) -> list[Variant]:
                         defines=("CF_3XF16",), **_SM90A)]
     if problem == "conv2d":
         out += [Variant("04c_ws_tf32", problem, "04c", "tf32", "fused",
-                        "04b with a producer warpgroup (cp.async into a raw buffer, then a 2-stage ring per consumer), TF32",
+                        "04b with two producer warpgroups (cp.async into a raw buffer, then a 2-stage ring per consumer), TF32",
                         defines=("CF_GELU_FAST",), **_SM90A_WS),
                 Variant("04c_ws_3xfp16", problem, "04c", "3xfp16", "fused",
                         "warp-specialised wgmma conv+epilogue, FP16 hi/lo operands, three products in 1.5 TF32 "

@@ -33,7 +33,8 @@
 //   memory (slow, and exact to FP32 and to eager's Inf/NaN propagation; only such inputs take it).
 //
 // Shared memory (TH 2, 2 consumers, 2 stages): zero block 1,024 B | weights 147,456 B | 2 raw buffers of
-//   11,264 B | 2 x 2 stages x 11,328 B | 16 B = 216,336 B; one block of 384 threads per SM.
+//   11,264 B | 2 x 2 stages x 11,328 B | 16 B = 216,336 B; one block per SM, of 384 threads (3xFP16) or 512
+//   (TF32: two producers).
 //   weights, TF32 build: as 04b, [k-step][k-half][co][4 channels]. CF_3XF16: per chunk [w_lo(tap 0..8)]
 //     [w_hi(tap 0..8)], each 1 KB = [co][8 channels FP16]: w_lo(t) + 9 KB = w_hi(t), w_hi(t) + 1 KB = w_hi(t+1).
 //   stage: [part][row 0..TH+1][pixel 0..87][16 B] (+ 64 B read only by discarded columns); TF32: parts are
@@ -53,6 +54,13 @@
 //   2.01 ms against 2.10, tf32 1.64 against 1.80 in one process (torch.compile 2.32); consumers at FULL
 //   26.3 %. Now the default: 3xfp16 2.00 ms, tf32 1.62 (04b 1.67, torch.compile 2.31) in one process, 2026-12-01
 //   06:2x UTC (results/device-logs/explore-2026-12-01c/).
+// Two producer warpgroups (CF_PRODUCERS, the TF32 build's default since 2026-12-01's third record): the samples
+//   say the consumers wait for one producer, so 256 producer threads (128 per consumer) at 48 registers, the
+//   consumers at 208, 512 threads per block. Predicted 1.35-1.45 ms (the FULL waits mostly gone); measured
+//   1.499 against 1.611 with one producer (04b 1.676, torch.compile 2.297), one process, 06:46 UTC
+//   (results/device-logs/explore-2026-12-01c/explore_producers.log): 7 % faster, less than predicted.
+//   The 3xFP16 build keeps one: its producer spills below 56 registers (ptxas: 112 B at 32, 180 B at 40), and
+//   its consumers need 224 for both accumulator sets.
 
 namespace cf04c {
 
@@ -70,23 +78,34 @@ constexpr int NACC = XW * TH / 2;        // accumulators per thread per set
 #ifndef CF_CONSUMERS
 #define CF_CONSUMERS 2
 #endif
+#ifndef CF_PRODUCERS
+#ifdef CF_3XF16
+#define CF_PRODUCERS 1                   // producer warpgroups; two would leave 3xFP16's consumers too few registers
+#else
+#define CF_PRODUCERS 2                   // TF32: 1.50 ms against 1.61 with one (H200, 2026-12-01)
+#endif
+#endif
 #ifndef CF_STAGES
 #define CF_STAGES 2                      // with a raw buffer per consumer, 3 would need 239 KB
 #endif
-constexpr int CONSUMERS = CF_CONSUMERS, STAGES = CF_STAGES;
-constexpr int THREADS = 128 * (1 + CONSUMERS);
-constexpr int PTHREADS = 128 / CONSUMERS;           // producer threads per consumer
+constexpr int CONSUMERS = CF_CONSUMERS, STAGES = CF_STAGES, PRODUCERS = CF_PRODUCERS;
+constexpr int THREADS = 128 * (PRODUCERS + CONSUMERS);
+constexpr int PTHREADS = 128 * PRODUCERS / CONSUMERS;   // producer threads per consumer
 constexpr int BAR_COUNT = PTHREADS + 128;           // threads meeting at one FULL or EMPTY barrier
 constexpr int KERNEL_REGS = (65536 / THREADS) & ~7; // what __launch_bounds__(THREADS, 1) allows
 #ifndef CF_PRODUCER_REGS
+#if CF_PRODUCERS == 1
 #define CF_PRODUCER_REGS 56              // 3xf16: 64 leaves the consumers 216 registers, and they spill
+#else
+#define CF_PRODUCER_REGS 48              // 40 spills 8 B (ptxas); the TF32 consumers get 208
+#endif
 #endif
 constexpr int PRODUCER_REGS = CF_PRODUCER_REGS;
-constexpr int CONSUMER_REGS = (KERNEL_REGS + (KERNEL_REGS - PRODUCER_REGS) / CONSUMERS) & ~7;
+constexpr int CONSUMER_REGS = ((THREADS * KERNEL_REGS - 128 * PRODUCERS * PRODUCER_REGS) / (128 * CONSUMERS)) & ~7;
 static_assert(KERNEL_REGS <= 256 && CONSUMER_REGS <= 256 && PRODUCER_REGS >= 24, "setmaxnreg range");
-static_assert(128 * PRODUCER_REGS + 128 * CONSUMERS * CONSUMER_REGS <= THREADS * KERNEL_REGS, "register pool");
+static_assert(128 * PRODUCERS * PRODUCER_REGS + 128 * CONSUMERS * CONSUMER_REGS <= THREADS * KERNEL_REGS, "register pool");
 static_assert(2 * CONSUMERS * STAGES + CONSUMERS <= 15, "named barriers 1..15");
-static_assert(128 % (32 * CONSUMERS) == 0, "whole producer warps per consumer");
+static_assert(PTHREADS % 32 == 0, "whole producer warps per consumer");
 
 constexpr int XPIX = XH * XW;                       // staged pixels per stage (352 at TH 2)
 constexpr int XPART = XPIX * 4;                     // floats per part (16 B per pixel)
@@ -340,10 +359,10 @@ conv2d_ws_kernel(const float* __restrict__ x, const float* __restrict__ w, const
     __syncthreads();
     const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
     const int stride = gridDim.x * CONSUMERS;
-    if (wg == 0) {
+    if (wg < PRODUCERS) {
         // ---- producer: PTHREADS threads per consumer: raw chunk i+1 in flight while chunk i is staged ----
         setmaxnreg_dec<PRODUCER_REGS>();
-        const int k = tid / PTHREADS, ptid = tid % PTHREADS;
+        const int k = threadIdx.x / PTHREADS, ptid = threadIdx.x % PTHREADS;
         float* raw = raws + k * RAWF;
         float* ring = sx + k * STAGES * XBUF;
         int tile = blockIdx.x * CONSUMERS + k, slot = 0;
@@ -369,7 +388,7 @@ conv2d_ws_kernel(const float* __restrict__ x, const float* __restrict__ w, const
     } else {
         // ---- consumer: MMAs from the ring, epilogue from the accumulators ------------------------------
         setmaxnreg_inc<CONSUMER_REGS>();
-        const int k = wg - 1, warp = tid >> 5, lane = threadIdx.x & 31;
+        const int k = wg - PRODUCERS, warp = tid >> 5, lane = threadIdx.x & 31;
         const uint32_t wa = smem_addr(sw);      // the zero block and this consumer's ring at fixed offsets from it
         const uint32_t ra = wa + (WFLOATS + CONSUMERS * RAWF + k * STAGES * XBUF) * 4;
         float am[NACC];
