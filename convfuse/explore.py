@@ -35,6 +35,9 @@ VERSIONS_04C = {
               "other is staged; 4 producer barriers per chunk instead of 2): not kept"),
     "04c-4": (LOG_DIR_04C / "explore8.log", "the committed file (04c-2 + the CF_LD8 switch), after the record; "
               "CF_LD8: 8-byte copies of pixel pairs"),
+    "04c-5": (R.ROOT / "results" / "device-logs" / "explore-2026-12-01c" / "explore_producers.log",
+              "8-byte copies by default; TF32 with two producer warpgroups (CF_PRODUCERS=2, 48 / 208 registers), "
+              "then made the TF32 build's default"),
 }
 LOGS.update({k: v[0] for k, v in VERSIONS_04C.items()})
 # H200, 2026-12-01 06:15 UTC: conv3d's 04b_wgmma_3xfp16 (then new) at 4 and 3 warpgroups, and 04c with 8-byte
