@@ -61,13 +61,13 @@ def _kernels(problem: str) -> list[Variant]:
     return _ladder(problem) + (_hopper(problem) if problem in HOPPER_PROBLEMS else [])
 
 
-# Step 04c (sm_90a, conv2d): 04b's GEMM in a warp-specialised block (a producer warpgroup, two consumers), in
-# TF32 and in 3xfp16, conv2d's FP32-accurate kernel (FP16 hi + lo parts; kernels/conv2d/04c_*.cu says why).
-# Step 04b (sm_90a wgmma): tf32 for both problems; FP32-accurate for conv3d only: 3xtf32, tf32+bf16 (a
-# TF32 pass and one BF16 pass for both corrections) and 3xfp16 (04c's FP16 hi + lo scheme). conv2d's split weights (295 KB either way) do not fit
-# an SM's shared memory next to anything; the CF_TF32BF16 candidate streams them per chunk, which ties the
-# warpgroups of a block to one pipeline (measured 2026-12-01: 4.6 ms, rel-L2 3.2e-6, over the FP32 bound;
-# kernels/conv2d/04b_implicit_gemm_wgmma.cu).
+# Step 04c (sm_90a, conv2d): 04b's GEMM in a warp-specialised block (producer warpgroups: two in TF32, one in
+# 3xfp16; two consumers), conv2d's FP32-accurate kernel in 3xfp16 (FP16 hi + lo parts; kernels/conv2d/04c_*.cu
+# says why). Step 04b (sm_90a wgmma): tf32 for both problems; FP32-accurate for conv3d only: 3xtf32, tf32+bf16
+# (a TF32 pass and one BF16 pass for both corrections) and 3xfp16 (04c's FP16 hi + lo scheme). conv2d's split
+# weights (295 KB either way) do not fit an SM's shared memory next to anything; the CF_TF32BF16 candidate
+# streams them per chunk, which ties the warpgroups of a block to one pipeline (measured 2026-12-01: 4.6 ms,
+# rel-L2 3.2e-6, over the FP32 bound; kernels/conv2d/04b_implicit_gemm_wgmma.cu).
 HOPPER_PROBLEMS = ("conv2d", "conv3d")
 _SM90A = dict(source="04b_implicit_gemm_wgmma", archs=("90a",), needs_cc=(9, 0),
               notes="sm_90a only (H100/H200); refused with a clear error on other GPUs")
