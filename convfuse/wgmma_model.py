@@ -1,7 +1,8 @@
-"""A CPU model of how conv2d 04c's `wgmma`s read their operands from shared memory: the byte images the
-kernel writes (weights, one staged chunk) and the matrix-descriptor arithmetic that reads them back,
-so that the layout and every descriptor offset of kernels/conv2d/04c_warp_specialized_wgmma.cu can be
-checked against a plain convolution without a GPU.
+"""A CPU model of how the 3xFP16 kernels' `wgmma`s read their operands from shared memory: the byte images
+the kernels write (weights, one staged chunk or tile) and the matrix-descriptor arithmetic that reads them
+back, so that the layouts and every descriptor offset of kernels/conv2d/04c_warp_specialized_wgmma.cu and
+of kernels/conv3d/04b_implicit_gemm_wgmma.cu (-DCF_3XF16) can be checked against a plain convolution
+without a GPU.
 
 Descriptor model (PTX ISA, wgmma, no-swizzle K-major): an operand of R rows x K is made of core matrices
 of 8 rows x 16 bytes; element (r, k) lies at start + (r // 8) * sbo + (k // per16) * lbo + (r % 8) * 16 +
@@ -100,3 +101,66 @@ def tile_3xfp16(x: np.ndarray, w: np.ndarray, n: int, oh: int, ox0: int) -> np.n
         b = operand(mem, xa, tap_offset(8), N, 16, 2)                        # [x_hi(0) | x_hi(8)]
         am += a @ b.T
     return (am + ac) * inv
+
+
+# --- conv3d 04b, -DCF_3XF16: one tile = 64 Cout x 64 columns of one output row (TH 1) -------------------
+C3_CIN, C3_TAPS = 8, 27
+C3_XW, C3_XD, C3_XH = 64, 3, 3      # staged pixels per row, staged depth slices and rows
+C3_HALF = C3_XD * C3_XH * C3_XW * 16                # bytes per k-half of the staged tile (x_hi, then x_lo)
+C3_WTAP = 2 * COUT * 16                             # bytes per tap of weights: [w_lo | w_hi], 1 KB each
+
+
+def c3_boff(t: int) -> int:
+    """Byte offset of tap t = (kd, kh, kw)'s window in a k-half: staged row (kd, kh), shifted by kw pixels."""
+    return (((t // 9) * C3_XH + (t // 3) % 3) * C3_XW + t % 3) * 16
+
+
+def c3_weight_image(w: np.ndarray) -> tuple[np.ndarray, float]:
+    """[tap 0..27][w_lo | w_hi][co][8 channels FP16], tap 27 zero, as conv3d 04b stages them; (bytes, 2^-e)."""
+    s = weight_scale(torch.from_numpy(w))
+    hi, lo = (p.mul(s).half().numpy() for p in split_fp16(torch.from_numpy(w), s))
+    img = np.zeros((C3_TAPS + 1) * C3_WTAP, np.uint8)
+    h = img.view(np.uint16)
+    for t in range(C3_TAPS):
+        blk = (slice(None), slice(None), t // 9, (t // 3) % 3, t % 3)          # [co][8 channels]
+        h[t * 1024:t * 1024 + 512] = lo[blk].reshape(-1).view(np.uint16)
+        h[t * 1024 + 512:t * 1024 + 1024] = hi[blk].reshape(-1).view(np.uint16)
+    return img, 1.0 / s
+
+
+def c3_stage_image(x: np.ndarray, n: int, od: int, oh: int, ox0: int) -> np.ndarray:
+    """One staged tile: [k-half x_hi | x_lo][depth][row][pixel][8 channels FP16], + 64 bytes read only by
+    discarded columns; pixels past the input are zeros."""
+    D, H, W = x.shape[2:]
+    img = np.zeros(2 * C3_HALF + 64, np.uint8)
+    d = np.arange(C3_XD)[:, None, None] + od
+    r = np.arange(C3_XH)[None, :, None] + oh
+    c = np.arange(C3_XW)[None, None, :] + ox0
+    ok = (d < D) & (r < H) & (c < W)
+    v = np.zeros((C3_XD, C3_XH, C3_XW, C3_CIN), np.float32)
+    full = x[n][:, np.minimum(d, D - 1), np.minimum(r, H - 1), np.minimum(c, W - 1)]   # [ci][d][r][c]
+    v[ok] = full.transpose(1, 2, 3, 0)[ok]
+    hi, lo = (p.half().numpy() for p in split_fp16(torch.from_numpy(v)))
+    img[:C3_HALF] = hi.reshape(-1).view(np.uint8)
+    img[C3_HALF:2 * C3_HALF] = lo.reshape(-1).view(np.uint8)
+    return img
+
+
+def c3_tile_3xfp16(x: np.ndarray, w: np.ndarray, n: int, od: int, oh: int, ox0: int) -> np.ndarray:
+    """The accumulator of one conv3d 04b 3xFP16 tile (64 Cout x 64 columns), conv without bias, computed the
+    way the kernel's 41 wgmmas read their operands (exact sums)."""
+    wimg, inv = c3_weight_image(w)
+    mem = np.concatenate([wimg, c3_stage_image(x, n, od, oh, ox0)])
+    xa, acc = len(wimg), np.zeros((COUT, C3_XW))
+    for t in range(C3_TAPS):
+        a = operand(mem, t * C3_WTAP, 1024, COUT, 16, 2)                       # [w_lo(t) | w_hi(t)]
+        b = operand(mem, xa + c3_boff(t), C3_HALF, C3_XW, 16, 2)               # [x_hi(t) | x_lo(t)]
+        acc += a @ b.T
+        if t % 2 == 1:                                                         # [w_hi(t-1) | w_hi(t)] . [x_hi(t-1) | x_hi(t)]
+            a = operand(mem, (t - 1) * C3_WTAP + 1024, C3_WTAP, COUT, 16, 2)
+            b = operand(mem, xa + c3_boff(t - 1), c3_boff(t) - c3_boff(t - 1), C3_XW, 16, 2)
+            acc += a @ b.T
+    a = operand(mem, 26 * C3_WTAP + 1024, C3_WTAP, COUT, 16, 2)                 # [w_hi(26) | 0 (tap 27)]
+    b = operand(mem, xa + c3_boff(26), C3_HALF, C3_XW, 16, 2)                  # [x_hi(26) | x_lo(26)]
+    acc += a @ b.T
+    return acc * inv
