@@ -18,7 +18,8 @@ Schemes:
   3xfp16        x_hi w_hi + x_lo w_hi + x_hi w_lo with FP16 parts (11 significant bits each, like TF32, at
                 twice the MMA rate: 1.5 TF32 passes of tensor time). FP16 has 5 exponent bits: the weights are
                 scaled by a power of two so that max|w| lands at 2^14 (exact, undone after the sum); the
-                input is not scaled (finite |x| > 65504 cannot split). conv2d 04c_ws_3xfp16.
+                input is not scaled (|x| >= 65520 rounds x_hi to Inf: the kernels' FP32 path). conv2d
+                04c_ws_3xfp16, conv3d 04b_wgmma_3xfp16.
 """
 from __future__ import annotations
 

@@ -336,8 +336,8 @@ def bounds_table() -> pd.DataFrame:
                             "tf32+bf16": "TF32 main product + one BF16 pass for both corrections "
                                          "(2 tensor passes), FP32-level accuracy",
                             "3xfp16": "FP16 hi + lo operands, 3 products (1.5 TF32 passes of tensor time), "
-                                      "main and corrections in separate FP32 accumulators; inputs with "
-                                      "|x| > 65504 take an FP32 path"}.get(p, "")}
+                                      "FP32 accumulate (main and corrections apart in conv2d 04c, one set in "
+                                      "conv3d 04b); inputs with |x| >= 65520 take an FP32 path"}.get(p, "")}
             for p, b in verify.BOUNDS.items()]
     rows.append({"precision": "KernelBench", "max abs err ≤": f"atol {verify.KERNELBENCH_TOL:g} + rtol "
                  f"{verify.KERNELBENCH_TOL:g}·|eager|", "rel L2 err ≤": "—",
