@@ -39,7 +39,23 @@ VERSIONS_04C = {
               "8-byte copies by default; TF32 with two producer warpgroups (CF_PRODUCERS=2, 48 / 208 registers), "
               "then made the TF32 build's default"),
 }
+# H200, 2026-12-01 from 10:21 UTC (the day's third session): the FP16-operand builds (CF_1XF16, registered as
+# 04c_ws_fp16 and conv3d's 04b_wgmma_fp16) and conv3d's single-pixel staging. Calls 1-3 and 5-6 ran kernel files
+# that were then changed (the headers of kernels/conv2d/04c_* and kernels/conv3d/04b_* say how); the committed
+# files are the record's of 10:52 UTC.
+LOG_DIR_D = R.ROOT / "results" / "device-logs" / "explore-2026-12-01d"
+VERSIONS_04C.update({
+    "04c-6": (LOG_DIR_D / "call1" / "explore.log", "CF_1XF16 (FP16 operands, 5 wgmmas per chunk) in 3xFP16's "
+              "weight layout with one raw buffer; CF_RNA_ADD (TF32 rounding as an add)"),
+    "04c-7": (LOG_DIR_D / "call3" / "explore.log", "FP16: w_hi-only weights (74 KB), CF_RAWS raw buffers per "
+              "consumer (a producer loop that computed the tile coordinates per chunk)"),
+    "04c-8": (LOG_DIR_D / "call5" / "explore.log", "FP16: tile coordinates once per tile, three stages, padding "
+              "for compute-sanitizer, and copies without the select per channel (not kept)"),
+    "04c-9": (LOG_DIR_D / "call6" / "explore.log", "copies without (default then) and with (CF_COPY_SEL) the "
+              "select per channel, one process: the select kept"),
+})
 LOGS.update({k: v[0] for k, v in VERSIONS_04C.items()})
+LOGS.update({"stage-pix": LOG_DIR_D / "call2" / "explore.log"})     # conv3d: single-pixel staging (CF_STAGE_PIX)
 # H200, 2026-12-01 06:15 UTC: conv3d's 04b_wgmma_3xfp16 (then new) at 4 and 3 warpgroups, and 04c with 8-byte
 # copies as its default, before that session's record.
 LOGS["explore-5"] = R.ROOT / "results" / "device-logs" / "explore-2026-12-01c" / "explore.log"
@@ -55,7 +71,7 @@ ABLATION_LABELS = {
     "CF_ABL_NOSTORE": "no output stores",
 }
 _VALUED = ("CF_TH", "CF_WGS", "CF_XBUFS", "CF_L2_PREFETCH", "CF_PUNROLL", "CF_PRODUCER_REGS", "CF_STAGES",
-           "CF_PRODUCERS")       # knobs that take a number: -DCF_TH=2
+           "CF_PRODUCERS", "CF_RAWS")       # knobs that take a number: -DCF_TH=2
 
 _TIMING = re.compile(r"^(conv2d|conv3d) timing, median ms")
 _TIME_ROW = re.compile(r"^\s+(\S+)\s+([\d.]+)\s+\(([\d.]+)-([\d.]+)\)")

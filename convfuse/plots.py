@@ -29,12 +29,13 @@ from .registry import ROOT  # noqa: E402
 FIGURES_DIR = ROOT / "figures"
 DPI = 110
 
-PRECISION_COLOR = {"fp32": "tab:blue", "tf32": "tab:orange", "3xtf32": "tab:green", "tf32+bf16": "tab:purple",
-                   "3xfp16": "tab:red"}
+PRECISION_COLOR = {"fp32": "tab:blue", "tf32": "tab:orange", "fp16": "tab:brown", "3xtf32": "tab:green",
+                   "tf32+bf16": "tab:purple", "3xfp16": "tab:red"}
 PROBLEM_MARKER = {"conv2d": "o", "conv3d": "s"}
-CEILING_STYLE = {"fp32": "-", "tf32": "--", "3xtf32": ":", "tf32+bf16": "-.", "3xfp16": (0, (3, 1, 1, 1, 1, 1))}
-CEILING_LABEL = {"fp32": "FP32", "tf32": "TF32", "3xtf32": "3xTF32 (TF32/3)", "tf32+bf16": "TF32+BF16 (TF32/2)",
-                 "3xfp16": "3xFP16 (FP16/3)"}
+CEILING_STYLE = {"fp32": "-", "tf32": "--", "fp16": (0, (5, 1)), "3xtf32": ":", "tf32+bf16": "-.",
+                 "3xfp16": (0, (3, 1, 1, 1, 1, 1))}
+CEILING_LABEL = {"fp32": "FP32", "tf32": "TF32", "fp16": "FP16 (2x TF32)", "3xtf32": "3xTF32 (TF32/3)",
+                 "tf32+bf16": "TF32+BF16 (TF32/2)", "3xfp16": "3xFP16 (FP16/3)"}
 
 
 def figures_dir() -> Path:
@@ -110,7 +111,7 @@ def predicted_points(gpu: T.GPU, problems=None, variants=None) -> list[dict]:
 def _label(key: str) -> str:
     """Short point labels: the step number for kernels, the reference name otherwise."""
     if key[:2].isdigit():
-        return key.split("_")[0] + {"3xtf32": "·3x", "tf32bf16": "·t+b", "3xfp16": "·3xh", "tf32": "·tf32"}.get(key.rsplit("_", 1)[-1], "")
+        return key.split("_")[0] + {"3xtf32": "·3x", "tf32bf16": "·t+b", "3xfp16": "·3xh", "fp16": "·h", "tf32": "·tf32"}.get(key.rsplit("_", 1)[-1], "")
     return key
 
 

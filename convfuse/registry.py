@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 KERNELS = ROOT / "kernels"
 
 # Precision classes (DESIGN.md): what the arithmetic is, and so which verification bound applies.
-PRECISIONS = ("fp32", "tf32", "3xtf32", "tf32+bf16", "3xfp16")
+PRECISIONS = ("fp32", "tf32", "fp16", "3xtf32", "tf32+bf16", "3xfp16")
 
 
 @dataclass(frozen=True)
@@ -61,10 +61,12 @@ def _kernels(problem: str) -> list[Variant]:
     return _ladder(problem) + (_hopper(problem) if problem in HOPPER_PROBLEMS else [])
 
 
-# Step 04c (sm_90a, conv2d): 04b's GEMM in a warp-specialised block (producer warpgroups: two in TF32, one in
-# 3xfp16; two consumers), conv2d's FP32-accurate kernel in 3xfp16 (FP16 hi + lo parts; kernels/conv2d/04c_*.cu
+# Step 04c (sm_90a, conv2d): 04b's GEMM in a warp-specialised block (producer warpgroups: two in TF32 and fp16,
+# one in 3xfp16; two consumers), conv2d's FP32-accurate kernel in 3xfp16 (FP16 hi + lo parts; kernels/conv2d/04c_*.cu
 # says why). Step 04b (sm_90a wgmma): tf32 for both problems; FP32-accurate for conv3d only: 3xtf32, tf32+bf16
-# (a TF32 pass and one BF16 pass for both corrections) and 3xfp16 (04c's FP16 hi + lo scheme). conv2d's split
+# (a TF32 pass and one BF16 pass for both corrections) and 3xfp16 (04c's FP16 hi + lo scheme). fp16 on both: FP16
+# operands alone, TF32's precision class at half its tensor time (conv2d 1.20 ms against TF32's 1.48; conv3d 1.38
+# against 1.26, slower: H200 record of 2026-12-01 10:52 UTC). conv2d's split
 # weights (295 KB either way) do not fit an SM's shared memory next to anything; the CF_TF32BF16 candidate
 # streams them per chunk, which ties the warpgroups of a block to one pipeline (measured 2026-12-01: 4.6 ms,
 # rel-L2 3.2e-6, over the FP32 bound; kernels/conv2d/04b_implicit_gemm_wgmma.cu).
@@ -90,7 +92,11 @@ def _hopper(problem: str) -> list[Variant]:
                 Variant("04b_wgmma_3xfp16", problem, "04b", "3xfp16", "fused",
                         "implicit-GEMM conv+epilogue on Hopper wgmma, FP16 hi/lo operands, three products in "
                         "1.5 TF32 passes of tensor time (FP32 accuracy)",
-                        defines=("CF_3XF16",), **_SM90A)]
+                        defines=("CF_3XF16",), **_SM90A),
+                Variant("04b_wgmma_fp16", problem, "04b", "fp16", "fused",
+                        "implicit-GEMM conv+epilogue on Hopper wgmma, FP16 operands (TF32's precision, half "
+                        "its tensor time)",
+                        defines=("CF_1XF16",), **_SM90A)]
     if problem == "conv2d":
         out += [Variant("04c_ws_tf32", problem, "04c", "tf32", "fused",
                         "04b with two producer warpgroups (cp.async into a raw buffer, then a 2-stage ring per consumer), TF32",
@@ -98,7 +104,11 @@ def _hopper(problem: str) -> list[Variant]:
                 Variant("04c_ws_3xfp16", problem, "04c", "3xfp16", "fused",
                         "warp-specialised wgmma conv+epilogue, FP16 hi/lo operands, three products in 1.5 TF32 "
                         "passes of tensor time (FP32 accuracy)",
-                        defines=("CF_3XF16",), **_SM90A_WS)]
+                        defines=("CF_3XF16",), **_SM90A_WS),
+                Variant("04c_ws_fp16", problem, "04c", "fp16", "fused",
+                        "warp-specialised wgmma conv+epilogue, FP16 operands (TF32's precision, half its "
+                        "tensor time)",
+                        defines=("CF_GELU_FAST", "CF_1XF16"), **_SM90A_WS)]
     return out
 
 
@@ -118,6 +128,14 @@ CANDIDATES = (
     # conv3d: the stores cost 0.26 ms (ablation); staged through shared memory and copied out during the
     # next tile's MMAs instead: 1.75 vs 1.27 ms, slower (notes/kernel_log.md, 2026-12-01)
     ("conv3d", "04b_wgmma_tf32", ("CF_OUT_SMEM",)),
+    # H200, 2026-12-01 from 10:21 UTC (results/device-logs/explore-2026-12-01d/; kernel headers say why): single-pixel
+    # staging wins for the split builds (now their default; CF_STAGE_QUAD is the former) and loses for tf32
+    ("conv3d", "04b_wgmma_tf32", ("CF_STAGE_PIX",)),                     # 1.460 vs 1.272
+    ("conv3d", "04b_wgmma_3xfp16", ("CF_STAGE_QUAD",)),                  # 1.631 vs 1.461
+    ("conv3d", "04b_wgmma_tf32", ("CF_EPI_FOLD",)),                      # 1.257 vs 1.260
+    ("conv3d", "04b_wgmma_tf32", ("CF_RNA_ADD",)),                       # 1.295 vs 1.260
+    ("conv2d", "04c_ws_tf32", ("CF_RNA_ADD",)),                          # 1.526 vs 1.519
+    ("conv2d", "04c_ws_fp16", ("CF_RAWS=1",)),                           # 1.472 vs 1.375 (explore-3: two stages, a producer loop since restructured)
 )
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
 ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE"),

@@ -10,6 +10,8 @@ does (rel-L2 and max-abs).
 
 Schemes:
   tf32          x_big * w_big: the 04 tf32 kernels.
+  fp16          x_hi * w_hi in FP16 (TF32's 11 significant bits at twice the MMA rate: half a TF32 pass of
+                tensor time; weights scaled as for 3xfp16): conv2d 04c_ws_fp16, conv3d 04b_wgmma_fp16.
   3xtf32        + x_small * w_big + x_big * w_small, all TF32: the 04 / 04b 3xtf32 kernels (three passes).
   tf32+bf16     x_big * w_big in TF32, and both correction products in ONE BF16 pass of twice the K
                 ([x_small | x_big] . [w_big ; w_small], parts rounded to BF16). A BF16 k16 MMA takes the
@@ -73,6 +75,8 @@ def weight_scale(w: torch.Tensor) -> float:
 
 
 def _passes(scheme: str, x: torch.Tensor, w: torch.Tensor):
+    if scheme == "fp16":
+        return [(split_fp16(x)[0], split_fp16(w, weight_scale(w))[0])]
     if scheme == "3xfp16":
         xh, xl = split_fp16(x)
         wh, wl = split_fp16(w, weight_scale(w))
@@ -90,7 +94,7 @@ def _passes(scheme: str, x: torch.Tensor, w: torch.Tensor):
     raise ValueError(f"unknown scheme {scheme!r}; known: {', '.join(SCHEMES)}")
 
 
-SCHEMES = ("tf32", "3xtf32", "tf32+bf16", "3xfp16")
+SCHEMES = ("tf32", "fp16", "3xtf32", "tf32+bf16", "3xfp16")
 
 
 class _Given(torch.nn.Module):

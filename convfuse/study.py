@@ -30,6 +30,20 @@ EPILOGUE_GOAL = 0.9     # step 02: the epilogue alone at >= 90 % of the copy ban
 # the tensor-core goals on the H200 (issue 5 of the study: TF32 and FP32-accurate 3xTF32 kernels)
 TF32_GOAL_MS = {"conv2d": 1.2, "conv3d": 0.8}
 XTF32_GOAL_MS = {"conv2d": 3.0, "conv3d": 2.0}
+# ... and the same-run ratios the issue states beside them: (x eager, x torch.compile), None where it states none
+TF32_GOAL_RATIOS = {"conv2d": (4.3, 2.0), "conv3d": (12.8, 7.0)}
+XTF32_GOAL_RATIOS = {"conv2d": (1.7, None), "conv3d": (5.0, None)}
+
+
+def goal_verdict(rec: dict, goal_ms: float, ratios: tuple) -> str:
+    """'met', or what is missed: the ms figure and each same-run ratio (x eager, x torch.compile) of the goal."""
+    missed = []
+    if rec["median_ms"] > goal_ms:
+        missed.append(f"{rec['median_ms']:.3f} ms > {goal_ms} ms")
+    for field, target, name in zip(("speedup_vs_eager", "speedup_vs_compile"), ratios, ("eager", "torch.compile")):
+        if target is not None and rec.get(field) is not None and rec[field] < target:
+            missed.append(f"{rec[field]:.2f}× {name} < {target}×")
+    return "met" if not missed else "missed (" + "; ".join(missed) + ")"
 
 
 # --- which run ------------------------------------------------------------------------------------
@@ -332,6 +346,9 @@ def bounds_table() -> pd.DataFrame:
     rows = [{"precision": p, "max abs err ≤": b[0] if b[0] is not None else "—", "rel L2 err ≤": b[1],
              "arithmetic": {"fp32": "IEEE FP32 FMAs (CUDA cores)",
                             "tf32": "TF32 operands (10-bit mantissa), FP32 accumulate (tensor cores)",
+                            "fp16": "FP16 operands (TF32's 10-bit mantissa at twice its MMA rate; weights scaled by "
+                                    "a power of two per call), FP32 accumulate; inputs with |x| >= 65520 take an "
+                                    "FP32 path",
                             "3xtf32": "split-TF32: 3 TF32 MMAs per product, FP32-level accuracy",
                             "tf32+bf16": "TF32 main product + one BF16 pass for both corrections "
                                          "(2 tensor passes), FP32-level accuracy",

@@ -24,8 +24,9 @@ EPILOGUE_FLOPS = {"conv2d": 1 + 1 + 2 + 5, "conv3d": 1 + 2 + 1 + 2 + 5}
 # Tensor-core passes over K, in units of one TF32 pass: 3xTF32 issues three TF32 MMAs per product; the
 # TF32 + BF16-correction scheme (convfuse/splits.py; conv3d 04b_wgmma_tf32bf16) one TF32 pass and one BF16
 # pass of twice the K, and a BF16 k16 MMA takes the tensor core as long as a TF32 k8 one. 3xFP16 (conv2d
-# 04c_ws_3xfp16, conv3d 04b_wgmma_3xfp16): three FP16 products, each at twice the TF32 rate.
-TENSOR_PASSES = {"tf32": 1, "3xtf32": 3, "tf32+bf16": 2, "3xfp16": 1.5}
+# 04c_ws_3xfp16, conv3d 04b_wgmma_3xfp16): three FP16 products, each at twice the TF32 rate. FP16 (conv2d
+# 04c_ws_fp16, conv3d 04b_wgmma_fp16): one FP16 product, TF32's precision at twice its rate.
+TENSOR_PASSES = {"tf32": 1, "fp16": 0.5, "3xtf32": 3, "tf32+bf16": 2, "3xfp16": 1.5}
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ BOUNDS = {
     "tf32+bf16": (1e-4, 2e-6),
     "3xfp16": (1e-4, 2e-6),
     "tf32": (None, 1e-3),
+    "fp16": (None, 1e-3),       # FP16 operands: TF32's 11 significant bits, TF32's bound
 }
 # The classes held to the FP32 bounds: IEEE FP32 itself and the split schemes on tensor cores.
 FP32_ACCURATE = tuple(p for p, b in BOUNDS.items() if b == BOUNDS["fp32"])

@@ -101,6 +101,14 @@ __device__ __forceinline__ float epilogue_conv3d(float acc, float sum_c) {
     v = fmin_nan(fmax_nan(v, -1.0f), 1.0f);
     return gelu_clamped(v);
 }
+// The same on a scaled accumulator with the bias b and sum s folded per channel (bs = b + s, b2s = 0.2 b + s):
+// leaky(scale acc + b) + s = max(scale acc + bs, 0.2 scale acc + b2s), two FFMA and one FMNMX where the form
+// above takes FADD, FMUL, FMNMX, FADD (and an FMUL to undo a weight scale). Rounding: an ulp from eager's order.
+__device__ __forceinline__ float epilogue_conv3d_folded(float acc, float scale, float bs, float b2s) {
+    float v = fmaxf(fmaf(acc, scale, bs), fmaf(acc, 0.2f * scale, b2s));
+    v = fmin_nan(fmax_nan(v, -1.0f), 1.0f);
+    return gelu_clamped(v);
+}
 
 __device__ __forceinline__ float4 ld_global_f4(const float* p) {
     return __ldg(reinterpret_cast<const float4*>(p));

@@ -55,6 +55,13 @@ __device__ __forceinline__ uint64_t desc_at(uint32_t lo, uint32_t hi, uint32_t b
 }
 
 __device__ __forceinline__ float tf32_round(float v) { return __uint_as_float(to_tf32(v)); }
+// cvt.rna up to the 13 low bits, for an operand only the tensor core reads (it ignores those bits): half a TF32
+// ulp added to the bits, 2 SASS instructions where cvt.rna takes 4. +-Inf reads as itself; NaN is left as it is
+// (a payload in the top mantissa bits would carry into the sign). Only the CF_RNA_ADD candidates use it: H200,
+// 2026-12-01, conv3d 04b 1.295 against 1.260 ms, conv2d 04c 1.526 against 1.519 (kernel headers).
+__device__ __forceinline__ float tf32_round_mma(float v) {
+    return __uint_as_float(__float_as_uint(v) + (v == v ? 0x1000u : 0u));
+}
 // 3xtf32 split done once per staged element, so both parts are rounded (cvt.rna), unlike split_tf32's
 // per-MMA truncation. Non-finite x as in split_tf32: big from x clamped to +-TF32_MAX, so +-Inf travels in
 // the small part (a_big * Inf has eager's sign) and NaN too.
@@ -204,6 +211,20 @@ __device__ __forceinline__ int f16_weight_exponent(const float* __restrict__ w, 
 }
 // An operand descriptor whose lbo differs from the base's (desc_at's base has lbo 0): tap pairing puts the
 // second core matrix of a k16 step at another tap's window, `lbo` bytes on.
+// Whether an accumulator is Inf or NaN, from their sum (8 partial sums: 31 FADDs, 6 deep, where a check per
+// accumulator takes two instructions each): an Inf or NaN product (an input or weight FP16 cannot carry) makes
+// the sum non-finite; so does a finite overflow of the sum, and the FP32 path serves that tile correctly too.
+template <int N>
+__device__ __forceinline__ bool acc_nonfinite(const float (&acc)[N]) {
+    static_assert(N % 8 == 0, "whole partial sums");
+    float part[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) part[i] = acc[i];
+#pragma unroll
+    for (int i = 8; i < N; ++i) part[i & 7] += acc[i];
+    const float sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+    return !(fabsf(sum) < CF_F32_INF);
+}
 __device__ __forceinline__ uint64_t desc_lbo(uint32_t lo, uint32_t hi, uint32_t byte_offset, uint32_t lbo) {
     return ((uint64_t)hi << 32) | (lo + (byte_offset >> 4) + ((lbo >> 4) << 16));
 }

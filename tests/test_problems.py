@@ -17,6 +17,9 @@ def test_kernelbench_definitions():
     assert tuple(m3.sum_tensor.shape) == (64, 1, 1, 1) and tuple(m3.conv.weight.shape) == (64, 8, 3, 3, 3)
 
 
+# atol 1e-10: float64 on the CPU differed from the chain by 2.1e-11 (relative 1.3e-11, 51 of 4,480 outputs) in two
+# of about fifteen runs, both while the machine was loaded (torch 2.13 CPU, 2026-12-01); the others matched to
+# 4e-16. The cause was not found. A wrong step of the chain differs by 1e-3 or more.
 @torch.no_grad()
 def test_models_compute_the_documented_chain():
     torch.manual_seed(0)
@@ -25,7 +28,7 @@ def test_models_compute_the_documented_chain():
     c = F.conv2d(x, m.conv.weight, m.conv.bias) * m.multiplier
     c = torch.where(c > 0, c, 0.01 * c)
     want = 0.5 * c * (1 + torch.erf(c / 2**0.5))
-    torch.testing.assert_close(m(x), want, rtol=0, atol=1e-12)
+    torch.testing.assert_close(m(x), want, rtol=0, atol=1e-10)
 
     m = P.CONV3D.make_model(seed=1, dtype=torch.float64)
     x = torch.randn(2, 8, 5, 6, 7, dtype=torch.float64)
@@ -33,7 +36,7 @@ def test_models_compute_the_documented_chain():
     c = torch.where(c > 0, c, 0.2 * c) + m.sum_tensor
     c = c.clamp(-1, 1)
     want = 0.5 * c * (1 + torch.erf(c / 2**0.5))
-    torch.testing.assert_close(m(x), want, rtol=0, atol=1e-12)
+    torch.testing.assert_close(m(x), want, rtol=0, atol=1e-10)
 
 
 @pytest.mark.parametrize("prob", P.PROBLEMS.values(), ids=list(P.PROBLEMS))

@@ -40,6 +40,8 @@ def test_schemes_against_the_fp32_bound(problem, shape):
     for scheme in ("3xtf32", "tf32+bf16", "3xfp16"):
         assert err[scheme]["rel_l2"] <= 2e-6 and err[scheme]["max_abs"] <= 1e-4, (scheme, err[scheme])
     assert err["3xtf32"]["rel_l2"] < err["tf32+bf16"]["rel_l2"] < err["tf32"]["rel_l2"] / 100
+    # FP16 operands have TF32's 11 significant bits: TF32's error, not FP32's
+    assert err["tf32"]["rel_l2"] / 1.5 < err["fp16"]["rel_l2"] < 1.5 * err["tf32"]["rel_l2"], (err["fp16"], err["tf32"])
 
 
 def test_fp16_split_keeps_22_bits_and_the_weight_scale_is_a_power_of_two():

@@ -22,3 +22,12 @@ def test_warpgroup_budget_counts_tiles_and_mma_time():
 
 def test_warpgroup_budget_without_a_record_is_none():
     assert study.warpgroup_budget(study.empty_run(), "conv3d", "04b_wgmma_tf32", 1, 62, 4, 64, 27) is None
+
+
+def test_goal_verdict_needs_the_ms_figure_and_every_stated_ratio():
+    rec = {"median_ms": 1.20006, "speedup_vs_eager": 4.138, "speedup_vs_compile": 1.916}
+    v = study.goal_verdict(rec, 1.2, (4.3, 2.0))
+    assert v.startswith("missed") and "1.200 ms > 1.2 ms" in v and "4.14× eager < 4.3×" in v and "torch.compile" in v
+    assert study.goal_verdict({"median_ms": 1.1, "speedup_vs_eager": 4.5, "speedup_vs_compile": 2.1}, 1.2, (4.3, 2.0)) == "met"
+    # a ratio the goal does not state is not checked
+    assert study.goal_verdict({"median_ms": 1.9, "speedup_vs_eager": 5.2, "speedup_vs_compile": 3.0}, 2.0, (5.0, None)) == "met"

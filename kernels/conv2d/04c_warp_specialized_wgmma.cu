@@ -53,7 +53,7 @@
 //   producer. 8-byte copies of pixel pairs (then the candidate CF_LD8, half the copy instructions): 3xfp16
 //   2.01 ms against 2.10, tf32 1.64 against 1.80 in one process (torch.compile 2.32); consumers at FULL
 //   26.3 %. Now the default: 3xfp16 2.00 ms, tf32 1.62 (04b 1.67, torch.compile 2.31) in one process, 2026-12-01
-//   06:2x UTC (results/device-logs/explore-2026-12-01c/).
+//   06:15 UTC (results/device-logs/explore-2026-12-01c/).
 // Two producer warpgroups (CF_PRODUCERS, the TF32 build's default since 2026-12-01's third record): the samples
 //   say the consumers wait for one producer, so 256 producer threads (128 per consumer) at 48 registers, the
 //   consumers at 208, 512 threads per block. Predicted 1.35-1.45 ms (the FULL waits mostly gone); measured
@@ -61,8 +61,36 @@
 //   (results/device-logs/explore-2026-12-01c/explore_producers.log): 7 % faster, less than predicted.
 //   The 3xFP16 build keeps one: its producer spills below 56 registers (ptxas: 112 B at 32, 180 B at 40), and
 //   its consumers need 224 for both accumulator sets.
+//
+// CF_1XF16 (precision "fp16", the variant 04c_ws_fp16): x and w in FP16 alone, TF32's 11 significant bits at twice
+//   its MMA rate, so a TF32-class kernel rather than a TF32 one. 3xFP16's main products without the corrections: 5
+//   wgmmas per chunk where TF32 takes 9; the producer converts 8 channels to one 16-byte row per pixel (4 cvt)
+//   where TF32 rounds 8 values (4 instructions each) into two rows. Weights w_hi only, [chunk][tap][co][8 channels]
+//   (73,728 B), so two raw buffers per consumer (CF_RAWS: chunks i+1 and i+2 in flight while i is staged) and three
+//   ring stages of half the size fit: 1,024 + 73,728 + 4 x 11,264 + 2 x 3 x 5,696 + 16 = 154,000 B, plus 2,752 B
+//   of padding for compute-sanitizer (SANITIZER_PAD). Range as 3xFP16: weights scaled per call; a non-finite sum
+//   of a consumer thread's accumulators (acc_nonfinite, wgmma.cuh) sends its outputs of the tile to the FP32 path.
+//   Two producer warpgroups, as TF32.
+//   Measured on the H200, 2026-12-01 from 10:21 UTC (results/device-logs/explore-2026-12-01d/, one process per
+//   call): one raw buffer and two stages 1.431 and 1.411 ms against TF32 1.519 and 1.497; three stages 1.425 and
+//   1.411 (no change then); with one producer 1.493. Then two raw buffers: 1.375 (one: 1.472, three: 1.388 in the
+//   same process; that call's producer loop, since restructured, also made TF32 slower: 1.606), and with three
+//   stages 1.339: the default. With the producer's next-tile coordinates computed once per tile (not per chunk):
+//   1.196 ms in the record of 10:39 UTC, where compute-sanitizer flagged the last stage (SANITIZER_PAD). Copies
+//   without the select per channel in load_raw: 1.262 against 1.219 (fp16), 1.492 against 1.515 (TF32) in one
+//   process; not kept. CF_RNA_ADD (TF32 rounding by adding half an ulp to the bits, tf32_round_mma): TF32
+//   1.526 against 1.519, no change.
 
 namespace cf04c {
+
+#if defined(CF_3XF16) || defined(CF_1XF16)
+#define CF_F16_OPERANDS                  // FP16 weights (scaled per call) and inputs; the FP32 path for the rest
+#endif
+#ifdef CF_RNA_ADD
+#define CF_TF32_STAGE tf32_round_mma
+#else
+#define CF_TF32_STAGE tf32_round
+#endif
 
 constexpr int CIN = 64, COUT = 64, KS = 3, TAPS = KS * KS;
 constexpr int CHUNK = 8, NCHUNK = CIN / CHUNK;
@@ -86,7 +114,11 @@ constexpr int NACC = XW * TH / 2;        // accumulators per thread per set
 #endif
 #endif
 #ifndef CF_STAGES
+#ifdef CF_1XF16
+#define CF_STAGES 3                      // FP16 stages are half the size: 1.34 ms against 1.38 with 2 (H200, 2026-12-01)
+#else
 #define CF_STAGES 2                      // with a raw buffer per consumer, 3 would need 239 KB
+#endif
 #endif
 constexpr int CONSUMERS = CF_CONSUMERS, STAGES = CF_STAGES, PRODUCERS = CF_PRODUCERS;
 constexpr int THREADS = 128 * (PRODUCERS + CONSUMERS);
@@ -109,12 +141,36 @@ static_assert(PTHREADS % 32 == 0, "whole producer warps per consumer");
 
 constexpr int XPIX = XH * XW;                       // staged pixels per stage (352 at TH 2)
 constexpr int XPART = XPIX * 4;                     // floats per part (16 B per pixel)
+#ifdef CF_1XF16
+constexpr int XBUF = XPART + 16;                    // one stage: x in FP16, a pixel's 8 channels per 16 B
+#else
 constexpr int XBUF = 2 * XPART + 16;                // one stage (+ 64 B for the discarded columns)
+#endif
 constexpr int KSTEPS = NCHUNK * TAPS;
+#ifdef CF_1XF16
+constexpr int WFLOATS = KSTEPS * COUT * 4;          // 18,432 floats = 73,728 B: FP16 w_hi only
+#else
 constexpr int WFLOATS = KSTEPS * 2 * COUT * 4;      // 36,864 floats = 147,456 B, TF32 or FP16 hi + lo
+#endif
 constexpr int ZFLOATS = COUT * 4;                   // the zero block: 64 rows x 16 B
 constexpr int RAWF = CHUNK * XPIX;                  // one chunk as loaded: [channel][row][pixel] FP32
-constexpr int SMEM_FLOATS = ZFLOATS + WFLOATS + CONSUMERS * RAWF + CONSUMERS * STAGES * XBUF + 4;
+#ifndef CF_RAWS
+#ifdef CF_1XF16
+#define CF_RAWS 2                        // raw buffers per consumer: chunk i+2's copies in flight while i is staged
+#else
+#define CF_RAWS 1                        // TF32 and 3xFP16: a second would need 250 KB
+#endif
+#endif
+constexpr int RAWS = CF_RAWS;
+#ifdef CF_1XF16
+// compute-sanitizer's memcheck takes a wgmma operand to span N x K elements from its start address (5,632 B here),
+// where the MMA reads 2 x 22 core matrices lbo apart: from a window 2,816 B into the last stage that would pass the
+// allocation's end (14 "invalid __shared__ read" reports, H200 2026-12-01). 2,752 B of padding keep it inside.
+constexpr int SANITIZER_PAD = 688;
+#else
+constexpr int SANITIZER_PAD = 0;
+#endif
+constexpr int SMEM_FLOATS = ZFLOATS + WFLOATS + CONSUMERS * RAWS * RAWF + CONSUMERS * STAGES * XBUF + 4 + SANITIZER_PAD;
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
 constexpr int ROUNDS = (XPIX + PTHREADS - 1) / PTHREADS;   // pixels per producer thread per chunk
 static_assert(XBUF % 4 == 0 && XW % 8 == 0, "16-byte aligned stages, core matrices of 8 rows");
@@ -154,7 +210,20 @@ __device__ __forceinline__ uint64_t desc(uint32_t addr, uint32_t lbo) { return w
 // Byte offset of tap t's window in a stage part: staged row kh, shifted by kw pixels.
 __host__ __device__ constexpr uint32_t tap_offset(int t) { return ((t / KS) * XW + t % KS) * 16; }
 
-#ifdef CF_3XF16
+#ifdef CF_1XF16
+// Weights, once per block: w * 2^e (f16_weight_exponent: max|w| 2^e < 2^14) in FP16, [chunk][tap][co][8 channels],
+// 1 KB per (chunk, tap): w(t) + 1 KB = w(t + 1). Returns 2^-e.
+__device__ float stage_weights(float* sw, unsigned* smax, const float* __restrict__ w) {
+    const int e = f16_weight_exponent(w, COUT * CIN * TAPS, smax);
+    const float s = ldexpf(1.0f, e);
+    unsigned short* h = reinterpret_cast<unsigned short*>(sw);
+    for (int u = threadIdx.x; u < COUT * CIN * TAPS; u += THREADS) {
+        const int ch = u & 7, co = (u >> 3) & 63, ct = u >> 9, c = ct / TAPS, t = ct - c * TAPS;
+        h[u] = f16_bits(__ldg(w + (co * CIN + CHUNK * c + ch) * TAPS + t) * s);
+    }
+    return ldexpf(1.0f, -e);
+}
+#elif defined(CF_F16_OPERANDS)
 // Weights, once per block: w * 2^e split into FP16 hi + lo (f16_weight_exponent: max|w| 2^e < 2^14). Returns 2^-e.
 __device__ float stage_weights(float* sw, unsigned* smax, const float* __restrict__ w) {
     const int e = f16_weight_exponent(w, COUT * CIN * TAPS, smax);
@@ -242,11 +311,14 @@ __device__ __forceinline__ void stage_chunk(float* xs, const float* raw, int pti
             for (int q = 0; q < 4; ++q) split_f16x2(v[2 * q], v[2 * q + 1], hi[q], lo[q]);
             *reinterpret_cast<uint4*>(xs + 4 * p) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
             *reinterpret_cast<uint4*>(xs + XPART + 4 * p) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
+#elif defined(CF_1XF16)
+            *reinterpret_cast<uint4*>(xs + 4 * p) =
+                make_uint4(f16x2(v[0], v[1]), f16x2(v[2], v[3]), f16x2(v[4], v[5]), f16x2(v[6], v[7]));
 #else
             *reinterpret_cast<float4*>(xs + 4 * p) =
-                make_float4(tf32_round(v[0]), tf32_round(v[1]), tf32_round(v[2]), tf32_round(v[3]));
+                make_float4(CF_TF32_STAGE(v[0]), CF_TF32_STAGE(v[1]), CF_TF32_STAGE(v[2]), CF_TF32_STAGE(v[3]));
             *reinterpret_cast<float4*>(xs + XPART + 4 * p) =
-                make_float4(tf32_round(v[4]), tf32_round(v[5]), tf32_round(v[6]), tf32_round(v[7]));
+                make_float4(CF_TF32_STAGE(v[4]), CF_TF32_STAGE(v[5]), CF_TF32_STAGE(v[6]), CF_TF32_STAGE(v[7]));
 #endif
         }
     }
@@ -271,6 +343,20 @@ __device__ __forceinline__ void mma_chunk(float (&am)[NACC], float (&ac)[NACC], 
     wgmma_f16(am, desc(za, wc + 9216 + 8 * 1024 - za), desc(xa, tap_offset(8)), 1);
     wgmma_commit();
 }
+#elif defined(CF_1XF16)
+// One chunk in FP16 (x and w_hi, 11 significant bits as TF32): 3xfp16's main products alone, per tap pair
+// [w_hi(t) | w_hi(t+1)] . [x(t) | x(t+1)] and tap 8 as [0 | w_hi(8)] . [x(0) | x(8)]: 5 wgmmas where TF32 needs 9.
+__device__ __forceinline__ void mma_chunk(float (&am)[NACC], float (&)[NACC], uint32_t za, uint32_t wa,
+                                          uint32_t xa, int chunk) {
+    const uint32_t wc = wa + chunk * 9216;           // this chunk's w(tap 0..8)
+    wgmma_fence();
+#pragma unroll
+    for (int t = 1; t < TAPS; t += 2)
+        wgmma_f16(am, desc(wc + (t - 1) * 1024, 1024),
+                  desc(xa + tap_offset(t - 1), tap_offset(t) - tap_offset(t - 1)), chunk > 0 || t > 1);
+    wgmma_f16(am, desc(za, wc + 8 * 1024 - za), desc(xa, tap_offset(8)), 1);
+    wgmma_commit();
+}
 #else
 __device__ __forceinline__ void mma_chunk(float (&acc)[NACC], float (&)[NACC], uint32_t, uint32_t wa,
                                           uint32_t xa, int chunk) {
@@ -286,7 +372,7 @@ __device__ __forceinline__ void mma_chunk(float (&acc)[NACC], float (&)[NACC], u
 // 04b's store_tile: bias, epilogue and stores from the accumulators (store_acc_row, kernels/wgmma.cuh).
 __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float (&bias_r)[2],
                                            const float (&param_r)[2], float* __restrict__ y,
-                                           const Geom& g, TileCoord tc, int warp, int lane) {
+                                           const Geom& g, TileCoord tc, int warp, int lane, float scale = 1.0f) {
     const int gid = lane >> 2, tq = lane & 3;
     const int lim = min(TW, g.Wo - tc.ox0) - 2 * tq;     // pixel pair j is in the row when 8j < lim
 #pragma unroll
@@ -300,16 +386,22 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
             float v[2 * NJ];
 #pragma unroll
             for (int j = 0; j < NJ; ++j) {
+#ifdef CF_1XF16
+                v[2 * j]     = epilogue_conv2d(fmaf(acc[4 * (NJ * t + j) + 2 * h], scale, b), m);
+                v[2 * j + 1] = epilogue_conv2d(fmaf(acc[4 * (NJ * t + j) + 2 * h + 1], scale, b), m);
+#else
+                (void)scale;
                 v[2 * j]     = epilogue_conv2d(acc[4 * (NJ * t + j) + 2 * h] + b, m);
                 v[2 * j + 1] = epilogue_conv2d(acc[4 * (NJ * t + j) + 2 * h + 1] + b, m);
+#endif
             }
             store_acc_row<NJ>(yc + t * g.Wo, v, lim);
         }
     }
 }
 
-#ifdef CF_3XF16
-// The FP32 path of a tile whose input FP16 cannot split: one output as a plain FP32 dot product.
+#ifdef CF_F16_OPERANDS
+// The FP32 path of a tile whose input FP16 cannot carry: one output as a plain FP32 dot product.
 __device__ __forceinline__ float direct_conv(const float* __restrict__ x, const float* __restrict__ w, const Geom& g,
                                           int n, int co, int oh, int ox) {
     const long long cstride = (long long)g.H * g.W;
@@ -348,7 +440,7 @@ conv2d_ws_kernel(const float* __restrict__ x, const float* __restrict__ w, const
     float* zero = smem;                                  // first: every other operand lies after it (lbo > 0)
     float* sw = smem + ZFLOATS;
     float* raws = sw + WFLOATS;
-    float* sx = raws + CONSUMERS * RAWF;
+    float* sx = raws + CONSUMERS * RAWS * RAWF;
     unsigned* smax = reinterpret_cast<unsigned*>(sx + CONSUMERS * STAGES * XBUF);
     for (int i = threadIdx.x; i < ZFLOATS; i += THREADS) zero[i] = 0.0f;
     for (int i = threadIdx.x; i < CONSUMERS * STAGES * XBUF; i += THREADS) sx[i] = 0.0f;   // pads stay 0
@@ -363,9 +455,10 @@ conv2d_ws_kernel(const float* __restrict__ x, const float* __restrict__ w, const
         // ---- producer: PTHREADS threads per consumer: raw chunk i+1 in flight while chunk i is staged ----
         setmaxnreg_dec<PRODUCER_REGS>();
         const int k = threadIdx.x / PTHREADS, ptid = threadIdx.x % PTHREADS;
-        float* raw = raws + k * RAWF;
         float* ring = sx + k * STAGES * XBUF;
         int tile = blockIdx.x * CONSUMERS + k, slot = 0;
+#if CF_RAWS == 1
+        float* raw = raws + k * RAWF;
         if (tile < g.tiles) load_raw(raw, x, g, tile_coord(g, tile), 0, ptid);
 #pragma unroll 1
         for (; tile < g.tiles; tile += stride) {
@@ -384,13 +477,46 @@ conv2d_ws_kernel(const float* __restrict__ x, const float* __restrict__ w, const
                 slot = slot + 1 == STAGES ? 0 : slot + 1;
             }
         }
+#else
+        // RAWS raw buffers in turn: the copies of chunks i+1 .. i+RAWS-1 in flight while chunk i is staged. One
+        // commit group per chunk (an empty one past the last) keeps cp.async.wait_group's count exact.
+        float* raw0 = raws + k * RAWS * RAWF;
+        int buf = 0, next_tile = tile, next_chunk = 0;   // the next chunk to copy
+        TileCoord ntc = tile_coord(g, next_tile);
+        auto copy_next = [&](int b) {
+            if (next_tile < g.tiles) load_raw(raw0 + b * RAWF, x, g, ntc, next_chunk, ptid);
+            else cp_async_commit();
+            if (++next_chunk == NCHUNK) {
+                next_chunk = 0;
+                next_tile += stride;
+                ntc = tile_coord(g, next_tile);
+            }
+        };
+        for (int b = 0; b < RAWS; ++b) copy_next(b);
+#pragma unroll 1
+        for (; tile < g.tiles; tile += stride) {
+#pragma unroll 1
+            for (int chunk = 0; chunk < NCHUNK; ++chunk) {
+                cp_async_wait<RAWS - 1>();
+                producer_sync(k);                        // every thread's copies of this chunk have landed
+                bar_sync(empty_bar(k, slot));
+                stage_chunk(ring + slot * XBUF, raw0 + buf * RAWF, ptid);
+                fence_proxy_async();
+                bar_arrive(full_bar(k, slot));
+                producer_sync(k);                        // the raw buffer is read: refill it
+                copy_next(buf);
+                buf = buf + 1 == RAWS ? 0 : buf + 1;
+                slot = slot + 1 == STAGES ? 0 : slot + 1;
+            }
+        }
+#endif
         for (int s = 0; s < STAGES; ++s) bar_sync(empty_bar(k, s));   // the consumer's last releases
     } else {
         // ---- consumer: MMAs from the ring, epilogue from the accumulators ------------------------------
         setmaxnreg_inc<CONSUMER_REGS>();
         const int k = wg - PRODUCERS, warp = tid >> 5, lane = threadIdx.x & 31;
         const uint32_t wa = smem_addr(sw);      // the zero block and this consumer's ring at fixed offsets from it
-        const uint32_t ra = wa + (WFLOATS + CONSUMERS * RAWF + k * STAGES * XBUF) * 4;
+        const uint32_t ra = wa + (WFLOATS + CONSUMERS * RAWS * RAWF + k * STAGES * XBUF) * 4;
         float am[NACC];
 #ifdef CF_3XF16
         float ac[NACC];
@@ -433,10 +559,17 @@ conv2d_ws_kernel(const float* __restrict__ x, const float* __restrict__ w, const
                 fp32_tile(x, w, bias_r, param_r, y, g, tc, warp, lane);
                 continue;
             }
+            store_tile(am, bias_r, param_r, y, g, tc, warp, lane);
+#elif defined(CF_1XF16)
+            if (acc_nonfinite(am)) {             // an Inf or NaN input or weight, or |x| >= 65520
+                fp32_tile(x, w, bias_r, param_r, y, g, tc, warp, lane);
+                continue;
+            }
+            store_tile(am, bias_r, param_r, y, g, tc, warp, lane, inv_scale);
 #else
             (void)inv_scale;
-#endif
             store_tile(am, bias_r, param_r, y, g, tc, warp, lane);
+#endif
         }
     }
 #endif

@@ -29,6 +29,11 @@
 //                            truncating adds stay under tf32+bf16's 54 (rel-L2 6.4e-7 measured for those).
 //                            Weights scaled by 2^e per call; a thread with a non-finite output (Inf or NaN
 //                            inputs or weights, |x| >= 65520) recomputes its outputs in FP32 (fp32_tile).
+//   -DCF_1XF16    fp16       x and w in FP16 alone: TF32's 11 significant bits at twice its MMA rate, a TF32-class
+//                            kernel rather than a TF32 one. 3xfp16's main products without the corrections: 14
+//                            wgmmas per tile where tf32 takes 27; weights scaled and the FP32 path as for 3xfp16 (a
+//                            non-finite sum of the accumulators sends the tile there: acc_nonfinite, wgmma.cuh); the
+//                            scale is undone in the folded epilogue's FFMAs (CF_EPI_FOLD). Measured slower than tf32.
 //
 // GEMM mapping: M = Cout = 64 (wgmma's fixed M), N = output pixels, K = 27 taps x 8 channels (one k8
 //   step per tap). A = weights, resident in shared memory for the whole persistent block. B = the haloed
@@ -46,6 +51,7 @@
 //            k-half. Tap shifts move the start address by whole 16-byte rows: legal without swizzle.
 //   tf32 (TH 1): 55,296 + 4 warpgroups x 18,496 = 129,280 B, 512 threads at 128 registers;
 //   3xfp16: weights [tap 0..27][lo, hi][co][8 channels FP16] 57,344 + 4 x 18,496 = 131,344 B, 512 threads;
+//   fp16: the 3xfp16 layout, its hi halves only used;
 //   3xtf32: 2 x 55,296 + 3 warpgroups x 36,992 = 221,568 B, 384 threads at 168 registers.
 //   One block per SM.
 //
@@ -88,6 +94,24 @@
 //                   per channel row, during the next tile's MMAs: 1.75 ms against 1.27, not understood at
 //                   the time of writing (notes/kernel_log.md).
 //
+// Measured on the H200, 2026-12-01 from 10:21 UTC (third session of the day; scripts/check_variant.py, one process
+//   per call, medians; results/device-logs/explore-2026-12-01d/):
+//   -DCF_1XF16      predicted 1.0-1.15 ms (half the tensor time; staging 153 and MMA issue 89 instructions shorter per
+//                   thread and tile); measured 1.378 and 1.384 against tf32 1.260 and 1.272: slower, so wrong. Under
+//                   ncu, clocks locked at 1.35 GHz, it was 2 % faster (1.57 vs 1.60 ms, 15 % fewer instructions); at
+//                   the timed clocks it is not, and why is open. Registered as 04b_wgmma_fp16, a measured negative.
+//   CF_STAGE_PIX    a thread stages single pixels of one k-half for all 9 rows (load_input above): 128-byte loads per
+//                   warp and conflict-free 16-byte shared stores, where the 4-pixel items store with a 64-byte lane
+//                   stride (4 wavefronts per 8 lanes). Split builds, two parts stored per pixel: 3xfp16 1.461 against
+//                   1.631 with 4-pixel items, 3xtf32 2.148 against 2.318, tf32+bf16 1.972 against 2.214, so it is their
+//                   default (CF_STAGE_QUAD restores the items). tf32 1.460 against 1.272 and fp16 1.508 against 1.384:
+//                   36 four-byte loads per thread instead of 9 sixteen-byte ones; at ncu's locked clocks tf32 took
+//                   1.63 ms either way, L1 throughput 58 % instead of 74 %.
+//   CF_EPI_FOLD     bias and sum folded into the leaky ReLU (epilogue_conv3d_folded, one instruction fewer per output):
+//                   1.257 against 1.260 ms, no change.
+//   CF_RNA_ADD      TF32 rounding by adding half an ulp to the bits (tf32_round_mma, 2 instructions instead of 4):
+//                   1.295 against 1.260, slower with 66 fewer staging instructions per thread and tile.
+//
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory, CF_ABL_RAWEPI
 //   stores acc + bias without the epilogue, CF_ABL_NOSTORE computes the epilogue but stores nothing; the
@@ -101,6 +125,21 @@
 //   outputs that are never stored.
 
 namespace cf04b {
+
+#if defined(CF_3XF16) || defined(CF_1XF16)
+#define CF_F16_OPERANDS                  // FP16 weights (scaled per call) and inputs; the FP32 path for the rest
+#endif
+#if !defined(CF_STAGE_PIX) && !defined(CF_STAGE_QUAD) && (defined(CF_3XF16) || defined(CF_3XTF32) || defined(CF_TF32BF16))
+#define CF_STAGE_PIX                     // the split builds store two parts per pixel: conflict-free stores pay there
+#endif
+#if defined(CF_1XF16) && !defined(CF_EPI_FOLD)
+#define CF_EPI_FOLD                      // the weight scale is undone in the folded epilogue's FFMAs
+#endif
+#ifdef CF_RNA_ADD
+#define CF_TF32_STAGE tf32_round_mma
+#else
+#define CF_TF32_STAGE tf32_round
+#endif
 
 constexpr int CIN = 8, COUT = 64, KS = 3, TAPS = KS * KS * KS;
 #ifndef CF_TH
@@ -130,7 +169,7 @@ constexpr int XPART = 2 * XHALF + 16;               // + 64 B: the discarded col
 constexpr int XBUF = PARTS * XPART;                 // floats per warpgroup
 constexpr int WTAP = 2 * COUT * 4;                  // floats per tap of A
 constexpr int WPART = TAPS * WTAP;
-#ifdef CF_3XF16
+#ifdef CF_F16_OPERANDS
 constexpr int WFLOATS = (TAPS + 1) * WTAP;          // [w_lo | w_hi] FP16 per tap, and a zero tap 27
 #else
 constexpr int WFLOATS = PARTS * WPART;
@@ -181,6 +220,7 @@ __device__ __forceinline__ Item item_of(int it) {
     const int hy = row % XH, t = row / XH;
     return { q, hy, t % XD, t / XD };
 }
+#ifndef CF_STAGE_PIX
 struct Staged { float4 v[ITEMS_PER_THREAD][4]; };   // [item][channel] = 4 pixels
 
 __device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ x, const Geom& g, TileCoord tc,
@@ -216,6 +256,8 @@ __device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ 
     }
 }
 
+#endif  // !CF_STAGE_PIX
+
 // One pixel's 4 channels (k-half `half`) into the wgmma layout: pixel index pix = (dz*XH + hy)*XW + px.
 // tf32: rounded. 3xtf32: big and small parts, each rounded, into parts 0 and 1. tf32+bf16: the TF32 big
 // part into part 0; part 1 is the BF16 operand of the correction pass, [k-half][pixel][8 channels]: k-half
@@ -230,6 +272,9 @@ __device__ __forceinline__ void store_pixel(float* sx, int half, int pix, const 
     float* h = sx + pix * 4 + 2 * half;
     *reinterpret_cast<uint2*>(h) = hi;
     *reinterpret_cast<uint2*>(h + XHALF) = lo;
+#elif defined(CF_1XF16)
+    // x in FP16 (11 significant bits, as TF32), k-half 0 only: a pixel's 8 channels per 16-byte row
+    *reinterpret_cast<uint2*>(sx + pix * 4 + 2 * half) = make_uint2(f16x2(e[0], e[1]), f16x2(e[2], e[3]));
 #else
     float* dst = sx + half * XHALF + pix * 4;
 #if defined(CF_3XTF32)
@@ -251,11 +296,13 @@ __device__ __forceinline__ void store_pixel(float* sx, int half, int pix, const 
     *reinterpret_cast<uint2*>(bf + XHALF) =
         make_uint2(bf16x2(clamp_bf16_max(b[0]), clamp_bf16_max(b[1])), bf16x2(clamp_bf16_max(b[2]), clamp_bf16_max(b[3])));
 #else
-    *reinterpret_cast<float4*>(dst) = make_float4(tf32_round(e[0]), tf32_round(e[1]), tf32_round(e[2]), tf32_round(e[3]));
+    *reinterpret_cast<float4*>(dst) =
+        make_float4(CF_TF32_STAGE(e[0]), CF_TF32_STAGE(e[1]), CF_TF32_STAGE(e[2]), CF_TF32_STAGE(e[3]));
 #endif
 #endif
 }
 
+#ifndef CF_STAGE_PIX
 __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid) {
 #ifdef CF_ABL_NOSTAGE
     return;
@@ -274,6 +321,53 @@ __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid)
         }
     }
 }
+#else
+// CF_STAGE_PIX: a thread stages single pixels: k-half h = tid / 64 (4 channels), pixel px = tid % 64, and all
+// 9 (depth, row) pairs of the tile, so a warp loads 32 consecutive pixels of a channel row (128 B, coalesced)
+// and stores 32 consecutive pixel rows: conflict-free 16-byte stores in tf32 (8-byte halves of the 16-byte
+// rows in 1xfp16: 2-way), where the 4-pixel items above store with a 64-byte lane stride (4 shared-memory
+// wavefronts per 8 lanes instead of 1). 36 registers in flight instead of 48.
+constexpr int PIX_ROWS = XD * XH;
+struct Staged { float v[PIX_ROWS][4]; };
+
+// x[p] if ok, else 0, as one predicated load (a ternary around __ldg compiles to a branch per load)
+__device__ __forceinline__ float ldg_or_zero(const float* p, bool ok) {
+    float v;
+    asm("{\n.reg .pred q;\nsetp.ne.b32 q, %2, 0;\nmov.b32 %0, 0;\n@q ld.global.nc.f32 %0, [%1];\n}\n"
+        : "=f"(v) : "l"(p), "r"((int)ok));
+    return v;
+}
+
+__device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ x, const Geom& g, TileCoord tc,
+                                           int tid) {
+    const long long cstride = (long long)g.D * g.H * g.W;
+    const int half = tid / XW, px = tid % XW, ix = tc.ox0 + px;
+    const float* p0 = x + (((long long)(tc.n * CIN + 4 * half) * g.D + tc.od) * g.H + tc.oh0) * g.W + ix;
+#pragma unroll
+    for (int k = 0; k < PIX_ROWS; ++k) {
+        const int dz = k / XH, hy = k % XH;
+        const bool ok = ix < g.W && tc.od + dz < g.D && tc.oh0 + hy < g.H;
+        const float* p = p0 + (dz * g.H + hy) * g.W;
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+#ifdef CF_ABL_NOLOAD
+            s.v[k][c] = 0.0f;
+#else
+            s.v[k][c] = ldg_or_zero(p + c * cstride, ok);
+#endif
+        }
+    }
+}
+
+__device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid) {
+#ifdef CF_ABL_NOSTAGE
+    return;
+#endif
+    const int half = tid / XW, px = tid % XW;
+#pragma unroll
+    for (int k = 0; k < PIX_ROWS; ++k) store_pixel(sx, half, k * XW + px, s.v[k]);
+}
+#endif  // CF_STAGE_PIX
 
 #ifdef CF_RAW
 // CF_RAW: the tile's input goes global -> shared with cp.async into a raw buffer laid out as in global
@@ -338,7 +432,7 @@ __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, c
     const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO), b0 = wgmma_desc(smem_addr(sx), B_LBO, SBO);
     const uint32_t alo = opaque((uint32_t)a0), blo = opaque((uint32_t)b0);
     const uint32_t ahi = (uint32_t)(a0 >> 32), bhi = (uint32_t)(b0 >> 32);
-#ifdef CF_3XF16
+#ifdef CF_F16_OPERANDS
     const uint32_t alo0 = alo - (A_LBO >> 4 << 16), blo0 = blo - (B_LBO >> 4 << 16);   // the bases with lbo 0
 #endif
     wgmma_fence();
@@ -370,12 +464,22 @@ __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, c
             wgmma_f16(acc, desc_lbo(alo0, ahi, t0 * WTAP * 4 + COUT * 16, WTAP * 4),
                       desc_lbo(blo0, bhi, boff0, boff - boff0), 1);
         }
+#elif defined(CF_1XF16)
+        // per tap pair one k16 wgmma, [w_hi(t-1) | w_hi(t)] . [x(t-1) | x(t)], as 3xfp16's main products
+        (void)da; (void)db;
+        if (tap % 2 == 1) {
+            const int t0 = tap - 1, kd0 = t0 / 9, kh0 = (t0 / 3) % 3, kw0 = t0 % 3;
+            const uint32_t boff0 = ((kd0 * XH + kh0) * XW + kw0) * 16;
+            wgmma_f16(acc, desc_lbo(alo0, ahi, t0 * WTAP * 4 + COUT * 16, WTAP * 4),
+                      desc_lbo(blo0, bhi, boff0, boff - boff0), tap > 1);
+        }
 #else
         wgmma_tf32(acc, da, db, tap > 0);
 #endif
     }
-#ifdef CF_3XF16
+#ifdef CF_F16_OPERANDS
     // tap 26 pairs with the zero tap 27 of A; B's second core matrix is x_lo(26), finite wherever x_hi is
+    // (1xfp16: k-half 1 is never written, zero since the block started)
     constexpr uint32_t boff26 = ((2 * XH + 2) * XW + 2) * 16;
     wgmma_f16(acc, desc_lbo(alo0, ahi, 26 * WTAP * 4 + COUT * 16, WTAP * 4), desc_lbo(blo0, bhi, boff26, B_LBO), 1);
 #endif
@@ -393,13 +497,16 @@ __device__ __forceinline__ void mma_tile(float (&acc)[NACC], const float* sw, co
 // 8-byte aligned at full size).
 __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float* __restrict__ bias,
                                            const float* __restrict__ addend, float* __restrict__ y,
-                                           const Geom& g, TileCoord tc, int warp, int lane) {
+                                           const Geom& g, TileCoord tc, int warp, int lane, float scale = 1.0f) {
     const int gid = lane >> 2, tq = lane & 3;
     const int lim = min(TW, g.Wo - tc.ox0) - 2 * tq;     // pixel pair j is in the row when 8j < lim
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const int c = 16 * warp + gid + 8 * h;
         const float b = __ldg(bias + c), s = __ldg(addend + c);
+#ifdef CF_EPI_FOLD
+        const float bs = b + s, b2s = fmaf(0.2f, b, s);
+#endif
         float* yc = y + (((long long)(tc.n * COUT + c) * g.Do + tc.od) * g.Ho + tc.oh0) * g.Wo + tc.ox0 + 2 * tq;
 #pragma unroll
         for (int t = 0; t < TH; ++t) {
@@ -410,9 +517,12 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
 #ifdef CF_ABL_RAWEPI
                 v[2 * j]     = acc[32 * t + 4 * j + 2 * h] + b;
                 v[2 * j + 1] = acc[32 * t + 4 * j + 2 * h + 1] + b;
+#elif defined(CF_EPI_FOLD)
+                v[2 * j]     = epilogue_conv3d_folded(acc[32 * t + 4 * j + 2 * h], scale, bs, b2s);
+                v[2 * j + 1] = epilogue_conv3d_folded(acc[32 * t + 4 * j + 2 * h + 1], scale, bs, b2s);
 #else
-                v[2 * j]     = epilogue_conv3d(acc[32 * t + 4 * j + 2 * h] + b, s);
-                v[2 * j + 1] = epilogue_conv3d(acc[32 * t + 4 * j + 2 * h + 1] + b, s);
+                v[2 * j]     = epilogue_conv3d(acc[32 * t + 4 * j + 2 * h] * scale + b, s);
+                v[2 * j + 1] = epilogue_conv3d(acc[32 * t + 4 * j + 2 * h + 1] * scale + b, s);
 #endif
             }
             store_acc_row<8>(yc + t * g.Wo, v, lim);
@@ -420,7 +530,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
     }
 }
 
-#ifdef CF_3XF16
+#ifdef CF_F16_OPERANDS
 // The FP32 path of a tile whose FP16 parts cannot carry the input: each of this thread's outputs as a plain
 // FP32 dot product from global memory (slow; only non-finite or |x| >= 65520 inputs and non-finite weights
 // take it), so Inf and NaN propagate as in eager. A runtime loop: nothing else is live.
@@ -509,7 +619,7 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
     float* sraw = sx + XBUF;
 #endif
 
-#ifdef CF_3XF16
+#ifdef CF_F16_OPERANDS
     // Weights, once per block: w * 2^e (f16_weight_exponent) as FP16 [tap 0..27][lo, hi][co][8 channels], 2 KB
     // per tap: tap t's [w_lo | w_hi] is the A of its corrections, and w_hi(t) + 2 KB = w_hi(t + 1); tap 27 is
     // zero. The warpgroups' buffers are zeroed once: the discarded columns read their last 64 bytes, and a
@@ -629,8 +739,19 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
 #endif
             continue;
         }
-#endif
         store_tile(acc, bias, addend, y, g, tc, warp, lane);
+#elif defined(CF_1XF16)
+        if (acc_nonfinite(acc)) {                // an Inf or NaN input or weight, or |x| >= 65520
+            fp32_tile(x, w, bias, addend, y, g, tc, warp, lane);
+#ifdef CF_NO_PREFETCH
+            if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);
+#endif
+            continue;
+        }
+        store_tile(acc, bias, addend, y, g, tc, warp, lane, inv_scale);
+#else
+        store_tile(acc, bias, addend, y, g, tc, warp, lane);
+#endif
 #ifdef CF_NO_PREFETCH
         if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);
 #endif
