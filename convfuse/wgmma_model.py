@@ -1,8 +1,8 @@
-"""A CPU model of how the 3xFP16 kernels' `wgmma`s read their operands from shared memory: the byte images
+"""A CPU model of how the FP16 kernels' `wgmma`s read their operands from shared memory: the byte images
 the kernels write (weights, one staged chunk or tile) and the matrix-descriptor arithmetic that reads them
 back, so that the layouts and every descriptor offset of kernels/conv2d/04c_warp_specialized_wgmma.cu and
-of kernels/conv3d/04b_implicit_gemm_wgmma.cu (-DCF_3XF16) can be checked against a plain convolution
-without a GPU.
+of kernels/conv3d/04b_implicit_gemm_wgmma.cu (-DCF_3XF16, and -DCF_1XF16: FP16 operands alone) can be
+checked against a plain convolution without a GPU.
 
 Descriptor model (PTX ISA, wgmma, no-swizzle K-major): an operand of R rows x K is made of core matrices
 of 8 rows x 16 bytes; element (r, k) lies at start + (r // 8) * sbo + (k // per16) * lbo + (r % 8) * 16 +
@@ -162,5 +162,70 @@ def c3_tile_3xfp16(x: np.ndarray, w: np.ndarray, n: int, od: int, oh: int, ox0: 
             acc += a @ b.T
     a = operand(mem, 26 * C3_WTAP + 1024, C3_WTAP, COUT, 16, 2)                 # [w_hi(26) | 0 (tap 27)]
     b = operand(mem, xa + c3_boff(26), C3_HALF, C3_XW, 16, 2)                  # [x_hi(26) | x_lo(26)]
+    acc += a @ b.T
+    return acc * inv
+
+
+# --- FP16 operands alone (-DCF_1XF16, precision fp16): 3xFP16's main products, x_hi . w_hi --------------------
+CHUNK_W16 = 9216                    # conv2d fp16 weights per chunk: [w_hi(tap 0..8)], 1 KB each
+SANITIZER_PAD = 2752                # bytes after conv2d fp16's last stage (compute-sanitizer's operand span)
+
+
+def weight_image_fp16(w: np.ndarray) -> tuple[np.ndarray, float]:
+    """Zero block + conv2d 04c's fp16 weights, [chunk][tap][co][8 channels] of w_hi alone; (bytes, 2^-e)."""
+    s = weight_scale(torch.from_numpy(w))
+    hi = split_fp16(torch.from_numpy(w), s)[0].mul(s).half().numpy()
+    img = np.zeros(ZERO + NCHUNK * CHUNK_W16, np.uint8)
+    h = img[ZERO:].view(np.uint16)
+    for c in range(NCHUNK):
+        for t in range(TAPS):
+            at = c * (CHUNK_W16 // 2) + t * 512
+            h[at:at + 512] = hi[:, CHUNK * c:CHUNK * (c + 1), t // KS, t % KS].reshape(-1).view(np.uint16)
+    return img, 1.0 / s
+
+
+def tile_fp16(x: np.ndarray, w: np.ndarray, n: int, oh: int, ox0: int) -> np.ndarray:
+    """The accumulators of one 04c fp16 tile (64 Cout x TH*XW columns), conv without bias, read the way the
+    kernel's 5 wgmmas per chunk read their operands: a stage is x_hi alone (+ 64 bytes), exact sums."""
+    wimg, inv = weight_image_fp16(w)
+    acc, N = np.zeros((COUT, TH * XW)), TH * XW
+    for c in range(NCHUNK):
+        stage = np.concatenate([stage_image(x, n, oh, ox0, c)[:XPART], np.zeros(64, np.uint8)])
+        mem = np.concatenate([wimg, stage])
+        xa, wc = len(wimg), ZERO + c * CHUNK_W16
+        for t in (1, 3, 5, 7):                                               # [w(t-1) | w(t)] . [x(t-1) | x(t)]
+            a = operand(mem, wc + (t - 1) * 1024, 1024, COUT, 16, 2)
+            b = operand(mem, xa + tap_offset(t - 1), tap_offset(t) - tap_offset(t - 1), N, 16, 2)
+            acc += a @ b.T
+        a = operand(mem, 0, wc + 8 * 1024, COUT, 16, 2)                     # [0 | w(8)]
+        b = operand(mem, xa, tap_offset(8), N, 16, 2)                        # [x(0) | x(8)]
+        acc += a @ b.T
+    return acc * inv
+
+
+def fp16_stage_reads() -> tuple[int, int]:
+    """(the last byte conv2d fp16's 5 wgmmas per chunk read in a stage + 1, the last byte of the N x K span from
+    a descriptor's start that compute-sanitizer takes an operand to read + 1), both from the stage's start."""
+    N = TH * XW
+    descs = [(tap_offset(t - 1), tap_offset(t) - tap_offset(t - 1)) for t in (1, 3, 5, 7)] + [(0, tap_offset(8))]
+    real = max(start + (N // 8 - 1) * 128 + lbo + 8 * 16 for start, lbo in descs)   # the second k-half's last row
+    span = max(start + N * 16 * 2 for start, _ in descs)
+    return real, span
+
+
+def c3_tile_fp16(x: np.ndarray, w: np.ndarray, n: int, od: int, oh: int, ox0: int) -> np.ndarray:
+    """The accumulator of one conv3d 04b fp16 tile (64 Cout x 64 columns), conv without bias: the 14 wgmmas
+    of tap pairs (tap 26 with the zero tap 27) over x_hi in k-half 0; k-half 1 is never written (zeros)."""
+    wimg, inv = c3_weight_image(w)
+    stage = c3_stage_image(x, n, od, oh, ox0)
+    stage[C3_HALF:2 * C3_HALF] = 0
+    mem = np.concatenate([wimg, stage])
+    xa, acc = len(wimg), np.zeros((COUT, C3_XW))
+    for t in range(1, C3_TAPS, 2):                                             # [w_hi(t-1) | w_hi(t)] . [x(t-1) | x(t)]
+        a = operand(mem, (t - 1) * C3_WTAP + 1024, C3_WTAP, COUT, 16, 2)
+        b = operand(mem, xa + c3_boff(t - 1), c3_boff(t) - c3_boff(t - 1), C3_XW, 16, 2)
+        acc += a @ b.T
+    a = operand(mem, 26 * C3_WTAP + 1024, C3_WTAP, COUT, 16, 2)                 # [w_hi(26) | 0 (tap 27)]
+    b = operand(mem, xa + c3_boff(26), C3_HALF, C3_XW, 16, 2)                  # [x(26) | k-half 1]
     acc += a @ b.T
     return acc * inv

@@ -1,6 +1,7 @@
-"""convfuse/wgmma_model.py: the 3xFP16 kernels' shared-memory images and descriptors give the convolution."""
+"""convfuse/wgmma_model.py: the FP16 kernels' shared-memory images and descriptors give the convolution."""
 import numpy as np
 import pytest
+import torch
 
 from convfuse import wgmma_model as M
 
@@ -64,4 +65,67 @@ def test_conv3d_model_fails_when_a_window_is_one_pixel_off(monkeypatch):
     real = M.c3_boff
     monkeypatch.setattr(M, "c3_boff", lambda t: real(t) + (16 if t % 2 == 1 else 0))
     bad = M.c3_tile_3xfp16(x, w, 0, 0, 0, 0)
+    assert np.linalg.norm(bad - good) / np.linalg.norm(good) > 1e-2
+
+
+def _fp16_rounded(x, w):
+    """x and w as the fp16 kernels multiply them: FP16(x), FP16(w * 2^e) / 2^e (float64, exact)."""
+    s = M.weight_scale(torch.from_numpy(w))
+    return (torch.from_numpy(x).half().double().numpy(),
+            (torch.from_numpy(w).double() * s).half().double().numpy() / s)
+
+
+@pytest.mark.parametrize("shape,oh,ox0", [((1, 64, 6, 9), 1, 0), ((2, 64, 5, 100), 2, 86)])
+def test_conv2d_fp16_5_wgmmas_per_chunk_compute_the_conv_of_the_fp16_operands(shape, oh, ox0):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = (rng.uniform(-1, 1, (64, 64, 3, 3)) / 24).astype(np.float32)
+    n = shape[0] - 1
+    got = M.tile_fp16(x, w, n, oh, ox0).reshape(M.COUT, M.TH, M.XW)
+    xr, wr = _fp16_rounded(x, w)
+    want = _direct(xr, wr, n, oh, ox0)
+    valid = np.zeros((M.TH, M.XW), bool)
+    for t in range(M.TH):
+        valid[t] = [(oh + t <= shape[2] - 3) and (ox0 + c <= shape[3] - 3) and c < M.XW - 2 for c in range(M.XW)]
+    assert valid.any()
+    # the same products, summed exactly either way: only float64 rounding remains
+    assert np.linalg.norm((got - want)[:, valid]) / np.linalg.norm(want[:, valid]) < 1e-12
+    # and against the float32 operands, TF32's error class (11 significant bits per operand)
+    exact = _direct(x, w, n, oh, ox0)
+    rel = np.linalg.norm((got - exact)[:, valid]) / np.linalg.norm(exact[:, valid])
+    assert 1e-5 < rel < 1e-3
+
+
+def test_conv2d_fp16_stage_reads_fit_the_stage_and_the_sanitizer_pad():
+    real, span = M.fp16_stage_reads()
+    assert real <= M.XPART + 64                        # the MMA reads stay inside a stage
+    assert span > M.XPART + 64                         # compute-sanitizer's span does not: hence the pad
+    assert span <= M.XPART + 64 + 16 + M.SANITIZER_PAD     # the pad (after the 16-byte slot) covers the last stage
+
+
+@pytest.mark.parametrize("shape,od,oh,ox0", [((1, 8, 4, 5, 9), 1, 2, 0), ((2, 8, 3, 4, 130), 0, 1, 62)])
+def test_conv3d_fp16_14_wgmmas_per_tile_compute_the_conv_of_the_fp16_operands(shape, od, oh, ox0):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = (rng.uniform(-1, 1, (64, 8, 3, 3, 3)) / 15).astype(np.float32)
+    n = shape[0] - 1
+    got = M.c3_tile_fp16(x, w, n, od, oh, ox0)
+    D, H, W = shape[2:]
+    cols = [c for c in range(M.C3_XW - 2) if ox0 + c <= W - 3]
+    assert cols and od <= D - 3 and oh <= H - 3
+    xr, wr = _fp16_rounded(x, w)
+    want = np.stack([np.einsum("oidkl,idkl->o", wr, xr[n, :, od:od + 3, oh:oh + 3, ox0 + c:ox0 + c + 3])
+                     for c in cols], 1)
+    assert np.linalg.norm(got[:, cols] - want) / np.linalg.norm(want) < 1e-12
+
+
+
+def test_conv2d_fp16_model_fails_when_a_pair_reads_the_wrong_window(monkeypatch):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 64, 5, 20)).astype(np.float32)
+    w = (rng.uniform(-1, 1, (64, 64, 3, 3)) / 24).astype(np.float32)
+    good = M.tile_fp16(x, w, 0, 0, 0)
+    real = M.tap_offset
+    monkeypatch.setattr(M, "tap_offset", lambda t: real(t) + (16 if t == 3 else 0))
+    bad = M.tile_fp16(x, w, 0, 0, 0)
     assert np.linalg.norm(bad - good) / np.linalg.norm(good) > 1e-2
