@@ -53,6 +53,8 @@ VERSIONS_04C.update({
               "for compute-sanitizer, and copies without the select per channel (not kept)"),
     "04c-9": (LOG_DIR_D / "call6" / "explore.log", "copies without (default then) and with (CF_COPY_SEL) the "
               "select per channel, one process: the select kept"),
+    "04c-10": (LOG_DIR_D / "call8" / "explore.log", "after the record, the committed file + notes/patches/"
+               "conv2d_04c_fp16_pair_offsets.patch: CF_PIX_OFFSETS, the producer's pixel-pair offsets once per tile"),
 })
 LOGS.update({k: v[0] for k, v in VERSIONS_04C.items()})
 LOGS.update({"stage-pix": LOG_DIR_D / "call2" / "explore.log"})     # conv3d: single-pixel staging (CF_STAGE_PIX)
