@@ -17,18 +17,26 @@ def _direct(x, w, n, oh, ox0):
     return out
 
 
-@pytest.mark.parametrize("shape,oh,ox0", [((1, 64, 6, 9), 1, 0), ((2, 64, 5, 100), 2, 86)])
-def test_the_14_wgmmas_per_chunk_compute_the_conv(shape, oh, ox0):
-    rng = np.random.default_rng(0)
+C2_CASES = [((1, 64, 6, 9), 1, 0), ((2, 64, 5, 100), 2, 86)]
+
+
+def _c2_case(shape, oh, ox0, seed):
+    """Random x and w, the last image, and which (row, column) of the tile are outputs of the conv."""
+    rng = np.random.default_rng(seed)
     x = rng.standard_normal(shape).astype(np.float32)
     w = (rng.uniform(-1, 1, (64, 64, 3, 3)) / 24).astype(np.float32)
-    n = shape[0] - 1
-    got = M.tile_3xfp16(x, w, n, oh, ox0).reshape(M.COUT, M.TH, M.XW)
-    want = _direct(x, w, n, oh, ox0)
     valid = np.zeros((M.TH, M.XW), bool)
     for t in range(M.TH):
         valid[t] = [(oh + t <= shape[2] - 3) and (ox0 + c <= shape[3] - 3) and c < M.XW - 2 for c in range(M.XW)]
     assert valid.any()
+    return x, w, shape[0] - 1, valid
+
+
+@pytest.mark.parametrize("shape,oh,ox0", C2_CASES)
+def test_the_14_wgmmas_per_chunk_compute_the_conv(shape, oh, ox0):
+    x, w, n, valid = _c2_case(shape, oh, ox0, seed=0)
+    got = M.tile_3xfp16(x, w, n, oh, ox0).reshape(M.COUT, M.TH, M.XW)
+    want = _direct(x, w, n, oh, ox0)
     err = np.abs(got - want)[:, valid]
     # the FP16 split keeps 22 bits: the modelled sum is exact, so only the split's own error remains
     assert np.linalg.norm(err) / np.linalg.norm(want[:, valid]) < 2e-7
@@ -40,18 +48,30 @@ def test_the_pairing_offsets_stay_inside_shared_memory():
     assert [M.tap_offset(t + 1) - M.tap_offset(t) for t in (0, 2, 4, 6)] == [16, (M.XW - 2) * 16, 16, 16]
 
 
-@pytest.mark.parametrize("shape,od,oh,ox0", [((1, 8, 4, 5, 9), 1, 2, 0), ((2, 8, 3, 4, 130), 0, 1, 62)])
-def test_conv3d_41_wgmmas_per_tile_compute_the_conv(shape, od, oh, ox0):
-    rng = np.random.default_rng(1)
+C3_CASES = [((1, 8, 4, 5, 9), 1, 2, 0), ((2, 8, 3, 4, 130), 0, 1, 62)]
+
+
+def _c3_case(shape, od, oh, ox0, seed):
+    """Random x and w, the last image, and the tile's columns that are outputs of the conv."""
+    rng = np.random.default_rng(seed)
     x = rng.standard_normal(shape).astype(np.float32)
     w = (rng.uniform(-1, 1, (64, 8, 3, 3, 3)) / 15).astype(np.float32)
-    n = shape[0] - 1
-    got = M.c3_tile_3xfp16(x, w, n, od, oh, ox0)
     D, H, W = shape[2:]
     cols = [c for c in range(M.C3_XW - 2) if ox0 + c <= W - 3]
     assert cols and od <= D - 3 and oh <= H - 3
-    want = np.stack([np.einsum("oidkl,idkl->o", w.astype(np.float64),
-                               x[n, :, od:od + 3, oh:oh + 3, ox0 + c:ox0 + c + 3].astype(np.float64)) for c in cols], 1)
+    return x, w, shape[0] - 1, cols
+
+
+def _c3_direct(x, w, n, od, oh, ox0, cols):
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    return np.stack([np.einsum("oidkl,idkl->o", w, x[n, :, od:od + 3, oh:oh + 3, ox0 + c:ox0 + c + 3]) for c in cols], 1)
+
+
+@pytest.mark.parametrize("shape,od,oh,ox0", C3_CASES)
+def test_conv3d_41_wgmmas_per_tile_compute_the_conv(shape, od, oh, ox0):
+    x, w, n, cols = _c3_case(shape, od, oh, ox0, seed=1)
+    got = M.c3_tile_3xfp16(x, w, n, od, oh, ox0)
+    want = _c3_direct(x, w, n, od, oh, ox0, cols)
     err = np.linalg.norm(got[:, cols] - want) / np.linalg.norm(want)
     assert err < 2e-7
 
@@ -75,19 +95,11 @@ def _fp16_rounded(x, w):
             (torch.from_numpy(w).double() * s).half().double().numpy() / s)
 
 
-@pytest.mark.parametrize("shape,oh,ox0", [((1, 64, 6, 9), 1, 0), ((2, 64, 5, 100), 2, 86)])
+@pytest.mark.parametrize("shape,oh,ox0", C2_CASES)
 def test_conv2d_fp16_5_wgmmas_per_chunk_compute_the_conv_of_the_fp16_operands(shape, oh, ox0):
-    rng = np.random.default_rng(3)
-    x = rng.standard_normal(shape).astype(np.float32)
-    w = (rng.uniform(-1, 1, (64, 64, 3, 3)) / 24).astype(np.float32)
-    n = shape[0] - 1
+    x, w, n, valid = _c2_case(shape, oh, ox0, seed=3)
     got = M.tile_fp16(x, w, n, oh, ox0).reshape(M.COUT, M.TH, M.XW)
-    xr, wr = _fp16_rounded(x, w)
-    want = _direct(xr, wr, n, oh, ox0)
-    valid = np.zeros((M.TH, M.XW), bool)
-    for t in range(M.TH):
-        valid[t] = [(oh + t <= shape[2] - 3) and (ox0 + c <= shape[3] - 3) and c < M.XW - 2 for c in range(M.XW)]
-    assert valid.any()
+    want = _direct(*_fp16_rounded(x, w), n, oh, ox0)
     # the same products, summed exactly either way: only float64 rounding remains
     assert np.linalg.norm((got - want)[:, valid]) / np.linalg.norm(want[:, valid]) < 1e-12
     # and against the float32 operands, TF32's error class (11 significant bits per operand)
@@ -103,19 +115,11 @@ def test_conv2d_fp16_stage_reads_fit_the_stage_and_the_sanitizer_pad():
     assert span <= M.XPART + 64 + 16 + M.SANITIZER_PAD     # the pad (after the 16-byte slot) covers the last stage
 
 
-@pytest.mark.parametrize("shape,od,oh,ox0", [((1, 8, 4, 5, 9), 1, 2, 0), ((2, 8, 3, 4, 130), 0, 1, 62)])
+@pytest.mark.parametrize("shape,od,oh,ox0", C3_CASES)
 def test_conv3d_fp16_14_wgmmas_per_tile_compute_the_conv_of_the_fp16_operands(shape, od, oh, ox0):
-    rng = np.random.default_rng(4)
-    x = rng.standard_normal(shape).astype(np.float32)
-    w = (rng.uniform(-1, 1, (64, 8, 3, 3, 3)) / 15).astype(np.float32)
-    n = shape[0] - 1
+    x, w, n, cols = _c3_case(shape, od, oh, ox0, seed=4)
     got = M.c3_tile_fp16(x, w, n, od, oh, ox0)
-    D, H, W = shape[2:]
-    cols = [c for c in range(M.C3_XW - 2) if ox0 + c <= W - 3]
-    assert cols and od <= D - 3 and oh <= H - 3
-    xr, wr = _fp16_rounded(x, w)
-    want = np.stack([np.einsum("oidkl,idkl->o", wr, xr[n, :, od:od + 3, oh:oh + 3, ox0 + c:ox0 + c + 3])
-                     for c in cols], 1)
+    want = _c3_direct(*_fp16_rounded(x, w), n, od, oh, ox0, cols)
     assert np.linalg.norm(got[:, cols] - want) / np.linalg.norm(want) < 1e-12
 
 
