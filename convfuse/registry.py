@@ -136,6 +136,12 @@ CANDIDATES = (
     ("conv3d", "04b_wgmma_tf32", ("CF_RNA_ADD",)),                       # 1.295 vs 1.260
     ("conv2d", "04c_ws_tf32", ("CF_RNA_ADD",)),                          # 1.526 vs 1.519
     ("conv2d", "04c_ws_fp16", ("CF_RAWS=1",)),                           # 1.472 vs 1.375 (explore-3: two stages, a producer loop since restructured)
+    # H200, 2026-12-01 ~12:25 UTC (results/device-logs/explore-2026-12-01e/, one process): one TMA per chunk
+    # (04c's default since) against the producer threads' cp.async copies (CF_NO_TMA), and a third raw buffer
+    ("conv2d", "04c_ws_fp16", ("CF_NO_TMA",)),                           # 1.233 vs 1.169
+    ("conv2d", "04c_ws_tf32", ("CF_NO_TMA",)),                           # 1.558 vs 1.514
+    ("conv2d", "04c_ws_3xfp16", ("CF_NO_TMA",)),                         # 2.125 vs 2.035
+    ("conv2d", "04c_ws_fp16", ("CF_RAWS=3",)),                           # 1.170 vs 1.169
 )
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
 ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE"),

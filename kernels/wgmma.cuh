@@ -13,6 +13,20 @@
 //     only then may the accumulators be read. fence_operand pins each accumulator register after the wait
 //     so the compiler cannot hoist a read above it (the asm has no data dependence on them otherwise).
 #pragma once
+#include <cuda.h>               // CUtensorMap (TMA); the encoder is reached through the runtime (cf_encode_tma_4d)
+#include <cudaTypedefs.h>
+
+// Build switches both step-04b/04c kernels read (-D from the registry): CF_3XF16 and CF_1XF16 take FP16 operands
+// (weights scaled per call, the FP32 path for inputs FP16 cannot carry); CF_RNA_ADD (candidate) rounds staged TF32
+// operands with tf32_round_mma.
+#if defined(CF_3XF16) || defined(CF_1XF16)
+#define CF_F16_OPERANDS
+#endif
+#ifdef CF_RNA_ADD
+#define CF_TF32_STAGE tf32_round_mma
+#else
+#define CF_TF32_STAGE tf32_round
+#endif
 
 // Shared-memory matrix descriptor, no swizzle ("interleave") layout, K-major: the operand is made of core
 // matrices of 8 rows x 16 bytes (4 TF32), each stored as 128 contiguous bytes; lbo = byte distance
@@ -39,6 +53,37 @@ __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.
 // Barrier for one warpgroup only (ids 1..15; 0 is __syncthreads).
 __device__ __forceinline__ void warpgroup_barrier(int id) {
     asm volatile("bar.sync %0, 128;\n" :: "r"(id) : "memory");
+}
+
+// --- TMA and mbarriers (cp.async.bulk.tensor completes on an mbarrier, not in cp.async's commit groups) -----
+// A barrier waits for `count` arrivals plus the transaction bytes announced with expect_tx; its phase flips
+// when both are done, and waiters spin on the parity of the phase they expect.
+__device__ __forceinline__ void mbar_init(uint64_t* bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(smem_addr(bar)), "r"(count) : "memory");
+}
+// The init is visible to the async proxy (TMA completes on the barrier) only after this fence and a barrier.
+__device__ __forceinline__ void mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+// One arrival that also announces `bytes` of TMA transactions to come.
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" :: "r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+// An arrival triggered when all of this thread's earlier cp.async copies have landed (noinc: counted in init's count).
+__device__ __forceinline__ void cp_async_mbar_arrive(uint64_t* bar) {
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" :: "r"(smem_addr(bar)) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, unsigned parity) {
+    asm volatile("{\n\t.reg .pred done;\n"
+                 "WAIT:\n\tmbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "\t@!done bra WAIT;\n}\n" :: "r"(smem_addr(bar)), "r"(parity) : "memory");
+}
+// A box of a 4-D tensor (coordinates innermost first, out-of-range elements zero-filled) into shared memory
+// (128-byte aligned), completing on `bar`. `map` is a __grid_constant__ kernel parameter.
+__device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, int c0, int c1, int c2, int c3,
+                                            uint64_t* bar) {
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4, %5}], [%6];\n"
+                 :: "r"(smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
+                    "r"(smem_addr(bar)) : "memory");
 }
 
 // Descriptor = base + a compile-time byte offset in its address field (shared addresses < 256 KB never
@@ -291,6 +336,27 @@ inline const char* cf_sm90a_device(const char* name, int& dev, int& sms) {
         return cf_message(name, " uses wgmma, built for sm_90a only: it needs a compute capability 9.0 GPU "
                                 "(H100/H200); use 04_mma_* elsewhere");
     return nullptr;
+}
+// A TMA map of a 4-D FP32 tensor (dims innermost first, densely packed) with box `box`; out-of-range elements
+// read as zero. cuTensorMapEncodeTiled is a driver function: reached through the runtime's entry-point query, so
+// the extension needs no -lcuda. False where TMA cannot take the tensor (base not 16-byte aligned, a row's bytes
+// not a multiple of 16) or the driver lacks the function: the kernel then copies with cp.async.
+inline bool cf_encode_tma_4d(CUtensorMap* map, const float* base, const uint64_t (&dims)[4], const uint32_t (&box)[4]) {
+    static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+        void* fn = nullptr;
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+            q != cudaDriverEntryPointSuccess)
+            fn = nullptr;
+        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+    }();
+    if (!encode || reinterpret_cast<uintptr_t>(base) % 16 != 0 || (dims[0] * 4) % 16 != 0) return false;
+    const cuuint64_t gdims[4] = {dims[0], dims[1], dims[2], dims[3]};
+    const cuuint64_t strides[3] = {dims[0] * 4, dims[0] * dims[1] * 4, dims[0] * dims[1] * dims[2] * 4};
+    const cuuint32_t boxd[4] = {box[0], box[1], box[2], box[3]}, estr[4] = {1, 1, 1, 1};
+    return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, const_cast<float*>(base), gdims, strides, boxd, estr,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 // Grid of a persistent kernel: as many blocks as fit on the device at once, at most `blocks`.
 template <typename Kernel>

@@ -80,17 +80,23 @@
 //   without the select per channel in load_raw: 1.262 against 1.219 (fp16), 1.492 against 1.515 (TF32) in one
 //   process; not kept. CF_RNA_ADD (TF32 rounding by adding half an ulp to the bits, tf32_round_mma): TF32
 //   1.526 against 1.519, no change.
+//
+// CF_TMA (the default since 2026-12-01 ~12:25 UTC; CF_NO_TMA restores the cp.async copies): one thread per
+//   consumer copies a whole chunk with one TMA (cp.async.bulk.tensor.4d: 8 channels x XH rows x 92 pixels, out-of-
+//   image pixels zero-filled by the TMA unit) where 128 producer threads issued 16 8-byte cp.async each; the raw
+//   buffer completes on an mbarrier, and the producers keep only the conversion. A box must start 16-byte aligned in
+//   global memory: on the H200 an inner coordinate of 1, 2 or 86 floats was an illegal instruction (a standalone
+//   test, 2026-12-01), and tiles start at multiples of 86 columns, so the box starts at the multiple of 4 at or
+//   below the tile and is 4 pixels wider (RAW_PITCH 92; the producer reads with a shift of 0 or 2). Shapes TMA
+//   cannot take (W % 4 != 0, x not 16-byte aligned) copy with cp.async onto the same mbarriers; the odd shape
+//   (1, 64, 21, 92) runs the TMA path with boxes past the image's right and bottom edges.
+//   Predicted 1.02-1.10 ms for fp16 (the producer's copy instructions gone); measured in one process (H200,
+//   results/device-logs/explore-2026-12-01e/): fp16 1.169 against 1.233, TF32 1.514 against 1.558 (with 56
+//   producer registers: 48 spills 8 B), 3xFP16 2.035 against 2.125; eager 5.047, torch.compile 2.341. 3-5 %, less
+//   than predicted: the conversion, not the copy issue, is most of the producer's time. A third raw buffer: 1.170.
 
 namespace cf04c {
 
-#if defined(CF_3XF16) || defined(CF_1XF16)
-#define CF_F16_OPERANDS                  // FP16 weights (scaled per call) and inputs; the FP32 path for the rest
-#endif
-#ifdef CF_RNA_ADD
-#define CF_TF32_STAGE tf32_round_mma
-#else
-#define CF_TF32_STAGE tf32_round
-#endif
 
 constexpr int CIN = 64, COUT = 64, KS = 3, TAPS = KS * KS;
 constexpr int CHUNK = 8, NCHUNK = CIN / CHUNK;
@@ -113,6 +119,12 @@ constexpr int NACC = XW * TH / 2;        // accumulators per thread per set
 #define CF_PRODUCERS 2                   // TF32: 1.50 ms against 1.61 with one (H200, 2026-12-01)
 #endif
 #endif
+#ifndef CF_NO_TMA
+#define CF_TMA                           // one TMA per chunk: fp16 1.169 ms against 1.233 with cp.async (H200, 2026-12-01)
+#endif
+#if defined(CF_1XF16) && !defined(CF_NO_PIX_OFFSETS) && !defined(CF_TMA)
+#define CF_PIX_OFFSETS                   // 1.214 ms against 1.247 (H200, 2026-12-01 11:12 UTC, one process)
+#endif
 #ifndef CF_STAGES
 #ifdef CF_1XF16
 #define CF_STAGES 3                      // FP16 stages are half the size: 1.34 ms against 1.38 with 2 (H200, 2026-12-01)
@@ -128,6 +140,8 @@ constexpr int KERNEL_REGS = (65536 / THREADS) & ~7; // what __launch_bounds__(TH
 #ifndef CF_PRODUCER_REGS
 #if CF_PRODUCERS == 1
 #define CF_PRODUCER_REGS 56              // 3xf16: 64 leaves the consumers 216 registers, and they spill
+#elif defined(CF_TMA) && !defined(CF_1XF16)
+#define CF_PRODUCER_REGS 56              // TF32: TMA's producer loop spills 8 B at 48 (ptxas); the consumers get 200
 #else
 #define CF_PRODUCER_REGS 48              // 40 spills 8 B (ptxas); the TF32 consumers get 208
 #endif
@@ -153,7 +167,18 @@ constexpr int WFLOATS = KSTEPS * COUT * 4;          // 18,432 floats = 73,728 B:
 constexpr int WFLOATS = KSTEPS * 2 * COUT * 4;      // 36,864 floats = 147,456 B, TF32 or FP16 hi + lo
 #endif
 constexpr int ZFLOATS = COUT * 4;                   // the zero block: 64 rows x 16 B
-constexpr int RAWF = CHUNK * XPIX;                  // one chunk as loaded: [channel][row][pixel] FP32
+#ifdef CF_TMA
+// A TMA box must start 16 bytes aligned in global memory (H200: an inner coordinate of 1, 2 or 86 floats is an
+// illegal instruction), and tile columns start at multiples of 86: the box starts at the multiple of 4 at or
+// below the tile (shift 0 or 2) and is 92 pixels wide, so every raw row holds 4 pixels more than it stages.
+constexpr int RAW_PITCH = XW + 4;
+#else
+constexpr int RAW_PITCH = XW;
+#endif
+constexpr int RAW_PIX = XH * RAW_PITCH;             // a channel's pixels in the raw buffer
+constexpr int RAWF = CHUNK * RAW_PIX;               // one chunk as loaded: [channel][row][RAW_PITCH pixels] FP32
+// Staged pixel p (row p / XW, column p % XW) in a channel of the raw buffer.
+__device__ __forceinline__ int raw_index(int p) { return p + (RAW_PITCH - XW) * (p / XW); }
 #ifndef CF_RAWS
 #ifdef CF_1XF16
 #define CF_RAWS 2                        // raw buffers per consumer: chunk i+2's copies in flight while i is staged
@@ -170,17 +195,25 @@ constexpr int SANITIZER_PAD = 688;
 #else
 constexpr int SANITIZER_PAD = 0;
 #endif
-constexpr int SMEM_FLOATS = ZFLOATS + WFLOATS + CONSUMERS * RAWS * RAWF + CONSUMERS * STAGES * XBUF + 4 + SANITIZER_PAD;
+#ifdef CF_TMA
+constexpr int MBAR_FLOATS = 2 * CONSUMERS * RAWS;   // an mbarrier (8 B) per raw buffer
+#else
+constexpr int MBAR_FLOATS = 0;
+#endif
+constexpr int SMEM_FLOATS = ZFLOATS + WFLOATS + CONSUMERS * RAWS * RAWF + CONSUMERS * STAGES * XBUF + 4 + MBAR_FLOATS +
+                            SANITIZER_PAD;
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
 constexpr int ROUNDS = (XPIX + PTHREADS - 1) / PTHREADS;   // pixels per producer thread per chunk
 static_assert(XBUF % 4 == 0 && XW % 8 == 0, "16-byte aligned stages, core matrices of 8 rows");
 static_assert(TW % 2 == 0, "tile columns start even: 8-byte copies of pixel pairs");
+static_assert((ZFLOATS + WFLOATS) % 32 == 0 && RAWF % 32 == 0, "raw buffers 128-byte aligned (TMA destinations)");
 static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 block can have (227 KB)");
 
 struct Geom {
     int N, H, W, Ho, Wo;
     int tiles_x, tiles;
     int xvec;    // 8-byte copies legal (W even, x 8-byte aligned; tile columns start even)
+    int tma;     // CF_TMA: the kernel parameter xmap describes x (W % 4 == 0, x 16-byte aligned)
 };
 
 struct TileCoord { int n, oh, ox0; };
@@ -271,7 +304,7 @@ __device__ __forceinline__ void load_raw(float* raw, const float* __restrict__ x
                 const bool ok = ih < g.H && ix < g.W;
                 const float* src = xc + (ok ? ih * g.W + ix : 0);
 #pragma unroll
-                for (int c = 0; c < CHUNK; ++c) cp_async8(raw + c * XPIX + p, src + (ok ? c * hw : 0), ok ? 8 : 0);
+                for (int c = 0; c < CHUNK; ++c) cp_async8(raw + c * RAW_PIX + raw_index(p), src + (ok ? c * hw : 0), ok ? 8 : 0);
             }
         }
         cp_async_commit();
@@ -286,25 +319,68 @@ __device__ __forceinline__ void load_raw(float* raw, const float* __restrict__ x
             const bool ok = ih < g.H && ix < g.W;
             const float* src = xc + (ok ? ih * g.W + ix : 0);
 #pragma unroll
-            for (int c = 0; c < CHUNK; ++c) cp_async4(raw + c * XPIX + p, src + (ok ? c * hw : 0), ok ? 4 : 0);
+            for (int c = 0; c < CHUNK; ++c) cp_async4(raw + c * RAW_PIX + raw_index(p), src + (ok ? c * hw : 0), ok ? 4 : 0);
         }
     }
     cp_async_commit();
 }
+
+#ifdef CF_PIX_OFFSETS
+// CF_PIX_OFFSETS (candidate): a producer thread's pixel pairs are the same in every chunk of a tile, so their
+// offsets in a channel plane and whether they lie in the image are computed once per tile, not per chunk (the
+// division by XW and the bounds tests leave the chunk loop). 8-byte copies only; 4-byte ones as before.
+constexpr int PAIR_ROUNDS = (XPIX / 2 + PTHREADS - 1) / PTHREADS;
+struct PairOffsets { int off[PAIR_ROUNDS]; unsigned ok; };
+__device__ __forceinline__ PairOffsets pair_offsets(const Geom& g, TileCoord tc, int ptid) {
+    PairOffsets o;
+    o.ok = 0u;
+#pragma unroll
+    for (int r = 0; r < PAIR_ROUNDS; ++r) {
+        const int p = 2 * (ptid + PTHREADS * r);
+        const int row = p / XW, px = p - row * XW;
+        const int ih = tc.oh + row, ix = tc.ox0 + px;
+        const bool ok = p < XPIX && ih < g.H && ix < g.W;
+        o.off[r] = ok ? ih * g.W + ix : 0;
+        o.ok |= unsigned(ok) << r;
+    }
+    return o;
+}
+__device__ __forceinline__ void load_raw_pairs(float* raw, const float* __restrict__ x, const Geom& g, int n,
+                                               const PairOffsets& o, int chunk, int ptid) {
+    const int hw = g.H * g.W;
+    const float* xc = x + (long long)(n * CIN + CHUNK * chunk) * hw;
+#pragma unroll
+    for (int r = 0; r < PAIR_ROUNDS; ++r) {
+        const int p = 2 * (ptid + PTHREADS * r);
+        if (p < XPIX) {
+            const bool ok = (o.ok >> r) & 1u;
+            const float* src = xc + o.off[r];
+#pragma unroll
+            for (int c = 0; c < CHUNK; ++c) cp_async8(raw + c * RAW_PIX + raw_index(p), src + (ok ? c * hw : 0), ok ? 8 : 0);
+        }
+    }
+    cp_async_commit();
+}
+#endif
 
 // Producer, step 2: raw buffer -> one ring stage in the MMAs' layout, a pixel's 8 channels per thread: 8
 // conflict-free 4-byte shared loads, two 16-byte stores to consecutive rows.
 //   TF32: part 0 = channels 0-3, part 1 = channels 4-7, rounded to TF32.
 //   CF_3XF16: part 0 = x_hi = FP16(x), part 1 = x_lo = FP16(x - x_hi). |x| >= 65520 makes x_hi Inf, and
 //   every output that reads it non-finite: the consumer then recomputes those outputs in FP32.
-__device__ __forceinline__ void stage_chunk(float* xs, const float* raw, int ptid) {
+// shift: the tile's first column in the raw rows (CF_TMA: 0 or 2, see RAW_PITCH; else 0).
+__device__ __forceinline__ void stage_chunk(float* xs, const float* raw, int ptid, int shift = 0) {
 #pragma unroll 2
     for (int r = 0; r < ROUNDS; ++r) {
         const int p = ptid + PTHREADS * r;
         if (p < XPIX) {
             float v[CHUNK];
 #pragma unroll
-            for (int c = 0; c < CHUNK; ++c) v[c] = raw[c * XPIX + p];
+            // CF_TMA: recomputed per chunk (opaque: hoisted out of the chunk loop, the rounds' indices took
+            // registers the producer does not have: ptxas spilled 8 B (TF32) and 28 B (3xFP16))
+            const int rp = RAW_PITCH == XW ? p : raw_index(int(opaque(uint32_t(p)))) + shift;
+#pragma unroll
+            for (int c = 0; c < CHUNK; ++c) v[c] = raw[c * RAW_PIX + rp];
 #ifdef CF_3XF16
             uint32_t hi[4], lo[4];
 #pragma unroll
@@ -433,8 +509,8 @@ __device__ __forceinline__ void fp32_tile(const float* __restrict__ x, const flo
 #endif
 
 __global__ void __launch_bounds__(THREADS, 1)
-conv2d_ws_kernel(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
-                 const float* __restrict__ mult, float* __restrict__ y, Geom g) {
+conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restrict__ x, const float* __restrict__ w,
+                 const float* __restrict__ bias, const float* __restrict__ mult, float* __restrict__ y, Geom g) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ __align__(128) float smem[];
     float* zero = smem;                                  // first: every other operand lies after it (lbo > 0)
@@ -445,6 +521,15 @@ conv2d_ws_kernel(const float* __restrict__ x, const float* __restrict__ w, const
     for (int i = threadIdx.x; i < ZFLOATS; i += THREADS) zero[i] = 0.0f;
     for (int i = threadIdx.x; i < CONSUMERS * STAGES * XBUF; i += THREADS) sx[i] = 0.0f;   // pads stay 0
     if (threadIdx.x == 0) *smax = 0u;
+#ifdef CF_TMA
+    uint64_t* rawbar = reinterpret_cast<uint64_t*>(smax + 4);
+    if (threadIdx.x == 0) {
+        // TMA: one arrival (the issuing thread's expect_tx) and the bytes; cp.async: every producer thread's
+        // copies (cp_async_mbar_arrive)
+        for (int i = 0; i < CONSUMERS * RAWS; ++i) mbar_init(rawbar + i, g.tma ? 1 : PTHREADS);
+        mbar_init_fence();
+    }
+#endif
     __syncthreads();
     const float inv_scale = stage_weights(sw, smax, w);
     fence_proxy_async();
@@ -457,7 +542,53 @@ conv2d_ws_kernel(const float* __restrict__ x, const float* __restrict__ w, const
         const int k = threadIdx.x / PTHREADS, ptid = threadIdx.x % PTHREADS;
         float* ring = sx + k * STAGES * XBUF;
         int tile = blockIdx.x * CONSUMERS + k, slot = 0;
-#if CF_RAWS == 1
+#if defined(CF_TMA)
+        // CF_TMA (candidate): one thread per consumer copies a whole chunk with one TMA (a box of 88 pixels x XH
+        // rows x 8 channels, exactly the raw buffer's layout, out-of-image pixels zero-filled), where 128 threads
+        // issued 16 8-byte cp.async each: the producer keeps only the conversion. Each raw buffer completes on
+        // its mbarrier; shapes TMA cannot take (W % 4 != 0) copy with cp.async onto the same barriers.
+        float* raw0 = raws + k * RAWS * RAWF;
+        uint64_t* bars = rawbar + k * RAWS;
+        int buf = 0, next_tile = tile, next_chunk = 0;   // the next chunk to copy
+        unsigned parity = 0u;                            // bit b: the phase raw buffer b completes next
+        TileCoord ntc = tile_coord(g, next_tile);
+        auto copy_next = [&](int b) {
+            if (next_tile < g.tiles) {
+                if (g.tma) {
+                    if (ptid == 0) {
+                        mbar_arrive_expect_tx(bars + b, RAWF * 4);
+                        tma_load_4d(raw0 + b * RAWF, &xmap, ntc.ox0 & ~3, ntc.oh, CHUNK * next_chunk, ntc.n, bars + b);
+                    }
+                } else {
+                    load_raw(raw0 + b * RAWF, x, g, ntc, next_chunk, ptid);
+                    cp_async_mbar_arrive(bars + b);
+                }
+            }
+            if (++next_chunk == NCHUNK) {
+                next_chunk = 0;
+                next_tile += stride;
+                ntc = tile_coord(g, next_tile);
+            }
+        };
+        for (int b = 0; b < RAWS; ++b) copy_next(b);
+#pragma unroll 1
+        for (; tile < g.tiles; tile += stride) {
+            const int shift = g.tma ? tile_coord(g, tile).ox0 & 3 : 0;
+#pragma unroll 1
+            for (int chunk = 0; chunk < NCHUNK; ++chunk) {
+                mbar_wait(bars + buf, (parity >> buf) & 1u);   // the chunk has landed
+                parity ^= 1u << buf;
+                bar_sync(empty_bar(k, slot));
+                stage_chunk(ring + slot * XBUF, raw0 + buf * RAWF, ptid, shift);
+                fence_proxy_async();
+                bar_arrive(full_bar(k, slot));
+                producer_sync(k);                        // the raw buffer is read: refill it
+                copy_next(buf);
+                buf = buf + 1 == RAWS ? 0 : buf + 1;
+                slot = slot + 1 == STAGES ? 0 : slot + 1;
+            }
+        }
+#elif CF_RAWS == 1
         float* raw = raws + k * RAWF;
         if (tile < g.tiles) load_raw(raw, x, g, tile_coord(g, tile), 0, ptid);
 #pragma unroll 1
@@ -483,13 +614,23 @@ conv2d_ws_kernel(const float* __restrict__ x, const float* __restrict__ w, const
         float* raw0 = raws + k * RAWS * RAWF;
         int buf = 0, next_tile = tile, next_chunk = 0;   // the next chunk to copy
         TileCoord ntc = tile_coord(g, next_tile);
+#ifdef CF_PIX_OFFSETS
+        PairOffsets po = pair_offsets(g, ntc, ptid);
+#endif
         auto copy_next = [&](int b) {
+#ifdef CF_PIX_OFFSETS
+            if (next_tile < g.tiles && g.xvec) load_raw_pairs(raw0 + b * RAWF, x, g, ntc.n, po, next_chunk, ptid);
+            else
+#endif
             if (next_tile < g.tiles) load_raw(raw0 + b * RAWF, x, g, ntc, next_chunk, ptid);
             else cp_async_commit();
             if (++next_chunk == NCHUNK) {
                 next_chunk = 0;
                 next_tile += stride;
                 ntc = tile_coord(g, next_tile);
+#ifdef CF_PIX_OFFSETS
+                po = pair_offsets(g, ntc, ptid);
+#endif
             }
         };
         for (int b = 0; b < RAWS; ++b) copy_next(b);
@@ -596,12 +737,18 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
         return "04c_warp_specialized_wgmma (conv2d): too many tiles for a 32-bit tile index";
     g.tiles = (int)tiles;
     g.xvec = (a.W % 2 == 0) && (reinterpret_cast<uintptr_t>(a.x) % 8 == 0);
+    CUtensorMap xmap{};
+    g.tma = 0;
+#ifdef CF_TMA
+    g.tma = cf_encode_tma_4d(&xmap, a.x, {(uint64_t)a.W, (uint64_t)a.H, (uint64_t)CIN, (uint64_t)a.N},
+                             {(uint32_t)RAW_PITCH, (uint32_t)XH, (uint32_t)CHUNK, 1u});   // RAWF floats: expect_tx's count
+#endif
     if ((long long)CHUNK * a.H * a.W >= (1LL << 31))
         return "04c_warp_specialized_wgmma (conv2d): an image plane of more than 2^28 pixels exceeds its 32-bit "
                "offsets within a chunk (2^31 elements)";
     if (const char* err = cf_persistent_grid(conv2d_ws_kernel, THREADS, SMEM_BYTES,
                                              (tiles + CONSUMERS - 1) / CONSUMERS, sms, NAME, grid))
         return err;
-    conv2d_ws_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(a.x, a.w, a.bias, a.param, a.y, g);
+    conv2d_ws_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(xmap, a.x, a.w, a.bias, a.param, a.y, g);
     return nullptr;
 }

@@ -98,7 +98,7 @@
 //   per call, medians; results/device-logs/explore-2026-12-01d/):
 //   -DCF_1XF16      predicted 1.0-1.15 ms (half the tensor time; staging 153 and MMA issue 89 instructions shorter per
 //                   thread and tile); measured 1.378 and 1.384 against tf32 1.260 and 1.272: slower, so wrong. Under
-//                   ncu, clocks locked at 1.35 GHz, it was 2 % faster (1.57 vs 1.60 ms, 15 % fewer instructions); at
+//                   ncu, clocks locked (1.37-1.38 GHz), it was 2 % faster (1.57 vs 1.60 ms, 15 % fewer instructions); at
 //                   the timed clocks it is not, and why is open. Registered as 04b_wgmma_fp16, a measured negative.
 //   CF_STAGE_PIX    a thread stages single pixels of one k-half for all 9 rows (load_input above): 128-byte loads per
 //                   warp and conflict-free 16-byte shared stores, where the 4-pixel items store with a 64-byte lane
@@ -111,6 +111,13 @@
 //                   1.257 against 1.260 ms, no change.
 //   CF_RNA_ADD      TF32 rounding by adding half an ulp to the bits (tf32_round_mma, 2 instructions instead of 4):
 //                   1.295 against 1.260, slower with 66 fewer staging instructions per thread and tile.
+//   Bias and sum staged in shared memory once per block (schan, store_tile; default since 2026-12-01 ~12:25 UTC):
+//                   ncu at full clock had put 5.4 % + 3.5 % of the fp16 build's warp samples (2.9 % of TF32's) at the
+//                   first uses of the per-tile __ldg of bias and sum. Registers would have held them for free, but
+//                   spilled the TF32 build (8 B at its 128). Predicted fp16 1.38 -> 1.27-1.30, TF32 1.26 -> 1.22-1.24,
+//                   3xfp16 1.45 -> 1.41-1.43; measured without the old build in the same process (explore-2026-12-01e,
+//                   against the 10:52 record): TF32 1.240, fp16 1.393, 3xfp16 1.392. fp16 did not move, so those
+//                   samples were not its bound; TF32 and 3xfp16 within the predictions, across runs.
 //
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory, CF_ABL_RAWEPI
@@ -126,19 +133,11 @@
 
 namespace cf04b {
 
-#if defined(CF_3XF16) || defined(CF_1XF16)
-#define CF_F16_OPERANDS                  // FP16 weights (scaled per call) and inputs; the FP32 path for the rest
-#endif
 #if !defined(CF_STAGE_PIX) && !defined(CF_STAGE_QUAD) && (defined(CF_3XF16) || defined(CF_3XTF32) || defined(CF_TF32BF16))
 #define CF_STAGE_PIX                     // the split builds store two parts per pixel: conflict-free stores pay there
 #endif
 #if defined(CF_1XF16) && !defined(CF_EPI_FOLD)
 #define CF_EPI_FOLD                      // the weight scale is undone in the folded epilogue's FFMAs
-#endif
-#ifdef CF_RNA_ADD
-#define CF_TF32_STAGE tf32_round_mma
-#else
-#define CF_TF32_STAGE tf32_round
 #endif
 
 constexpr int CIN = 8, COUT = 64, KS = 3, TAPS = KS * KS * KS;
@@ -185,7 +184,8 @@ constexpr int XOUT = COUT * TH * OPITCH;            // a warpgroup's output tile
 #else
 constexpr int XOUT = 0;
 #endif
-constexpr int SMEM_FLOATS = WFLOATS + WGS * (XBUF + XRAW + XOUT) + 4;   // + the weights' max (CF_3XF16)
+constexpr int CHAN_FLOATS = 2 * COUT;                // (bias, sum) per channel, for the epilogue
+constexpr int SMEM_FLOATS = WFLOATS + WGS * (XBUF + XRAW + XOUT) + CHAN_FLOATS + 4;   // + the weights' max (FP16)
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
 constexpr int X_ITEMS = 2 * XD * XH * (XW / 4);     // (k-half, depth, row, 4-pixel quad) per tile
 static_assert(NMMA == 64 || NMMA == 128 || NMMA == 256, "wgmma N");
@@ -495,15 +495,19 @@ __device__ __forceinline__ void mma_tile(float (&acc)[NACC], const float* sw, co
 // two adjacent pixels of a channel row (acc[32t + 4j + 2h + e] = channel 16*warp + gid + 8h, output row
 // oh0 + t, column 8j + 2tq + e); each quad of lanes writes 32 contiguous bytes (Wo = 62 keeps every row
 // 8-byte aligned at full size).
-__device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float* __restrict__ bias,
-                                           const float* __restrict__ addend, float* __restrict__ y,
+// schan: (bias, sum) per channel, staged in shared memory once per block. Read per tile from global memory
+// they often missed L1 (the input stream evicts them), and their first use waited on it: ncu at full clock,
+// 2026-12-01, put 5.4 % + 3.5 % of the fp16 build's warp samples there. Registers would hold them for free
+// but spill the TF32 build at its 128 (ptxas: 8 B).
+__device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float2* schan, float* __restrict__ y,
                                            const Geom& g, TileCoord tc, int warp, int lane, float scale = 1.0f) {
     const int gid = lane >> 2, tq = lane & 3;
     const int lim = min(TW, g.Wo - tc.ox0) - 2 * tq;     // pixel pair j is in the row when 8j < lim
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const int c = 16 * warp + gid + 8 * h;
-        const float b = __ldg(bias + c), s = __ldg(addend + c);
+        const float2 bs_c = schan[c];
+        const float b = bs_c.x, s = bs_c.y;
 #ifdef CF_EPI_FOLD
         const float bs = b + s, b2s = fmaf(0.2f, b, s);
 #endif
@@ -565,13 +569,13 @@ __device__ __forceinline__ void fp32_tile(const float* __restrict__ x, const flo
 // instruction covers 248 contiguous bytes of one row instead of 32 bytes in each of 8 rows, and the
 // stores leave the serial MMA -> epilogue chain. (Ablation, H200 2026-12-01: no stores 1.03 ms, with
 // them 1.28.)
-__device__ __forceinline__ void epilogue_to_smem(const float (&acc)[NACC], const float* __restrict__ bias,
-                                                 const float* __restrict__ addend, float* sout, int warp, int lane) {
+__device__ __forceinline__ void epilogue_to_smem(const float (&acc)[NACC], const float2* schan, float* sout,
+                                                 int warp, int lane) {
     const int gid = lane >> 2, tq = lane & 3;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const int c = 16 * warp + gid + 8 * h;
-        const float b = __ldg(bias + c), s = __ldg(addend + c);
+        const float b = schan[c].x, s = schan[c].y;
 #pragma unroll
         for (int t = 0; t < TH; ++t) {
             float* row = sout + (c * TH + t) * OPITCH + 2 * tq;
@@ -612,6 +616,7 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ __align__(128) float smem[];
     float* sw = smem;
+    float2* schan = reinterpret_cast<float2*>(smem + SMEM_FLOATS - 4 - CHAN_FLOATS);
     const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
     const int warp = tid >> 5, lane = threadIdx.x & 31;
     float* sx = smem + WFLOATS + wg * (XBUF + XRAW + XOUT);
@@ -656,6 +661,7 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
 #endif
     }
 #endif
+    for (int c = threadIdx.x; c < COUT; c += THREADS) schan[c] = make_float2(__ldg(bias + c), __ldg(addend + c));
     fence_proxy_async();
     __syncthreads();
 
@@ -678,7 +684,7 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
         if (tile + stride < g.tiles) issue_raw(sraw, x, g, tile_coord(g, tile + stride), tid);
         wgmma_wait<0>();
         fence_operand(acc);
-        store_tile(acc, bias, addend, y, g, tc, warp, lane);
+        store_tile(acc, schan, y, g, tc, warp, lane);
     }
     return;
 #endif
@@ -702,7 +708,7 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
             wgmma_wait<0>();
             fence_operand(acc);
             warpgroup_barrier(1 + wg);          // every warp is done copying sout out
-            epilogue_to_smem(acc, bias, addend, sout, warp, lane);
+            epilogue_to_smem(acc, schan, sout, warp, lane);
             prev = tile;
         }
         warpgroup_barrier(1 + wg);
@@ -739,7 +745,7 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
 #endif
             continue;
         }
-        store_tile(acc, bias, addend, y, g, tc, warp, lane);
+        store_tile(acc, schan, y, g, tc, warp, lane);
 #elif defined(CF_1XF16)
         if (acc_nonfinite(acc)) {                // an Inf or NaN input or weight, or |x| >= 65520
             fp32_tile(x, w, bias, addend, y, g, tc, warp, lane);
@@ -748,9 +754,9 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
 #endif
             continue;
         }
-        store_tile(acc, bias, addend, y, g, tc, warp, lane, inv_scale);
+        store_tile(acc, schan, y, g, tc, warp, lane, inv_scale);
 #else
-        store_tile(acc, bias, addend, y, g, tc, warp, lane);
+        store_tile(acc, schan, y, g, tc, warp, lane);
 #endif
 #ifdef CF_NO_PREFETCH
         if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);
