@@ -56,6 +56,14 @@ VERSIONS_04C.update({
     "04c-10": (LOG_DIR_D / "call8" / "explore.log", "after the record, the committed file + notes/patches/"
                "conv2d_04c_fp16_pair_offsets.patch: CF_PIX_OFFSETS, the producer's pixel-pair offsets once per tile"),
 })
+# H200, 2026-12-01 ~12:2x UTC (the day's fourth session): the committed file of the record of 12:22 UTC with CF_TMA
+# still a switch (its default since). The same call timed conv3d with bias and sum in shared memory (no old build
+# beside it: compare its ratios with the record of 10:52 UTC).
+LOG_DIR_E = R.ROOT / "results" / "device-logs" / "explore-2026-12-01e"
+VERSIONS_04C.update({
+    "04c-11": (LOG_DIR_E / "explore.log", "CF_PIX_OFFSETS as FP16's default; CF_TMA: one TMA per chunk (a box 16-byte "
+               "aligned in global memory, 92-pixel rows) in place of the producer threads' cp.async, in all three builds"),
+})
 LOGS.update({k: v[0] for k, v in VERSIONS_04C.items()})
 LOGS.update({"stage-pix": LOG_DIR_D / "call2" / "explore.log"})     # conv3d: single-pixel staging (CF_STAGE_PIX)
 # H200, 2026-12-01 06:15 UTC: conv3d's 04b_wgmma_3xfp16 (then new) at 4 and 3 warpgroups, and 04c with 8-byte
