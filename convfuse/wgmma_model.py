@@ -229,3 +229,38 @@ def c3_tile_fp16(x: np.ndarray, w: np.ndarray, n: int, od: int, oh: int, ox0: in
     b = operand(mem, xa + c3_boff(26), C3_HALF, C3_XW, 16, 2)                  # [x(26) | k-half 1]
     acc += a @ b.T
     return acc * inv
+
+
+# --- conv2d 04c's TMA copies (CF_TMA, the default): box -> raw buffer -> the producer's reads -----------------
+TW = XW - (KS - 1)                  # output columns per tile: tiles start at multiples of 86
+RAW_PITCH = XW + 4                  # pixels per raw row: the box starts up to 2 pixels left of the tile
+TMA_ALIGN = 4                       # floats: a box's inner start coordinate must be a multiple of 16 bytes
+
+
+def tma_box(x: np.ndarray, n: int, c0: int, h0: int, w0: int, box=(RAW_PITCH, XH, CHUNK)) -> np.ndarray:
+    """What one cp.async.bulk.tensor.4d copies from NCHW `x`: box = (pixels, rows, channels) starting at
+    (w0, h0, c0) of image n, [channel][row][pixel], elements outside the tensor zero. Refuses a start the H200
+    refused (an inner coordinate of 1, 2 or 86 floats was an illegal instruction, 2026-12-01)."""
+    if w0 % TMA_ALIGN:
+        raise ValueError(f"TMA box starting at column {w0}: not 16-byte aligned")
+    pw, rows, chans = box
+    C, H, W = x.shape[1:]
+    out = np.zeros((chans, rows, pw), x.dtype)
+    cs, hs, ws = slice(c0, min(c0 + chans, C)), slice(h0, min(h0 + rows, H)), slice(w0, min(w0 + pw, W))
+    out[:cs.stop - cs.start, :hs.stop - hs.start, :ws.stop - ws.start] = x[n, cs, hs, ws]
+    return out
+
+
+def raw_index(p: int, pitch: int = RAW_PITCH) -> int:
+    """Staged pixel p (row p // XW, column p % XW) in a channel of the raw buffer (the kernel's raw_index)."""
+    return p + (pitch - XW) * (p // XW)
+
+
+def staged_from_tma(x: np.ndarray, n: int, oh: int, ox0: int, chunk: int) -> tuple[np.ndarray, int]:
+    """The producer's view of one chunk under CF_TMA: the box at the multiple of 4 at or below the tile and its
+    reads with the shift; returns ([row][pixel][8 channels] as staged, the expect_tx count in bytes)."""
+    shift = ox0 % TMA_ALIGN
+    raw = tma_box(x, n, CHUNK * chunk, oh, ox0 - shift).reshape(CHUNK, -1)
+    p = np.arange(XH * XW)
+    v = raw[:, raw_index(p) + shift]                          # [channel][staged pixel]
+    return v.T.reshape(XH, XW, CHUNK), raw.nbytes
