@@ -62,16 +62,23 @@ def weight_image(w: np.ndarray) -> tuple[np.ndarray, float]:
     return img, 1.0 / s
 
 
-def stage_image(x: np.ndarray, n: int, oh: int, ox0: int, chunk: int) -> np.ndarray:
-    """One staged chunk as the producer writes it: [part x_hi | x_lo][row][pixel][8 channels FP16]."""
+def staged_pixels(x: np.ndarray, n: int, oh: int, ox0: int, chunk: int) -> np.ndarray:
+    """One chunk's staged pixels in FP32, [row][pixel][8 channels], zero outside the image: what the producer
+    converts, whichever way it copied them."""
     H, W = x.shape[2:]
-    img = np.zeros(STAGE, np.uint8)
     rows = np.arange(XH)[:, None] + oh
     cols = np.arange(XW)[None, :] + ox0
     ok = (rows < H) & (cols < W)
     v = np.zeros((XH, XW, CHUNK), np.float32)
     sl = x[n, CHUNK * chunk:CHUNK * (chunk + 1)]
     v[ok] = sl[:, np.minimum(rows, H - 1), np.minimum(cols, W - 1)].transpose(1, 2, 0)[ok]
+    return v
+
+
+def stage_image(x: np.ndarray, n: int, oh: int, ox0: int, chunk: int) -> np.ndarray:
+    """One staged chunk as the producer writes it: [part x_hi | x_lo][row][pixel][8 channels FP16]."""
+    img = np.zeros(STAGE, np.uint8)
+    v = staged_pixels(x, n, oh, ox0, chunk)
     hi, lo = (p.half().numpy() for p in split_fp16(torch.from_numpy(v)))
     img[:XPART] = hi.reshape(-1).view(np.uint8)
     img[XPART:2 * XPART] = lo.reshape(-1).view(np.uint8)

@@ -135,17 +135,6 @@ def test_conv2d_fp16_model_fails_when_a_pair_reads_the_wrong_window(monkeypatch)
     assert np.linalg.norm(bad - good) / np.linalg.norm(good) > 1e-2
 
 
-def _staged_direct(x, n, oh, ox0, chunk):
-    """The chunk's staged pixels read straight from x (zero outside the image): what the cp.async copies stage."""
-    H, W = x.shape[2:]
-    v = np.zeros((M.XH, M.XW, M.CHUNK), x.dtype)
-    for r in range(M.XH):
-        for px in range(M.XW):
-            if oh + r < H and ox0 + px < W:
-                v[r, px] = x[n, M.CHUNK * chunk:M.CHUNK * (chunk + 1), oh + r, ox0 + px]
-    return v
-
-
 @pytest.mark.parametrize("shape", [(1, 64, 21, 92), (1, 64, 12, 256)])
 def test_conv2d_tma_box_and_shifted_reads_stage_what_the_copies_stage(shape):
     """Every tile of a row (starts 0, 86, 172: shifts 0 and 2) and the bottom rows: the 92-pixel box at the multiple
@@ -157,7 +146,7 @@ def test_conv2d_tma_box_and_shifted_reads_stage_what_the_copies_stage(shape):
         for ox0 in range(0, W - 2, M.TW):
             for chunk in (0, M.NCHUNK - 1):
                 got, nbytes = M.staged_from_tma(x, 0, oh, ox0, chunk)
-                np.testing.assert_array_equal(got, _staged_direct(x, 0, oh, ox0, chunk))
+                np.testing.assert_array_equal(got, M.staged_pixels(x, 0, oh, ox0, chunk))
                 assert nbytes == M.CHUNK * M.XH * M.RAW_PITCH * 4
 
 
@@ -167,9 +156,9 @@ def test_conv2d_tma_model_refuses_unaligned_boxes_and_fails_without_the_shift(mo
         M.tma_box(x, 0, 0, 0, M.TW)                           # the tile's own start, 86: refused on the H200
     monkeypatch.setattr(M, "TMA_ALIGN", 1)                    # box at the tile, read with shift 0 ...
     got, _ = M.staged_from_tma(x, 0, 0, M.TW, 0)
-    np.testing.assert_array_equal(got, _staged_direct(x, 0, 0, M.TW, 0))
+    np.testing.assert_array_equal(got, M.staged_pixels(x, 0, 0, M.TW, 0))
     monkeypatch.undo()
     raw = M.tma_box(x, 0, 0, 0, M.TW - 2).reshape(M.CHUNK, -1)   # ... but the aligned box read without the shift
     p = np.arange(M.XH * M.XW)
     unshifted = raw[:, M.raw_index(p)].T.reshape(M.XH, M.XW, M.CHUNK)
-    assert not np.array_equal(unshifted, _staged_direct(x, 0, 0, M.TW, 0))
+    assert not np.array_equal(unshifted, M.staged_pixels(x, 0, 0, M.TW, 0))
