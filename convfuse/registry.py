@@ -144,6 +144,15 @@ CANDIDATES = (
     ("conv2d", "04c_ws_tf32", ("CF_NO_TMA",)),                           # 1.558 vs 1.514
     ("conv2d", "04c_ws_3xfp16", ("CF_NO_TMA",)),                         # 2.125 vs 2.035
     ("conv2d", "04c_ws_fp16", ("CF_RAWS=3",)),                           # 1.170 vs 1.169
+    # H200, 2026-12-01 from 13:15 UTC (results/device-logs/explore-2026-12-01f/, one process per call): half-chunk
+    # raw buffers, three per consumer (one chunk's TMA copies in flight while half a chunk is staged)
+    ("conv2d", "04c_ws_tf32", ("CF_RAW_CH=4",)),                         # 1.564 vs 1.485; 1.579 vs 1.491
+    ("conv2d", "04c_ws_3xfp16", ("CF_RAW_CH=4",)),                       # 2.130 vs 1.977
+    ("conv2d", "04c_ws_fp16", ("CF_RAW_CH=4", "CF_RAWS=4")),             # 1.336 vs 1.135
+    # one ring for both consumers, chunk loops in turn (CF_SHARED_RING, 3xFP16's default since) against a ring each
+    ("conv2d", "04c_ws_3xfp16", ("CF_RING_PER_CONSUMER",)),              # 2.065 vs 1.736; 2.084 vs 1.739
+    ("conv2d", "04c_ws_tf32", ("CF_SHARED_RING",)),                      # 1.526 vs 1.520; 1.535 vs 1.545
+    ("conv2d", "04c_ws_fp16", ("CF_SHARED_RING",)),                      # 1.300 vs 1.179
 )
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
 ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE"),

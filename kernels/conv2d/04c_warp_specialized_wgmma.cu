@@ -33,8 +33,8 @@
 //   memory (slow, and exact to FP32 and to eager's Inf/NaN propagation; only such inputs take it).
 //
 // Shared memory (TH 2, 2 consumers, 2 stages): zero block 1,024 B | weights 147,456 B | 2 raw buffers of
-//   11,264 B | 2 x 2 stages x 11,328 B | 16 B = 216,336 B; one block per SM, of 384 threads (3xFP16) or 512
-//   (TF32: two producers).
+//   11,776 B (CF_TMA's 92-pixel rows; 11,264 B with cp.async) | 2 x 2 stages x 11,328 B | 16 B | 2 mbarriers =
+//   217,376 B; one block per SM, of 384 threads (3xFP16) or 512 (TF32: two producers).
 //   weights, TF32 build: as 04b, [k-step][k-half][co][4 channels]. CF_3XF16: per chunk [w_lo(tap 0..8)]
 //     [w_hi(tap 0..8)], each 1 KB = [co][8 channels FP16]: w_lo(t) + 9 KB = w_hi(t), w_hi(t) + 1 KB = w_hi(t+1).
 //   stage: [part][row 0..TH+1][pixel 0..87][16 B] (+ 64 B read only by discarded columns); TF32: parts are
@@ -67,8 +67,8 @@
 //   wgmmas per chunk where TF32 takes 9; the producer converts 8 channels to one 16-byte row per pixel (4 cvt)
 //   where TF32 rounds 8 values (4 instructions each) into two rows. Weights w_hi only, [chunk][tap][co][8 channels]
 //   (73,728 B), so two raw buffers per consumer (CF_RAWS: chunks i+1 and i+2 in flight while i is staged) and three
-//   ring stages of half the size fit: 1,024 + 73,728 + 4 x 11,264 + 2 x 3 x 5,696 + 16 = 154,000 B, plus 2,752 B
-//   of padding for compute-sanitizer (SANITIZER_PAD). Range as 3xFP16: weights scaled per call; a non-finite sum
+//   ring stages of half the size fit: 1,024 + 73,728 + 4 x 11,776 + 2 x 3 x 5,696 + 16 + 32 (mbarriers) = 156,080 B,
+//   plus 2,752 B of padding for compute-sanitizer (SANITIZER_PAD). Range as 3xFP16: weights scaled per call; a non-finite sum
 //   of a consumer thread's accumulators (acc_nonfinite, wgmma.cuh) sends its outputs of the tile to the FP32 path.
 //   Two producer warpgroups, as TF32.
 //   Measured on the H200, 2026-12-01 from 10:21 UTC (results/device-logs/explore-2026-12-01d/, one process per
@@ -94,6 +94,29 @@
 //   results/device-logs/explore-2026-12-01e/): fp16 1.169 against 1.233, TF32 1.514 against 1.558 (with 56
 //   producer registers: 48 spills 8 B), 3xFP16 2.035 against 2.125; eager 5.047, torch.compile 2.341. 3-5 %, less
 //   than predicted: the conversion, not the copy issue, is most of the producer's time. A third raw buffer: 1.170.
+// Measured on the H200, 2026-12-01 from 13:15 UTC (results/device-logs/explore-2026-12-01f/, one process per call):
+//   ncu per-instruction samples of the TF32 build at full clock: 49 % of warp samples are producers, 21 % of all
+//   waiting at their raw buffer's mbarrier (the TMA's data: one raw buffer per consumer, so the next chunk's copy
+//   starts only once this one is staged); 22.5 % are consumers waiting at FULL. The epilogue's __ldg of bias and
+//   multiplier, suspected before, hold under 1 %: staging them in shared memory gave 1.507 against 1.515 ms (TF32),
+//   1.184 against 1.166 (fp16), 2.027 against 2.043 (3xFP16), not kept.
+//   CF_RAW_CH=4 (candidate): half-chunk raw buffers, three per consumer in the same shared memory, so one chunk's
+//   copies are in flight while half a chunk is staged. Predicted 1.38-1.43 ms for TF32 (the mbarrier waits hidden);
+//   measured 1.564 against 1.485 (3xFP16 2.130 against 1.977; fp16 with four 1.336 against 1.135), and 1.579 against
+//   1.491 in a second call. The mbarrier waits left the samples, and the producer's own synchronisation (a second
+//   producer barrier and mbarrier wait per chunk; 8-byte stores in the FP16 builds) cost more than they had.
+//   CF_SHARED_RING (3xFP16's default since 2026-12-01 ~14:00 UTC; CF_RING_PER_CONSUMER restores a ring per consumer):
+//   all producer threads fill one ring, in the order of the block's tiles, and the consumers take tiles in turn and
+//   run their chunk loops in turn (ORDER barriers; CUTLASS's "ping-pong" schedule), so one consumer's epilogue runs
+//   while the other issues MMAs; half the buffers per SM, so two raw buffers and four stages fit. Predicted: TF32
+//   1.49 -> 1.05-1.25 ms (the TMA waits hidden, epilogues beside MMAs), fp16 1.15 -> 1.0-1.1, 3xFP16 2.0 -> 1.7-1.9.
+//   Measured, two calls: 3xFP16 1.736 against 2.065 and 1.739 against 2.084 (rel-L2 8.9e-7 on every shape): right;
+//   TF32 1.526 against 1.520 and 1.535 against 1.545, fp16 1.300 against 1.179: wrong. 3xFP16's consumers were the
+//   longer side (14 wgmmas per chunk where TF32 has 9) and now overlap; ncu of the shared TF32
+//   build still finds its producers waiting on the TMA's data (8.5 % of samples, with two raw buffers; three did
+//   not help: 1.532) and its consumers at FULL and ORDER (23 %). Nor did more copies in flight (a third call): TF32
+//   with 2 stages and 5 raw buffers 1.523, 3 and 4 1.516, against 1.522; fp16 with 6 and 6 1.270 against 1.166;
+//   3xFP16 with 3 and 4 1.719, 2 and 5 1.769, against 1.712. What bounds the TF32 build is open (kernel log).
 
 namespace cf04c {
 
@@ -125,6 +148,30 @@ constexpr int NACC = XW * TH / 2;        // accumulators per thread per set
 #if defined(CF_1XF16) && !defined(CF_NO_PIX_OFFSETS) && !defined(CF_TMA)
 #define CF_PIX_OFFSETS                   // 1.214 ms against 1.247 (H200, 2026-12-01 11:12 UTC, one process)
 #endif
+#if defined(CF_3XF16) && defined(CF_TMA) && !defined(CF_RING_PER_CONSUMER) && !defined(CF_SHARED_RING)
+#define CF_SHARED_RING                   // 3xFP16: 1.736 ms against 2.065 per consumer (H200, 2026-12-01, one process)
+#endif
+#ifdef CF_SHARED_RING
+// CF_SHARED_RING (3xFP16's default; CF_RING_PER_CONSUMER restores a ring per consumer): one ring and one set of raw buffers for both consumers, filled by all producer threads
+// in the order of the block's tiles; the consumers take tiles in turn and run their chunk loops in turn (ORDER
+// barriers), so one consumer's epilogue overlaps the other's MMAs. Half the buffers per SM: deeper ones fit.
+constexpr int PIPES = 1;
+#if !defined(CF_STAGES) && defined(CF_1XF16)
+#define CF_STAGES 6
+#elif !defined(CF_STAGES)
+#define CF_STAGES 4
+#endif
+#if !defined(CF_RAWS) && defined(CF_1XF16)
+#define CF_RAWS 3
+#elif !defined(CF_RAWS)
+#define CF_RAWS 2
+#endif
+#ifndef CF_TMA
+#error "CF_SHARED_RING needs the TMA producer loop"
+#endif
+#else
+constexpr int PIPES = CF_CONSUMERS;      // a ring and raw buffers per consumer
+#endif
 #ifndef CF_STAGES
 #ifdef CF_1XF16
 #define CF_STAGES 3                      // FP16 stages are half the size: 1.34 ms against 1.38 with 2 (H200, 2026-12-01)
@@ -134,7 +181,7 @@ constexpr int NACC = XW * TH / 2;        // accumulators per thread per set
 #endif
 constexpr int CONSUMERS = CF_CONSUMERS, STAGES = CF_STAGES, PRODUCERS = CF_PRODUCERS;
 constexpr int THREADS = 128 * (PRODUCERS + CONSUMERS);
-constexpr int PTHREADS = 128 * PRODUCERS / CONSUMERS;   // producer threads per consumer
+constexpr int PTHREADS = 128 * PRODUCERS / PIPES;   // producer threads per ring
 constexpr int BAR_COUNT = PTHREADS + 128;           // threads meeting at one FULL or EMPTY barrier
 constexpr int KERNEL_REGS = (65536 / THREADS) & ~7; // what __launch_bounds__(THREADS, 1) allows
 #ifndef CF_PRODUCER_REGS
@@ -150,7 +197,7 @@ constexpr int PRODUCER_REGS = CF_PRODUCER_REGS;
 constexpr int CONSUMER_REGS = ((THREADS * KERNEL_REGS - 128 * PRODUCERS * PRODUCER_REGS) / (128 * CONSUMERS)) & ~7;
 static_assert(KERNEL_REGS <= 256 && CONSUMER_REGS <= 256 && PRODUCER_REGS >= 24, "setmaxnreg range");
 static_assert(128 * PRODUCERS * PRODUCER_REGS + 128 * CONSUMERS * CONSUMER_REGS <= THREADS * KERNEL_REGS, "register pool");
-static_assert(2 * CONSUMERS * STAGES + CONSUMERS <= 15, "named barriers 1..15");
+static_assert(2 * PIPES * STAGES + PIPES + (PIPES == 1 ? CONSUMERS : 0) <= 15, "named barriers 1..15");
 static_assert(PTHREADS % 32 == 0, "whole producer warps per consumer");
 
 constexpr int XPIX = XH * XW;                       // staged pixels per stage (352 at TH 2)
@@ -176,17 +223,28 @@ constexpr int RAW_PITCH = XW + 4;
 constexpr int RAW_PITCH = XW;
 #endif
 constexpr int RAW_PIX = XH * RAW_PITCH;             // a channel's pixels in the raw buffer
-constexpr int RAWF = CHUNK * RAW_PIX;               // one chunk as loaded: [channel][row][RAW_PITCH pixels] FP32
+#ifndef CF_RAW_CH
+#define CF_RAW_CH 8                      // CF_RAW_CH=4 (TMA only): half-chunk buffers, slower (H200, 2026-12-01)
+#endif
+constexpr int RAW_CH = CF_RAW_CH;                   // channels per raw buffer (one TMA box)
+constexpr int UNITS = CHUNK / RAW_CH;               // raw buffers per chunk
+constexpr int RAWF = RAW_CH * RAW_PIX;              // one raw buffer as loaded: [channel][row][RAW_PITCH pixels] FP32
 // Staged pixel p (row p / XW, column p % XW) in a channel of the raw buffer.
 __device__ __forceinline__ int raw_index(int p) { return p + (RAW_PITCH - XW) * (p / XW); }
 #ifndef CF_RAWS
 #ifdef CF_1XF16
 #define CF_RAWS 2                        // raw buffers per consumer: chunk i+2's copies in flight while i is staged
+#elif CF_RAW_CH == 4
+#define CF_RAWS 3                        // half-chunk buffers: one chunk in flight while half a chunk is staged
 #else
-#define CF_RAWS 1                        // TF32 and 3xFP16: a second would need 250 KB
+#define CF_RAWS 1                        // TF32 and 3xFP16 whole-chunk buffers: a second would need 250 KB
 #endif
 #endif
 constexpr int RAWS = CF_RAWS;
+static_assert(CHUNK % RAW_CH == 0 && RAW_CH % 4 == 0, "raw buffers of whole 4-channel groups");
+#ifndef CF_TMA
+static_assert(RAW_CH == CHUNK, "the cp.async producer loops copy whole chunks");
+#endif
 #ifdef CF_1XF16
 // compute-sanitizer's memcheck takes a wgmma operand to span N x K elements from its start address (5,632 B here),
 // where the MMA reads 2 x 22 core matrices lbo apart: from a window 2,816 B into the last stage that would pass the
@@ -196,11 +254,11 @@ constexpr int SANITIZER_PAD = 688;
 constexpr int SANITIZER_PAD = 0;
 #endif
 #ifdef CF_TMA
-constexpr int MBAR_FLOATS = 2 * CONSUMERS * RAWS;   // an mbarrier (8 B) per raw buffer
+constexpr int MBAR_FLOATS = 2 * PIPES * RAWS;       // an mbarrier (8 B) per raw buffer
 #else
 constexpr int MBAR_FLOATS = 0;
 #endif
-constexpr int SMEM_FLOATS = ZFLOATS + WFLOATS + CONSUMERS * RAWS * RAWF + CONSUMERS * STAGES * XBUF + 4 + MBAR_FLOATS +
+constexpr int SMEM_FLOATS = ZFLOATS + WFLOATS + PIPES * RAWS * RAWF + PIPES * STAGES * XBUF + 4 + MBAR_FLOATS +
                             SANITIZER_PAD;
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
 constexpr int ROUNDS = (XPIX + PTHREADS - 1) / PTHREADS;   // pixels per producer thread per chunk
@@ -230,10 +288,18 @@ __device__ __forceinline__ void bar_arrive(int id) {
     asm volatile("bar.arrive %0, %1;\n" :: "r"(id), "n"(BAR_COUNT) : "memory");
 }
 __device__ __forceinline__ int full_bar(int k, int s) { return 1 + k * STAGES + s; }
-__device__ __forceinline__ int empty_bar(int k, int s) { return 1 + CONSUMERS * STAGES + k * STAGES + s; }
-// The PTHREADS producer threads of consumer k among themselves.
+__device__ __forceinline__ int empty_bar(int k, int s) { return 1 + PIPES * STAGES + k * STAGES + s; }
+// CF_SHARED_RING: consumer k may start its chunk loop (the previous tile's consumer has issued its last MMAs).
+__device__ __forceinline__ int order_bar(int k) { return 1 + 2 * PIPES * STAGES + PIPES + k; }
+// The tile a block's ring k carries j-th (in CF_SHARED_RING the tiles of all consumers in turn: consumer j % CONSUMERS
+// takes it); the same tiles per consumer either way: blockIdx.x * CONSUMERS + k, then gridDim.x * CONSUMERS apart.
+__device__ __forceinline__ int ring_tile(int k, int j) {
+    return PIPES == 1 ? blockIdx.x * CONSUMERS + j % CONSUMERS + (j / CONSUMERS) * gridDim.x * CONSUMERS
+                      : blockIdx.x * CONSUMERS + k + j * gridDim.x * CONSUMERS;
+}
+// The PTHREADS producer threads of ring k among themselves.
 __device__ __forceinline__ void producer_sync(int k) {
-    asm volatile("bar.sync %0, %1;\n" :: "r"(1 + 2 * CONSUMERS * STAGES + k), "n"(PTHREADS) : "memory");
+    asm volatile("bar.sync %0, %1;\n" :: "r"(1 + 2 * PIPES * STAGES + k), "n"(PTHREADS) : "memory");
 }
 template <int R> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(R)); }
 template <int R> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(R)); }
@@ -243,33 +309,26 @@ __device__ __forceinline__ uint64_t desc(uint32_t addr, uint32_t lbo) { return w
 // Byte offset of tap t's window in a stage part: staged row kh, shifted by kw pixels.
 __host__ __device__ constexpr uint32_t tap_offset(int t) { return ((t / KS) * XW + t % KS) * 16; }
 
-#ifdef CF_1XF16
-// Weights, once per block: w * 2^e (f16_weight_exponent: max|w| 2^e < 2^14) in FP16, [chunk][tap][co][8 channels],
-// 1 KB per (chunk, tap): w(t) + 1 KB = w(t + 1). Returns 2^-e.
+#ifdef CF_F16_OPERANDS
+// Weights, once per block: w * 2^e (f16_weight_exponent: max|w| 2^e < 2^14) in FP16, 1 KB = [co][8 channels] per
+// (chunk, tap). CF_1XF16: w_hi alone, [chunk][tap]: w(t) + 1 KB = w(t + 1). CF_3XF16: hi + lo, per chunk
+// [w_lo(tap 0..8)][w_hi(tap 0..8)]: w_lo(t) + 9 KB = w_hi(t). Returns 2^-e.
 __device__ float stage_weights(float* sw, unsigned* smax, const float* __restrict__ w) {
     const int e = f16_weight_exponent(w, COUT * CIN * TAPS, smax);
     const float s = ldexpf(1.0f, e);
     unsigned short* h = reinterpret_cast<unsigned short*>(sw);
-    for (int u = threadIdx.x; u < COUT * CIN * TAPS; u += THREADS) {
-        const int ch = u & 7, co = (u >> 3) & 63, ct = u >> 9, c = ct / TAPS, t = ct - c * TAPS;
-        h[u] = f16_bits(__ldg(w + (co * CIN + CHUNK * c + ch) * TAPS + t) * s);
-    }
-    return ldexpf(1.0f, -e);
-}
-#elif defined(CF_F16_OPERANDS)
-// Weights, once per block: w * 2^e split into FP16 hi + lo (f16_weight_exponent: max|w| 2^e < 2^14). Returns 2^-e.
-__device__ float stage_weights(float* sw, unsigned* smax, const float* __restrict__ w) {
-    const int e = f16_weight_exponent(w, COUT * CIN * TAPS, smax);
-    const float s = ldexpf(1.0f, e);
-    unsigned short* h = reinterpret_cast<unsigned short*>(sw);
-    // u = ((c*9 + t)*64 + co)*8 + ch  <-  w[co][8c + ch][t]; lo at c*9216 + t*512 + co*8 + ch, hi 4608 further
+    // u = ((c*9 + t)*64 + co)*8 + ch  <-  w[co][8c + ch][t]
     for (int u = threadIdx.x; u < COUT * CIN * TAPS; u += THREADS) {
         const int ch = u & 7, co = (u >> 3) & 63, ct = u >> 9, c = ct / TAPS, t = ct - c * TAPS;
         const float v = __ldg(w + (co * CIN + CHUNK * c + ch) * TAPS + t) * s;
         const unsigned short hi = f16_bits(v);
-        const int at = c * 9216 + t * 512 + co * 8 + ch;
+#ifdef CF_3XF16
+        const int at = c * 9216 + t * 512 + co * 8 + ch;   // lo; hi 4608 halves (9 KB) further
         h[at] = f16_bits(v - f16_value(hi));
         h[at + 4608] = hi;
+#else
+        h[u] = hi;
+#endif
     }
     return ldexpf(1.0f, -e);
 }
@@ -285,15 +344,15 @@ __device__ float stage_weights(float* sw, unsigned*, const float* __restrict__ w
 }
 #endif
 
-// Producer, step 1: the chunk's 8 channels x XPIX staged pixels, global -> the consumer's raw buffer with
+// Producer, step 1: RAW_CH channels (from c0) x XPIX staged pixels, global -> the consumer's raw buffer with
 // cp.async (no registers held while they are in flight; out-of-image pixels zero-filled): 8-byte copies of
 // pixel pairs where W is even and x 8-byte aligned (tile columns start at multiples of TW = 86, so a pair
 // is in the row or out of it whole), 4-byte copies of single pixels otherwise. Consecutive threads,
 // consecutive addresses. 64-bit base per chunk, 32-bit offsets inside it (launch refuses 8 H W >= 2^31).
 __device__ __forceinline__ void load_raw(float* raw, const float* __restrict__ x, const Geom& g, TileCoord tc,
-                                         int chunk, int ptid) {
+                                         int c0, int ptid) {
     const int hw = g.H * g.W;
-    const float* xc = x + (long long)(tc.n * CIN + CHUNK * chunk) * hw;
+    const float* xc = x + (long long)(tc.n * CIN + c0) * hw;
     if (g.xvec) {
 #pragma unroll 1
         for (int r = 0; r < (XPIX / 2 + PTHREADS - 1) / PTHREADS; ++r) {
@@ -304,7 +363,7 @@ __device__ __forceinline__ void load_raw(float* raw, const float* __restrict__ x
                 const bool ok = ih < g.H && ix < g.W;
                 const float* src = xc + (ok ? ih * g.W + ix : 0);
 #pragma unroll
-                for (int c = 0; c < CHUNK; ++c) cp_async8(raw + c * RAW_PIX + raw_index(p), src + (ok ? c * hw : 0), ok ? 8 : 0);
+                for (int c = 0; c < RAW_CH; ++c) cp_async8(raw + c * RAW_PIX + raw_index(p), src + (ok ? c * hw : 0), ok ? 8 : 0);
             }
         }
         cp_async_commit();
@@ -319,7 +378,7 @@ __device__ __forceinline__ void load_raw(float* raw, const float* __restrict__ x
             const bool ok = ih < g.H && ix < g.W;
             const float* src = xc + (ok ? ih * g.W + ix : 0);
 #pragma unroll
-            for (int c = 0; c < CHUNK; ++c) cp_async4(raw + c * RAW_PIX + raw_index(p), src + (ok ? c * hw : 0), ok ? 4 : 0);
+            for (int c = 0; c < RAW_CH; ++c) cp_async4(raw + c * RAW_PIX + raw_index(p), src + (ok ? c * hw : 0), ok ? 4 : 0);
         }
     }
     cp_async_commit();
@@ -363,38 +422,48 @@ __device__ __forceinline__ void load_raw_pairs(float* raw, const float* __restri
 }
 #endif
 
-// Producer, step 2: raw buffer -> one ring stage in the MMAs' layout, a pixel's 8 channels per thread: 8
-// conflict-free 4-byte shared loads, two 16-byte stores to consecutive rows.
+// Producer, step 2: a raw buffer -> its channels of one ring stage in the MMAs' layout, a pixel's RAW_CH channels
+// per thread: conflict-free 4-byte shared loads, 16-byte stores to consecutive rows (8-byte ones for FP16 halves).
 //   TF32: part 0 = channels 0-3, part 1 = channels 4-7, rounded to TF32.
 //   CF_3XF16: part 0 = x_hi = FP16(x), part 1 = x_lo = FP16(x - x_hi). |x| >= 65520 makes x_hi Inf, and
 //   every output that reads it non-finite: the consumer then recomputes those outputs in FP32.
-// shift: the tile's first column in the raw rows (CF_TMA: 0 or 2, see RAW_PITCH; else 0).
-__device__ __forceinline__ void stage_chunk(float* xs, const float* raw, int ptid, int shift = 0) {
+// unit: which RAW_CH channels of the chunk the buffer holds (0 for whole chunks). shift: the tile's first column
+// in the raw rows (CF_TMA: 0 or 2, see RAW_PITCH; else 0).
+template <int W>
+__device__ __forceinline__ void store_words(float* at, const uint32_t (&v)[W]) {
+    if constexpr (W == 4) *reinterpret_cast<uint4*>(at) = make_uint4(v[0], v[1], v[2], v[3]);
+    else *reinterpret_cast<uint2*>(at) = make_uint2(v[0], v[1]);
+}
+__device__ __forceinline__ void stage_raw(float* xs, const float* raw, int ptid, int shift = 0, int unit = 0) {
 #pragma unroll 2
     for (int r = 0; r < ROUNDS; ++r) {
         const int p = ptid + PTHREADS * r;
         if (p < XPIX) {
-            float v[CHUNK];
-#pragma unroll
+            float v[RAW_CH];
             // CF_TMA: recomputed per chunk (opaque: hoisted out of the chunk loop, the rounds' indices took
             // registers the producer does not have: ptxas spilled 8 B (TF32) and 28 B (3xFP16))
             const int rp = RAW_PITCH == XW ? p : raw_index(int(opaque(uint32_t(p)))) + shift;
 #pragma unroll
-            for (int c = 0; c < CHUNK; ++c) v[c] = raw[c * RAW_PIX + rp];
+            for (int c = 0; c < RAW_CH; ++c) v[c] = raw[c * RAW_PIX + rp];
+#if defined(CF_F16_OPERANDS)
+            float* at = xs + 4 * p + unit * (RAW_CH / 2);   // a unit's channels: RAW_CH FP16 of the pixel's row
+            uint32_t hi[RAW_CH / 2];
 #ifdef CF_3XF16
-            uint32_t hi[4], lo[4];
+            uint32_t lo[RAW_CH / 2];
 #pragma unroll
-            for (int q = 0; q < 4; ++q) split_f16x2(v[2 * q], v[2 * q + 1], hi[q], lo[q]);
-            *reinterpret_cast<uint4*>(xs + 4 * p) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
-            *reinterpret_cast<uint4*>(xs + XPART + 4 * p) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
-#elif defined(CF_1XF16)
-            *reinterpret_cast<uint4*>(xs + 4 * p) =
-                make_uint4(f16x2(v[0], v[1]), f16x2(v[2], v[3]), f16x2(v[4], v[5]), f16x2(v[6], v[7]));
+            for (int q = 0; q < RAW_CH / 2; ++q) split_f16x2(v[2 * q], v[2 * q + 1], hi[q], lo[q]);
+            store_words(at + XPART, lo);
 #else
-            *reinterpret_cast<float4*>(xs + 4 * p) =
-                make_float4(CF_TF32_STAGE(v[0]), CF_TF32_STAGE(v[1]), CF_TF32_STAGE(v[2]), CF_TF32_STAGE(v[3]));
-            *reinterpret_cast<float4*>(xs + XPART + 4 * p) =
-                make_float4(CF_TF32_STAGE(v[4]), CF_TF32_STAGE(v[5]), CF_TF32_STAGE(v[6]), CF_TF32_STAGE(v[7]));
+#pragma unroll
+            for (int q = 0; q < RAW_CH / 2; ++q) hi[q] = f16x2(v[2 * q], v[2 * q + 1]);
+#endif
+            store_words(at, hi);
+#else
+#pragma unroll
+            for (int q = 0; q < RAW_CH / 4; ++q)
+                *reinterpret_cast<float4*>(xs + (unit * (RAW_CH / 4) + q) * XPART + 4 * p) =
+                    make_float4(CF_TF32_STAGE(v[4 * q]), CF_TF32_STAGE(v[4 * q + 1]), CF_TF32_STAGE(v[4 * q + 2]),
+                                CF_TF32_STAGE(v[4 * q + 3]));
 #endif
         }
     }
@@ -516,17 +585,17 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
     float* zero = smem;                                  // first: every other operand lies after it (lbo > 0)
     float* sw = smem + ZFLOATS;
     float* raws = sw + WFLOATS;
-    float* sx = raws + CONSUMERS * RAWS * RAWF;
-    unsigned* smax = reinterpret_cast<unsigned*>(sx + CONSUMERS * STAGES * XBUF);
+    float* sx = raws + PIPES * RAWS * RAWF;
+    unsigned* smax = reinterpret_cast<unsigned*>(sx + PIPES * STAGES * XBUF);
     for (int i = threadIdx.x; i < ZFLOATS; i += THREADS) zero[i] = 0.0f;
-    for (int i = threadIdx.x; i < CONSUMERS * STAGES * XBUF; i += THREADS) sx[i] = 0.0f;   // pads stay 0
+    for (int i = threadIdx.x; i < PIPES * STAGES * XBUF; i += THREADS) sx[i] = 0.0f;   // pads stay 0
     if (threadIdx.x == 0) *smax = 0u;
 #ifdef CF_TMA
     uint64_t* rawbar = reinterpret_cast<uint64_t*>(smax + 4);
     if (threadIdx.x == 0) {
         // TMA: one arrival (the issuing thread's expect_tx) and the bytes; cp.async: every producer thread's
         // copies (cp_async_mbar_arrive)
-        for (int i = 0; i < CONSUMERS * RAWS; ++i) mbar_init(rawbar + i, g.tma ? 1 : PTHREADS);
+        for (int i = 0; i < PIPES * RAWS; ++i) mbar_init(rawbar + i, g.tma ? 1 : PTHREADS);
         mbar_init_fence();
     }
 #endif
@@ -543,13 +612,15 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         float* ring = sx + k * STAGES * XBUF;
         int tile = blockIdx.x * CONSUMERS + k, slot = 0;
 #if defined(CF_TMA)
-        // CF_TMA (candidate): one thread per consumer copies a whole chunk with one TMA (a box of 88 pixels x XH
-        // rows x 8 channels, exactly the raw buffer's layout, out-of-image pixels zero-filled), where 128 threads
-        // issued 16 8-byte cp.async each: the producer keeps only the conversion. Each raw buffer completes on
-        // its mbarrier; shapes TMA cannot take (W % 4 != 0) copy with cp.async onto the same barriers.
+        // CF_TMA: one thread per ring copies a raw buffer (RAW_CH channels of a chunk) with one TMA (a box of
+        // RAW_PITCH pixels x XH rows x RAW_CH channels, exactly the raw buffer's layout, out-of-image pixels zero-
+        // filled), where 128 threads issued 16 8-byte cp.async each: the producer keeps only the conversion. Each raw
+        // buffer completes on its mbarrier; shapes TMA cannot take (W % 4 != 0) copy with cp.async onto the same
+        // barriers. Buffers are refilled in turn, RAWS - 1 of them in flight while one is staged.
         float* raw0 = raws + k * RAWS * RAWF;
         uint64_t* bars = rawbar + k * RAWS;
-        int buf = 0, next_tile = tile, next_chunk = 0;   // the next chunk to copy
+        int buf = 0, next_j = 0, next_unit = 0;          // the next raw buffer's contents: tile j, chunk * UNITS + unit
+        int next_tile = ring_tile(k, 0);
         unsigned parity = 0u;                            // bit b: the phase raw buffer b completes next
         TileCoord ntc = tile_coord(g, next_tile);
         auto copy_next = [&](int b) {
@@ -557,34 +628,39 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                 if (g.tma) {
                     if (ptid == 0) {
                         mbar_arrive_expect_tx(bars + b, RAWF * 4);
-                        tma_load_4d(raw0 + b * RAWF, &xmap, ntc.ox0 & ~3, ntc.oh, CHUNK * next_chunk, ntc.n, bars + b);
+                        tma_load_4d(raw0 + b * RAWF, &xmap, ntc.ox0 & ~3, ntc.oh, RAW_CH * next_unit, ntc.n, bars + b);
                     }
                 } else {
-                    load_raw(raw0 + b * RAWF, x, g, ntc, next_chunk, ptid);
+                    load_raw(raw0 + b * RAWF, x, g, ntc, RAW_CH * next_unit, ptid);
                     cp_async_mbar_arrive(bars + b);
                 }
             }
-            if (++next_chunk == NCHUNK) {
-                next_chunk = 0;
-                next_tile += stride;
+            if (++next_unit == NCHUNK * UNITS) {
+                next_unit = 0;
+                next_tile = ring_tile(k, ++next_j);
                 ntc = tile_coord(g, next_tile);
             }
         };
         for (int b = 0; b < RAWS; ++b) copy_next(b);
 #pragma unroll 1
-        for (; tile < g.tiles; tile += stride) {
+        for (int j = 0; (tile = ring_tile(k, j)) < g.tiles; ++j) {
             const int shift = g.tma ? tile_coord(g, tile).ox0 & 3 : 0;
 #pragma unroll 1
             for (int chunk = 0; chunk < NCHUNK; ++chunk) {
-                mbar_wait(bars + buf, (parity >> buf) & 1u);   // the chunk has landed
-                parity ^= 1u << buf;
-                bar_sync(empty_bar(k, slot));
-                stage_chunk(ring + slot * XBUF, raw0 + buf * RAWF, ptid, shift);
-                fence_proxy_async();
-                bar_arrive(full_bar(k, slot));
-                producer_sync(k);                        // the raw buffer is read: refill it
-                copy_next(buf);
-                buf = buf + 1 == RAWS ? 0 : buf + 1;
+#pragma unroll 1
+                for (int unit = 0; unit < UNITS; ++unit) {
+                    mbar_wait(bars + buf, (parity >> buf) & 1u);   // the buffer has landed
+                    parity ^= 1u << buf;
+                    if (unit == 0) bar_sync(empty_bar(k, slot));
+                    stage_raw(ring + slot * XBUF, raw0 + buf * RAWF, ptid, shift, unit);
+                    if (unit == UNITS - 1) {
+                        fence_proxy_async();
+                        bar_arrive(full_bar(k, slot));
+                    }
+                    producer_sync(k);                    // the raw buffer is read: refill it
+                    copy_next(buf);
+                    buf = buf + 1 == RAWS ? 0 : buf + 1;
+                }
                 slot = slot + 1 == STAGES ? 0 : slot + 1;
             }
         }
@@ -599,11 +675,11 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                 cp_async_wait<0>();
                 producer_sync(k);                        // every thread's copies of this chunk have landed
                 bar_sync(empty_bar(k, slot));
-                stage_chunk(ring + slot * XBUF, raw, ptid);
+                stage_raw(ring + slot * XBUF, raw, ptid);
                 fence_proxy_async();
                 bar_arrive(full_bar(k, slot));
                 producer_sync(k);                        // the raw buffer is read: refill it
-                if (chunk + 1 < NCHUNK) load_raw(raw, x, g, tc, chunk + 1, ptid);
+                if (chunk + 1 < NCHUNK) load_raw(raw, x, g, tc, CHUNK * (chunk + 1), ptid);
                 else if (tile + stride < g.tiles) load_raw(raw, x, g, tile_coord(g, tile + stride), 0, ptid);
                 slot = slot + 1 == STAGES ? 0 : slot + 1;
             }
@@ -622,7 +698,7 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             if (next_tile < g.tiles && g.xvec) load_raw_pairs(raw0 + b * RAWF, x, g, ntc.n, po, next_chunk, ptid);
             else
 #endif
-            if (next_tile < g.tiles) load_raw(raw0 + b * RAWF, x, g, ntc, next_chunk, ptid);
+            if (next_tile < g.tiles) load_raw(raw0 + b * RAWF, x, g, ntc, CHUNK * next_chunk, ptid);
             else cp_async_commit();
             if (++next_chunk == NCHUNK) {
                 next_chunk = 0;
@@ -641,7 +717,7 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                 cp_async_wait<RAWS - 1>();
                 producer_sync(k);                        // every thread's copies of this chunk have landed
                 bar_sync(empty_bar(k, slot));
-                stage_chunk(ring + slot * XBUF, raw0 + buf * RAWF, ptid);
+                stage_raw(ring + slot * XBUF, raw0 + buf * RAWF, ptid);
                 fence_proxy_async();
                 bar_arrive(full_bar(k, slot));
                 producer_sync(k);                        // the raw buffer is read: refill it
@@ -657,33 +733,42 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         setmaxnreg_inc<CONSUMER_REGS>();
         const int k = wg - PRODUCERS, warp = tid >> 5, lane = threadIdx.x & 31;
         const uint32_t wa = smem_addr(sw);      // the zero block and this consumer's ring at fixed offsets from it
-        const uint32_t ra = wa + (WFLOATS + CONSUMERS * RAWS * RAWF + k * STAGES * XBUF) * 4;
+        const int pipe = PIPES == 1 ? 0 : k;             // the ring this consumer reads
+        const uint32_t ra = wa + (WFLOATS + PIPES * RAWS * RAWF + pipe * STAGES * XBUF) * 4;
         float am[NACC];
 #ifdef CF_3XF16
         float ac[NACC];
 #else
         float (&ac)[NACC] = am;
 #endif
-        for (int s = 0; s < STAGES; ++s) bar_arrive(empty_bar(k, s));   // every stage starts empty
-        int slot = 0;
+        if (PIPES > 1 || k == 0)
+            for (int s = 0; s < STAGES; ++s) bar_arrive(empty_bar(pipe, s));   // every stage starts empty
+        int slot = PIPES == 1 ? k * NCHUNK % STAGES : 0;
 #pragma unroll 1
-        for (int tile = blockIdx.x * CONSUMERS + k; tile < g.tiles; tile += stride) {
+        for (int tile = blockIdx.x * CONSUMERS + k, j = k; tile < g.tiles; tile += stride, j += CONSUMERS) {
             int prev = -1;
+            if (PIPES == 1 && j > 0) asm volatile("bar.sync %0, 256;\n" :: "r"(order_bar(k)) : "memory");
 #pragma unroll 1
             for (int chunk = 0; chunk < NCHUNK; ++chunk) {
-                bar_sync(full_bar(k, slot));
+                bar_sync(full_bar(pipe, slot));
                 mma_chunk(am, ac, wa - ZFLOATS * 4, wa, ra + slot * (XBUF * 4), chunk);
                 wgmma_wait<1>();                 // the previous chunk's MMAs are done: release its stage
-                if (prev >= 0) bar_arrive(empty_bar(k, prev));
+                if (prev >= 0) bar_arrive(empty_bar(pipe, prev));
                 prev = slot;
                 slot = slot + 1 == STAGES ? 0 : slot + 1;
+            }
+            if (PIPES == 1) {
+                // the next tile's consumer may take the ring; this one's next chunks come CONSUMERS - 1 tiles later
+                if (ring_tile(0, j + 1) < g.tiles)
+                    asm volatile("bar.arrive %0, 256;\n" :: "r"(order_bar((k + 1) % CONSUMERS)) : "memory");
+                slot = (slot + (CONSUMERS - 1) * NCHUNK) % STAGES;
             }
             wgmma_wait<0>();
             fence_operand(am);
 #ifdef CF_3XF16
             fence_operand(ac);
 #endif
-            bar_arrive(empty_bar(k, prev));
+            bar_arrive(empty_bar(pipe, prev));
             // bias, parameter and tile coordinates only now: 224 registers hold both accumulator sets with
             // no room to spare (ptxas spilled 16 B with them live across the MMA loop)
             const TileCoord tc = tile_coord(g, tile);
@@ -741,7 +826,7 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     g.tma = 0;
 #ifdef CF_TMA
     g.tma = cf_encode_tma_4d(&xmap, a.x, {(uint64_t)a.W, (uint64_t)a.H, (uint64_t)CIN, (uint64_t)a.N},
-                             {(uint32_t)RAW_PITCH, (uint32_t)XH, (uint32_t)CHUNK, 1u});   // RAWF floats: expect_tx's count
+                             {(uint32_t)RAW_PITCH, (uint32_t)XH, (uint32_t)RAW_CH, 1u});   // RAWF floats: expect_tx's count
 #endif
     if ((long long)CHUNK * a.H * a.W >= (1LL << 31))
         return "04c_warp_specialized_wgmma (conv2d): an image plane of more than 2^28 pixels exceeds its 32-bit "
