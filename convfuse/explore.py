@@ -64,6 +64,22 @@ VERSIONS_04C.update({
     "04c-11": (LOG_DIR_E / "explore.log", "CF_PIX_OFFSETS as FP16's default; CF_TMA: one TMA per chunk (a box 16-byte "
                "aligned in global memory, 92-pixel rows) in place of the producer threads' cp.async, in all three builds"),
 })
+# H200, 2026-12-01 from 13:10 UTC (the day's fifth session): aimed at the TF32 build's waits. CF_CHAN_SMEM,
+# CF_TF32_TRUNC and CF_STAGE_UNROLL were switches of that session only (no gain; removed before its record: the
+# kernel log says what each did); CF_RAW_CH and CF_SHARED_RING stay (candidates; the shared ring is 3xFP16's default).
+LOG_DIR_F = R.ROOT / "results" / "device-logs" / "explore-2026-12-01f"
+VERSIONS_04C.update({
+    "04c-12": (LOG_DIR_F / "explore_a.log", "the consumers' bias and multiplier in shared memory once per block "
+               "(CF_CHAN_SMEM), against the per-tile loads"),
+    "04c-13": (LOG_DIR_F / "explore_b.log", "half-chunk raw buffers, three per consumer (CF_RAW_CH=4), against "
+               "whole-chunk ones (CF_RAW_CH=8, the record's structure)"),
+    "04c-14": (LOG_DIR_F / "explore_c.log", "TF32 staged without rounding (CF_TF32_TRUNC), a producer thread's three "
+               "pixels' loads together (CF_STAGE_UNROLL=3), half-chunk buffers again"),
+    "04c-15": (LOG_DIR_F / "explore_d.log", "one ring for both consumers, chunk loops in turn (CF_SHARED_RING)"),
+    "04c-16": (LOG_DIR_F / "explore_e.log", "the shared ring as 3xFP16's default (CF_RING_PER_CONSUMER restores the "
+               "former), ring depths"),
+    "04c-17": (LOG_DIR_F / "explore_f.log", "the shared ring with more raw buffers in flight (CF_RAWS) and fewer stages"),
+})
 LOGS.update({k: v[0] for k, v in VERSIONS_04C.items()})
 LOGS.update({"stage-pix": LOG_DIR_D / "call2" / "explore.log"})     # conv3d: single-pixel staging (CF_STAGE_PIX)
 # H200, 2026-12-01 06:15 UTC: conv3d's 04b_wgmma_3xfp16 (then new) at 4 and 3 warpgroups, and 04c with 8-byte
@@ -81,7 +97,7 @@ ABLATION_LABELS = {
     "CF_ABL_NOSTORE": "no output stores",
 }
 _VALUED = ("CF_TH", "CF_WGS", "CF_XBUFS", "CF_L2_PREFETCH", "CF_PUNROLL", "CF_PRODUCER_REGS", "CF_STAGES",
-           "CF_PRODUCERS", "CF_RAWS")       # knobs that take a number: -DCF_TH=2
+           "CF_PRODUCERS", "CF_RAWS", "CF_RAW_CH", "CF_STAGE_UNROLL")       # knobs that take a number: -DCF_TH=2
 
 _TIMING = re.compile(r"^(conv2d|conv3d) timing, median ms")
 _TIME_ROW = re.compile(r"^\s+(\S+)\s+([\d.]+)\s+\(([\d.]+)-([\d.]+)\)")
@@ -223,6 +239,13 @@ def versions_04c(problem: str = "conv2d") -> pd.DataFrame:
 # `ncu --section SourceCounters --section WarpStateStats --page source --print-source sass --csv`).
 SOURCE_04C = LOG_DIR_04C / "ncu_source_04c_3xfp16.csv.gz"
 SOURCE_04C_LD8 = LOG_DIR_04C / "ncu_source_04c_3xfp16_ld8.csv.gz"     # the same with -DCF_LD8, 05:32 UTC
+# The same samples for the TF32 build (H200, 2026-12-01 13:1x UTC, full clock): built as in the records (a ring per
+# consumer), with half-chunk raw buffers (CF_RAW_CH=4), and with one ring for both consumers (CF_SHARED_RING); and the
+# 3xFP16 build with the shared ring, its default since.
+SOURCE_04C_TF32 = {"ring per consumer": LOG_DIR_F / "ncu_source_conv2d_04c_ws_tf32.csv.gz",
+                   "half-chunk raw buffers": LOG_DIR_F / "ncu_source_conv2d_04c_ws_tf32_rawch4.csv.gz",
+                   "shared ring": LOG_DIR_F / "ncu_source_conv2d_04c_ws_tf32_CF_SHARED_RING.csv.gz"}
+SOURCE_04C_3XF16_SHARED = LOG_DIR_F / "ncu_source_conv2d_04c_ws_3xfp16.csv.gz"
 # The kernel's roles in its SASS, in order: setmaxnreg's allocation starts the consumer path, its
 # deallocation the producer's; the consumer's chunk loop ends at the wait for all its MMAs.
 ROLE_MARKS = (("USETMAXREG.TRY_ALLOC", "consumer: chunk loop (FULL wait, wgmma issue, stage release)"),
@@ -232,7 +255,8 @@ ROLE_MARKS = (("USETMAXREG.TRY_ALLOC", "consumer: chunk loop (FULL wait, wgmma i
 
 def stall_regions(path: Path = SOURCE_04C) -> pd.DataFrame:
     """Where the warps of the 04c kernel spend their sampled cycles, by role: each region's share of all
-    warp-state samples and its three largest stall reasons (as shares of all samples too)."""
+    warp-state samples and its three largest stall reasons (as shares of all samples too); and, where the
+    profile counted them, the warp instructions each region executed."""
     import csv
     import gzip
     import io
@@ -243,6 +267,7 @@ def stall_regions(path: Path = SOURCE_04C) -> pd.DataFrame:
     rows = list(csv.reader(io.StringIO("\n".join(lines[start:]))))
     hdr, data = rows[0], rows[1:]
     i_src, i_all = hdr.index("Source"), hdr.index("Warp Stall Sampling (All Samples)")
+    i_ins = hdr.index("Instructions Executed") if "Instructions Executed" in hdr else None
     reasons = [(j, h[len("stall_"):]) for j, h in enumerate(hdr) if h.startswith("stall_") and "Not Issued" not in h]
 
     def num(s):
@@ -256,8 +281,9 @@ def stall_regions(path: Path = SOURCE_04C) -> pd.DataFrame:
         if k < len(ROLE_MARKS) and ROLE_MARKS[k][0] in r[i_src]:
             region = ROLE_MARKS[k][1]
             k += 1
-        a = acc.setdefault(region, {"samples": 0.0, **{name: 0.0 for _, name in reasons}})
+        a = acc.setdefault(region, {"samples": 0.0, "instructions": 0.0, **{name: 0.0 for _, name in reasons}})
         a["samples"] += num(r[i_all])
+        a["instructions"] += num(r[i_ins]) if i_ins is not None else 0.0
         for j, name in reasons:
             a[name] += num(r[j])
     if k < len(ROLE_MARKS):
@@ -265,7 +291,8 @@ def stall_regions(path: Path = SOURCE_04C) -> pd.DataFrame:
     total = sum(a["samples"] for a in acc.values())
     out = []
     for name, a in acc.items():
-        top = sorted(((v, n) for n, v in a.items() if n != "samples"), reverse=True)[:3]
+        top = sorted(((v, n) for n, v in a.items() if n not in ("samples", "instructions")), reverse=True)[:3]
         out.append({"region": name, "share of samples": a["samples"] / total,
-                    "largest stall reasons": ", ".join(f"{n} {v / total:.1%}" for v, n in top)})
+                    "largest stall reasons": ", ".join(f"{n} {v / total:.1%}" for v, n in top),
+                    **({"warp instructions (M)": a["instructions"] / 1e6} if i_ins is not None else {})})
     return pd.DataFrame(out).set_index("region")

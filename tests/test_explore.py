@@ -120,3 +120,18 @@ def test_the_cheaper_refill_moves_waits_from_the_consumers_to_the_producer():
     assert base.loc[loop, "largest stall reasons"].startswith("barrier")
     assert first(ld8, loop) < first(base, loop)          # consumers wait less at FULL
     assert ld8.loc[prod, "largest stall reasons"].startswith("barrier")   # the producer waits more at EMPTY
+
+
+def test_half_chunk_buffers_took_the_tma_waits_out_of_the_producer_and_cost_it_instructions():
+    per, half = (E.stall_regions(E.SOURCE_04C_TF32[k]) for k in ("ring per consumer", "half-chunk raw buffers"))
+    prod = E.ROLE_MARKS[2][1]
+    assert per.loc[prod, "largest stall reasons"].startswith("long_sb")        # waits on the TMA's mbarrier
+    assert "long_sb" not in half.loc[prod, "largest stall reasons"]
+    assert half.loc[prod, "warp instructions (M)"] > 1.4 * per.loc[prod, "warp instructions (M)"]
+
+
+def test_the_shared_ring_paid_for_3xfp16_only():
+    v = E.versions_04c().loc["04c-15", "median ms"]
+    assert v["04c_ws_3xfp16 -DCF_SHARED_RING"] < 0.9 * v["04c_ws_3xfp16"]
+    assert v["04c_ws_tf32 -DCF_SHARED_RING"] > 0.98 * v["04c_ws_tf32"]
+    assert v["04c_ws_fp16 -DCF_SHARED_RING"] > v["04c_ws_fp16"]
