@@ -71,8 +71,8 @@ LOG_DIR_F = R.ROOT / "results" / "device-logs" / "explore-2026-12-01f"
 VERSIONS_04C.update({
     "04c-12": (LOG_DIR_F / "explore_a.log", "the consumers' bias and multiplier in shared memory once per block "
                "(CF_CHAN_SMEM), against the per-tile loads"),
-    "04c-13": (LOG_DIR_F / "explore_b.log", "half-chunk raw buffers, three per consumer (CF_RAW_CH=4), against "
-               "whole-chunk ones (CF_RAW_CH=8, the record's structure)"),
+    "04c-13": (LOG_DIR_F / "explore_b.log", "half-chunk raw buffers, three per consumer, as that call's TF32 and "
+               "3xFP16 default (the plain builds), against whole-chunk ones (-DCF_RAW_CH=8, the record's structure)"),
     "04c-14": (LOG_DIR_F / "explore_c.log", "TF32 staged without rounding (CF_TF32_TRUNC), a producer thread's three "
                "pixels' loads together (CF_STAGE_UNROLL=3), half-chunk buffers again"),
     "04c-15": (LOG_DIR_F / "explore_d.log", "one ring for both consumers, chunk loops in turn (CF_SHARED_RING)"),
