@@ -279,16 +279,19 @@ def run(problem_keys=None, keys=None, out_path=None, verify_odd=True, n_timed=N_
         env["build_times"] = build_times
     env.update(measure_ceilings(log=log))
     out_path = out_path or results.path_for(env["slug"])
+    # a partial run updates its own rows only: merged onto the file as it was before this run (the saves after
+    # each problem would otherwise replace it, and every notebook's live run would drop the one before's rows)
+    before = results.load(out_path) if (problem_keys or keys is not None) and results.Path(out_path).exists() else None
     data = {"env": env, "records": [], "profiles": {}}
     for pk in (problem_keys or list(P.PROBLEMS)):
         data["records"] += bench_problem(P.get(pk), keys=keys, mods=mods, verify_odd=verify_odd,
                                          n_timed=n_timed, log=log)
         data["profiles"][pk] = profile_references(P.get(pk), log=log)
-        results.save(data, out_path)
+        results.save(results.merge(before, data) if before else data, out_path)
         torch.cuda.empty_cache()
     env["bench_wall_s"] = round(time.perf_counter() - t0, 1)
-    if (problem_keys or keys is not None) and results.Path(out_path).exists():
-        data = results.merge(results.load(out_path), data)   # a partial run updates its own rows only
+    if before:
+        data = results.merge(before, data)
     logs = results.load_hardening_logs(hardening_dirs)
     if logs["sanitize"] is not None or logs["large_tensor"] is not None:
         log(f"[bench] hardening logs: sanitize {logs['paths']['sanitize']}, large_tensor {logs['paths']['large_tensor']}")

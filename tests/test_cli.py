@@ -47,3 +47,26 @@ def test_merge_replaces_only_rerun_rows():
     assert m["env"]["date"] == "2"
     assert sorted((r["variant"], r["median_ms"]) for r in m["records"]) == [("03a_seed_fused", 50), ("eager", 4)]
     assert RS.slug("NVIDIA H200") == "nvidia-h200"
+
+
+def test_a_partial_bench_run_keeps_the_rows_of_the_run_before(tmp_path, monkeypatch):
+    """Each notebook's live run is a partial bench run into the same file: the rows it does not measure stay
+    (before the fix, the save after each problem replaced the file, and the merge then read that back)."""
+    from convfuse import bench, build
+
+    out = tmp_path / "gpu.json"
+    RS.save({"env": {"date": "1"}, "records": [{"problem": "conv2d", "variant": "04c_ws_tf32", "median_ms": 1.5},
+                                               {"problem": "conv2d", "variant": "eager", "median_ms": 5.0}],
+             "profiles": {}}, out)
+    monkeypatch.setattr(build, "require_toolchain", lambda: None)
+    monkeypatch.setattr(build, "build_all", lambda vs, log=None: {})
+    monkeypatch.setattr(bench, "environment", lambda: {"gpu": "G", "torch": "t", "cuda": "c", "cudnn": 1, "date": "2"})
+    monkeypatch.setattr(bench.torch.cuda, "get_device_capability", lambda: (9, 0))
+    monkeypatch.setattr(bench, "measure_ceilings", lambda log=None: {})
+    monkeypatch.setattr(bench, "profile_references", lambda prob, log=None: {})
+    monkeypatch.setattr(bench, "bench_problem", lambda prob, **kw: [{"problem": prob.key, "variant": "eager",
+                                                                     "median_ms": 4.0}])
+    monkeypatch.setattr(RS, "load_hardening_logs", lambda dirs: {"sanitize": None, "large_tensor": None})
+    bench.run(problem_keys=["conv2d"], keys=["eager"], out_path=out, log=lambda m: None)
+    got = {r["variant"]: r["median_ms"] for r in RS.load(out)["records"]}
+    assert got == {"04c_ws_tf32": 1.5, "eager": 4.0}
