@@ -78,9 +78,11 @@ _SM90A_WS = dict(_SM90A, source="04c_warp_specialized_wgmma")
 
 def _hopper(problem: str) -> list[Variant]:
     # conv2d's epilogue uses the polynomial erf (common.cuh gelu_erf_fast): 1.66 vs 1.69 ms, H200 2026-12-01
+    # conv3d: the warpgroups issue their MMAs in turn (CF_MMA_ORDER): TF32 1.198 vs 1.228 and 1.173 vs 1.250 ms, fp16
+    # 1.202 vs 1.408 and 1.181 vs 1.394, H200 2026-12-01 14:38 and 14:50 UTC; no gain for 3xfp16 and 3xtf32
     out = [Variant("04b_wgmma_tf32", problem, "04b", "tf32", "fused",
                    "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), TF32",
-                   defines=("CF_GELU_FAST",) if problem == "conv2d" else (), **_SM90A)]
+                   defines=("CF_GELU_FAST",) if problem == "conv2d" else ("CF_MMA_ORDER",), **_SM90A)]
     if problem == "conv3d":
         out += [Variant("04b_wgmma_3xtf32", problem, "04b", "3xtf32", "fused",
                         "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), split-TF32 (FP32 accuracy)",
@@ -96,7 +98,7 @@ def _hopper(problem: str) -> list[Variant]:
                 Variant("04b_wgmma_fp16", problem, "04b", "fp16", "fused",
                         "implicit-GEMM conv+epilogue on Hopper wgmma, FP16 operands (TF32's precision, half "
                         "its tensor time)",
-                        defines=("CF_1XF16",), **_SM90A)]
+                        defines=("CF_1XF16", "CF_MMA_ORDER"), **_SM90A)]
     if problem == "conv2d":
         out += [Variant("04c_ws_tf32", problem, "04c", "tf32", "fused",
                         "04b with two producer warpgroups (cp.async into a raw buffer, then a 2-stage ring per consumer), TF32",
@@ -144,6 +146,12 @@ CANDIDATES = (
     ("conv2d", "04c_ws_tf32", ("CF_NO_TMA",)),                           # 1.558 vs 1.514
     ("conv2d", "04c_ws_3xfp16", ("CF_NO_TMA",)),                         # 2.125 vs 2.035
     ("conv2d", "04c_ws_fp16", ("CF_RAWS=3",)),                           # 1.170 vs 1.169
+    # H200, 2026-12-01 from 14:26 UTC (results/device-logs/explore-2026-12-01g/; the 04b header says why), conv3d
+    # 04b TF32 with its registered CF_MMA_ORDER unless noted: the integer overhead removed, and a ring of input rows
+    ("conv3d", "04b_wgmma_tf32", ("CF_LEAN",)),                          # 1.194 vs 1.198 (without the turns 1.364 vs 1.269)
+    ("conv3d", "04b_wgmma_tf32", ("CF_WINDOW", "CF_WINDOW_ROWS=2")),     # 1.510 vs 1.173
+    ("conv3d", "04b_wgmma_tf32", ("CF_WINDOW", "CF_WINDOW_ROWS=8", "CF_WGS=6")),   # 1.831
+    ("conv3d", "04b_wgmma_3xfp16", ("CF_LEAN", "CF_LOAD_EARLY")),        # 1.333 vs 1.368 (one call)
     # H200, 2026-12-01 from 13:15 UTC (results/device-logs/explore-2026-12-01f/, one process per call): half-chunk
     # raw buffers, three per consumer (one chunk's TMA copies in flight while half a chunk is staged)
     ("conv2d", "04c_ws_tf32", ("CF_RAW_CH=4",)),                         # 1.564 vs 1.485; 1.579 vs 1.491

@@ -24,6 +24,8 @@
 #endif
 #ifdef CF_RNA_ADD
 #define CF_TF32_STAGE tf32_round_mma
+#elif defined(CF_TF32_TRUNC)
+#define CF_TF32_STAGE(v) (v)            // candidate: wgmma ignores an FP32 operand's low 13 bits (truncation)
 #else
 #define CF_TF32_STAGE tf32_round
 #endif

@@ -94,6 +94,10 @@
 //   results/device-logs/explore-2026-12-01e/): fp16 1.169 against 1.233, TF32 1.514 against 1.558 (with 56
 //   producer registers: 48 spills 8 B), 3xFP16 2.035 against 2.125; eager 5.047, torch.compile 2.341. 3-5 %, less
 //   than predicted: the conversion, not the copy issue, is most of the producer's time. A third raw buffer: 1.170.
+// Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them), as in 04b: CF_ABL_NOSTAGE: the
+//   producer waits for each raw buffer and hands the stage over without converting it; CF_ABL_NOMMA: the consumers
+//   take and release each stage without MMAs (zero accumulators); CF_ABL_RAWEPI: acc + bias stored without the
+//   epilogue; CF_ABL_NOSTORE (wgmma.cuh): the epilogue computed, nothing stored. TMA path only.
 // Measured on the H200, 2026-12-01 from 13:15 UTC (results/device-logs/explore-2026-12-01f/, one process per call):
 //   ncu per-instruction samples of the TF32 build at full clock: 49 % of warp samples are producers, 21 % of all
 //   waiting at their raw buffer's mbarrier (the TMA's data: one raw buffer per consumer, so the next chunk's copy
@@ -531,7 +535,11 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
             float v[2 * NJ];
 #pragma unroll
             for (int j = 0; j < NJ; ++j) {
-#ifdef CF_1XF16
+#if defined(CF_ABL_RAWEPI)
+                (void)scale, (void)m;
+                v[2 * j]     = acc[4 * (NJ * t + j) + 2 * h] + b;
+                v[2 * j + 1] = acc[4 * (NJ * t + j) + 2 * h + 1] + b;
+#elif defined(CF_1XF16)
                 v[2 * j]     = epilogue_conv2d(fmaf(acc[4 * (NJ * t + j) + 2 * h], scale, b), m);
                 v[2 * j + 1] = epilogue_conv2d(fmaf(acc[4 * (NJ * t + j) + 2 * h + 1], scale, b), m);
 #else
@@ -652,7 +660,11 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                     mbar_wait(bars + buf, (parity >> buf) & 1u);   // the buffer has landed
                     parity ^= 1u << buf;
                     if (unit == 0) bar_sync(empty_bar(k, slot));
+#ifndef CF_ABL_NOSTAGE
                     stage_raw(ring + slot * XBUF, raw0 + buf * RAWF, ptid, shift, unit);
+#else
+                    (void)ring;
+#endif
                     if (unit == UNITS - 1) {
                         fence_proxy_async();
                         bar_arrive(full_bar(k, slot));
@@ -751,7 +763,13 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
 #pragma unroll 1
             for (int chunk = 0; chunk < NCHUNK; ++chunk) {
                 bar_sync(full_bar(pipe, slot));
+#ifdef CF_ABL_NOMMA
+                (void)ra;
+                if (chunk == 0)
+                    for (int i = 0; i < NACC; ++i) am[i] = ac[i] = 0.0f;
+#else
                 mma_chunk(am, ac, wa - ZFLOATS * 4, wa, ra + slot * (XBUF * 4), chunk);
+#endif
                 wgmma_wait<1>();                 // the previous chunk's MMAs are done: release its stage
                 if (prev >= 0) bar_arrive(empty_bar(pipe, prev));
                 prev = slot;

@@ -119,6 +119,25 @@
 //                   against the 10:52 record): TF32 1.240, fp16 1.393, 3xfp16 1.392. fp16 did not move, so those
 //                   samples were not its bound; TF32 and 3xfp16 within the predictions, across runs.
 //
+// Measured on the H200, 2026-12-01 from 14:26 UTC (sixth session of the day; scripts/check_variant.py and a bitwise
+//   comparison with the default build on 12 shapes and two output alignments, one process per call;
+//   results/device-logs/explore-2026-12-01g/; notes/kernel_log.md has each prediction):
+//   CF_MMA_ORDER    the block's warpgroups issue their wgmmas in turn (ORDER barriers, mma_ordered): TF32 1.198 against
+//                   1.228 and 1.173 against 1.250; fp16 1.202 against 1.408 and 1.181 against 1.394 (its MMA phase is
+//                   half TF32's, so more of it ran in lockstep); 3xfp16 1.362 against 1.352, 3xtf32 1.928 against 1.897.
+//                   The default of the TF32 and fp16 variants since (registry defines); bitwise the same outputs.
+//   CF_LEAN         the loop's integer overhead removed (stride digits instead of divisions, 32-bit offsets within an
+//                   image, predicated 16-byte loads and 8-byte stores): 1,019 warp instructions per warp tile against
+//                   1,391 (ncu), but 1.364 against 1.269 ms: the loads now leave in a burst, and the zeroing of the
+//                   next load's registers waits on the LSU for the last one's address (long scoreboard 12.7 % -> 33.3 %
+//                   of the samples). With CF_MMA_ORDER 1.194 against 1.198. fp16 1.486 against 1.417; 3xfp16 with
+//                   CF_LOAD_EARLY (next tile's loads between the MMAs' issue and their wait) 1.333 against 1.368.
+//   CF_WINDOW       a ring of input row slots: a tile stages one new input row instead of three, chunks of
+//                   CF_WINDOW_ROWS rows dealt out like tiles: bitwise equal, and slower the fewer rows it stages:
+//                   R = 1 1.322, 2 1.511, 4 1.635, 8 1.681 against 1.242; contiguous ranges 1.736; 6 warpgroups
+//                   (80 registers) slower again; with CF_MMA_ORDER unchanged (R = 2 1.510 against 1.173). Neither
+//                   the tile order nor lockstep explains it; what does is open (notes/kernel_log.md).
+//
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory, CF_ABL_RAWEPI
 //   stores acc + bias without the epilogue, CF_ABL_NOSTORE computes the epilogue but stores nothing; the
@@ -136,6 +155,9 @@ namespace cf04b {
 #if !defined(CF_STAGE_PIX) && !defined(CF_STAGE_QUAD) && (defined(CF_3XF16) || defined(CF_3XTF32) || defined(CF_TF32BF16))
 #define CF_STAGE_PIX                     // the split builds store two parts per pixel: conflict-free stores pay there
 #endif
+#if defined(CF_LEAN) && !defined(CF_LEAN_STORE)
+#define CF_LEAN_STORE                    // CF_LEAN's stores alone: 32-bit offsets, predicated (store_tile)
+#endif
 #if defined(CF_1XF16) && !defined(CF_EPI_FOLD)
 #define CF_EPI_FOLD                      // the weight scale is undone in the folded epilogue's FFMAs
 #endif
@@ -145,6 +167,12 @@ constexpr int CIN = 8, COUT = 64, KS = 3, TAPS = KS * KS * KS;
 #define CF_TH 1                          // H200 sweep, 2026-11-29: TH=1 1.27 ms, TH=2 1.49 ms (tf32)
 #endif
 constexpr int TH = CF_TH;                // output rows per warpgroup tile = one wgmma, N = 64 * TH
+#ifndef CF_WINDOW_ROWS
+#define CF_WINDOW_ROWS 8                 // output rows per window chunk
+#endif
+#if defined(CF_WINDOW) && (defined(CF_F16_OPERANDS) || CF_TH != 1 || defined(CF_RAW) || defined(CF_OUT_SMEM))
+#error "CF_WINDOW: TF32-operand builds with TH = 1 only (an FP16 tap pair's lbo would go negative when the ring wraps)"
+#endif
 constexpr int XW = 64;                   // staged pixels per input row = MMA columns per output row
 constexpr int TW = XW - (KS - 1);        // output columns per tile (62)
 constexpr int XD = KS, XH = TH + KS - 1;
@@ -196,6 +224,9 @@ struct Geom {
     int N, D, H, W, Do, Ho, Wo;
     int tiles_x, tiles_y, tiles;
     bool xvec;   // 16-byte loads legal for x rows (W % 4 == 0, x 16-byte aligned)
+    bool xlean;  // CF_LEAN's loads: xvec, and one image's input has fewer than 2^31 elements (32-bit offsets)
+    bool ylean;  // CF_LEAN's stores: Wo even, y 8-byte aligned, one image's output under 2^31 elements
+    int sx, sy, sd, sn;   // the tile stride (grid x warpgroups) in digits (tx, ty, od, n): CF_LEAN
 };
 
 struct TileCoord { int n, od, oh0, ox0; };
@@ -206,6 +237,7 @@ __device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
     t /= g.tiles_y;
     return { t / g.Do, t % g.Do, ty * TH, tx * TW };
 }
+
 
 
 // Stage one tile's input in two halves, so the loads of the next tile can be in flight during this
@@ -220,6 +252,63 @@ __device__ __forceinline__ Item item_of(int it) {
     const int hy = row % XH, t = row / XH;
     return { q, hy, t % XD, t / XD };
 }
+
+#ifdef CF_LEAN
+// CF_LEAN: the hot loop without its integer overhead. ncu (2026-12-01, full clock) counted 1,391 warp instructions
+//   per warpgroup tile, of which the epilogue's FP32 math is about 450: tile_coord's divisions ran twice per tile
+//   (~120), every 16-byte load recomputed a 64-bit address and sat in two branches (~300 for 12 loads), and every
+//   8-byte store in a branch of its own (5 instructions around each STG). Here a tile's coordinates advance by the
+//   stride's digits (no division), addresses are 32-bit offsets within one image from per-thread constants plus
+//   one 64-bit image base, and loads and stores are predicated. Taken where one image's input and output have
+//   fewer than 2^31 elements (launch), TH = 1.
+#if CF_TH != 1
+#error "CF_LEAN assumes one output row per tile (TH = 1): every staged row is then inside the input"
+#endif
+struct Walk { int tx, ty, od, n; };
+__device__ __forceinline__ Walk walk_of(const Geom& g, int tile) {
+    const int tx = tile % g.tiles_x, t = tile / g.tiles_x, ty = t % g.tiles_y, u = t / g.tiles_y;
+    return { tx, ty, u % g.Do, u / g.Do };
+}
+// tile += stride as a digit-wise add with carries: each digit of the stride is below its radix
+__device__ __forceinline__ void walk_next(Walk& w, const Geom& g) {
+    w.tx += g.sx;
+    int c = w.tx >= g.tiles_x;
+    w.tx -= c ? g.tiles_x : 0;
+    w.ty += g.sy + c;
+    c = w.ty >= g.tiles_y;
+    w.ty -= c ? g.tiles_y : 0;
+    w.od += g.sd + c;
+    c = w.od >= g.Do;
+    w.od -= c ? g.Do : 0;
+    w.n += g.sn + c;
+}
+__device__ __forceinline__ TileCoord coord_of(const Walk& w) { return { w.n, w.od, w.ty * TH, w.tx * TW }; }
+
+// x[p..p+3] if ok, else zeros: one predicated 16-byte load, no branch
+__device__ __forceinline__ float4 ldg4_or_zero(const float* p, bool ok) {
+    float4 v;
+    asm("{\n.reg .pred q;\nsetp.ne.b32 q, %5, 0;\nmov.b32 %0, 0;\nmov.b32 %1, 0;\nmov.b32 %2, 0;\nmov.b32 %3, 0;\n"
+        "@q ld.global.nc.v4.f32 {%0, %1, %2, %3}, [%4];\n}\n"
+        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p), "r"((int)ok));
+    return v;
+}
+
+// Per-thread constants of the lean loads: each staging item's offset within an image (unsigned: only used where
+// g.xlean says it fits) and its first column (a column past any W where the thread has no item).
+struct Lean { unsigned xoff[ITEMS_PER_THREAD]; int xcol[ITEMS_PER_THREAD]; };
+__device__ __forceinline__ Lean lean_of(const Geom& g, int tid) {
+    Lean l;
+#pragma unroll
+    for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
+        const int it = tid + 128 * k;
+        const auto [q, hy, dz, half] = item_of(it);
+        const bool has = it < X_ITEMS;
+        l.xoff[k] = has ? ((4u * half * g.D + dz) * g.H + hy) * g.W + 4 * q : 0u;
+        l.xcol[k] = has ? 4 * q : 0x40000000;
+    }
+    return l;
+}
+#endif
 #ifndef CF_STAGE_PIX
 struct Staged { float4 v[ITEMS_PER_THREAD][4]; };   // [item][channel] = 4 pixels
 
@@ -256,6 +345,27 @@ __device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ 
     }
 }
 
+#ifdef CF_LEAN
+// The lean loads: 32-bit offsets within the image, one predicated 16-byte load each (the general load_input where
+// the vector loads are not legal: W % 4 != 0, x misaligned, a tile starting at a column not a multiple of 4)
+__device__ __forceinline__ void load_input_lean(Staged& s, const float* __restrict__ x, const Geom& g, TileCoord tc,
+                                                int tid, const Lean& l) {
+    if (!g.xlean || (tc.ox0 & 3)) {
+        load_input(s, x, g, tc, tid);
+        return;
+    }
+    const unsigned plane = (unsigned)g.D * g.H * g.W;
+    const float* xs = x + (long long)tc.n * (CIN * plane);
+    const unsigned toff = ((unsigned)tc.od * g.H + tc.oh0) * g.W + tc.ox0;
+#pragma unroll
+    for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
+        const bool ok = tc.ox0 + l.xcol[k] < g.W;
+        const unsigned off = toff + l.xoff[k];
+#pragma unroll
+        for (int c = 0; c < 4; ++c) s.v[k][c] = ldg4_or_zero(xs + (off + c * plane), ok);
+    }
+}
+#endif
 #endif  // !CF_STAGE_PIX
 
 // One pixel's 4 channels (k-half `half`) into the wgmma layout: pixel index pix = (dz*XH + hy)*XW + px.
@@ -367,7 +477,37 @@ __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid)
 #pragma unroll
     for (int k = 0; k < PIX_ROWS; ++k) store_pixel(sx, half, k * XW + px, s.v[k]);
 }
+#ifdef CF_LEAN
+__device__ __forceinline__ void load_input_lean(Staged& s, const float* __restrict__ x, const Geom& g, TileCoord tc,
+                                                int tid, const Lean&) {
+    load_input(s, x, g, tc, tid);       // the single-pixel staging keeps its own loads
+}
+#endif
 #endif  // CF_STAGE_PIX
+
+#ifdef CF_WINDOW
+// CF_WINDOW: a warpgroup takes a contiguous range of output rows (tiles in the order tx, n, od, oh; oh fastest) and
+//   keeps the three input rows oh..oh+2 of each of the three depths in a ring of row slots (input row ih in slot
+//   ih % 3): a tile stages ONE new input row (ih = oh + 2, its 3 depths) instead of nine, and a range restarts the
+//   ring (two more rows) only where oh wraps to 0. A thread stages one pixel of one k-half: 12 four-byte loads per
+//   tile (a warp's 32 pixels are 128 contiguous bytes), 12 registers held across the epilogue instead of 48, and
+//   no predication: the column is clamped to W - 1, and pixels past the input feed only outputs never stored.
+struct Row { float v[XD][4]; };                     // [depth][channel of this thread's k-half]
+__device__ __forceinline__ void load_row(Row& r, const float* __restrict__ x, const Geom& g, int n, int od, int ih,
+                                         int ox0, int tid) {
+    const int half = tid / XW, ix = min(ox0 + tid % XW, g.W - 1);
+    const long long hw = (long long)g.H * g.W, plane = g.D * hw;
+    const float* p = x + ((long long)n * CIN + 4 * half) * plane + od * hw + (long long)ih * g.W + ix;
+#pragma unroll
+    for (int dz = 0; dz < XD; ++dz)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) r.v[dz][c] = __ldg(p + c * plane + dz * hw);
+}
+__device__ __forceinline__ void store_row(float* sx, const Row& r, int slot, int tid) {
+#pragma unroll
+    for (int dz = 0; dz < XD; ++dz) store_pixel(sx, tid / XW, (dz * XH + slot) * XW + tid % XW, r.v[dz]);
+}
+#endif
 
 #ifdef CF_RAW
 // CF_RAW: the tile's input goes global -> shared with cp.async into a raw buffer laid out as in global
@@ -427,8 +567,16 @@ __device__ __forceinline__ void transpose_input(float* sx, const float* sraw, in
 // The 27 (81) wgmmas of one tile, issued as one group (not waited for). Descriptors: A for tap t at
 // sw + t*WTAP floats; B for tap (kd, kh, kw) at the staged row (kd, kh) plus kw pixels (desc_at, opaque:
 // kernels/wgmma.cuh).
-__device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, const float* sx) {
+__device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, const float* sx, int s0 = 0) {
     constexpr uint32_t A_LBO = COUT * 16, SBO = 128, B_LBO = XHALF * 4;
+#ifdef CF_WINDOW
+    // CF_WINDOW: input row oh + kh of the tile's three sits in ring slot (s0 + kh) % 3, s0 = oh % 3
+    const uint32_t soff[3] = { s0 * XW * 16u, (s0 == 2 ? 0 : s0 + 1) * XW * 16u, (s0 == 0 ? 2 : s0 - 1) * XW * 16u };
+    auto tap_boff = [&](int kd, int kh, int kw) -> uint32_t { return (kd * XH * XW + kw) * 16 + soff[kh]; };
+#else
+    (void)s0;
+    auto tap_boff = [](int kd, int kh, int kw) -> uint32_t { return ((kd * XH + kh) * XW + kw) * 16; };
+#endif
     const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO), b0 = wgmma_desc(smem_addr(sx), B_LBO, SBO);
     const uint32_t alo = opaque((uint32_t)a0), blo = opaque((uint32_t)b0);
     const uint32_t ahi = (uint32_t)(a0 >> 32), bhi = (uint32_t)(b0 >> 32);
@@ -439,7 +587,7 @@ __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, c
 #pragma unroll
     for (int tap = 0; tap < TAPS; ++tap) {
         const int kd = tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
-        const uint32_t boff = ((kd * XH + kh) * XW + kw) * 16, aoff = tap * WTAP * 4;
+        const uint32_t boff = tap_boff(kd, kh, kw), aoff = tap * WTAP * 4;
         const uint64_t da = desc_at(alo, ahi, aoff), db = desc_at(blo, bhi, boff);
 #ifdef CF_3XTF32
         const uint64_t da_s = desc_at(alo, ahi, WPART * 4 + aoff), db_s = desc_at(blo, bhi, XPART * 4 + boff);
@@ -460,7 +608,7 @@ __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, c
         wgmma_f16(acc, da, db, tap > 0);
         if (tap % 2 == 1) {
             const int t0 = tap - 1, kd0 = t0 / 9, kh0 = (t0 / 3) % 3, kw0 = t0 % 3;
-            const uint32_t boff0 = ((kd0 * XH + kh0) * XW + kw0) * 16;
+            const uint32_t boff0 = tap_boff(kd0, kh0, kw0);
             wgmma_f16(acc, desc_lbo(alo0, ahi, t0 * WTAP * 4 + COUT * 16, WTAP * 4),
                       desc_lbo(blo0, bhi, boff0, boff - boff0), 1);
         }
@@ -469,7 +617,7 @@ __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, c
         (void)da; (void)db;
         if (tap % 2 == 1) {
             const int t0 = tap - 1, kd0 = t0 / 9, kh0 = (t0 / 3) % 3, kw0 = t0 % 3;
-            const uint32_t boff0 = ((kd0 * XH + kh0) * XW + kw0) * 16;
+            const uint32_t boff0 = tap_boff(kd0, kh0, kw0);
             wgmma_f16(acc, desc_lbo(alo0, ahi, t0 * WTAP * 4 + COUT * 16, WTAP * 4),
                       desc_lbo(blo0, bhi, boff0, boff - boff0), tap > 1);
         }
@@ -485,11 +633,33 @@ __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, c
 #endif
     wgmma_commit();
 }
-__device__ __forceinline__ void mma_tile(float (&acc)[NACC], const float* sw, const float* sx) {
-    mma_issue(acc, sw, sx);
+__device__ __forceinline__ void mma_tile(float (&acc)[NACC], const float* sw, const float* sx, int s0 = 0) {
+    mma_issue(acc, sw, sx, s0);
     wgmma_wait<0>();
     fence_operand(acc);
 }
+#ifdef CF_MMA_ORDER
+// CF_MMA_ORDER (candidate): a block's warpgroups issue their tiles' wgmmas in turn, 0, 1, .., WGS - 1, 0, .. (ORDER
+// barriers 1 + WGS + wg, as conv2d 04c's consumers take their chunk loops): one warpgroup's 27 wgmmas reach the tensor
+// pipe together instead of interleaved with another's, so it finishes its MMAs sooner and the warpgroups' epilogues
+// fall between the others' MMAs. In round k the warpgroups with a tile are a prefix 0..m-1 of the block's (tiles
+// are dealt block-major): the turn goes from m - 1 to warpgroup 0 (`to`), and `pass` is false where the next turn's
+// warpgroup has no tile, so every wait has its arrive and none is left unmatched (tests/test_turns.py models it).
+static_assert(WGS >= 2 && 2 * WGS < 16, "ORDER barriers");
+__device__ __forceinline__ void mma_ordered(float (&acc)[NACC], const float* sw, const float* sx, int wg, bool wait,
+                                            bool pass, int to, int s0 = 0) {
+    if (wait) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory");
+    mma_issue(acc, sw, sx, s0);
+    if (pass) asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + WGS + to) : "memory");
+    wgmma_wait<0>();
+    fence_operand(acc);
+}
+// a turn without a tile (CF_WINDOW past a short chunk's end): wait for it and pass it on
+__device__ __forceinline__ void mma_turn_idle(int wg, bool wait, bool pass, int to) {
+    if (wait) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory");
+    if (pass) asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + WGS + to) : "memory");
+}
+#endif
 
 // Bias, epilogue and stores straight from the accumulators (store_acc_row, kernels/wgmma.cuh): a thread holds
 // two adjacent pixels of a channel row (acc[32t + 4j + 2h + e] = channel 16*warp + gid + 8h, output row
@@ -499,18 +669,51 @@ __device__ __forceinline__ void mma_tile(float (&acc)[NACC], const float* sw, co
 // they often missed L1 (the input stream evicts them), and their first use waited on it: ncu at full clock,
 // 2026-12-01, put 5.4 % + 3.5 % of the fp16 build's warp samples there. Registers would hold them for free
 // but spill the TF32 build at its 128 (ptxas: 8 B).
+#ifdef CF_LEAN_STORE
+// a streaming 8-byte store if ok, no branch
+__device__ __forceinline__ void stcs2_if(float* p, float a, float b, bool ok) {
+    asm volatile("{\n.reg .pred q;\nsetp.ne.b32 q, %3, 0;\n@q st.global.cs.v2.f32 [%0], {%1, %2};\n}\n"
+                 :: "l"(p), "f"(a), "f"(b), "r"((int)ok) : "memory");
+}
+#endif
+
+// One output from its accumulator: (bias b, sum s of its channel; scale undoes the FP16 builds' weight scale)
+__device__ __forceinline__ float epilogue_acc(float a, float scale, float b, float s) {
+#ifdef CF_ABL_RAWEPI
+    return a + b;
+#elif defined(CF_EPI_FOLD)
+    return epilogue_conv3d_folded(a, scale, b + s, fmaf(0.2f, b, s));
+#else
+    return epilogue_conv3d(a * scale + b, s);
+#endif
+}
+
 __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float2* schan, float* __restrict__ y,
                                            const Geom& g, TileCoord tc, int warp, int lane, float scale = 1.0f) {
     const int gid = lane >> 2, tq = lane & 3;
     const int lim = min(TW, g.Wo - tc.ox0) - 2 * tq;     // pixel pair j is in the row when 8j < lim
+#ifdef CF_LEAN_STORE
+    if (g.ylean) {                                        // 32-bit offsets in the image, predicated 8-byte stores
+        const unsigned plane = (unsigned)g.Do * g.Ho * g.Wo;
+        float* ys = y + (long long)tc.n * (COUT * plane);
+        const unsigned toff = ((unsigned)tc.od * g.Ho + tc.oh0) * g.Wo + tc.ox0 + 2 * tq;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int c = 16 * warp + gid + 8 * h;
+            const float2 bs_c = schan[c];
+            float* yc = ys + (c * plane + toff);
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+                stcs2_if(yc + 8 * j, epilogue_acc(acc[4 * j + 2 * h], scale, bs_c.x, bs_c.y),
+                         epilogue_acc(acc[4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y), 8 * j + 1 < lim);
+        }
+        return;
+    }
+#endif
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const int c = 16 * warp + gid + 8 * h;
         const float2 bs_c = schan[c];
-        const float b = bs_c.x, s = bs_c.y;
-#ifdef CF_EPI_FOLD
-        const float bs = b + s, b2s = fmaf(0.2f, b, s);
-#endif
         float* yc = y + (((long long)(tc.n * COUT + c) * g.Do + tc.od) * g.Ho + tc.oh0) * g.Wo + tc.ox0 + 2 * tq;
 #pragma unroll
         for (int t = 0; t < TH; ++t) {
@@ -518,16 +721,8 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
             float v[16];
 #pragma unroll
             for (int j = 0; j < 8; ++j) {
-#ifdef CF_ABL_RAWEPI
-                v[2 * j]     = acc[32 * t + 4 * j + 2 * h] + b;
-                v[2 * j + 1] = acc[32 * t + 4 * j + 2 * h + 1] + b;
-#elif defined(CF_EPI_FOLD)
-                v[2 * j]     = epilogue_conv3d_folded(acc[32 * t + 4 * j + 2 * h], scale, bs, b2s);
-                v[2 * j + 1] = epilogue_conv3d_folded(acc[32 * t + 4 * j + 2 * h + 1], scale, bs, b2s);
-#else
-                v[2 * j]     = epilogue_conv3d(acc[32 * t + 4 * j + 2 * h] * scale + b, s);
-                v[2 * j + 1] = epilogue_conv3d(acc[32 * t + 4 * j + 2 * h + 1] * scale + b, s);
-#endif
+                v[2 * j]     = epilogue_acc(acc[32 * t + 4 * j + 2 * h], scale, bs_c.x, bs_c.y);
+                v[2 * j + 1] = epilogue_acc(acc[32 * t + 4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y);
             }
             store_acc_row<8>(yc + t * g.Wo, v, lim);
         }
@@ -665,6 +860,78 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
     fence_proxy_async();
     __syncthreads();
 
+#ifdef CF_WINDOW
+    {
+        // chunks of CF_WINDOW_ROWS output rows of one (tx, n, od) plane, dealt out like the tiles of the default
+        // loop (chunk += warpgroups): the warpgroups work on neighbouring chunks at any time. Every warpgroup takes
+        // CF_WINDOW_ROWS steps per chunk, idle ones past a short chunk's end, so that with CF_MMA_ORDER the turns
+        // stay in step: the warpgroups with a chunk are a prefix of the block's in every round.
+        const int nwg = gridDim.x * WGS, cpp = cf_ceil_div(g.Ho, CF_WINDOW_ROWS);
+        const int chunks = g.tiles / g.Ho * cpp;
+        struct Chunk { int n, od, tx, oh0, oh1; };
+        auto chunk_of = [&](int q) -> Chunk {
+            const int plane = q / cpp, oh0 = q % cpp * CF_WINDOW_ROWS;
+            return { plane / g.Do % g.N, plane % g.Do, plane / g.Do / g.N, oh0, min(oh0 + CF_WINDOW_ROWS, g.Ho) };
+        };
+        int q = blockIdx.x * WGS + wg, i = 0;
+        Chunk c = chunk_of(q < chunks ? q : 0);
+        Row pre;                                // input row oh + 2 of the next tile, in flight during the epilogue
+        if (q < chunks) load_row(pre, x, g, c.n, c.od, c.oh0 + 2, c.tx * TW, tid);
+        bool first = true;
+#pragma unroll 1
+        while (q < chunks) {
+            const int oh = c.oh0 + i;
+#ifdef CF_MMA_ORDER
+            // the next turn: warpgroup wg + 1 in this step if it has a chunk, else warpgroup 0 in the next step (in this
+            // round, or the next round's first if warpgroup 0 has a chunk there). Warpgroup 0 alone in its round waits
+            // for its first turn only and passes none (a warpgroup never passes the turn to itself).
+            const bool to_next = wg + 1 < WGS && q + 1 < chunks, alone = wg == 0 && q + 1 >= chunks;
+            const int to = to_next ? wg + 1 : 0;
+            const bool pass = !alone && (to_next || i + 1 < CF_WINDOW_ROWS || q - wg + nwg < chunks);
+            const bool wait = !(wg == 0 && first) && !(alone && i > 0);
+#endif
+            if (oh < c.oh1) {
+                const TileCoord tc = { c.n, c.od, oh, c.tx * TW };
+                const int s0 = oh % 3;
+                warpgroup_barrier(1 + wg);      // every warp's wgmmas of the last tile have read the ring
+                if (i == 0) {                   // a chunk's first row: input rows oh, oh + 1 as well
+                    Row r;
+                    load_row(r, x, g, c.n, c.od, oh, tc.ox0, tid);
+                    store_row(sx, r, s0, tid);
+                    load_row(r, x, g, c.n, c.od, oh + 1, tc.ox0, tid);
+                    store_row(sx, r, s0 == 2 ? 0 : s0 + 1, tid);
+                }
+                store_row(sx, pre, s0 == 0 ? 2 : s0 - 1, tid);
+                fence_proxy_async();
+                warpgroup_barrier(1 + wg);
+                float acc[NACC];
+#ifdef CF_MMA_ORDER
+                mma_ordered(acc, sw, sx, wg, wait, pass, to, s0);
+#else
+                mma_tile(acc, sw, sx, s0);
+#endif
+                if (oh + 1 < c.oh1) {
+                    load_row(pre, x, g, c.n, c.od, oh + 3, tc.ox0, tid);
+                } else if (q + nwg < chunks) {
+                    const Chunk c2 = chunk_of(q + nwg);
+                    load_row(pre, x, g, c2.n, c2.od, c2.oh0 + 2, c2.tx * TW, tid);
+                }
+                store_tile(acc, schan, y, g, tc, warp, lane);
+            } else {
+#ifdef CF_MMA_ORDER
+                mma_turn_idle(wg, wait, pass, to);
+#endif
+            }
+            first = false;
+            if (++i == CF_WINDOW_ROWS) {
+                i = 0;
+                q += nwg;
+                if (q < chunks) c = chunk_of(q);
+            }
+        }
+        return;
+    }
+#endif
     const int stride = gridDim.x * WGS;
     int tile = blockIdx.x * WGS + wg;
 #ifdef CF_RAW
@@ -717,18 +984,43 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
     }
 #endif
     Staged st;
+#ifdef CF_LEAN
+    const Lean lean = lean_of(g, tid);
+    Walk walk = walk_of(g, tile);
+    if (tile < g.tiles) load_input_lean(st, x, g, coord_of(walk), tid, lean);
+#else
     if (tile < g.tiles) load_input(st, x, g, tile_coord(g, tile), tid);
+#endif
 #pragma unroll 1
     for (; tile < g.tiles; tile += stride) {
+#ifdef CF_LEAN
+        const TileCoord tc = coord_of(walk);
+        walk_next(walk, g);                     // the next tile's coordinates (past the end on the last tile)
+#else
         const TileCoord tc = tile_coord(g, tile);
+#endif
         warpgroup_barrier(1 + wg);              // every warp's wgmmas of the last tile have read the buffer
         store_input(sx, st, tid);
         fence_proxy_async();
         warpgroup_barrier(1 + wg);
         float acc[NACC];
-        mma_tile(acc, sw, sx);
         const int next = tile + stride;
-#ifndef CF_NO_PREFETCH
+#if defined(CF_LEAN) && defined(CF_LOAD_EARLY) && !defined(CF_NO_PREFETCH)
+        // the next tile's loads issued under this tile's MMAs: their latency leaves the chain after the wait
+        mma_issue(acc, sw, sx);
+        if (next < g.tiles) load_input_lean(st, x, g, coord_of(walk), tid, lean);
+        wgmma_wait<0>();
+        fence_operand(acc);
+#elif defined(CF_MMA_ORDER)
+        // warpgroup 0's first turn is its own; the next turn: wg + 1, or warpgroup 0 a round on
+        mma_ordered(acc, sw, sx, wg, !(wg == 0 && tile == blockIdx.x * WGS),
+                    wg + 1 < WGS ? tile + 1 < g.tiles : tile + stride - (WGS - 1) < g.tiles, (wg + 1) % WGS);
+#else
+        mma_tile(acc, sw, sx);
+#endif
+#if defined(CF_LEAN) && !defined(CF_LOAD_EARLY) && !defined(CF_NO_PREFETCH)
+        if (next < g.tiles) load_input_lean(st, x, g, coord_of(walk), tid, lean);   // in flight during the epilogue
+#elif !defined(CF_LEAN) && !defined(CF_NO_PREFETCH)
         if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);   // in flight during the epilogue
 #endif
 #ifdef CF_3XF16
@@ -789,10 +1081,19 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
         return "04b_implicit_gemm_wgmma (conv3d): too many tiles for a 32-bit tile index";
     g.tiles = (int)tiles;
     g.xvec = (a.W % 4 == 0) && (reinterpret_cast<uintptr_t>(a.x) % 16 == 0);
+    g.xlean = g.xvec && (long long)CIN * a.D * a.H * a.W < 0x80000000LL;
+    g.ylean = a.Wo % 2 == 0 && (reinterpret_cast<uintptr_t>(a.y) % 8 == 0) &&
+              (long long)COUT * a.Do * a.Ho * a.Wo < 0x80000000LL;
 
     if (const char* err = cf_persistent_grid(conv3d_wgmma_kernel, THREADS, SMEM_BYTES, (tiles + WGS - 1) / WGS,
                                              sms, NAME, grid))
         return err;
+    {   // the tile stride, grid x warpgroups, as digits (tx, ty, od, n): the lean loop's walk (walk_next)
+        long long t = (long long)grid * WGS;
+        g.sx = (int)(t % g.tiles_x); t /= g.tiles_x;
+        g.sy = (int)(t % g.tiles_y); t /= g.tiles_y;
+        g.sd = (int)(t % a.Do); g.sn = (int)(t / a.Do);
+    }
     conv3d_wgmma_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(a.x, a.w, a.bias, a.param, a.y, g);
     return nullptr;
 }
