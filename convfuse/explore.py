@@ -88,16 +88,36 @@ LOGS["explore-5"] = R.ROOT / "results" / "device-logs" / "explore-2026-12-01c" /
 # 06:3x UTC, after the record: 04c TF32 with two accumulator sets taking tiles in turn (CF_PINGPONG; slower, not
 # kept: notes/patches/conv2d_04c_pingpong_accumulators.patch).
 LOGS["explore-6"] = R.ROOT / "results" / "device-logs" / "explore-2026-12-01c" / "explore_pingpong.log"
+# H200, 2026-12-01 from 14:26 UTC (the day's sixth session). conv3d 04b's TF32 build was registered WITHOUT the turns
+# (CF_MMA_ORDER) until the record of 14:57 UTC: in these logs `04b_wgmma_tf32` and `04b_wgmma_fp16` are the builds
+# without them, and a build "_cf_mma_order" is today's registered one. Each candidate was also compared bitwise with
+# the default build on 12 shapes (the *_bitwise.log files: 0 differences in every call that finished).
+LOG_DIR_G = R.ROOT / "results" / "device-logs" / "explore-2026-12-01g"
+SIXTH = {"lean": (LOG_DIR_G / "call1_conv3d_lean.log", "the loop without its integer overhead (CF_LEAN)"),
+         "window": (LOG_DIR_G / "call2_window.log", "a ring of input rows, contiguous ranges of rows (CF_WINDOW)"),
+         "window rows": (LOG_DIR_G / "call3_window_rows.log", "the ring in chunks of R rows dealt like tiles"),
+         "turns": (LOG_DIR_G / "call4_order.log", "the warpgroups' MMAs in turn (CF_MMA_ORDER)"),
+         "turns again": (LOG_DIR_G / "call6_window_order.log", "the turns again, and the ring with the turns")}
+LOGS.update({f"sixth: {k}": v[0] for k, v in SIXTH.items()})
+LOGS["04c-ablations"] = LOG_DIR_G / "call1_conv2d_04c_ablations.log"
+# ncu per-instruction samples of conv3d 04b TF32 at full clock: the default before the turns (10:5x UTC, the day's
+# third session), the lean loop, the turns, and the row ring at six warpgroups
+SOURCE_04B_TF32 = {"default (no turns)": LOG_DIR_D / "call9" / "ncu_source_conv3d_04b_wgmma_tf32.csv.gz",
+                   "CF_LEAN": LOG_DIR_G / "ncu_source_conv3d_04b_tf32_lean.csv.gz",
+                   "CF_MMA_ORDER (registered now)": LOG_DIR_G / "ncu_source_conv3d_04b_tf32_order.csv.gz",
+                   "CF_WINDOW, 6 warpgroups": LOG_DIR_G / "ncu_source_conv3d_04b_tf32_window6.csv.gz"}
 
 # What each ablation switch removes (kernels/*/04b_implicit_gemm_wgmma.cu, "Ablation knobs")
 ABLATION_LABELS = {
     "CF_ABL_NOLOAD": "no global loads (zeros staged)",
-    "CF_ABL_NOSTAGE": "no staging stores to shared memory",
+    "CF_ABL_NOSTAGE": "no staging (04b: its stores to shared memory; 04c: the producer's conversion)",
+    "CF_ABL_NOMMA": "no MMAs (04c: zero accumulators)",
     "CF_ABL_RAWEPI": "no epilogue math (acc + bias stored)",
     "CF_ABL_NOSTORE": "no output stores",
 }
+SKELETON_04B = ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE", "CF_ABL_RAWEPI", "CF_ABL_NOSTORE")   # all four off: 04b's MMAs alone
 _VALUED = ("CF_TH", "CF_WGS", "CF_XBUFS", "CF_L2_PREFETCH", "CF_PUNROLL", "CF_PRODUCER_REGS", "CF_STAGES",
-           "CF_PRODUCERS", "CF_RAWS", "CF_RAW_CH", "CF_STAGE_UNROLL")       # knobs that take a number: -DCF_TH=2
+           "CF_PRODUCERS", "CF_RAWS", "CF_RAW_CH", "CF_STAGE_UNROLL", "CF_WINDOW_ROWS")       # knobs that take a number: -DCF_TH=2
 
 _TIMING = re.compile(r"^(conv2d|conv3d) timing, median ms")
 _TIME_ROW = re.compile(r"^\s+(\S+)\s+([\d.]+)\s+\(([\d.]+)-([\d.]+)\)")
@@ -123,7 +143,7 @@ class Build:
         if not self.defines:
             return "full kernel"
         if self.only_ablations:
-            if len(self.defines) == len(ABLATION_LABELS):
+            if set(self.defines) == set(SKELETON_04B):
                 return "MMA skeleton (all four removed)"
             return ", ".join(ABLATION_LABELS[d] for d in self.defines)
         return " ".join(f"-D{d}" for d in self.defines)
@@ -296,3 +316,45 @@ def stall_regions(path: Path = SOURCE_04C) -> pd.DataFrame:
                     "largest stall reasons": ", ".join(f"{n} {v / total:.1%}" for v, n in top),
                     **({"warp instructions (M)": a["instructions"] / 1e6} if i_ins is not None else {})})
     return pd.DataFrame(out).set_index("region")
+
+
+def sixth_session(problem: str = "conv3d") -> pd.DataFrame:
+    """The sixth session's conv3d calls in one table: every build's time in its call's one interleaved run, as a
+    ratio to its registered variant as built in that call (before the turns were registered) and to torch.compile."""
+    rows = []
+    for call, (path, what) in SIXTH.items():
+        for b, r, t, (rel, _, n) in _builds(path, problem):
+            base_ms = t.loc[b.base, "median_ms"]
+            rows.append({"call": call, "what the call tried": what,
+                         "build": b.base + "".join(f" -D{d}" for d in b.defines), "median ms": r["median_ms"],
+                         "× its variant in the same call": r["median_ms"] / base_ms,
+                         "× torch.compile's time": r["median_ms"] / t.loc["compile", "median_ms"], "worst rel-L2": rel})
+    return pd.DataFrame(rows).set_index(["call", "build"])
+
+
+STALL_REASONS = ("long_sb", "short_sb", "barrier", "wait", "lg", "mio", "selected")   # ncu: long and short scoreboard, LG and MIO throttle
+
+
+def stall_summary(paths: dict = None, warp_tiles: int = 444_416) -> pd.DataFrame:
+    """Per profile (ncu --page source, per-instruction samples): warp instructions per warp and tile (conv3d's full
+    size has 111,104 tiles of 4 warps: `warp_tiles`), and the share of all warp samples in each of the main stall
+    reasons (`selected`: the warp issued)."""
+    import csv
+    import gzip
+    import io
+
+    out = {}
+    for name, path in (paths or SOURCE_04B_TF32).items():
+        lines = gzip.open(path, "rt").read().splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith('"Address"'))
+        rows = list(csv.reader(io.StringIO("\n".join(lines[start:]))))
+        hdr, data = rows[0], rows[1:]
+
+        def col(h):
+            j = hdr.index(h)
+            return sum(float(r[j].replace(",", "") or 0) for r in data)
+
+        total = col("Warp Stall Sampling (All Samples)")
+        out[name] = {"warp instructions per warp tile": col("Instructions Executed") / warp_tiles,
+                     **{f"{x} (share of samples)": col(f"stall_{x}") / total for x in STALL_REASONS}}
+    return pd.DataFrame(out).T

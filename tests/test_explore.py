@@ -135,3 +135,35 @@ def test_the_shared_ring_paid_for_3xfp16_only():
     assert v["04c_ws_3xfp16 -DCF_SHARED_RING"] < 0.9 * v["04c_ws_3xfp16"]
     assert v["04c_ws_tf32 -DCF_SHARED_RING"] > 0.98 * v["04c_ws_tf32"]
     assert v["04c_ws_fp16 -DCF_SHARED_RING"] > v["04c_ws_fp16"]
+
+
+# The sixth session (explore-2026-12-01g): what notebook 04's section "Taking the MMAs in turn" says from the logs
+def test_the_lean_loop_ran_fewer_instructions_and_waited_longer_on_its_loads():
+    st = E.stall_summary()
+    base, lean = st.loc["default (no turns)"], st.loc["CF_LEAN"]
+    assert lean["warp instructions per warp tile"] < 0.8 * base["warp instructions per warp tile"]
+    assert lean["long_sb (share of samples)"] > 2 * base["long_sb (share of samples)"]
+    six = E.sixth_session()
+    assert six.loc[("lean", "04b_wgmma_tf32 -DCF_LEAN"), "median ms"] > six.loc[("lean", "04b_wgmma_tf32"), "median ms"]
+
+
+def test_the_turns_paid_in_both_calls_most_for_fp16():
+    six = E.sixth_session()
+    for call in ("turns", "turns again"):
+        for key, most in (("04b_wgmma_tf32", 0.99), ("04b_wgmma_fp16", 0.9)):
+            assert six.loc[(call, f"{key} -DCF_MMA_ORDER"), "× its variant in the same call"] < most
+
+
+def test_the_row_ring_is_slower_the_fewer_rows_it_stages_with_or_without_the_turns():
+    six = E.sixth_session()
+    r = [six.loc[("window rows", f"04b_wgmma_tf32 -DCF_WINDOW -DCF_WINDOW_ROWS={n}"), "median ms"] for n in (1, 2, 4, 8)]
+    assert r == sorted(r) and r[0] > six.loc[("window rows", "04b_wgmma_tf32"), "median ms"]
+    with_turns = six.loc[("turns again", "04b_wgmma_tf32 -DCF_WINDOW -DCF_MMA_ORDER -DCF_WINDOW_ROWS=2"), "median ms"]
+    assert with_turns == pytest.approx(r[1], rel=0.02)
+
+
+def test_04c_tf32_by_role_is_balanced_and_its_stores_are_the_largest_part():
+    t = E.ablation_table("conv2d", "04c_ws_tf32", "04c-ablations")["median ms"]
+    stage, mma = t[E.ABLATION_LABELS["CF_ABL_NOSTAGE"]], t[E.ABLATION_LABELS["CF_ABL_NOMMA"]]
+    assert stage == pytest.approx(mma, rel=0.01)
+    assert t[E.ABLATION_LABELS["CF_ABL_NOSTORE"]] < min(stage, mma, t[E.ABLATION_LABELS["CF_ABL_RAWEPI"]])
