@@ -90,8 +90,10 @@ LOGS["explore-5"] = R.ROOT / "results" / "device-logs" / "explore-2026-12-01c" /
 LOGS["explore-6"] = R.ROOT / "results" / "device-logs" / "explore-2026-12-01c" / "explore_pingpong.log"
 # H200, 2026-12-01 from 14:26 UTC (the day's sixth session). conv3d 04b's TF32 build was registered WITHOUT the turns
 # (CF_MMA_ORDER) until the record of 14:57 UTC: in these logs `04b_wgmma_tf32` and `04b_wgmma_fp16` are the builds
-# without them, and a build "_cf_mma_order" is today's registered one. Each candidate was also compared bitwise with
-# the default build on 12 shapes (the *_bitwise.log files: 0 differences in every call that finished).
+# without them, and a build "_cf_mma_order" is today's registered one. From the second call on, each candidate was
+# also compared bitwise with the default build on 9 shapes (the *_bitwise.log files: 0 differences in every call that
+# finished; the first call's comparison did not run, and the lean loop was compared in the fourth, with the turns).
+# The script of those comparisons is scripts/check_bitwise.py now (the same shapes: problems.bitwise_shapes).
 LOG_DIR_G = R.ROOT / "results" / "device-logs" / "explore-2026-12-01g"
 SIXTH = {"lean": (LOG_DIR_G / "call1_conv3d_lean.log", "the loop without its integer overhead (CF_LEAN)"),
          "window": (LOG_DIR_G / "call2_window.log", "a ring of input rows, contiguous ranges of rows (CF_WINDOW)"),

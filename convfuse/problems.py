@@ -65,6 +65,7 @@ class Problem:
     odd_shapes: tuple       # small input shapes: odd batch, planes no multiple of any tile/vector width
     description: str
     model_slice: tuple = () # one image of the full problem, for CPU models of the precisions (splits.py)
+    bitwise_shapes: tuple = ()  # more shapes on which scripts/check_bitwise.py compares a build with its default
 
     @property
     def dims(self) -> int:
@@ -128,6 +129,9 @@ CONV3D = Problem(
     odd_shapes=((1, 8, 7, 39, 55), (3, 8, 5, 19, 11), (2, 8, 4, 10, 71)),
     description="Conv3d(8->64, k=3) -> leaky_relu(0.2) -> +sum_tensor -> clamp(-1,1) -> GELU",
     model_slice=(1, 8, 16, 64, 64),
+    # three column tiles (one starting at a column no multiple of 4), two, one output row per plane, one full-width
+    # tile, five images of 2x18 outputs: where 04b's lean loop, row ring and turns take their other paths
+    bitwise_shapes=((2, 8, 5, 10, 132), (1, 8, 4, 9, 68), (3, 8, 3, 3, 8), (1, 8, 3, 5, 64), (5, 8, 3, 4, 20)),
 )
 
 PROBLEMS = {p.key: p for p in (CONV2D, CONV3D)}

@@ -60,6 +60,16 @@ def test_odd_shapes_are_odd(prob):
         assert 5 in {prob.output_shape(s)[2] for s in prob.odd_shapes}
 
 
+@pytest.mark.parametrize("prob", P.PROBLEMS.values(), ids=list(P.PROBLEMS))
+def test_bitwise_shapes_are_valid_inputs_and_cover_what_they_say(prob):
+    for s in prob.bitwise_shapes:
+        assert len(s) == prob.dims + 2 and s[1] == prob.in_channels and min(s[2:]) >= prob.kernel_size
+    if prob.key == "conv3d":
+        widths = [prob.output_shape(s)[-1] for s in prob.bitwise_shapes]
+        assert max(widths) > 2 * 62                      # three column tiles of 04b (62 columns each)
+        assert any(prob.output_shape(s)[-2] == 1 for s in prob.bitwise_shapes)   # one output row per plane
+
+
 def test_inputs_are_fresh_and_never_zero():
     a = P.CONV2D.make_input((1, 64, 8, 8), seed=0)
     b = P.CONV2D.make_input((1, 64, 8, 8), seed=1)
