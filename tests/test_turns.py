@@ -127,3 +127,22 @@ def test_the_model_catches_the_version_that_hung_on_the_device():
                for b in range(grid)}
     assert "deadlock" in results
     assert all(run_block([window_turns(b, w, wgs, grid, chunks, 2) for w in range(wgs)]) == "ok" for b in range(grid))
+
+
+def test_the_model_mirrors_the_kernels_expressions():
+    """The schedules above are the kernel's, expression for expression: if the kernel's change, this fails until the
+    model is changed with them (and then the tests above run the new schedule)."""
+    from pathlib import Path
+    src = " ".join((Path(__file__).resolve().parent.parent / "kernels" / "conv3d" / "04b_implicit_gemm_wgmma.cu")
+                   .read_text().split())
+    for expr in (
+        # default loop: waits unless warpgroup 0's first tile; passes to wg + 1, or to warpgroup 0 a round on
+        "mma_ordered(acc, sw, sx, wg, !(wg == 0 && tile == blockIdx.x * WGS), "
+        "wg + 1 < WGS ? tile + 1 < g.tiles : tile + stride - (WGS - 1) < g.tiles, (wg + 1) % WGS);",
+        # window loop
+        "const bool to_next = wg + 1 < WGS && q + 1 < chunks, alone = wg == 0 && q + 1 >= chunks;",
+        "const int to = to_next ? wg + 1 : 0;",
+        "const bool pass = !alone && (to_next || i + 1 < CF_WINDOW_ROWS || q - wg + nwg < chunks);",
+        "const bool wait = !(wg == 0 && first) && !(alone && i > 0);",
+    ):
+        assert expr in src, expr
