@@ -147,7 +147,9 @@ CANDIDATES = (
     ("conv2d", "04c_ws_3xfp16", ("CF_NO_TMA",)),                         # 2.125 vs 2.035
     ("conv2d", "04c_ws_fp16", ("CF_RAWS=3",)),                           # 1.170 vs 1.169
     # H200, 2026-12-01 from 14:26 UTC (results/device-logs/explore-2026-12-01g/; the 04b header says why), conv3d
-    # 04b TF32 with its registered CF_MMA_ORDER unless noted: the integer overhead removed, and a ring of input rows
+    # 04b TF32 with its registered CF_MMA_ORDER unless noted: the integer overhead removed, and a ring of input rows.
+    # (The conv3d TF32 and fp16 candidates above were measured before the turns were registered: built today they
+    # take the turns too, so their times above are of builds without them.)
     ("conv3d", "04b_wgmma_tf32", ("CF_LEAN",)),                          # 1.194 vs 1.198 (without the turns 1.364 vs 1.269)
     ("conv3d", "04b_wgmma_tf32", ("CF_WINDOW", "CF_WINDOW_ROWS=2")),     # 1.510 vs 1.173
     ("conv3d", "04b_wgmma_tf32", ("CF_WINDOW", "CF_WINDOW_ROWS=8", "CF_WGS=6")),   # 1.831
