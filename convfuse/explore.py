@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import registry as R
+from . import problems as P, registry as R
 
 LOG_DIR = R.ROOT / "results" / "device-logs" / "explore-2026-12-01"
 # H200, 2026-12-01: (1) the 04b candidates of 2026-11-30 and the ablations, (2) two candidates written after
@@ -275,10 +275,8 @@ ROLE_MARKS = (("USETMAXREG.TRY_ALLOC", "consumer: chunk loop (FULL wait, wgmma i
                ("USETMAXREG.DEALLOC", "producer: copies, staging, barriers"))
 
 
-def stall_regions(path: Path = SOURCE_04C) -> pd.DataFrame:
-    """Where the warps of the 04c kernel spend their sampled cycles, by role: each region's share of all
-    warp-state samples and its three largest stall reasons (as shares of all samples too); and, where the
-    profile counted them, the warp instructions each region executed."""
+def _source_table(path: Path) -> tuple[list, list]:
+    """The header and rows of an ncu source-page CSV (`--page source --csv`, gzipped or not)."""
     import csv
     import gzip
     import io
@@ -287,16 +285,24 @@ def stall_regions(path: Path = SOURCE_04C) -> pd.DataFrame:
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith('"Address"'))
     rows = list(csv.reader(io.StringIO("\n".join(lines[start:]))))
-    hdr, data = rows[0], rows[1:]
+    return rows[0], rows[1:]
+
+
+def _num(s: str) -> float:
+    try:
+        return float(s.replace(",", ""))
+    except ValueError:
+        return 0.0
+
+
+def stall_regions(path: Path = SOURCE_04C) -> pd.DataFrame:
+    """Where the warps of the 04c kernel spend their sampled cycles, by role: each region's share of all
+    warp-state samples and its three largest stall reasons (as shares of all samples too); and, where the
+    profile counted them, the warp instructions each region executed."""
+    hdr, data = _source_table(path)
     i_src, i_all = hdr.index("Source"), hdr.index("Warp Stall Sampling (All Samples)")
     i_ins = hdr.index("Instructions Executed") if "Instructions Executed" in hdr else None
     reasons = [(j, h[len("stall_"):]) for j, h in enumerate(hdr) if h.startswith("stall_") and "Not Issued" not in h]
-
-    def num(s):
-        try:
-            return float(s.replace(",", ""))
-        except ValueError:
-            return 0.0
 
     region, k, acc = "before the roles (weights, zeroing)", 0, {}
     for r in data:
@@ -304,10 +310,10 @@ def stall_regions(path: Path = SOURCE_04C) -> pd.DataFrame:
             region = ROLE_MARKS[k][1]
             k += 1
         a = acc.setdefault(region, {"samples": 0.0, "instructions": 0.0, **{name: 0.0 for _, name in reasons}})
-        a["samples"] += num(r[i_all])
-        a["instructions"] += num(r[i_ins]) if i_ins is not None else 0.0
+        a["samples"] += _num(r[i_all])
+        a["instructions"] += _num(r[i_ins]) if i_ins is not None else 0.0
         for j, name in reasons:
-            a[name] += num(r[j])
+            a[name] += _num(r[j])
     if k < len(ROLE_MARKS):
         raise ValueError(f"{path}: SASS marker {ROLE_MARKS[k][0]!r} not found; not the 04c kernel's profile")
     total = sum(a["samples"] for a in acc.values())
@@ -337,26 +343,24 @@ def sixth_session(problem: str = "conv3d") -> pd.DataFrame:
 STALL_REASONS = ("long_sb", "short_sb", "barrier", "wait", "lg", "mio", "selected")   # ncu: long and short scoreboard, LG and MIO throttle
 
 
-def stall_summary(paths: dict = None, warp_tiles: int = 444_416) -> pd.DataFrame:
-    """Per profile (ncu --page source, per-instruction samples): warp instructions per warp and tile (conv3d's full
-    size has 111,104 tiles of 4 warps: `warp_tiles`), and the share of all warp samples in each of the main stall
-    reasons (`selected`: the warp issued)."""
-    import csv
-    import gzip
-    import io
+def warp_tiles_04b() -> int:
+    """conv3d 04b's warp tiles at full size: one tile per output row and 62 columns (the kernel's TW), 4 warps each."""
+    n, _, do, ho, wo = P.CONV3D.output_shape()
+    return n * do * ho * -(-wo // 62) * 4
 
+
+def stall_summary(paths: dict = None) -> pd.DataFrame:
+    """Per profile of conv3d 04b (ncu --page source, per-instruction samples): warp instructions per warp and tile
+    (warp_tiles_04b), and the share of all warp samples in each of the main stall reasons (`selected`: it issued)."""
     out = {}
     for name, path in (paths or SOURCE_04B_TF32).items():
-        lines = gzip.open(path, "rt").read().splitlines()
-        start = next(i for i, line in enumerate(lines) if line.startswith('"Address"'))
-        rows = list(csv.reader(io.StringIO("\n".join(lines[start:]))))
-        hdr, data = rows[0], rows[1:]
+        hdr, data = _source_table(path)
 
         def col(h):
             j = hdr.index(h)
-            return sum(float(r[j].replace(",", "") or 0) for r in data)
+            return sum(_num(r[j]) for r in data)
 
         total = col("Warp Stall Sampling (All Samples)")
-        out[name] = {"warp instructions per warp tile": col("Instructions Executed") / warp_tiles,
+        out[name] = {"warp instructions per warp tile": col("Instructions Executed") / warp_tiles_04b(),
                      **{f"{x} (share of samples)": col(f"stall_{x}") / total for x in STALL_REASONS}}
     return pd.DataFrame(out).T
