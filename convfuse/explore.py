@@ -102,12 +102,30 @@ SIXTH = {"lean": (LOG_DIR_G / "call1_conv3d_lean.log", "the loop without its int
          "turns again": (LOG_DIR_G / "call6_window_order.log", "the turns again, and the ring with the turns")}
 LOGS.update({f"sixth: {k}": v[0] for k, v in SIXTH.items()})
 LOGS["04c-ablations"] = LOG_DIR_G / "call1_conv2d_04c_ablations.log"
+# H200, 2026-12-01 from 16:10 UTC (the seventh session): conv3d 04b's output through the bulk-copy engine. In these
+# logs `04b_wgmma_tf32`, `_fp16` and `_3xfp16` are the builds registered then (TF32 and fp16 with the turns, none with
+# the bulk store or the lean loop). "_cf_bulk_store" is the first version in the first two calls (lanes 0-15 issue a
+# row each) and the second from the third on (lane 0 issues the warp's 16 rows from warp-uniform addresses).
+# Each call's call*_bitwise_*.log compares the bulk builds bit for bit with those (0 differences in all), and its
+# call*_sanitize_*.log has compute-sanitizer on them (0 errors, 0 hazards).
+LOG_DIR_H = R.ROOT / "results" / "device-logs" / "explore-2026-12-01h"
+SEVENTH = {"bulk, lanes 0-15 issue": (LOG_DIR_H / "call1_bulk.log", "the output through the bulk-copy engine"),
+           "the same, again": (LOG_DIR_H / "call2_bulk.log", "the same builds again (with ncu after)"),
+           "bulk, lane 0 issues": (LOG_DIR_H / "call3_bulk2.log", "the copies issued from warp-uniform addresses"),
+           "bulk and lean": (LOG_DIR_H / "call4_bulk_lean.log", "the lean loop with the stores off the LSU")}
+LOGS.update({f"seventh: {k}": v[0] for k, v in SEVENTH.items()})
 # ncu per-instruction samples of conv3d 04b TF32 at full clock: the default before the turns (10:5x UTC, the day's
 # third session), the lean loop, the turns, and the row ring at six warpgroups
 SOURCE_04B_TF32 = {"default (no turns)": LOG_DIR_D / "call9" / "ncu_source_conv3d_04b_wgmma_tf32.csv.gz",
                    "CF_LEAN": LOG_DIR_G / "ncu_source_conv3d_04b_tf32_lean.csv.gz",
-                   "CF_MMA_ORDER (registered now)": LOG_DIR_G / "ncu_source_conv3d_04b_tf32_order.csv.gz",
+                   "CF_MMA_ORDER (registered 14:57 to 16:30 UTC)": LOG_DIR_G / "ncu_source_conv3d_04b_tf32_order.csv.gz",
                    "CF_WINDOW, 6 warpgroups": LOG_DIR_G / "ncu_source_conv3d_04b_tf32_window6.csv.gz"}
+# ... and the seventh session's: the bulk store's two versions (TF32), and fp16 without and with the first
+SOURCE_04B_BULK = {"TF32 as registered then": SOURCE_04B_TF32["CF_MMA_ORDER (registered 14:57 to 16:30 UTC)"],
+                   "TF32, bulk, lanes 0-15 issue": LOG_DIR_H / "ncu_source_conv3d_04b_tf32_bulk.csv.gz",
+                   "TF32, bulk, lane 0 issues": LOG_DIR_H / "ncu_source_conv3d_04b_tf32_bulk2.csv.gz",
+                   "fp16 as registered then": LOG_DIR_H / "ncu_source_conv3d_04b_fp16.csv.gz",
+                   "fp16, bulk, lanes 0-15 issue": LOG_DIR_H / "ncu_source_conv3d_04b_fp16_bulk.csv.gz"}
 
 # What each ablation switch removes (kernels/*/04b_implicit_gemm_wgmma.cu, "Ablation knobs")
 ABLATION_LABELS = {
@@ -148,24 +166,23 @@ class Build:
             if set(self.defines) == set(SKELETON_04B):
                 return "MMA skeleton (all four removed)"
             return ", ".join(ABLATION_LABELS[d] for d in self.defines)
-        return " ".join(f"-D{d}" for d in self.defines)
+        return " ".join(f"-U{d[1:]}" if d.startswith("-") else f"-D{d}" for d in self.defines)
 
 
 def parse_key(problem: str, key: str) -> Build:
     """A build key of check_variant (registry.with_defines) back into its variant and defines."""
     keys = sorted((v.key for v in R.all_variants(problem)), key=len, reverse=True)
-    base = next((k for k in keys if key == k or key.startswith(k + "_cf_")), None)
+    base = next((k for k in keys if key == k or re.match(re.escape(k) + "_(no_)?cf_", key)), None)
     if base is None:
         raise ValueError(f"{problem}/{key}: no registered variant is a prefix of this build key")
-    rest = key[len(base):]
     defines = []
-    for tok in filter(None, rest.split("_cf_")):
+    for neg, tok in re.findall(r"_(no_)?cf_(.+?)(?=_(?:no_)?cf_|$)", key[len(base):]):
         name = "CF_" + tok.upper()
         for v in _VALUED:
             m = re.fullmatch(re.escape(v) + r"(\d+)", name)
             if m:
                 name = f"{v}={m.group(1)}"
-        defines.append(name)
+        defines.append(("-" if neg else "") + name)     # "-NAME": a registered define left out
     return Build(base, tuple(defines))
 
 
@@ -326,18 +343,47 @@ def stall_regions(path: Path = SOURCE_04C) -> pd.DataFrame:
     return pd.DataFrame(out).set_index("region")
 
 
-def sixth_session(problem: str = "conv3d") -> pd.DataFrame:
-    """The sixth session's conv3d calls in one table: every build's time in its call's one interleaved run, as a
-    ratio to its registered variant as built in that call (before the turns were registered) and to torch.compile."""
+def session_table(calls: dict, problem: str = "conv3d") -> pd.DataFrame:
+    """One session's calls ({call: (log, what it tried)}) in one table: every build's time in its call's one
+    interleaved run, as a ratio to its registered variant as built in that call and to torch.compile."""
     rows = []
-    for call, (path, what) in SIXTH.items():
+    for call, (path, what) in calls.items():
         for b, r, t, (rel, _, n) in _builds(path, problem):
             base_ms = t.loc[b.base, "median_ms"]
             rows.append({"call": call, "what the call tried": what,
-                         "build": b.base + "".join(f" -D{d}" for d in b.defines), "median ms": r["median_ms"],
+                         "build": b.base + "".join(f" {Build('', (d,)).label}" for d in b.defines),
+                         "median ms": r["median_ms"],
                          "× its variant in the same call": r["median_ms"] / base_ms,
                          "× torch.compile's time": r["median_ms"] / t.loc["compile", "median_ms"], "worst rel-L2": rel})
     return pd.DataFrame(rows).set_index(["call", "build"])
+
+
+def sixth_session(problem: str = "conv3d") -> pd.DataFrame:
+    """The sixth session's calls (before the turns were registered: `04b_wgmma_tf32` there is without them)."""
+    return session_table(SIXTH, problem)
+
+
+def seventh_session(problem: str = "conv3d") -> pd.DataFrame:
+    """The seventh session's calls (before the bulk store was registered: `04b_wgmma_tf32` there is without it)."""
+    return session_table(SEVENTH, problem)
+
+
+def bulk_issue_loop(path: Path) -> dict:
+    """In a profile of a CF_BULK_STORE build, the compiler's loop over the lanes around the first cp.async.bulk
+    (UBLKCP): from the VOTEU.ANY before it to the BRA.U.ANY after it. Its share of all warp samples and its warp
+    instructions per warp tile; zeros where the copies issue without such a loop."""
+    hdr, data = _source_table(path)
+    i_src, i_all, i_ins = (hdr.index(h) for h in ("Source", "Warp Stall Sampling (All Samples)",
+                                                   "Instructions Executed"))
+    total = sum(_num(r[i_all]) for r in data)
+    first = next(j for j, r in enumerate(data) if "UBLKCP" in r[i_src])
+    end = next((j for j in range(first, min(first + 4, len(data))) if "BRA.U.ANY" in data[j][i_src]), None)
+    if end is None:
+        return {"share of samples": 0.0, "warp instructions per warp tile": 0.0}
+    start = max(j for j in range(first) if "VOTEU.ANY" in data[j][i_src])
+    loop = data[start:end + 1]
+    return {"share of samples": sum(_num(r[i_all]) for r in loop) / total,
+            "warp instructions per warp tile": sum(_num(r[i_ins]) for r in loop) / warp_tiles_04b()}
 
 
 STALL_REASONS = ("long_sb", "short_sb", "barrier", "wait", "lg", "mio", "selected")   # ncu: long and short scoreboard, LG and MIO throttle

@@ -76,13 +76,23 @@ _SM90A = dict(source="04b_implicit_gemm_wgmma", archs=("90a",), needs_cc=(9, 0),
 _SM90A_WS = dict(_SM90A, source="04c_warp_specialized_wgmma")
 
 
+_CONV3D_TF32 = ("CF_MMA_ORDER", "CF_BULK_STORE", "CF_LEAN")   # conv3d 04b TF32 and fp16 (one-part operands)
+# What the conv3d 04b candidates below were measured without: they name the later defaults they leave out
+# ("-NAME", with_defines), so each stays the build that was measured (CF_RAW, CF_OUT_SMEM and CF_WINDOW cannot
+# take the bulk store at all).
+_BEFORE_BULK = ("-CF_BULK_STORE", "-CF_LEAN")
+
+
 def _hopper(problem: str) -> list[Variant]:
     # conv2d's epilogue uses the polynomial erf (common.cuh gelu_erf_fast): 1.66 vs 1.69 ms, H200 2026-12-01
     # conv3d: the warpgroups issue their MMAs in turn (CF_MMA_ORDER): TF32 1.198 vs 1.228 and 1.173 vs 1.250 ms, fp16
-    # 1.202 vs 1.408 and 1.181 vs 1.394, H200 2026-12-01 14:38 and 14:50 UTC; no gain for 3xfp16 and 3xtf32
+    # 1.202 vs 1.408 and 1.181 vs 1.394, H200 2026-12-01 14:38 and 14:50 UTC; no gain for 3xfp16 and 3xtf32.
+    # conv3d: the output through the bulk-copy engine (CF_BULK_STORE) with the lean loop (CF_LEAN): TF32 1.142 vs 1.195,
+    # fp16 1.062 vs 1.184; 3xfp16 the bulk store alone, 1.317 vs 1.343 and 1.347 vs 1.369 (H200 2026-12-01 16:16 and
+    # 16:22 UTC; results/device-logs/explore-2026-12-01h/)
     out = [Variant("04b_wgmma_tf32", problem, "04b", "tf32", "fused",
                    "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), TF32",
-                   defines=("CF_GELU_FAST",) if problem == "conv2d" else ("CF_MMA_ORDER",), **_SM90A)]
+                   defines=("CF_GELU_FAST",) if problem == "conv2d" else _CONV3D_TF32, **_SM90A)]
     if problem == "conv3d":
         out += [Variant("04b_wgmma_3xtf32", problem, "04b", "3xtf32", "fused",
                         "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), split-TF32 (FP32 accuracy)",
@@ -94,11 +104,11 @@ def _hopper(problem: str) -> list[Variant]:
                 Variant("04b_wgmma_3xfp16", problem, "04b", "3xfp16", "fused",
                         "implicit-GEMM conv+epilogue on Hopper wgmma, FP16 hi/lo operands, three products in "
                         "1.5 TF32 passes of tensor time (FP32 accuracy)",
-                        defines=("CF_3XF16",), **_SM90A),
+                        defines=("CF_3XF16", "CF_BULK_STORE"), **_SM90A),
                 Variant("04b_wgmma_fp16", problem, "04b", "fp16", "fused",
                         "implicit-GEMM conv+epilogue on Hopper wgmma, FP16 operands (TF32's precision, half "
                         "its tensor time)",
-                        defines=("CF_1XF16", "CF_MMA_ORDER"), **_SM90A)]
+                        defines=("CF_1XF16",) + _CONV3D_TF32, **_SM90A)]
     if problem == "conv2d":
         out += [Variant("04c_ws_tf32", problem, "04c", "tf32", "fused",
                         "04b with two producer warpgroups (cp.async into a raw buffer, then a 2-stage ring per consumer), TF32",
@@ -119,50 +129,54 @@ def _hopper(problem: str) -> list[Variant]:
 # spills. Measured on the H200, 2026-12-01 (results/device-logs/explore-2026-12-01/explore.log), against
 # the variant built as registered: none wins, so none is promoted; they stay as the record of what was tried.
 CANDIDATES = (
-    ("conv3d", "04b_wgmma_tf32", ("CF_RAW",)),                           # 1.40 vs 1.28 ms
-    ("conv3d", "04b_wgmma_tf32", ("CF_RAW", "CF_WGS=3")),                # 1.46
-    ("conv3d", "04b_wgmma_tf32", ("CF_RAW", "CF_TH=2", "CF_WGS=3")),     # 1.47
-    ("conv3d", "04b_wgmma_3xtf32", ("CF_RAW", "CF_WGS=2")),              # 2.58 vs 2.30
-    ("conv3d", "04b_wgmma_tf32bf16", ("CF_RAW", "CF_WGS=2")),            # 2.42 vs 2.18
-    ("conv2d", "04b_wgmma_tf32", ("CF_TF32BF16",)),                      # 4.65, rel-L2 3.2e-6: fails FP32
-    ("conv2d", "04b_wgmma_tf32", ("CF_WGS=2",)),                         # 2.15 vs 1.69 (exact erf)
-    ("conv2d", "04b_wgmma_tf32", ("CF_XBUFS=3", "CF_WGS=2")),            # 2.16
+    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "CF_RAW")),               # 1.40 vs 1.28 ms
+    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "CF_RAW", "CF_WGS=3")),   # 1.46
+    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "CF_RAW", "CF_TH=2", "CF_WGS=3")),  # 1.47
+    ("conv3d", "04b_wgmma_3xtf32", ("CF_RAW", "CF_WGS=2")),                # 2.58 vs 2.30
+    ("conv3d", "04b_wgmma_tf32bf16", ("CF_RAW", "CF_WGS=2")),              # 2.42 vs 2.18
+    ("conv2d", "04b_wgmma_tf32", ("CF_TF32BF16",)),                        # 4.65, rel-L2 3.2e-6: fails FP32
+    ("conv2d", "04b_wgmma_tf32", ("CF_WGS=2",)),                           # 2.15 vs 1.69 (exact erf)
+    ("conv2d", "04b_wgmma_tf32", ("CF_XBUFS=3", "CF_WGS=2")),              # 2.16
     # conv3d: the stores cost 0.26 ms (ablation); staged through shared memory and copied out during the
     # next tile's MMAs instead: 1.75 vs 1.27 ms, slower (notes/kernel_log.md, 2026-12-01)
-    ("conv3d", "04b_wgmma_tf32", ("CF_OUT_SMEM",)),
+    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "CF_OUT_SMEM")),
     # H200, 2026-12-01 from 10:21 UTC (results/device-logs/explore-2026-12-01d/; kernel headers say why): single-pixel
     # staging wins for the split builds (now their default; CF_STAGE_QUAD is the former) and loses for tf32
-    ("conv3d", "04b_wgmma_tf32", ("CF_STAGE_PIX",)),                     # 1.460 vs 1.272
+    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "CF_STAGE_PIX")),         # 1.460 vs 1.272
     # ("conv3d", "04b_wgmma_3xfp16", ("CF_STAGE_QUAD",)): 1.631 vs 1.461, retired 2026-12-01 ~12:30 UTC: since
     # bias and sum come from shared memory it spills 4 B at its 128 registers (ptxas), so it is no longer the build
     # that was measured; the measurement stays in the stage-pix log. CF_STAGE_QUAD still restores the old staging.
-    ("conv3d", "04b_wgmma_tf32", ("CF_EPI_FOLD",)),                      # 1.257 vs 1.260
-    ("conv3d", "04b_wgmma_tf32", ("CF_RNA_ADD",)),                       # 1.295 vs 1.260
-    ("conv2d", "04c_ws_tf32", ("CF_RNA_ADD",)),                          # 1.526 vs 1.519
-    ("conv2d", "04c_ws_fp16", ("CF_RAWS=1",)),                           # 1.472 vs 1.375 (explore-3: two stages, a producer loop since restructured)
+    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "CF_EPI_FOLD")),          # 1.257 vs 1.260
+    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "CF_RNA_ADD")),           # 1.295 vs 1.260
+    ("conv2d", "04c_ws_tf32", ("CF_RNA_ADD",)),                            # 1.526 vs 1.519
+    ("conv2d", "04c_ws_fp16", ("CF_RAWS=1",)),                             # 1.472 vs 1.375 (explore-3: two stages, a producer loop since restructured)
     # H200, 2026-12-01 ~12:25 UTC (results/device-logs/explore-2026-12-01e/, one process): one TMA per chunk
     # (04c's default since) against the producer threads' cp.async copies (CF_NO_TMA), and a third raw buffer
-    ("conv2d", "04c_ws_fp16", ("CF_NO_TMA",)),                           # 1.233 vs 1.169
-    ("conv2d", "04c_ws_tf32", ("CF_NO_TMA",)),                           # 1.558 vs 1.514
-    ("conv2d", "04c_ws_3xfp16", ("CF_NO_TMA",)),                         # 2.125 vs 2.035
-    ("conv2d", "04c_ws_fp16", ("CF_RAWS=3",)),                           # 1.170 vs 1.169
+    ("conv2d", "04c_ws_fp16", ("CF_NO_TMA",)),                             # 1.233 vs 1.169
+    ("conv2d", "04c_ws_tf32", ("CF_NO_TMA",)),                             # 1.558 vs 1.514
+    ("conv2d", "04c_ws_3xfp16", ("CF_NO_TMA",)),                           # 2.125 vs 2.035
+    ("conv2d", "04c_ws_fp16", ("CF_RAWS=3",)),                             # 1.170 vs 1.169
     # H200, 2026-12-01 from 14:26 UTC (results/device-logs/explore-2026-12-01g/; the 04b header says why), conv3d
     # 04b TF32 with its registered CF_MMA_ORDER unless noted: the integer overhead removed, and a ring of input rows.
     # (The conv3d TF32 and fp16 candidates above were measured before the turns were registered: built today they
     # take the turns too, so their times above are of builds without them.)
-    ("conv3d", "04b_wgmma_tf32", ("CF_LEAN",)),                          # 1.194 vs 1.198 (without the turns 1.364 vs 1.269)
-    ("conv3d", "04b_wgmma_tf32", ("CF_WINDOW", "CF_WINDOW_ROWS=2")),     # 1.510 vs 1.173
-    ("conv3d", "04b_wgmma_tf32", ("CF_WINDOW", "CF_WINDOW_ROWS=8", "CF_WGS=6")),   # 1.831
-    ("conv3d", "04b_wgmma_3xfp16", ("CF_LEAN", "CF_LOAD_EARLY")),        # 1.333 vs 1.368 (one call)
+    # ("conv3d", "04b_wgmma_tf32", ("CF_LEAN",)): 1.194 vs 1.198 with the turns (1.364 vs 1.269 without);
+    # with CF_BULK_STORE it paid (1.142 vs 1.215) and is now in the TF32 and fp16 defaults
+    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "CF_WINDOW", "CF_WINDOW_ROWS=2")),  # 1.510 vs 1.173
+    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "CF_WINDOW", "CF_WINDOW_ROWS=8", "CF_WGS=6")),  # 1.831
+    ("conv3d", "04b_wgmma_3xfp16", ("-CF_BULK_STORE", "CF_LEAN", "CF_LOAD_EARLY")),  # 1.333 vs 1.368 (one call)
+    # H200, 2026-12-01 from 16:10 UTC (results/device-logs/explore-2026-12-01h/): with the bulk store registered,
+    # the lean loop and early loads do not pay for 3xfp16 (the 04b header says why TF32 and fp16 took CF_LEAN)
+    ("conv3d", "04b_wgmma_3xfp16", ("CF_LEAN", "CF_LOAD_EARLY")),          # 1.352 vs 1.347
     # H200, 2026-12-01 from 13:15 UTC (results/device-logs/explore-2026-12-01f/, one process per call): half-chunk
     # raw buffers, three per consumer (one chunk's TMA copies in flight while half a chunk is staged)
-    ("conv2d", "04c_ws_tf32", ("CF_RAW_CH=4",)),                         # 1.564 vs 1.485; 1.579 vs 1.491
-    ("conv2d", "04c_ws_3xfp16", ("CF_RAW_CH=4",)),                       # 2.130 vs 1.977
-    ("conv2d", "04c_ws_fp16", ("CF_RAW_CH=4", "CF_RAWS=4")),             # 1.336 vs 1.135
+    ("conv2d", "04c_ws_tf32", ("CF_RAW_CH=4",)),                           # 1.564 vs 1.485; 1.579 vs 1.491
+    ("conv2d", "04c_ws_3xfp16", ("CF_RAW_CH=4",)),                         # 2.130 vs 1.977
+    ("conv2d", "04c_ws_fp16", ("CF_RAW_CH=4", "CF_RAWS=4")),               # 1.336 vs 1.135
     # one ring for both consumers, chunk loops in turn (CF_SHARED_RING, 3xFP16's default since) against a ring each
-    ("conv2d", "04c_ws_3xfp16", ("CF_RING_PER_CONSUMER",)),              # 2.065 vs 1.736; 2.084 vs 1.739
-    ("conv2d", "04c_ws_tf32", ("CF_SHARED_RING",)),                      # 1.526 vs 1.520; 1.535 vs 1.545
-    ("conv2d", "04c_ws_fp16", ("CF_SHARED_RING",)),                      # 1.300 vs 1.179
+    ("conv2d", "04c_ws_3xfp16", ("CF_RING_PER_CONSUMER",)),                # 2.065 vs 1.736; 2.084 vs 1.739
+    ("conv2d", "04c_ws_tf32", ("CF_SHARED_RING",)),                        # 1.526 vs 1.520; 1.535 vs 1.545
+    ("conv2d", "04c_ws_fp16", ("CF_SHARED_RING",)),                        # 1.300 vs 1.179
 )
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
 ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE"),
@@ -170,12 +184,20 @@ ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_A
 
 
 def with_defines(variant: Variant, defines) -> Variant:
-    """A tuning, candidate or ablation build of `variant`: extra -D NAME[=VALUE], key suffixed with them."""
+    """A tuning, candidate or ablation build of `variant`: extra -D NAME[=VALUE], key suffixed with them. "-NAME"
+    leaves out a define the variant is registered with (key tag "no_name"), so a candidate can stay the build that
+    was measured after the variant's defaults moved on."""
     if not defines:
         return variant
-    tag = "_".join(d.replace("=", "").lower() for d in defines)
+    drop = {d[1:] for d in defines if d.startswith("-")}
+    unknown = drop - set(variant.defines)
+    if unknown:
+        raise ValueError(f"{variant.problem}/{variant.key} is not built with {', '.join(sorted(unknown))}: "
+                         f"nothing to leave out (its defines: {', '.join(variant.defines) or 'none'})")
+    tag = "_".join(("no_" + d[1:] if d.startswith("-") else d.replace("=", "")).lower() for d in defines)
+    kept = tuple(d for d in variant.defines if d not in drop)
     return replace(variant, key=f"{variant.key}_{tag}",
-                               defines=variant.defines + tuple(d.replace("=", " ", 1) for d in defines))
+                   defines=kept + tuple(d.replace("=", " ", 1) for d in defines if not d.startswith("-")))
 
 
 def explore_specs() -> list[str]:

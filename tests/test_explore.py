@@ -34,6 +34,11 @@ def test_build_keys_parse_back_into_their_variant_and_defines():
     # a registered variant whose key extends another's is itself, not the shorter one plus a define
     assert E.parse_key("conv3d", "04b_wgmma_tf32bf16") == E.Build("04b_wgmma_tf32bf16", ())
     assert E.parse_key("conv3d", "04b_wgmma_tf32_cf_tf32bf16") == E.Build("04b_wgmma_tf32", ("CF_TF32BF16",))
+    # left-out defines, and define names that begin with NO_
+    assert E.parse_key("conv3d", "04b_wgmma_tf32_no_cf_bulk_store_no_cf_lean_cf_window_rows2") == \
+        E.Build("04b_wgmma_tf32", ("-CF_BULK_STORE", "-CF_LEAN", "CF_WINDOW_ROWS=2"))
+    assert E.parse_key("conv2d", "04c_ws_fp16_cf_no_tma") == E.Build("04c_ws_fp16", ("CF_NO_TMA",))
+    assert E.Build("04b_wgmma_tf32", ("-CF_LEAN", "CF_RAW")).label == "-UCF_LEAN -DCF_RAW"
     with pytest.raises(ValueError, match="no registered variant"):
         E.parse_key("conv2d", "05_nonexistent")
 

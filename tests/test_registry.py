@@ -63,6 +63,14 @@ def test_candidate_and_ablation_builds_are_named_by_their_defines():
     v = R.with_defines(R.get("conv2d", "04b_wgmma_tf32"), ("CF_XBUFS=3", "CF_WGS=2"))
     assert v.key == "04b_wgmma_tf32_cf_xbufs3_cf_wgs2" and v.defines[-2:] == ("CF_XBUFS 3", "CF_WGS 2")
     assert R.with_defines(R.get("conv3d", "04b_wgmma_3xtf32"), ()).defines == ("CF_3XTF32",)
+    # "-NAME" leaves a registered define out, so a candidate stays the build that was measured
+    tf32 = R.get("conv3d", "04b_wgmma_tf32")
+    assert "CF_BULK_STORE" in tf32.defines
+    old = R.with_defines(tf32, ("-CF_BULK_STORE", "CF_RAW"))
+    assert old.key == "04b_wgmma_tf32_no_cf_bulk_store_cf_raw"
+    assert old.defines == tuple(d for d in tf32.defines if d != "CF_BULK_STORE") + ("CF_RAW",)
+    with pytest.raises(ValueError, match="not built with CF_WINDOW"):
+        R.with_defines(tf32, ("-CF_WINDOW",))
     specs = R.explore_specs()
     assert len(specs) == len(set(specs))
     for p, k, d in R.CANDIDATES:

@@ -53,6 +53,8 @@
 //   3xfp16: weights [tap 0..27][lo, hi][co][8 channels FP16] 57,344 + 4 x 18,496 = 131,344 B, 512 threads;
 //   fp16: the 3xfp16 layout, its hi halves only used;
 //   3xtf32: 2 x 55,296 + 3 warpgroups x 36,992 = 221,568 B, 384 threads at 168 registers.
+//   CF_BULK_STORE (tf32, fp16, 3xfp16 as registered) adds an output buffer per warpgroup, [co 0..63][72 floats]
+//   (18,432 B): tf32 203,008 B, fp16 and 3xfp16 205,072 B.
 //   One block per SM.
 //
 // Per warpgroup and tile (64 Cout x TH rows x 62 columns): the input was loaded into registers during
@@ -60,7 +62,9 @@
 //   transposed to pixel-major, rounded (or split), stored, fence.proxy.async, warpgroup barrier; 27 (81)
 //   wgmmas, one commit and one wait; the next tile's loads are issued; then the epilogue runs straight on
 //   the accumulators (bias, epilogue_conv3d, predicated 8-byte streaming stores: a quad of lanes writes
-//   32 contiguous bytes of a channel row). Warpgroups never wait on each other (named barriers).
+//   32 contiguous bytes of a channel row; as registered now, CF_BULK_STORE: into shared memory, and each warp's
+//   16 channel rows out through the bulk-copy engine). Warpgroups never wait on each other (named barriers;
+//   with CF_MMA_ORDER they take their MMAs in turn).
 //
 // Measured on the H200 (2026-11-29, scripts/check_variant.py, same-process medians; eager 10.05 ms,
 //   torch.compile 5.83 ms; notes/kernel_log.md has each version): first version (TH 2, staging through
@@ -120,7 +124,8 @@
 //                   samples were not its bound; TF32 and 3xfp16 within the predictions, across runs.
 //
 // Measured on the H200, 2026-12-01 from 14:26 UTC (sixth session of the day; scripts/check_variant.py and a bitwise
-//   comparison with the default build on 12 shapes and two output alignments, one process per call;
+//   comparison with the default build on 9 shapes and two output alignments, one process per call (CF_LEAN's
+//   from the fourth call on, with the turns);
 //   results/device-logs/explore-2026-12-01g/; notes/kernel_log.md has each prediction):
 //   CF_MMA_ORDER    the block's warpgroups issue their wgmmas in turn (ORDER barriers, mma_ordered): TF32 1.198 against
 //                   1.228 and 1.173 against 1.250; fp16 1.202 against 1.408 and 1.181 against 1.394 (its MMA phase is
@@ -138,10 +143,25 @@
 //                   (80 registers) slower again; with CF_MMA_ORDER unchanged (R = 2 1.510 against 1.173). Neither
 //                   the tile order nor lockstep explains it; what does is open (notes/kernel_log.md).
 //
+// Measured on the H200, 2026-12-01 from 16:10 UTC (seventh session; check_variant.py, check_bitwise.py, compute-
+//   sanitizer on two shapes per build, one process per call; results/device-logs/explore-2026-12-01h/):
+//   CF_BULK_STORE   the output through shared memory and the bulk-copy engine (store_tile_bulk): the stores were the
+//                   longest single link (ablation above: no stores 1.03 of 1.28 ms). Predicted TF32 0.95-1.05 ms.
+//                   First version, each of lanes 0-15 issuing its channel row: TF32 1.250 against 1.180, fp16 1.138
+//                   against 1.206, 3xfp16 1.426 against 1.368; ncu put 20.5 % of TF32's samples in one loop of 198
+//                   instructions per warp tile, the compiler's loop over the lanes for cp.async.bulk's uniform
+//                   operands. Issued by lane 0 from warp-uniform addresses (no such loop; TF32 1,429 instructions
+//                   per warp tile against 1,395 without the switch): TF32 1.208 against 1.188, fp16 1.107 against
+//                   1.200, 3xfp16 1.317 against 1.343. With CF_LEAN (its loads no longer queue behind the stores):
+//                   TF32 1.142 against 1.195, fp16 1.062 against 1.184; 3xfp16 1.347 against 1.369 (with CF_LEAN
+//                   and CF_LOAD_EARLY 1.352). Bitwise the same outputs as the builds without it. The default since:
+//                   TF32 and fp16 with CF_LEAN, 3xfp16 without (registry defines). The write stream itself stays: the
+//                   builds remain 0.1 ms above the no-store ablation.
+//
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory, CF_ABL_RAWEPI
 //   stores acc + bias without the epilogue, CF_ABL_NOSTORE computes the epilogue but stores nothing; the
-//   register-staged path only. H200 2026-12-01 (tf32): all 1.28 ms, no epilogue math 1.34, no stores 1.03,
+//   register-staged path with store_tile only (not CF_LEAN or CF_BULK_STORE). H200 2026-12-01 (tf32): all 1.28 ms, no epilogue math 1.34, no stores 1.03,
 //   no loads 1.64, no loads and no staging 1.76, none of the four (the MMA skeleton) 0.52; 3xtf32's skeleton
 //   1.36 against its 2.30. The stores are the longest single link; without loads the kernel gets slower,
 //   which a cost per part cannot explain: the warpgroups' phases matter (with identical work they run
@@ -212,8 +232,18 @@ constexpr int XOUT = COUT * TH * OPITCH;            // a warpgroup's output tile
 #else
 constexpr int XOUT = 0;
 #endif
+#ifdef CF_BULK_STORE
+#if defined(CF_3XTF32) || defined(CF_TF32BF16) || CF_TH != 1 || defined(CF_RAW) || defined(CF_OUT_SMEM) || defined(CF_WINDOW)
+#error "CF_BULK_STORE: the one-part builds' default loop with TH = 1 only (two parts leave no room for the buffer)"
+#endif
+constexpr int BPITCH = XW + 8;                      // floats per staged row: 16-byte rows 8 banks apart, so a
+                                                    // half-warp's STS.64 over four rows meets no bank twice
+constexpr int XBULK = COUT * BPITCH;                // a warpgroup's output tile, epilogue applied
+#else
+constexpr int XBULK = 0;
+#endif
 constexpr int CHAN_FLOATS = 2 * COUT;                // (bias, sum) per channel, for the epilogue
-constexpr int SMEM_FLOATS = WFLOATS + WGS * (XBUF + XRAW + XOUT) + CHAN_FLOATS + 4;   // + the weights' max (FP16)
+constexpr int SMEM_FLOATS = WFLOATS + WGS * (XBUF + XRAW + XOUT + XBULK) + CHAN_FLOATS + 4;   // + the weights' max (FP16)
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
 constexpr int X_ITEMS = 2 * XD * XH * (XW / 4);     // (k-half, depth, row, 4-pixel quad) per tile
 static_assert(NMMA == 64 || NMMA == 128 || NMMA == 256, "wgmma N");
@@ -254,7 +284,8 @@ __device__ __forceinline__ Item item_of(int it) {
 }
 
 #ifdef CF_LEAN
-// CF_LEAN: the hot loop without its integer overhead. ncu (2026-12-01, full clock) counted 1,391 warp instructions
+// CF_LEAN (the TF32 and fp16 builds' default with CF_BULK_STORE, registry defines): the hot loop without its integer
+//   overhead. ncu (2026-12-01, full clock) counted 1,391 warp instructions
 //   per warpgroup tile, of which the epilogue's FP32 math is about 450: tile_coord's divisions ran twice per tile
 //   (~120), every 16-byte load recomputed a 64-bit address and sat in two branches (~300 for 12 loads), and every
 //   8-byte store in a branch of its own (5 instructions around each STG). Here a tile's coordinates advance by the
@@ -486,10 +517,10 @@ __device__ __forceinline__ void load_input_lean(Staged& s, const float* __restri
 #endif  // CF_STAGE_PIX
 
 #ifdef CF_WINDOW
-// CF_WINDOW: a warpgroup takes a contiguous range of output rows (tiles in the order tx, n, od, oh; oh fastest) and
-//   keeps the three input rows oh..oh+2 of each of the three depths in a ring of row slots (input row ih in slot
-//   ih % 3): a tile stages ONE new input row (ih = oh + 2, its 3 depths) instead of nine, and a range restarts the
-//   ring (two more rows) only where oh wraps to 0. A thread stages one pixel of one k-half: 12 four-byte loads per
+// CF_WINDOW: a warpgroup takes chunks of CF_WINDOW_ROWS consecutive output rows of one (tx, n, od) plane, dealt out
+//   like the default loop's tiles, and keeps the three input rows oh..oh+2 of each of the three depths in a ring of
+//   row slots (input row ih in slot ih % 3): a tile stages ONE new input row (ih = oh + 2, its 3 depths) instead of
+//   nine, and each chunk starts the ring with two more rows. A thread stages one pixel of one k-half: 12 four-byte loads per
 //   tile (a warp's 32 pixels are 128 contiguous bytes), 12 registers held across the epilogue instead of 48, and
 //   no predication: the column is clamped to W - 1, and pixels past the input feed only outputs never stored.
 struct Row { float v[XD][4]; };                     // [depth][channel of this thread's k-half]
@@ -639,7 +670,7 @@ __device__ __forceinline__ void mma_tile(float (&acc)[NACC], const float* sw, co
     fence_operand(acc);
 }
 #ifdef CF_MMA_ORDER
-// CF_MMA_ORDER (candidate): a block's warpgroups issue their tiles' wgmmas in turn, 0, 1, .., WGS - 1, 0, .. (ORDER
+// CF_MMA_ORDER (the TF32 and fp16 builds' default, registry defines): a block's warpgroups issue their tiles' wgmmas in turn, 0, 1, .., WGS - 1, 0, .. (ORDER
 // barriers 1 + WGS + wg, as conv2d 04c's consumers take their chunk loops): one warpgroup's 27 wgmmas reach the tensor
 // pipe together instead of interleaved with another's, so it finishes its MMAs sooner and the warpgroups' epilogues
 // fall between the others' MMAs. In round k the warpgroups with a tile are a prefix 0..m-1 of the block's (tiles
@@ -729,6 +760,90 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
     }
 }
 
+#ifdef CF_BULK_STORE
+// CF_BULK_STORE: the epilogue writes the tile into shared memory, each channel row at the same 16-byte phase as its
+// place in y, and the row goes to global memory through the bulk-copy engine (cp.async.bulk, global <- shared, whole
+// 16-byte units) with at most one 8-byte store before and after it. The warps' 16 STG.64 per tile become 16 STS.64.
+// Each warp hands its own 16 channel rows over (lanes 0-15, one row each), so no warpgroup barrier joins the epilogue:
+// a fence and __syncwarp order the warp's STS before its copies, and before the warp next writes the buffer (a whole
+// tile later) its issuing lanes wait for the engine's reads (cp.async.bulk.wait_group.read). Rows need 8-byte
+// alignment (Wo even, y 8-byte aligned: g.ylean), else store_tile.
+__device__ __forceinline__ void bulk_store(const float* gdst, uint32_t ssrc, uint32_t bytes) {
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n"
+                 :: "l"(gdst), "r"(ssrc), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+
+// Where a channel row starts in y and how it splits: an 8-byte head up to the next 16-byte boundary, a body of whole
+// 16-byte units for the engine, an 8-byte tail (Wo even, so every part is a pixel pair).
+struct RowSplit { int phase, head, body, tail; };
+__device__ __forceinline__ RowSplit row_split(const float* grow, int lim) {
+    const int phase = (int)((reinterpret_cast<uintptr_t>(grow) >> 2) & 3);     // 0 or 2 floats
+    const int head = phase ? 4 - phase : 0, body = (lim - head) & ~3;
+    return {phase, head, body, lim - head - body};
+}
+
+__device__ __forceinline__ void store_tile_bulk(const float (&acc)[NACC], const float2* schan, float* sout,
+                                                float* __restrict__ y, const Geom& g, TileCoord tc, int warp,
+                                                int lane, float scale = 1.0f) {
+    const long long plane = (long long)g.Do * g.Ho * g.Wo;
+    float* yrow0 = y + (long long)tc.n * COUT * plane + ((long long)tc.od * g.Ho + tc.oh0) * g.Wo + tc.ox0;
+    const int lim = min(TW, g.Wo - tc.ox0);                 // even: Wo even, ox0 = 62 tx
+    const int gid = lane >> 2, tq = lane & 3;
+    if (lane == 0) bulk_wait_read();        // this warp's rows of the last tile have left the buffer
+    __syncwarp();
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int c = 16 * warp + gid + 8 * h;
+        const float2 bs_c = schan[c];
+        float* srow = sout + c * BPITCH + row_split(yrow0 + c * plane, lim).phase;
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            *reinterpret_cast<float2*>(srow + 8 * j + 2 * tq) =
+                make_float2(epilogue_acc(acc[4 * j + 2 * h], scale, bs_c.x, bs_c.y),
+                            epilogue_acc(acc[4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y));
+    }
+    fence_proxy_async();                    // the bulk engine reads shared memory through the async proxy
+    __syncwarp();
+    if (lane < 16) {                        // the rows' 8-byte ends: one row per lane
+        const int c = 16 * warp + lane;
+        float* grow = yrow0 + c * plane;
+        const RowSplit rs = row_split(grow, lim);
+        const float* srow = sout + c * BPITCH + rs.phase;
+        if (rs.head) __stcs(reinterpret_cast<float2*>(grow), *reinterpret_cast<const float2*>(srow));
+        if (rs.tail)
+            __stcs(reinterpret_cast<float2*>(grow + lim - 2), *reinterpret_cast<const float2*>(srow + lim - 2));
+    }
+    // The bodies: a cp.async.bulk is a warp-level (uniform datapath) instruction, so per-lane addresses would make
+    // the compiler loop over the lanes (a waterfall of R2UR, 12 instructions per row: 20 % of the samples, ncu
+    // 2026-12-01). The warp's base addresses broadcast from lane 0 are warp-uniform, and so is all that follows.
+    const float* ybase = reinterpret_cast<const float*>(__shfl_sync(~0u, reinterpret_cast<uintptr_t>(yrow0 + 16 * warp * plane), 0));
+    const uint32_t sbase = __shfl_sync(~0u, smem_addr(sout + 16 * warp * BPITCH), 0);
+    const int ulim = __shfl_sync(~0u, lim, 0);
+    if (lane == 0) {
+        if (plane % 4 == 0) {               // every row at one phase (the full problem): one split for all 16
+            const RowSplit rs = row_split(ybase, ulim);
+            if (rs.body > 0) {
+#pragma unroll
+                for (int r = 0; r < 16; ++r)
+                    bulk_store(ybase + r * plane + rs.head, sbase + 4 * (r * BPITCH + rs.phase + rs.head), 4 * rs.body);
+            }
+        } else {
+#pragma unroll
+            for (int r = 0; r < 16; ++r) {
+                const float* grow = ybase + r * plane;
+                const RowSplit rs = row_split(grow, ulim);
+                if (rs.body > 0)
+                    bulk_store(grow + rs.head, sbase + 4 * (r * BPITCH + rs.phase + rs.head), 4 * rs.body);
+            }
+        }
+        bulk_commit();
+    }
+}
+#endif
+
 #ifdef CF_F16_OPERANDS
 // The FP32 path of a tile whose FP16 parts cannot carry the input: each of this thread's outputs as a plain
 // FP32 dot product from global memory (slow; only non-finite or |x| >= 65520 inputs and non-finite weights
@@ -814,7 +929,7 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
     float2* schan = reinterpret_cast<float2*>(smem + SMEM_FLOATS - 4 - CHAN_FLOATS);
     const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
     const int warp = tid >> 5, lane = threadIdx.x & 31;
-    float* sx = smem + WFLOATS + wg * (XBUF + XRAW + XOUT);
+    float* sx = smem + WFLOATS + wg * (XBUF + XRAW + XOUT + XBULK);
 #ifdef CF_RAW
     float* sraw = sx + XBUF;
 #endif
@@ -983,6 +1098,9 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
         return;
     }
 #endif
+#ifdef CF_BULK_STORE
+    float* sbulk = sx + XBUF + XRAW + XOUT;
+#endif
     Staged st;
 #ifdef CF_LEAN
     const Lean lean = lean_of(g, tid);
@@ -1037,6 +1155,10 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
 #endif
             continue;
         }
+#ifdef CF_BULK_STORE
+        if (g.ylean) store_tile_bulk(acc, schan, sbulk, y, g, tc, warp, lane);
+        else
+#endif
         store_tile(acc, schan, y, g, tc, warp, lane);
 #elif defined(CF_1XF16)
         if (acc_nonfinite(acc)) {                // an Inf or NaN input or weight, or |x| >= 65520
@@ -1046,14 +1168,25 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
 #endif
             continue;
         }
+#ifdef CF_BULK_STORE
+        if (g.ylean) store_tile_bulk(acc, schan, sbulk, y, g, tc, warp, lane, inv_scale);
+        else
+#endif
         store_tile(acc, schan, y, g, tc, warp, lane, inv_scale);
 #else
+#ifdef CF_BULK_STORE
+        if (g.ylean) store_tile_bulk(acc, schan, sbulk, y, g, tc, warp, lane);
+        else
+#endif
         store_tile(acc, schan, y, g, tc, warp, lane);
 #endif
 #ifdef CF_NO_PREFETCH
         if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);
 #endif
     }
+#ifdef CF_BULK_STORE
+    if (lane == 0) bulk_wait_all();             // every bulk copy done before the block's shared memory goes
+#endif
 #endif
 }
 
