@@ -172,3 +172,36 @@ def test_04c_tf32_by_role_is_balanced_and_its_stores_are_the_largest_part():
     stage, mma = t[E.ABLATION_LABELS["CF_ABL_NOSTAGE"]], t[E.ABLATION_LABELS["CF_ABL_NOMMA"]]
     assert stage == pytest.approx(mma, rel=0.01)
     assert t[E.ABLATION_LABELS["CF_ABL_NOSTORE"]] < min(stage, mma, t[E.ABLATION_LABELS["CF_ABL_RAWEPI"]])
+
+
+# The seventh session (explore-2026-12-01h): what notebook 04's section "The output through the bulk-copy engine" says
+def test_the_first_bulk_store_lost_to_the_compilers_loop_over_the_lanes_and_the_second_has_none():
+    first = E.bulk_issue_loop(E.SOURCE_04B_BULK["TF32, bulk, lanes 0-15 issue"])
+    assert first["share of samples"] > 0.15 and first["warp instructions per warp tile"] > 150
+    assert E.bulk_issue_loop(E.SOURCE_04B_BULK["TF32, bulk, lane 0 issues"])["share of samples"] == 0.0
+    st = E.stall_summary(E.SOURCE_04B_BULK)["warp instructions per warp tile"]
+    assert st["TF32, bulk, lane 0 issues"] - st["TF32 as registered then"] < 0.3 * (
+        st["TF32, bulk, lanes 0-15 issue"] - st["TF32 as registered then"])
+
+
+def test_the_bulk_store_with_the_lean_loop_paid_for_tf32_and_fp16_and_little_for_3xfp16():
+    sev = E.seventh_session()
+    ratio = lambda call, build: sev.loc[(call, build), "× its variant in the same call"]   # noqa: E731
+    assert ratio("bulk and lean", "04b_wgmma_tf32 -DCF_BULK_STORE -DCF_LEAN") < 0.97
+    assert ratio("bulk and lean", "04b_wgmma_fp16 -DCF_BULK_STORE -DCF_LEAN") < 0.92
+    assert ratio("bulk, lane 0 issues", "04b_wgmma_tf32 -DCF_BULK_STORE") > 1.0          # alone, TF32 lost
+    for call in ("bulk, lane 0 issues", "bulk and lean"):
+        assert 0.97 < ratio(call, "04b_wgmma_3xfp16 -DCF_BULK_STORE") < 1.0
+
+
+def test_every_bulk_build_was_bitwise_equal_and_clean_under_compute_sanitizer():
+    bitwise = sorted(E.LOG_DIR_H.glob("*bitwise*.log"))
+    assert len(bitwise) == 9                     # three builds in two calls, and the record's three new defaults
+    for p in bitwise:
+        assert "[check_bitwise] 0 case(s) differ" in p.read_text(), p.name
+    sanitize = sorted(E.LOG_DIR_H.glob("*sanitize*.log"))
+    assert len(sanitize) == 6
+    for p in sanitize:
+        text = p.read_text()
+        assert text.count("SAN 04b_wgmma_") == 6, p.name          # three builds, two shapes each, all ran
+        assert "ERROR SUMMARY: 0 errors" in text or "RACECHECK SUMMARY: 0 hazards" in text, p.name
