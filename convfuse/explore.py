@@ -125,7 +125,10 @@ SOURCE_04B_BULK = {"TF32 as registered then": SOURCE_04B_TF32["CF_MMA_ORDER (reg
                    "TF32, bulk, lanes 0-15 issue": LOG_DIR_H / "ncu_source_conv3d_04b_tf32_bulk.csv.gz",
                    "TF32, bulk, lane 0 issues": LOG_DIR_H / "ncu_source_conv3d_04b_tf32_bulk2.csv.gz",
                    "fp16 as registered then": LOG_DIR_H / "ncu_source_conv3d_04b_fp16.csv.gz",
-                   "fp16, bulk, lanes 0-15 issue": LOG_DIR_H / "ncu_source_conv3d_04b_fp16_bulk.csv.gz"}
+                   "fp16, bulk, lanes 0-15 issue": LOG_DIR_H / "ncu_source_conv3d_04b_fp16_bulk.csv.gz",
+                   # the builds of the 16:32 UTC record (turns, bulk store from lane 0, lean loop), at 16:36 UTC
+                   "TF32 as registered now": LOG_DIR_H / "ncu_source_conv3d_04b_tf32_registered.csv.gz",
+                   "fp16 as registered now": LOG_DIR_H / "ncu_source_conv3d_04b_fp16_registered.csv.gz"}
 
 # What each ablation switch removes (kernels/*/04b_implicit_gemm_wgmma.cu, "Ablation knobs")
 ABLATION_LABELS = {
@@ -366,6 +369,23 @@ def sixth_session(problem: str = "conv3d") -> pd.DataFrame:
 def seventh_session(problem: str = "conv3d") -> pd.DataFrame:
     """The seventh session's calls (before the bulk store was registered: `04b_wgmma_tf32` there is without it)."""
     return session_table(SEVENTH, problem)
+
+
+def opcode_shares(path: Path, top: int = 8) -> pd.Series:
+    """The share of all warp samples at each SASS opcode (its first word, predicate dropped) in one ncu source-page
+    profile, largest first."""
+    hdr, data = _source_table(path)
+    i_src, i_all = hdr.index("Source"), hdr.index("Warp Stall Sampling (All Samples)")
+    out: dict = {}
+    for r in data:
+        words = r[i_src].split()
+        if words and words[0].startswith("@"):
+            words = words[1:]
+        if words:
+            op = words[0].split(".")[0]
+            out[op] = out.get(op, 0.0) + _num(r[i_all])
+    total = sum(out.values())
+    return (pd.Series(out) / total).sort_values(ascending=False).head(top)
 
 
 def bulk_issue_loop(path: Path) -> dict:

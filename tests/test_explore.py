@@ -205,3 +205,14 @@ def test_every_bulk_build_was_bitwise_equal_and_clean_under_compute_sanitizer():
         text = p.read_text()
         assert text.count("SAN 04b_wgmma_") == 6, p.name          # three builds, two shapes each, all ran
         assert "ERROR SUMMARY: 0 errors" in text or "RACECHECK SUMMARY: 0 hazards" in text, p.name
+
+
+def test_the_registered_fp16_build_queues_at_its_copies():
+    st = E.stall_summary({k: E.SOURCE_04B_BULK[k] for k in ("fp16 as registered then", "fp16 as registered now")})
+    assert st.loc["fp16 as registered now", "mio (share of samples)"] > 4 * st.loc["fp16 as registered then",
+                                                                                   "mio (share of samples)"]
+    ops = E.opcode_shares(E.SOURCE_04B_BULK["fp16 as registered now"], 1)
+    assert list(ops.index) == ["UBLKCP"] and ops.iloc[0] > 0.1
+    assert E.stall_summary({"now": E.SOURCE_04B_BULK["TF32 as registered now"]}).loc[
+        "now", "warp instructions per warp tile"] < 0.9 * E.stall_summary().loc["default (no turns)",
+                                                                               "warp instructions per warp tile"]
