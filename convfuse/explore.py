@@ -169,7 +169,12 @@ class Build:
             if set(self.defines) == set(SKELETON_04B):
                 return "MMA skeleton (all four removed)"
             return ", ".join(ABLATION_LABELS[d] for d in self.defines)
-        return " ".join(f"-U{d[1:]}" if d.startswith("-") else f"-D{d}" for d in self.defines)
+        return flags(self.defines)
+
+
+def flags(defines) -> str:
+    """A build's defines as compiler flags: -DNAME[=VALUE] added, -UNAME for a registered define left out."""
+    return " ".join(f"-U{d[1:]}" if d.startswith("-") else f"-D{d}" for d in defines)
 
 
 def parse_key(problem: str, key: str) -> Build:
@@ -257,7 +262,7 @@ def candidate_table(problem: str, log: str = "explore-1") -> pd.DataFrame:
         if b.ablations:
             continue
         base_ms = t.loc[b.base, "median_ms"] if b.base in t.index else float("nan")
-        rows.append({"variant": b.base, "defines": " ".join(f"-D{d}" for d in b.defines) or "(as registered)",
+        rows.append({"variant": b.base, "defines": flags(b.defines) or "(as registered)",
                      "median ms": r["median_ms"], "× its variant's time": r["median_ms"] / base_ms,
                      "× torch.compile's time": r["median_ms"] / t.loc["compile", "median_ms"],
                      "worst rel-L2": rel, "worst max-abs": mab, "shapes checked": n})
@@ -271,7 +276,7 @@ def versions_04c(problem: str = "conv2d") -> pd.DataFrame:
     rows = []
     for version, (path, what) in VERSIONS_04C.items():
         for b, r, t, (rel, _, _) in _builds(path, problem):
-            rows.append({"version": version, "what changed": what, "build": b.base + "".join(f" -D{d}" for d in b.defines),
+            rows.append({"version": version, "what changed": what, "build": " ".join((b.base, flags(b.defines))).strip(),
                          "median ms": r["median_ms"], "× torch.compile's time": r["median_ms"] / t.loc["compile", "median_ms"],
                          "worst rel-L2": rel})
     return pd.DataFrame(rows).set_index(["version", "build"])
@@ -346,6 +351,22 @@ def stall_regions(path: Path = SOURCE_04C) -> pd.DataFrame:
     return pd.DataFrame(out).set_index("region")
 
 
+# The row ring (CF_WINDOW) at R = 1 and R = 2 rows per chunk, with the turns and without the bulk store or the lean
+# loop (as measured in the sixth session), profiled at 16:4x UTC with the device time left after the record
+SOURCE_04B_WINDOW = {"R = 1": LOG_DIR_H / "ncu_source_conv3d_04b_tf32_window_r1.csv.gz",
+                     "R = 2": LOG_DIR_H / "ncu_source_conv3d_04b_tf32_window_r2.csv.gz"}
+LOGS["seventh: window profiled"] = LOG_DIR_H / "call8_window.log"
+
+
+def first_use_waits(path: Path) -> float:
+    """The share of all warp samples at the staging's first use of the loaded input (the rounding's finite test,
+    `FSETP.GEU ... |R|, +INF`): where a load's latency shows when it was issued too late."""
+    hdr, data = _source_table(path)
+    i_src, i_all = hdr.index("Source"), hdr.index("Warp Stall Sampling (All Samples)")
+    total = sum(_num(r[i_all]) for r in data)
+    return sum(_num(r[i_all]) for r in data if "FSETP.GEU" in r[i_src] and "+INF" in r[i_src]) / total
+
+
 def session_table(calls: dict, problem: str = "conv3d") -> pd.DataFrame:
     """One session's calls ({call: (log, what it tried)}) in one table: every build's time in its call's one
     interleaved run, as a ratio to its registered variant as built in that call and to torch.compile."""
@@ -354,7 +375,7 @@ def session_table(calls: dict, problem: str = "conv3d") -> pd.DataFrame:
         for b, r, t, (rel, _, n) in _builds(path, problem):
             base_ms = t.loc[b.base, "median_ms"]
             rows.append({"call": call, "what the call tried": what,
-                         "build": b.base + "".join(f" {Build('', (d,)).label}" for d in b.defines),
+                         "build": " ".join((b.base, flags(b.defines))).strip(),
                          "median ms": r["median_ms"],
                          "× its variant in the same call": r["median_ms"] / base_ms,
                          "× torch.compile's time": r["median_ms"] / t.loc["compile", "median_ms"], "worst rel-L2": rel})

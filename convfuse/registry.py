@@ -162,7 +162,8 @@ CANDIDATES = (
     # take the turns too, so their times above are of builds without them.)
     # ("conv3d", "04b_wgmma_tf32", ("CF_LEAN",)): 1.194 vs 1.198 with the turns (1.364 vs 1.269 without);
     # with CF_BULK_STORE it paid (1.142 vs 1.215) and is now in the TF32 and fp16 defaults
-    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "CF_WINDOW", "CF_WINDOW_ROWS=2")),  # 1.510 vs 1.173
+    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "CF_WINDOW", "CF_WINDOW_ROWS=2")),  # 1.510 vs 1.173; 1.523 vs 1.174
+    # (16:43 UTC, profiled beside R = 1, 1.229: its loads' latency is exposed, notes/kernel_log.md)
     ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "CF_WINDOW", "CF_WINDOW_ROWS=8", "CF_WGS=6")),  # 1.831
     ("conv3d", "04b_wgmma_3xfp16", ("-CF_BULK_STORE", "CF_LEAN", "CF_LOAD_EARLY")),  # 1.333 vs 1.368 (one call)
     # H200, 2026-12-01 from 16:10 UTC (results/device-logs/explore-2026-12-01h/): with the bulk store registered,

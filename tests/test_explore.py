@@ -216,3 +216,14 @@ def test_the_registered_fp16_build_queues_at_its_copies():
     assert E.stall_summary({"now": E.SOURCE_04B_BULK["TF32 as registered now"]}).loc[
         "now", "warp instructions per warp tile"] < 0.9 * E.stall_summary().loc["default (no turns)",
                                                                                "warp instructions per warp tile"]
+
+
+def test_the_row_ring_at_two_rows_waits_on_its_loads_not_its_mmas():
+    win = E.stall_summary(E.SOURCE_04B_WINDOW)
+    r1, r2 = (E.SOURCE_04B_WINDOW[k] for k in ("R = 1", "R = 2"))
+    assert win.loc["R = 2", "warp instructions per warp tile"] < win.loc["R = 1", "warp instructions per warp tile"]
+    assert win.loc["R = 2", "long_sb (share of samples)"] > 1.5 * win.loc["R = 1", "long_sb (share of samples)"]
+    assert E.first_use_waits(r2) > 1.5 * E.first_use_waits(r1)
+    assert E.opcode_shares(r2, 100)["HGMMA"] <= E.opcode_shares(r1, 100)["HGMMA"]
+    t = E.candidate_table("conv3d", log="seventh: window profiled")["median ms"]
+    assert t.iloc[0] < t.iloc[1] < t.iloc[2]          # no ring, R = 1, R = 2
