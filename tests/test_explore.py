@@ -195,8 +195,11 @@ def test_the_bulk_store_with_the_lean_loop_paid_for_tf32_and_fp16_and_little_for
 
 
 def test_every_bulk_build_was_bitwise_equal_and_clean_under_compute_sanitizer():
-    bitwise = sorted(E.LOG_DIR_H.glob("*bitwise*.log"))
+    bitwise = sorted(p for p in E.LOG_DIR_H.glob("*bitwise*.log") if "tma" not in p.name)
     assert len(bitwise) == 9                     # three builds in two calls, and the record's three new defaults
+    # the prepared tensor-copy store's one run did not pass: what notebook 04 and the patch's header say
+    tma = (E.LOG_DIR_H / "call9_tma_bitwise_fp16.log").read_text()
+    assert "illegal instruction" in tma and "[check_bitwise] 0 case(s) differ" not in tma
     for p in bitwise:
         assert "[check_bitwise] 0 case(s) differ" in p.read_text(), p.name
     sanitize = sorted(E.LOG_DIR_H.glob("*sanitize*.log"))
