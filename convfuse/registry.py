@@ -207,9 +207,15 @@ def explore_specs() -> list[str]:
     spec = lambda p, k, d=(): f"{p}:{k}" + (f"@{','.join(d)}" if d else "")   # noqa: E731
     out = [spec(v.problem, v.key) for v in kernel_variants() if v.step == "04b"]
     out += [spec(*c) for c in CANDIDATES]
-    out += [spec(v.problem, v.key, a) for a in ABLATIONS for v in kernel_variants() if v.step == "04b"
-            and (v.precision == "tf32" or a == ABLATIONS[-1])]
+    out += [spec(v.problem, v.key, _before_bulk(v) + a) for a in ABLATIONS for v in kernel_variants()
+            if v.step == "04b" and (v.precision == "tf32" or a == ABLATIONS[-1])]
     return out
+
+
+def _before_bulk(v: Variant) -> tuple:
+    """The ablation switches act on conv3d 04b's register-staged loop and store_tile, not on the bulk store or the lean
+    loop: an ablation build leaves those out, as the builds the ablations measured did."""
+    return tuple(d for d in _BEFORE_BULK if d[1:] in v.defines)
 
 
 def _ladder(problem: str) -> list[Variant]:

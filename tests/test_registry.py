@@ -79,3 +79,12 @@ def test_candidate_and_ablation_builds_are_named_by_their_defines():
     for spec in specs:                            # every spec names a registered variant
         name = spec.partition("@")[0]
         R.get(*name.split(":"))
+
+
+def test_ablation_specs_leave_out_what_the_ablation_switches_do_not_act_on():
+    # the CF_ABL_ switches act on conv3d 04b's register-staged loop and store_tile, not the bulk store or lean loop
+    for spec in R.explore_specs():
+        name, _, extra = spec.partition("@")
+        if "CF_ABL_" in extra:
+            v = R.with_defines(R.get(*name.split(":")), tuple(extra.split(",")))
+            assert "CF_BULK_STORE" not in v.defines and "CF_LEAN" not in v.defines, spec
