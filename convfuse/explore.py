@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -313,6 +314,23 @@ def _source_table(path: Path) -> tuple[list, list]:
     return rows[0], rows[1:]
 
 
+class _Samples(NamedTuple):
+    source: list          # each SASS line's text
+    samples: list         # its warp-state samples (all reasons)
+    instructions: list    # its executed warp instructions (zeros where the profile did not count them)
+    total: float          # all samples of the profile
+
+
+def _samples(path: Path) -> _Samples:
+    """The per-line columns of an ncu source-page profile that the share-of-samples readers below take."""
+    hdr, data = _source_table(path)
+    i_src, i_all = hdr.index("Source"), hdr.index("Warp Stall Sampling (All Samples)")
+    i_ins = hdr.index("Instructions Executed") if "Instructions Executed" in hdr else None
+    samples = [_num(r[i_all]) for r in data]
+    return _Samples([r[i_src] for r in data], samples,
+                    [_num(r[i_ins]) if i_ins is not None else 0.0 for r in data], sum(samples))
+
+
 def _num(s: str) -> float:
     try:
         return float(s.replace(",", ""))
@@ -361,10 +379,8 @@ LOGS["seventh: window profiled"] = LOG_DIR_H / "call8_window.log"
 def first_use_waits(path: Path) -> float:
     """The share of all warp samples at the staging's first use of the loaded input (the rounding's finite test,
     `FSETP.GEU ... |R|, +INF`): where a load's latency shows when it was issued too late."""
-    hdr, data = _source_table(path)
-    i_src, i_all = hdr.index("Source"), hdr.index("Warp Stall Sampling (All Samples)")
-    total = sum(_num(r[i_all]) for r in data)
-    return sum(_num(r[i_all]) for r in data if "FSETP.GEU" in r[i_src] and "+INF" in r[i_src]) / total
+    p = _samples(path)
+    return sum(n for src, n in zip(p.source, p.samples) if "FSETP.GEU" in src and "+INF" in src) / p.total
 
 
 def session_table(calls: dict, problem: str = "conv3d") -> pd.DataFrame:
@@ -395,36 +411,30 @@ def seventh_session(problem: str = "conv3d") -> pd.DataFrame:
 def opcode_shares(path: Path, top: int = 8) -> pd.Series:
     """The share of all warp samples at each SASS opcode (its first word, predicate dropped) in one ncu source-page
     profile, largest first."""
-    hdr, data = _source_table(path)
-    i_src, i_all = hdr.index("Source"), hdr.index("Warp Stall Sampling (All Samples)")
+    p = _samples(path)
     out: dict = {}
-    for r in data:
-        words = r[i_src].split()
+    for src, n in zip(p.source, p.samples):
+        words = src.split()
         if words and words[0].startswith("@"):
             words = words[1:]
         if words:
             op = words[0].split(".")[0]
-            out[op] = out.get(op, 0.0) + _num(r[i_all])
-    total = sum(out.values())
-    return (pd.Series(out) / total).sort_values(ascending=False).head(top)
+            out[op] = out.get(op, 0.0) + n
+    return (pd.Series(out) / sum(out.values())).sort_values(ascending=False).head(top)
 
 
 def bulk_issue_loop(path: Path) -> dict:
     """In a profile of a CF_BULK_STORE build, the compiler's loop over the lanes around the first cp.async.bulk
     (UBLKCP): from the VOTEU.ANY before it to the BRA.U.ANY after it. Its share of all warp samples and its warp
     instructions per warp tile; zeros where the copies issue without such a loop."""
-    hdr, data = _source_table(path)
-    i_src, i_all, i_ins = (hdr.index(h) for h in ("Source", "Warp Stall Sampling (All Samples)",
-                                                   "Instructions Executed"))
-    total = sum(_num(r[i_all]) for r in data)
-    first = next(j for j, r in enumerate(data) if "UBLKCP" in r[i_src])
-    end = next((j for j in range(first, min(first + 4, len(data))) if "BRA.U.ANY" in data[j][i_src]), None)
+    p = _samples(path)
+    first = next(j for j, src in enumerate(p.source) if "UBLKCP" in src)
+    end = next((j for j in range(first, min(first + 4, len(p.source))) if "BRA.U.ANY" in p.source[j]), None)
     if end is None:
         return {"share of samples": 0.0, "warp instructions per warp tile": 0.0}
-    start = max(j for j in range(first) if "VOTEU.ANY" in data[j][i_src])
-    loop = data[start:end + 1]
-    return {"share of samples": sum(_num(r[i_all]) for r in loop) / total,
-            "warp instructions per warp tile": sum(_num(r[i_ins]) for r in loop) / warp_tiles_04b()}
+    start = max(j for j in range(first) if "VOTEU.ANY" in p.source[j])
+    return {"share of samples": sum(p.samples[start:end + 1]) / p.total,
+            "warp instructions per warp tile": sum(p.instructions[start:end + 1]) / warp_tiles_04b()}
 
 
 STALL_REASONS = ("long_sb", "short_sb", "barrier", "wait", "lg", "mio", "selected")   # ncu: long and short scoreboard, LG and MIO throttle
