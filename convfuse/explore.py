@@ -115,6 +115,13 @@ SEVENTH = {"bulk, lanes 0-15 issue": (LOG_DIR_H / "call1_bulk.log", "the output 
            "bulk, lane 0 issues": (LOG_DIR_H / "call3_bulk2.log", "the copies issued from warp-uniform addresses"),
            "bulk and lean": (LOG_DIR_H / "call4_bulk_lean.log", "the lean loop with the stores off the LSU")}
 LOGS.update({f"seventh: {k}": v[0] for k, v in SEVENTH.items()})
+# H200, 2026-12-01 from 17:43 UTC (the eighth session): a warp's 16 channel rows in one tensor copy (CF_TMA_STORE). In
+# this log `04b_wgmma_tf32`, `_fp16` and `_3xfp16` are the builds of the 16:32 UTC record; call1_bitwise.log compares
+# the tensor-copy builds bit for bit with them (0 differences). Its compute-sanitizer step did not run (the helper
+# script lacked a main guard for the build's process pool); the record after it sanitized the registered builds.
+LOG_DIR_I = R.ROOT / "results" / "device-logs" / "explore-2026-12-01i"
+EIGHTH = {"tensor copy": (LOG_DIR_I / "call1_tma.log", "a warp's 16 rows in one tensor copy (CF_TMA_STORE)")}
+LOGS.update({f"eighth: {k}": v[0] for k, v in EIGHTH.items()})
 # ncu per-instruction samples of conv3d 04b TF32 at full clock: the default before the turns (10:5x UTC, the day's
 # third session), the lean loop, the turns, and the row ring at six warpgroups
 SOURCE_04B_TF32 = {"default (no turns)": LOG_DIR_D / "call9" / "ncu_source_conv3d_04b_wgmma_tf32.csv.gz",
@@ -128,8 +135,11 @@ SOURCE_04B_BULK = {"TF32 as registered then": SOURCE_04B_TF32["CF_MMA_ORDER (reg
                    "fp16 as registered then": LOG_DIR_H / "ncu_source_conv3d_04b_fp16.csv.gz",
                    "fp16, bulk, lanes 0-15 issue": LOG_DIR_H / "ncu_source_conv3d_04b_fp16_bulk.csv.gz",
                    # the builds of the 16:32 UTC record (turns, bulk store from lane 0, lean loop), at 16:36 UTC
-                   "TF32 as registered now": LOG_DIR_H / "ncu_source_conv3d_04b_tf32_registered.csv.gz",
-                   "fp16 as registered now": LOG_DIR_H / "ncu_source_conv3d_04b_fp16_registered.csv.gz"}
+                   "TF32, 16:32 UTC record": LOG_DIR_H / "ncu_source_conv3d_04b_tf32_registered.csv.gz",
+                   "fp16, 16:32 UTC record": LOG_DIR_H / "ncu_source_conv3d_04b_fp16_registered.csv.gz"}
+# ... and the eighth session's: fp16 as registered at 16:32 UTC against the same with the tensor copy (17:45 UTC)
+SOURCE_04B_TMA = {"fp16, row copies (16:32 UTC record)": SOURCE_04B_BULK["fp16, 16:32 UTC record"],
+                  "fp16, one tensor copy": LOG_DIR_I / "ncu_source_conv3d_04b_fp16_tma.csv.gz"}
 
 # What each ablation switch removes (kernels/*/04b_implicit_gemm_wgmma.cu, "Ablation knobs")
 ABLATION_LABELS = {
@@ -406,6 +416,11 @@ def sixth_session(problem: str = "conv3d") -> pd.DataFrame:
 def seventh_session(problem: str = "conv3d") -> pd.DataFrame:
     """The seventh session's calls (before the bulk store was registered: `04b_wgmma_tf32` there is without it)."""
     return session_table(SEVENTH, problem)
+
+
+def eighth_session(problem: str = "conv3d") -> pd.DataFrame:
+    """The eighth session's call (before the tensor copy was registered: `04b_wgmma_fp16` there is without it)."""
+    return session_table(EIGHTH, problem)
 
 
 def opcode_shares(path: Path, top: int = 8) -> pd.Series:

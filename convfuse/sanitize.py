@@ -2,7 +2,8 @@
 
 Every kernel variant of both problems (registry.kernel_variants(), so new variants are covered without
 a change here) runs under `compute-sanitizer --tool memcheck`, `racecheck` and `synccheck`: a child
-process loads the cached extensions and calls each variant on the small odd shapes of problems.py, and
+process loads the cached extensions and calls each variant on the small odd shapes of problems.py (and
+its sanitize_shapes, for paths the odd shapes miss), and
 the parent reads the tool's summary line ("ERROR SUMMARY: N errors", "RACECHECK SUMMARY: N hazards
 displayed (E errors, W warnings)"). The cost of a job is process start, torch import and the sanitizer's
 setup, not the kernels (microseconds at these shapes), so by default one child per tool and problem calls
@@ -19,7 +20,7 @@ so no cuDNN or PyTorch kernel runs under the tool and every reported error is ou
 own cudaMalloc (PYTORCH_NO_CUDA_MEMORY_CACHING=1): inside the caching allocator's big segments an
 out-of-bounds access would land in valid memory and memcheck could not see it. memcheck and synccheck
 run every odd shape (the boundary cases are what memcheck is for); racecheck, the slow one, the one
-with the fewest outputs. The child also compares each output with eager PyTorch on the CPU, so a count
+with the fewest outputs; all three the problem's sanitize_shapes. The child also compares each output with eager PyTorch on the CPU, so a count
 of 0 is known to come from kernels that ran and computed the right thing. A variant this GPU cannot
 run (registry: needs_cc, e.g. sm_90a-only code elsewhere than on an H100/H200) is recorded as skipped.
 
@@ -108,7 +109,8 @@ def smallest_odd_shape(prob: P.Problem) -> tuple:
 
 
 def shapes_for(prob: P.Problem, tool: str) -> list[tuple]:
-    return [smallest_odd_shape(prob)] if tool == "racecheck" else [tuple(s) for s in prob.odd_shapes]
+    odd = [smallest_odd_shape(prob)] if tool == "racecheck" else [tuple(s) for s in prob.odd_shapes]
+    return odd + [tuple(s) for s in prob.sanitize_shapes]
 
 
 def find_sanitizer() -> str | None:

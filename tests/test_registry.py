@@ -88,3 +88,12 @@ def test_ablation_specs_leave_out_what_the_ablation_switches_do_not_act_on():
         if "CF_ABL_" in extra:
             v = R.with_defines(R.get(*name.split(":")), tuple(extra.split(",")))
             assert "CF_BULK_STORE" not in v.defines and "CF_LEAN" not in v.defines, spec
+            assert "CF_TMA_STORE" not in v.defines, spec
+    assert any(s.startswith("conv3d:04b_wgmma_fp16@-CF_TMA_STORE,") and "CF_ABL_" in s for s in R.explore_specs())
+
+
+def test_tensor_copy_store_is_built_on_the_bulk_store():
+    # CF_TMA_STORE replaces CF_BULK_STORE's row copies for full tiles; the kernel stops at #error without it
+    builds = [v for v in R.kernel_variants()] + [R.with_defines(R.get(p, k), d) for p, k, d in R.CANDIDATES]
+    tma = [v for v in builds if "CF_TMA_STORE" in v.defines]
+    assert tma and all("CF_BULK_STORE" in v.defines for v in tma)

@@ -87,8 +87,23 @@ def test_shapes_racecheck_smallest_others_all_odd_shapes(prob):
     small = S.smallest_odd_shape(prob)
     assert small in prob.odd_shapes
     assert all(S._out_numel(prob, small) <= S._out_numel(prob, s) for s in prob.odd_shapes)
-    assert S.shapes_for(prob, "racecheck") == [small]
-    assert S.shapes_for(prob, "memcheck") == list(prob.odd_shapes)
+    extra = [tuple(s) for s in prob.sanitize_shapes]
+    assert S.shapes_for(prob, "racecheck") == [small] + extra
+    assert S.shapes_for(prob, "memcheck") == list(prob.odd_shapes) + extra
+
+
+def test_conv3d_sanitize_shape_takes_the_04b_store_paths_the_odd_shapes_miss():
+    # 04b's bulk and tensor-copy stores need an even output width; the tensor copy a full 62-pixel tile, a plane a
+    # multiple of 4 floats, and its box placed by the row's 16-byte phase (x0 mod 4 = 0 or 2): both must occur
+    prob, tile = P.get("conv3d"), 62
+
+    def paths(shape):
+        _, _, do, ho, wo = prob.output_shape(shape)
+        phases = {((od * ho + oh) * wo) % 4 for od in range(do) for oh in range(ho)}
+        return wo % 2 == 0 and wo >= tile and (do * ho * wo) % 4 == 0, phases
+
+    assert not any(paths(s)[0] for s in prob.odd_shapes)
+    assert any(ok and phases == {0, 2} for ok, phases in map(paths, prob.sanitize_shapes))
 
 
 def test_job_command():
@@ -97,7 +112,7 @@ def test_job_command():
     assert cmd[cmd.index("--child") + 1:cmd.index("--child") + 3] == ["conv2d", "03a_seed_fused,04_mma_tf32"]
     assert cmd.count("--shape") == len(P.CONV2D.odd_shapes)
     race = S.job_cmd("/cs", "racecheck", "conv3d", "03b_register_tiled", help_text="--padding")
-    assert "--padding" not in race and race.count("--shape") == 1
+    assert "--padding" not in race and race.count("--shape") == 1 + len(P.CONV3D.sanitize_shapes)
     assert "PYTORCH_NO_CUDA_MEMORY_CACHING=1" in S.command_text(race)
 
 

@@ -63,8 +63,8 @@
 //   wgmmas, one commit and one wait; the next tile's loads are issued; then the epilogue runs straight on
 //   the accumulators (bias, epilogue_conv3d, predicated 8-byte streaming stores: a quad of lanes writes
 //   32 contiguous bytes of a channel row; as registered now, CF_BULK_STORE: into shared memory, and each warp's
-//   16 channel rows out through the bulk-copy engine). Warpgroups never wait on each other (named barriers;
-//   with CF_MMA_ORDER they take their MMAs in turn).
+//   16 channel rows out through the bulk-copy engine, fp16 with CF_TMA_STORE in one tensor copy per warp).
+//   Warpgroups never wait on each other (named barriers; with CF_MMA_ORDER they take their MMAs in turn).
 //
 // Measured on the H200 (2026-11-29, scripts/check_variant.py, same-process medians; eager 10.05 ms,
 //   torch.compile 5.83 ms; notes/kernel_log.md has each version): first version (TH 2, staging through
@@ -141,7 +141,10 @@
 //                   CF_WINDOW_ROWS rows dealt out like tiles: bitwise equal, and slower the fewer rows it stages:
 //                   R = 1 1.322, 2 1.511, 4 1.635, 8 1.681 against 1.242; contiguous ranges 1.736; 6 warpgroups
 //                   (80 registers) slower again; with CF_MMA_ORDER unchanged (R = 2 1.510 against 1.173). Neither
-//                   the tile order nor lockstep explains it; what does is open (notes/kernel_log.md).
+//                   the tile order nor lockstep explains it. Exposed load latency does (ncu, seventh session,
+//                   2026-12-01 16:43 UTC): R = 2 runs 11 % fewer instructions than R = 1, yet 12.8 % of its samples
+//                   (6.8 % at R = 1) sit at the first use of the loaded rows and long scoreboard is 30 % (16 %): its
+//                   one new row per tile is loaded too close to its use. A ring would issue it a whole tile ahead.
 //
 // Measured on the H200, 2026-12-01 from 16:10 UTC (seventh session; check_variant.py, check_bitwise.py, compute-
 //   sanitizer on two shapes per build, one process per call; results/device-logs/explore-2026-12-01h/):
@@ -157,6 +160,17 @@
 //                   and CF_LOAD_EARLY 1.352). Bitwise the same outputs as the builds without it. The default since:
 //                   TF32 and fp16 with CF_LEAN, 3xfp16 without (registry defines). The write stream itself stays: the
 //                   builds remain 0.1 ms above the no-store ablation.
+//
+// Measured on the H200, 2026-12-01 from 17:43 UTC (eighth session; results/device-logs/explore-2026-12-01i/):
+//   CF_TMA_STORE    a warp's 16 channel rows leave in one tensor copy (store_tile_tma) instead of 16 row copies: the
+//                   fp16 build's profile had 12.8 % of its samples at the row copies and MIO throttle at 13.7 %.
+//                   Predicted fp16 1.04 -> 0.95-1.00 ms, MIO throttle under 4 %. Bitwise the same outputs (9 shapes,
+//                   two output alignments). One process: fp16 1.027 against 1.059 (-3.0 %), TF32 1.108 against 1.121
+//                   (-1.2 %), 3xfp16 1.347 against 1.336 (+0.8 %). MIO throttle went to 0.4 % as predicted, and the
+//                   time only 3 %: the samples moved to long scoreboard (17.1 -> 23.2 %) and wait (12.8 -> 19.7 %).
+//                   The fp16 default since (registry defines). Not TF32's: with CF_LEAN it spills 12 bytes at 128
+//                   registers, loop-invariant offsets of the load path, not the new code's (the spill stays with the
+//                   tensor copy or the pair stores taken out); without CF_LEAN it is 1.224.
 //
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory, CF_ABL_RAWEPI
@@ -177,6 +191,9 @@ namespace cf04b {
 #endif
 #if defined(CF_LEAN) && !defined(CF_LEAN_STORE)
 #define CF_LEAN_STORE                    // CF_LEAN's stores alone: 32-bit offsets, predicated (store_tile)
+#endif
+#if defined(CF_TMA_STORE) && !defined(CF_BULK_STORE)
+#error "CF_TMA_STORE replaces CF_BULK_STORE's row copies for full tiles: it needs CF_BULK_STORE"
 #endif
 #if defined(CF_1XF16) && !defined(CF_EPI_FOLD)
 #define CF_EPI_FOLD                      // the weight scale is undone in the folded epilogue's FFMAs
@@ -256,6 +273,7 @@ struct Geom {
     bool xvec;   // 16-byte loads legal for x rows (W % 4 == 0, x 16-byte aligned)
     bool xlean;  // CF_LEAN's loads: xvec, and one image's input has fewer than 2^31 elements (32-bit offsets)
     bool ylean;  // CF_LEAN's stores: Wo even, y 8-byte aligned, one image's output under 2^31 elements
+    bool ytma;   // CF_TMA_STORE: the kernel parameter ymap describes y (ylean, a plane a multiple of 4 floats)
     int sx, sy, sd, sn;   // the tile stride (grid x warpgroups) in digits (tx, ty, od, n): CF_LEAN
 };
 
@@ -842,6 +860,75 @@ __device__ __forceinline__ void store_tile_bulk(const float (&acc)[NACC], const 
         bulk_commit();
     }
 }
+
+#ifdef CF_TMA_STORE
+// CF_TMA_STORE (the fp16 build's default since 2026-12-01 17:45 UTC; header): a warp's 16 channel rows leave in ONE
+// tensor copy (cp.async.bulk.tensor, a box of 16 channels x 60 pixels of y seen as [n][channel][plane]) instead of
+// 16 row copies. The profile of the registered fp16 build put 12.8 % of its samples at the row copies and 13.7 % in
+// MIO throttle (2.4 % before the bulk store): many small requests in one queue. A box row must be a multiple of 16
+// bytes, a 62-pixel row is 248, and a box must start 16-byte aligned in y: the box takes pixels 0-59 or 2-61 of the
+// tile, whichever starts aligned, and the pair left out of each row waits beside the boxes and goes out as one 8-byte
+// store per row (lanes 0-15, after the epilogue's math, so no 64-bit address is live during it). Full
+// tiles only (62 pixels, all in one plane's run of y); a partial tile takes store_tile (with the row copies as a
+// third path the loop spilled 8-12 bytes at 128 registers).
+constexpr int TBOX = 60;                            // pixels per box row: 240 B
+static_assert(16 * TBOX * 4 % 128 == 0 && 64 * (TBOX + 2) * 4 + 64 <= XBULK * 4, "four 128-byte aligned boxes per buffer");
+__device__ __forceinline__ void tma_store_4d(const CUtensorMap* map, const void* src, int c0, int c1, int c2, int c3) {
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n"
+                 :: "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+                 : "memory");
+}
+__device__ __forceinline__ void store_tile_tma(const float (&acc)[NACC], const float2* schan, float* sout,
+                                               const CUtensorMap* ymap, float* __restrict__ y, const Geom& g,
+                                               TileCoord tc, int warp, int lane, float scale = 1.0f) {
+    float* boxes = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(sout) + 127) & ~uintptr_t(127));
+    float* box = boxes + warp * 16 * TBOX;
+    float* ends = boxes + 64 * TBOX + warp * 16 * 2;   // the pixel pair of each row that is not in the box
+    const int x0 = (tc.od * g.Ho + tc.oh0) * g.Wo + tc.ox0;             // the tile's first pixel in its plane
+    // A box must start 16-byte aligned in y (H200: an inner coordinate of 2 mod 4 floats is an illegal instruction,
+    // conv2d 04c's TMA loads, 2026-12-01). x0 is even (Wo even, ox0 = 62 tx) and the plane a multiple of 4 floats:
+    // the box holds pixels s..s+59 of the tile, s = 0 or 2, and the pair left out is 60-61 or 0-1.
+    const int s = x0 & 2;
+    const int gid = lane >> 2, tq = lane & 3;
+    if (lane == 0) bulk_wait_read();        // this warp's box of the last tile has left the buffer
+    __syncwarp();
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int r = gid + 8 * h;
+        const float2 bs_c = schan[16 * warp + r];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            const float2 v = make_float2(epilogue_acc(acc[4 * j + 2 * h], scale, bs_c.x, bs_c.y),
+                                         epilogue_acc(acc[4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y));
+            const int px = 8 * j + 2 * tq - s;                             // the pixel's place in the box
+            if (px >= 0 && px < TBOX) *reinterpret_cast<float2*>(box + r * TBOX + px) = v;
+            else if (px < TW - s) *reinterpret_cast<float2*>(ends + 2 * r) = v;   // px = -2 or 60
+        }
+    }
+    fence_proxy_async();                    // the copy reads shared memory through the async proxy
+    __syncwarp();
+    if (lane < 16) {                        // one row's left-out pair per lane (8-byte aligned: see g.ytma)
+        const long long plane = (long long)g.Do * g.Ho * g.Wo;
+        __stcs(reinterpret_cast<float2*>(y + ((long long)tc.n * COUT + 16 * warp + lane) * plane + x0 + (s ? 0 : TBOX)),
+               *reinterpret_cast<const float2*>(ends + 2 * lane));
+    }
+    if (lane == 0) {
+        tma_store_4d(ymap, box, x0 + s, 16 * warp, tc.n, 0);
+        bulk_commit();
+    }
+}
+#define CF_YMAP_PARAM const __grid_constant__ CUtensorMap ymap,
+#define CF_STORE_OUT(scale) \
+    if (g.ytma && tc.ox0 + TW <= g.Wo) store_tile_tma(acc, schan, sbulk, &ymap, y, g, tc, warp, lane, scale); \
+    else store_tile(acc, schan, y, g, tc, warp, lane, scale)
+#else
+#define CF_STORE_OUT(scale) \
+    if (g.ylean) store_tile_bulk(acc, schan, sbulk, y, g, tc, warp, lane, scale); \
+    else store_tile(acc, schan, y, g, tc, warp, lane, scale)
+#endif
+#endif
+#ifndef CF_YMAP_PARAM
+#define CF_YMAP_PARAM                    // the kernel's first parameter is the tensor map of y with CF_TMA_STORE only
 #endif
 
 #ifdef CF_F16_OPERANDS
@@ -921,7 +1008,7 @@ __device__ __forceinline__ void copy_out(const float* sout, float* __restrict__ 
 #endif
 
 __global__ void __launch_bounds__(THREADS, 1)
-conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
+conv3d_wgmma_kernel(CF_YMAP_PARAM const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
                     const float* __restrict__ addend, float* __restrict__ y, Geom g) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ __align__(128) float smem[];
@@ -1156,10 +1243,10 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
             continue;
         }
 #ifdef CF_BULK_STORE
-        if (g.ylean) store_tile_bulk(acc, schan, sbulk, y, g, tc, warp, lane);
-        else
-#endif
+        CF_STORE_OUT(1.0f);
+#else
         store_tile(acc, schan, y, g, tc, warp, lane);
+#endif
 #elif defined(CF_1XF16)
         if (acc_nonfinite(acc)) {                // an Inf or NaN input or weight, or |x| >= 65520
             fp32_tile(x, w, bias, addend, y, g, tc, warp, lane);
@@ -1169,16 +1256,16 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
             continue;
         }
 #ifdef CF_BULK_STORE
-        if (g.ylean) store_tile_bulk(acc, schan, sbulk, y, g, tc, warp, lane, inv_scale);
-        else
-#endif
+        CF_STORE_OUT(inv_scale);
+#else
         store_tile(acc, schan, y, g, tc, warp, lane, inv_scale);
+#endif
 #else
 #ifdef CF_BULK_STORE
-        if (g.ylean) store_tile_bulk(acc, schan, sbulk, y, g, tc, warp, lane);
-        else
-#endif
+        CF_STORE_OUT(1.0f);
+#else
         store_tile(acc, schan, y, g, tc, warp, lane);
+#endif
 #endif
 #ifdef CF_NO_PREFETCH
         if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);
@@ -1227,6 +1314,15 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
         g.sy = (int)(t % g.tiles_y); t /= g.tiles_y;
         g.sd = (int)(t % a.Do); g.sn = (int)(t / a.Do);
     }
+    g.ytma = false;
+#ifdef CF_TMA_STORE
+    CUtensorMap ymap{};
+    const long long plane = (long long)a.Do * a.Ho * a.Wo;
+    g.ytma = g.ylean && plane % 4 == 0 && plane < 0x80000000LL &&
+             cf_encode_tma_4d(&ymap, a.y, {(uint64_t)plane, (uint64_t)COUT, (uint64_t)a.N, 1}, {TBOX, 16, 1, 1});
+    conv3d_wgmma_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
+#else
     conv3d_wgmma_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(a.x, a.w, a.bias, a.param, a.y, g);
+#endif
     return nullptr;
 }
