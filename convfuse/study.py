@@ -104,11 +104,12 @@ def measured_gpu(run: dict) -> traffic.GPU | None:
 
 # --- Markdown -------------------------------------------------------------------------------------
 def md(text) -> "Markdown":
-    """Markdown for display; a list of lines becomes a bulleted list."""
+    """Markdown for display; a list of lines becomes a bulleted list (a line already starting "- " keeps its one
+    bullet, so it does not render as a list nested in an empty item)."""
     from IPython.display import Markdown
 
     if not isinstance(text, str):
-        text = "\n".join(f"- {t}" for t in text)
+        text = "\n".join(t if t.startswith("- ") else f"- {t}" for t in text)
     return Markdown(text)
 
 

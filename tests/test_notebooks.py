@@ -128,3 +128,10 @@ def test_report_render_writes_pages_and_index(results_dirs, monkeypatch, tmp_pat
     index = (out / "index.html").read_text()
     assert f'href="{NOTEBOOKS[0].stem}.html"' in index
     assert "NVIDIA H200" in index and "<table" in index and "04_mma_tf32" in index
+
+
+def test_markdown_lists_have_one_bullet_per_item():
+    # notebooks pass lines that already start "- " as well as bare ones; neither may render as a nested empty item
+    from convfuse import study
+    assert study.md(["- **a**: 1", "b"]).data == "- **a**: 1\n- b"
+    assert study.md("- as is").data == "- as is"
