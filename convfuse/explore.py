@@ -122,6 +122,10 @@ LOGS.update({f"seventh: {k}": v[0] for k, v in SEVENTH.items()})
 LOG_DIR_I = R.ROOT / "results" / "device-logs" / "explore-2026-12-01i"
 EIGHTH = {"tensor copy": (LOG_DIR_I / "call1_tma.log", "a warp's 16 rows in one tensor copy (CF_TMA_STORE)")}
 LOGS.update({f"eighth: {k}": v[0] for k, v in EIGHTH.items()})
+# 18:12 UTC: the ablations of the builds of the 17:57 UTC record (TF32: turns, bulk store, lean loop; fp16 the same with
+# the tensor copy), with notes/patches/conv3d_04b_ablations_bulk.patch applied on the device only (CF_ABL_NOSTORE ends
+# the copy-engine stores after the epilogue's writes to shared memory; CF_ABL_NOLOAD zero-fills in the lean loads)
+LOGS["eighth: ablations"] = LOG_DIR_I / "call4_ablations.log"
 # ncu per-instruction samples of conv3d 04b TF32 at full clock: the default before the turns (10:5x UTC, the day's
 # third session), the lean loop, the turns, and the row ring at six warpgroups
 SOURCE_04B_TF32 = {"default (no turns)": LOG_DIR_D / "call9" / "ncu_source_conv3d_04b_wgmma_tf32.csv.gz",
