@@ -247,3 +247,16 @@ def test_the_tensor_copy_store_emptied_the_mio_queue_and_paid_3_percent_for_fp16
     assert "UBLKCP" not in E.opcode_shares(E.SOURCE_04B_TMA["fp16, one tensor copy"], 8)
     text = (E.LOG_DIR_I / "call1_bitwise.log").read_text()
     assert text.count("[check_bitwise] 0 case(s) differ") == 3 and "illegal instruction" not in text
+
+
+def test_the_registered_builds_ablations_put_the_input_path_first_for_tf32():
+    t = E.ablation_table("conv3d", "04b_wgmma_tf32", "eighth: ablations")["median ms"]
+    f = E.ablation_table("conv3d", "04b_wgmma_fp16", "eighth: ablations")["median ms"]
+    full, loads = t["full kernel"], [k for k in t.index if k.startswith("no global loads") and "no staging" in k][0]
+    copies, math = full - t["no output stores"], full - t["no epilogue math (acc + bias stored)"]
+    assert full - t[loads] > copies + math                    # loads and staging: the largest part left
+    assert 0.12 < copies < 0.2                                 # more than the predicted 0.05-0.10
+    assert 0.50 < t["MMA skeleton (all four removed)"] < 0.55  # as predicted
+    assert t["no global loads (zeros staged)"] > full          # TF32 without loads: slower (lockstep), ...
+    assert f["no global loads (zeros staged)"] < 0.85 * f["full kernel"]   # ... fp16: faster
+    assert f["MMA skeleton (all four removed)"] > 0.4          # not the predicted 0.30-0.40
