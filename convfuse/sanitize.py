@@ -1,28 +1,29 @@
 """compute-sanitizer over every kernel variant: `make sanitize` on a GPU box.
 
-Every kernel variant of both problems (registry.kernel_variants(), so new variants are covered without
-a change here) runs under `compute-sanitizer --tool memcheck`, `racecheck` and `synccheck`: a child
+Every kernel variant of both problems (registry.kernel_variants(), so new variants are covered without a
+change here) runs under `compute-sanitizer --tool memcheck`, `racecheck` and `synccheck`: a child
 process loads the cached extensions and calls each variant on the small odd shapes of problems.py (and
-its sanitize_shapes, for paths the odd shapes miss), and
-the parent reads the tool's summary line ("ERROR SUMMARY: N errors", "RACECHECK SUMMARY: N hazards
-displayed (E errors, W warnings)"). The cost of a job is process start, torch import and the sanitizer's
-setup, not the kernels (microseconds at these shapes), so by default one child per tool and problem calls
-all of that problem's variants, and the jobs run in parallel (one GPU, many cores). A job that is not
-clean — a nonzero count, a failed call, a timeout — cannot say which variant it was, so each of its
-variants is re-run alone (`--group variant` does that from the start). The result, a JSON file:
+its sanitize_shapes, for paths the odd shapes miss), and the parent reads the tool's summary line
+("ERROR SUMMARY: N errors", "RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)"). The cost
+of a job is process start, torch import and the sanitizer's setup, not the kernels (microseconds at
+these shapes), so by default one child per tool and problem calls all of that problem's variants, and
+the jobs run in parallel (one GPU, many cores). A job that is not clean — a nonzero count, a failed
+call, a timeout — cannot say which variant it was, so each of its variants is re-run alone (`--group
+variant` does that from the start). The result, a JSON file:
 
     {"env": {...}, "conv2d": {"04_mma_tf32": {"memcheck_errors": 0, "racecheck_hazards": 0,
                                              "synccheck_errors": 0, "command": "...", ...}, ...}, ...}
 
-What a child launches: only our kernels. Inputs, parameters and the NaN-poisoned output are made on
-the CPU and copied over; the epilogue variants (01, 02) get their conv output computed on the CPU too,
-so no cuDNN or PyTorch kernel runs under the tool and every reported error is ours. Each tensor is its
-own cudaMalloc (PYTORCH_NO_CUDA_MEMORY_CACHING=1): inside the caching allocator's big segments an
+What a child launches: only our kernels. Inputs, parameters and the NaN-poisoned output are made on the
+CPU and copied over; the epilogue variants (01, 02) get their conv output computed on the CPU too, so no
+cuDNN or PyTorch kernel runs under the tool and every reported error is ours. Each tensor is its own
+cudaMalloc (PYTORCH_NO_CUDA_MEMORY_CACHING=1): inside the caching allocator's big segments an
 out-of-bounds access would land in valid memory and memcheck could not see it. memcheck and synccheck
-run every odd shape (the boundary cases are what memcheck is for); racecheck, the slow one, the one
-with the fewest outputs; all three the problem's sanitize_shapes. The child also compares each output with eager PyTorch on the CPU, so a count
-of 0 is known to come from kernels that ran and computed the right thing. A variant this GPU cannot
-run (registry: needs_cc, e.g. sm_90a-only code elsewhere than on an H100/H200) is recorded as skipped.
+run every odd shape (the boundary cases are what memcheck is for); racecheck, the slow one, the one with
+the fewest outputs; all three the problem's sanitize_shapes. The child also compares each output with
+eager PyTorch on the CPU, so a count of 0 is known to come from kernels that ran and computed the right
+thing. A variant this GPU cannot run (registry: needs_cc, e.g. sm_90a-only code elsewhere than on an
+H100/H200) is recorded as skipped.
 
     python -m convfuse.sanitize [--out results/device-logs/sanitize.json] [--jobs N] [--logs DIR]
 """
