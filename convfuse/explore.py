@@ -120,7 +120,11 @@ LOGS.update({f"seventh: {k}": v[0] for k, v in SEVENTH.items()})
 # the tensor-copy builds bit for bit with them (0 differences). Its compute-sanitizer step did not run (the helper
 # script lacked a main guard for the build's process pool); the record after it sanitized the registered builds.
 LOG_DIR_I = R.ROOT / "results" / "device-logs" / "explore-2026-12-01i"
-EIGHTH = {"tensor copy": (LOG_DIR_I / "call1_tma.log", "a warp's 16 rows in one tensor copy (CF_TMA_STORE)")}
+EIGHTH = {"tensor copy": (LOG_DIR_I / "call1_tma.log", "a warp's 16 rows in one tensor copy (CF_TMA_STORE)"),
+          # 18:20 UTC, notes/patches/conv3d_04b_tf32_tma_store.patch applied on the device only: the tensor-copy builds
+          # without the lean stores (TF32 then spill-free); `04b_wgmma_fp16` here is the patched registered build
+          "tensor copy, TF32 spill-free": (LOG_DIR_I / "call5_tf32_tma.log",
+                                           "the tensor copy without the lean stores, so TF32 does not spill")}
 LOGS.update({f"eighth: {k}": v[0] for k, v in EIGHTH.items()})
 # 18:12 UTC: the ablations of the builds of the 17:57 UTC record (TF32: turns, bulk store, lean loop; fp16 the same with
 # the tensor copy), with notes/patches/conv3d_04b_ablations_bulk.patch applied on the device only (CF_ABL_NOSTORE ends

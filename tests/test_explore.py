@@ -260,3 +260,18 @@ def test_the_registered_builds_ablations_put_the_input_path_first_for_tf32():
     assert t["no global loads (zeros staged)"] > full          # TF32 without loads: slower (lockstep), ...
     assert f["no global loads (zeros staged)"] < 0.85 * f["full kernel"]   # ... fp16: faster
     assert f["MMA skeleton (all four removed)"] > 0.4          # not the predicted 0.30-0.40
+
+
+def test_tf32_with_the_tensor_copy_and_without_the_lean_stores_was_bitwise_equal_clean_and_faster():
+    # measured after the 17:57 UTC record with notes/patches/conv3d_04b_tf32_tma_store.patch: not registered yet
+    eight = E.eighth_session()
+    ratio = lambda build: eight.loc[("tensor copy, TF32 spill-free", build), "× its variant in the same call"]  # noqa: E731
+    assert ratio("04b_wgmma_tf32 -DCF_TMA_STORE") < 0.99
+    assert ratio("04b_wgmma_fp16 -UCF_TMA_STORE") > 1.03          # the row copies, against the patched tensor copy
+    for name in ("call5_bitwise_tf32.log", "call5_bitwise_fp16.log"):
+        assert "[check_bitwise] 0 case(s) differ" in (E.LOG_DIR_I / name).read_text(), name
+    for tool in ("memcheck", "racecheck", "synccheck"):
+        text = (E.LOG_DIR_I / f"call5_san_{tool}.log").read_text()
+        assert text.count("SAN 04b_wgmma_") == 6, tool              # two builds, three shapes each, all ran
+        assert "ERROR SUMMARY: 0 errors" in text or "RACECHECK SUMMARY: 0 hazards" in text, tool
+    assert "CF_LEAN_STORE" in (R.ROOT / "notes" / "patches" / "conv3d_04b_tf32_tma_store.patch").read_text()
