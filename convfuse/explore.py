@@ -341,7 +341,10 @@ class _Samples(NamedTuple):
 
 def _samples(path: Path) -> _Samples:
     """The per-line columns of an ncu source-page profile that the share-of-samples readers below take."""
-    hdr, data = _source_table(path)
+    return _samples_of(*_source_table(path))
+
+
+def _samples_of(hdr: list, data: list) -> _Samples:
     i_src, i_all = hdr.index("Source"), hdr.index("Warp Stall Sampling (All Samples)")
     i_ins = hdr.index("Instructions Executed") if "Instructions Executed" in hdr else None
     samples = [_num(r[i_all]) for r in data]
@@ -361,18 +364,17 @@ def stall_regions(path: Path = SOURCE_04C) -> pd.DataFrame:
     warp-state samples and its three largest stall reasons (as shares of all samples too); and, where the
     profile counted them, the warp instructions each region executed."""
     hdr, data = _source_table(path)
-    i_src, i_all = hdr.index("Source"), hdr.index("Warp Stall Sampling (All Samples)")
-    i_ins = hdr.index("Instructions Executed") if "Instructions Executed" in hdr else None
+    p = _samples_of(hdr, data)
     reasons = [(j, h[len("stall_"):]) for j, h in enumerate(hdr) if h.startswith("stall_") and "Not Issued" not in h]
 
     region, k, acc = "before the roles (weights, zeroing)", 0, {}
-    for r in data:
-        if k < len(ROLE_MARKS) and ROLE_MARKS[k][0] in r[i_src]:
+    for r, src, n, ins in zip(data, p.source, p.samples, p.instructions):
+        if k < len(ROLE_MARKS) and ROLE_MARKS[k][0] in src:
             region = ROLE_MARKS[k][1]
             k += 1
         a = acc.setdefault(region, {"samples": 0.0, "instructions": 0.0, **{name: 0.0 for _, name in reasons}})
-        a["samples"] += _num(r[i_all])
-        a["instructions"] += _num(r[i_ins]) if i_ins is not None else 0.0
+        a["samples"] += n
+        a["instructions"] += ins
         for j, name in reasons:
             a[name] += _num(r[j])
     if k < len(ROLE_MARKS):
@@ -383,7 +385,7 @@ def stall_regions(path: Path = SOURCE_04C) -> pd.DataFrame:
         top = sorted(((v, n) for n, v in a.items() if n not in ("samples", "instructions")), reverse=True)[:3]
         out.append({"region": name, "share of samples": a["samples"] / total,
                     "largest stall reasons": ", ".join(f"{n} {v / total:.1%}" for v, n in top),
-                    **({"warp instructions (M)": a["instructions"] / 1e6} if i_ins is not None else {})})
+                    **({"warp instructions (M)": a["instructions"] / 1e6} if "Instructions Executed" in hdr else {})})
     return pd.DataFrame(out).set_index("region")
 
 
@@ -414,21 +416,6 @@ def session_table(calls: dict, problem: str = "conv3d") -> pd.DataFrame:
                          "× its variant in the same call": r["median_ms"] / base_ms,
                          "× torch.compile's time": r["median_ms"] / t.loc["compile", "median_ms"], "worst rel-L2": rel})
     return pd.DataFrame(rows).set_index(["call", "build"])
-
-
-def sixth_session(problem: str = "conv3d") -> pd.DataFrame:
-    """The sixth session's calls (before the turns were registered: `04b_wgmma_tf32` there is without them)."""
-    return session_table(SIXTH, problem)
-
-
-def seventh_session(problem: str = "conv3d") -> pd.DataFrame:
-    """The seventh session's calls (before the bulk store was registered: `04b_wgmma_tf32` there is without it)."""
-    return session_table(SEVENTH, problem)
-
-
-def eighth_session(problem: str = "conv3d") -> pd.DataFrame:
-    """The eighth session's call (before the tensor copy was registered: `04b_wgmma_fp16` there is without it)."""
-    return session_table(EIGHTH, problem)
 
 
 def opcode_shares(path: Path, top: int = 8) -> pd.Series:

@@ -148,19 +148,19 @@ def test_the_lean_loop_ran_fewer_instructions_and_waited_longer_on_its_loads():
     base, lean = st.loc["default (no turns)"], st.loc["CF_LEAN"]
     assert lean["warp instructions per warp tile"] < 0.8 * base["warp instructions per warp tile"]
     assert lean["long_sb (share of samples)"] > 2 * base["long_sb (share of samples)"]
-    six = E.sixth_session()
+    six = E.session_table(E.SIXTH)
     assert six.loc[("lean", "04b_wgmma_tf32 -DCF_LEAN"), "median ms"] > six.loc[("lean", "04b_wgmma_tf32"), "median ms"]
 
 
 def test_the_turns_paid_in_both_calls_most_for_fp16():
-    six = E.sixth_session()
+    six = E.session_table(E.SIXTH)
     for call in ("turns", "turns again"):
         for key, most in (("04b_wgmma_tf32", 0.99), ("04b_wgmma_fp16", 0.9)):
             assert six.loc[(call, f"{key} -DCF_MMA_ORDER"), "× its variant in the same call"] < most
 
 
 def test_the_row_ring_is_slower_the_fewer_rows_it_stages_with_or_without_the_turns():
-    six = E.sixth_session()
+    six = E.session_table(E.SIXTH)
     r = [six.loc[("window rows", f"04b_wgmma_tf32 -DCF_WINDOW -DCF_WINDOW_ROWS={n}"), "median ms"] for n in (1, 2, 4, 8)]
     assert r == sorted(r) and r[0] > six.loc[("window rows", "04b_wgmma_tf32"), "median ms"]
     with_turns = six.loc[("turns again", "04b_wgmma_tf32 -DCF_WINDOW -DCF_MMA_ORDER -DCF_WINDOW_ROWS=2"), "median ms"]
@@ -185,7 +185,7 @@ def test_the_first_bulk_store_lost_to_the_compilers_loop_over_the_lanes_and_the_
 
 
 def test_the_bulk_store_with_the_lean_loop_paid_for_tf32_and_fp16_and_little_for_3xfp16():
-    sev = E.seventh_session()
+    sev = E.session_table(E.SEVENTH)
     ratio = lambda call, build: sev.loc[(call, build), "× its variant in the same call"]   # noqa: E731
     assert ratio("bulk and lean", "04b_wgmma_tf32 -DCF_BULK_STORE -DCF_LEAN") < 0.97
     assert ratio("bulk and lean", "04b_wgmma_fp16 -DCF_BULK_STORE -DCF_LEAN") < 0.92
@@ -233,7 +233,7 @@ def test_the_row_ring_at_two_rows_waits_on_its_loads_not_its_mmas():
 
 
 def test_the_tensor_copy_store_emptied_the_mio_queue_and_paid_3_percent_for_fp16_only():
-    eight = E.eighth_session()
+    eight = E.session_table(E.EIGHTH)
     ratio = lambda build: eight.loc[("tensor copy", build), "× its variant in the same call"]   # noqa: E731
     assert 0.95 < ratio("04b_wgmma_fp16 -DCF_TMA_STORE") < 0.99     # short of the predicted 0.91-0.96
     assert ratio("04b_wgmma_3xfp16 -DCF_TMA_STORE") > 1.0            # 3xfp16: wrong in sign
@@ -264,7 +264,7 @@ def test_the_registered_builds_ablations_put_the_input_path_first_for_tf32():
 
 def test_tf32_with_the_tensor_copy_and_without_the_lean_stores_was_bitwise_equal_clean_and_faster():
     # measured after the 17:57 UTC record with notes/patches/conv3d_04b_tf32_tma_store.patch: not registered yet
-    eight = E.eighth_session()
+    eight = E.session_table(E.EIGHTH)
     ratio = lambda build: eight.loc[("tensor copy, TF32 spill-free", build), "× its variant in the same call"]  # noqa: E731
     assert ratio("04b_wgmma_tf32 -DCF_TMA_STORE") < 0.99
     assert ratio("04b_wgmma_fp16 -UCF_TMA_STORE") > 1.03          # the row copies, against the patched tensor copy
