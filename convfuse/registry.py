@@ -76,12 +76,11 @@ _SM90A = dict(source="04b_implicit_gemm_wgmma", archs=("90a",), needs_cc=(9, 0),
 _SM90A_WS = dict(_SM90A, source="04c_warp_specialized_wgmma")
 
 
-_CONV3D_TF32 = ("CF_MMA_ORDER", "CF_BULK_STORE", "CF_LEAN")   # conv3d 04b TF32 and fp16 (one-part operands)
+_CONV3D_TF32 = ("CF_MMA_ORDER", "CF_BULK_STORE", "CF_LEAN", "CF_TMA_STORE")   # conv3d 04b TF32 and fp16 (one-part operands)
 # What the conv3d 04b candidates below were measured without: they name the later defaults they leave out
 # ("-NAME", with_defines), so each stays the build that was measured (CF_RAW, CF_OUT_SMEM and CF_WINDOW cannot
 # take the bulk store at all).
-_BEFORE_BULK = ("-CF_BULK_STORE", "-CF_LEAN")
-_BEFORE_TMA = ("-CF_TMA_STORE",)   # it needs CF_BULK_STORE; registered for fp16 only
+_BEFORE_BULK = ("-CF_TMA_STORE", "-CF_BULK_STORE", "-CF_LEAN")   # the tensor copy needs the bulk store
 
 
 def _hopper(problem: str) -> list[Variant]:
@@ -90,8 +89,9 @@ def _hopper(problem: str) -> list[Variant]:
     # 1.202 vs 1.408 and 1.181 vs 1.394, H200 2026-12-01 14:38 and 14:50 UTC; no gain for 3xfp16 and 3xtf32.
     # conv3d: the output through the bulk-copy engine (CF_BULK_STORE) with the lean loop (CF_LEAN): TF32 1.142 vs 1.195,
     # fp16 1.062 vs 1.184; 3xfp16 the bulk store alone, 1.317 vs 1.343 and 1.347 vs 1.369 (H200 2026-12-01 16:16 and
-    # 16:22 UTC; results/device-logs/explore-2026-12-01h/). fp16: a warp's rows in one tensor copy (CF_TMA_STORE), 1.027
-    # vs 1.059 (H200 2026-12-01 17:45 UTC, explore-2026-12-01i/); TF32 with it spills 12 B, 3xfp16 1.347 vs 1.336
+    # 16:22 UTC; results/device-logs/explore-2026-12-01h/). A warp's rows in one tensor copy (CF_TMA_STORE): fp16 1.027 vs
+    # 1.059 (H200 2026-12-01 17:45 UTC, explore-2026-12-01i/); without the lean stores, which made TF32 spill: TF32
+    # 1.092 vs 1.117, fp16 0.985 vs 1.056 with the row copies (18:20 UTC); 3xfp16 1.347 vs 1.336 (a candidate)
     out = [Variant("04b_wgmma_tf32", problem, "04b", "tf32", "fused",
                    "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), TF32",
                    defines=("CF_GELU_FAST",) if problem == "conv2d" else _CONV3D_TF32, **_SM90A)]
@@ -110,7 +110,7 @@ def _hopper(problem: str) -> list[Variant]:
                 Variant("04b_wgmma_fp16", problem, "04b", "fp16", "fused",
                         "implicit-GEMM conv+epilogue on Hopper wgmma, FP16 operands (TF32's precision, half "
                         "its tensor time)",
-                        defines=("CF_1XF16",) + _CONV3D_TF32 + ("CF_TMA_STORE",), **_SM90A)]
+                        defines=("CF_1XF16",) + _CONV3D_TF32, **_SM90A)]
     if problem == "conv2d":
         out += [Variant("04c_ws_tf32", problem, "04c", "tf32", "fused",
                         "04b with two producer warpgroups (cp.async into a raw buffer, then a 2-stage ring per consumer), TF32",
@@ -172,8 +172,7 @@ CANDIDATES = (
     # the lean loop and early loads do not pay for 3xfp16 (the 04b header says why TF32 and fp16 took CF_LEAN)
     ("conv3d", "04b_wgmma_3xfp16", ("CF_LEAN", "CF_LOAD_EARLY")),          # 1.352 vs 1.347
     # H200, 2026-12-01 from 17:43 UTC (results/device-logs/explore-2026-12-01i/): a warp's rows in one tensor copy,
-    # fp16's default since (1.027 vs 1.059). ("conv3d", "04b_wgmma_tf32", ("CF_TMA_STORE",)): 1.108 vs 1.121, not a
-    # candidate: it spills 12 B at its 128 registers
+    # the TF32 and fp16 default since (above)
     ("conv3d", "04b_wgmma_3xfp16", ("CF_TMA_STORE",)),                     # 1.347 vs 1.336
     # H200, 2026-12-01 from 13:15 UTC (results/device-logs/explore-2026-12-01f/, one process per call): half-chunk
     # raw buffers, three per consumer (one chunk's TMA copies in flight while half a chunk is staged)
@@ -221,7 +220,7 @@ def explore_specs() -> list[str]:
 def _before_bulk(v: Variant) -> tuple:
     """The ablation switches act on conv3d 04b's register-staged loop and store_tile, not on the bulk or tensor-copy
     store or the lean loop: an ablation build leaves those out, as the builds the ablations measured did."""
-    return tuple(d for d in _BEFORE_TMA + _BEFORE_BULK if d[1:] in v.defines)
+    return tuple(d for d in _BEFORE_BULK if d[1:] in v.defines)
 
 
 def _ladder(problem: str) -> list[Variant]:

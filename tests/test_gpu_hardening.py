@@ -76,6 +76,32 @@ def test_special_values_propagate_like_eager(v, special, mods):
     assert mism == 0, f"{mism} outputs differ from eager in NaN/Inf class"
 
 
+def _store_path_shapes(v):
+    """An odd shape (stores from registers) and the sanitizer's shapes, whose tiles take the copy-engine stores."""
+    prob = P.get(v.problem)
+    return [prob.odd_shapes[0], *prob.sanitize_shapes]
+
+
+@pytest.mark.parametrize("special", ["nan", "inf"])
+@pytest.mark.parametrize("v", KERNELS, ids=lambda v: f"{v.problem}/{v.key}")
+@torch.no_grad()
+def test_special_values_leave_every_output_written_and_in_bounds(v, special, mods):
+    """A few Inf or NaN inputs send the FP16-operand kernels' tiles down their FP32 path: every output must still be
+    written (the buffer is poisoned with NaN), NaN where float64 is, and within the precision's bound elsewhere, on
+    every store path, the copy engine's included (a warp-collective store, which one thread leaving alone breaks)."""
+    _skip_unless_it_runs_here(v)
+    run = R.kernel_runner(v, mods[(v.problem, v.key)])
+    for shape in _store_path_shapes(v):
+        prob, model, x = _setup(v, shape=shape)
+        flat = x.view(-1)
+        idx = torch.randperm(flat.numel(), device="cuda", generator=torch.Generator("cuda").manual_seed(2))[:5]
+        flat[idx] = float(special)
+        out = V.poisoned(prob.output_shape(shape), "cuda")
+        got = run(x, *P.conv_params(model), out=out)
+        m = V.compare(got, P.ground_truth(model, x))
+        assert V.within_bounds(m, v.precision), f"{shape}: {m}"
+
+
 @pytest.mark.parametrize("v", KERNELS, ids=lambda v: f"{v.problem}/{v.key}")
 @torch.no_grad()
 def test_large_magnitudes_do_not_overflow_where_eager_does_not(v, mods):

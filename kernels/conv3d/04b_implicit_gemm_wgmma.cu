@@ -63,7 +63,7 @@
 //   wgmmas, one commit and one wait; the next tile's loads are issued; then the epilogue runs straight on
 //   the accumulators (bias, epilogue_conv3d, predicated 8-byte streaming stores: a quad of lanes writes
 //   32 contiguous bytes of a channel row; as registered now, CF_BULK_STORE: into shared memory, and each warp's
-//   16 channel rows out through the bulk-copy engine, fp16 with CF_TMA_STORE in one tensor copy per warp).
+//   16 channel rows out through the bulk-copy engine, TF32 and fp16 with CF_TMA_STORE in one tensor copy per warp).
 //   Warpgroups never wait on each other (named barriers; with CF_MMA_ORDER they take their MMAs in turn).
 //
 // Measured on the H200 (2026-11-29, scripts/check_variant.py, same-process medians; eager 10.05 ms,
@@ -168,14 +168,31 @@
 //                   two output alignments). One process: fp16 1.027 against 1.059 (-3.0 %), TF32 1.108 against 1.121
 //                   (-1.2 %), 3xfp16 1.347 against 1.336 (+0.8 %). MIO throttle went to 0.4 % as predicted, and the
 //                   time only 3 %: the samples moved to long scoreboard (17.1 -> 23.2 %) and wait (12.8 -> 19.7 %).
-//                   The fp16 default since (registry defines). Not TF32's: with CF_LEAN it spills 12 bytes at 128
-//                   registers, loop-invariant offsets of the load path, not the new code's (the spill stays with the
-//                   tensor copy or the pair stores taken out); without CF_LEAN it is 1.224.
+//                   The fp16 default since (registry defines). TF32 with it spilled 12 bytes at 128 registers; the
+//                   spill stayed with the tensor copy or the pair stores taken out, and went when the tensor-copy
+//                   builds stopped defining CF_LEAN_STORE (their partial tiles take store_tile's general path; at the
+//                   full shape every tile is full). So built, 18:20 UTC, one process: TF32 1.092 against 1.117,
+//                   bitwise equal; fp16 0.985 against 1.056 with the row copies. TF32's default since the record
+//                   after that (registry defines).
+//   Ablations of those builds (18:12 UTC, one process; the switches act on the lean loads and the copy-engine
+//                   stores since): TF32 1.117 ms, without the copies out 0.963, without the epilogue math 1.069,
+//                   without the loads 1.184 (slower), without the loads and their staging 0.824, skeleton 0.518; fp16
+//                   1.018, 0.922, 0.893, 0.824 (faster), 0.871, 0.434. The input path is TF32's largest part left.
+//
+// Ninth session (2026-12-01 from 19:19 UTC):
+//   CF_XDOUBLE      two input buffers per warpgroup (the output buffer's shared memory): the next tile is staged while
+//                   this tile's wgmmas run, and the tile after it is loaded then, a whole tile ahead; each buffer takes
+//                   its tile's output once the tile's MMAs have read it (a warpgroup barrier after the wait, one more
+//                   per tile). The ablations above put the loads and their staging at 0.29 of TF32's 1.12 ms, on the
+//                   chain before the MMAs. Needs the lean loop, the copy-engine stores and the turns.
+//   The FP16-operand builds' FP32 path is taken by whole warps (__ballot_sync), so the warp-collective copy-engine
+//                   stores never run with part of a warp (fp32_tile).
 //
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory, CF_ABL_RAWEPI
-//   stores acc + bias without the epilogue, CF_ABL_NOSTORE computes the epilogue but stores nothing; the
-//   register-staged path with store_tile only (not CF_LEAN or CF_BULK_STORE). H200 2026-12-01 (tf32): all 1.28 ms, no epilogue math 1.34, no stores 1.03,
+//   stores acc + bias without the epilogue, CF_ABL_NOSTORE computes the epilogue but stores nothing (with
+//   CF_BULK_STORE: the epilogue into shared memory, no copy out; CF_ABL_NOLOAD acts on CF_LEAN's loads too).
+//   Measured first on the register-staged path with store_tile only. H200 2026-12-01 (tf32): all 1.28 ms, no epilogue math 1.34, no stores 1.03,
 //   no loads 1.64, no loads and no staging 1.76, none of the four (the MMA skeleton) 0.52; 3xtf32's skeleton
 //   1.36 against its 2.30. The stores are the longest single link; without loads the kernel gets slower,
 //   which a cost per part cannot explain: the warpgroups' phases matter (with identical work they run
@@ -189,8 +206,13 @@ namespace cf04b {
 #if !defined(CF_STAGE_PIX) && !defined(CF_STAGE_QUAD) && (defined(CF_3XF16) || defined(CF_3XTF32) || defined(CF_TF32BF16))
 #define CF_STAGE_PIX                     // the split builds store two parts per pixel: conflict-free stores pay there
 #endif
-#if defined(CF_LEAN) && !defined(CF_LEAN_STORE)
-#define CF_LEAN_STORE                    // CF_LEAN's stores alone: 32-bit offsets, predicated (store_tile)
+// CF_LEAN's stores alone: 32-bit offsets, predicated (store_tile). Not with CF_TMA_STORE, whose partial tiles take
+// store_tile's general path: with both, TF32 spilled 12 B at its 128 registers (ptxas, 2026-12-01), without it none.
+#if defined(CF_LEAN) && !defined(CF_LEAN_STORE) && !defined(CF_TMA_STORE)
+#define CF_LEAN_STORE
+#endif
+#if defined(CF_XDOUBLE) && !(defined(CF_LEAN) && defined(CF_BULK_STORE) && defined(CF_MMA_ORDER)) || defined(CF_XDOUBLE) && defined(CF_NO_PREFETCH)
+#error "CF_XDOUBLE: the lean loop with the copy-engine stores and the turns"
 #endif
 #if defined(CF_TMA_STORE) && !defined(CF_BULK_STORE)
 #error "CF_TMA_STORE replaces CF_BULK_STORE's row copies for full tiles: it needs CF_BULK_STORE"
@@ -255,7 +277,12 @@ constexpr int XOUT = 0;
 #endif
 constexpr int BPITCH = XW + 8;                      // floats per staged row: 16-byte rows 8 banks apart, so a
                                                     // half-warp's STS.64 over four rows meets no bank twice
+#ifdef CF_XDOUBLE
+constexpr int XBULK = XBUF;                         // the second input buffer: each buffer holds its tile's output
+static_assert(COUT * BPITCH + 2 <= XBUF, "rows");   // once the tile's MMAs have read it (store_tile_bulk's rows)
+#else
 constexpr int XBULK = COUT * BPITCH;                // a warpgroup's output tile, epilogue applied
+#endif
 #else
 constexpr int XBULK = 0;
 #endif
@@ -399,6 +426,10 @@ __device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ 
 // the vector loads are not legal: W % 4 != 0, x misaligned, a tile starting at a column not a multiple of 4)
 __device__ __forceinline__ void load_input_lean(Staged& s, const float* __restrict__ x, const Geom& g, TileCoord tc,
                                                 int tid, const Lean& l) {
+#ifdef CF_ABL_NOLOAD
+    load_input(s, x, g, tc, tid);           // zeros
+    return;
+#endif
     if (!g.xlean || (tc.ox0 & 3)) {
         load_input(s, x, g, tc, tid);
         return;
@@ -703,6 +734,13 @@ __device__ __forceinline__ void mma_ordered(float (&acc)[NACC], const float* sw,
     wgmma_wait<0>();
     fence_operand(acc);
 }
+// CF_XDOUBLE: the turn taken and passed, the wgmmas issued, not waited for
+__device__ __forceinline__ void mma_turn_issue(float (&acc)[NACC], const float* sw, const float* sx, int wg, bool wait,
+                                               bool pass, int to) {
+    if (wait) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory");
+    mma_issue(acc, sw, sx);
+    if (pass) asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + WGS + to) : "memory");
+}
 // a turn without a tile (CF_WINDOW past a short chunk's end): wait for it and pass it on
 __device__ __forceinline__ void mma_turn_idle(int wg, bool wait, bool pass, int to) {
     if (wait) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory");
@@ -803,28 +841,41 @@ __device__ __forceinline__ RowSplit row_split(const float* grow, int lim) {
     return {phase, head, body, lim - head - body};
 }
 
+// The epilogue of a warp's 16 channel rows (row r: channel 16 * warp + r) into its output buffer in shared memory, for
+// the copy engine to take out: put(r, col, v) writes the pixel pair (col, col + 1) of row r. Before it, this warp's
+// copies of its last tile must have read the buffer; after it, a fence makes the writes visible to the async proxy.
+template <class Put>
+__device__ __forceinline__ void epilogue_to_buffer(const float (&acc)[NACC], const float2* schan, int warp, int lane,
+                                                   float scale, Put put) {
+    const int gid = lane >> 2, tq = lane & 3;
+    if (lane == 0) bulk_wait_read();        // this warp's copies of the last tile have left the buffer
+    __syncwarp();
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int r = gid + 8 * h;
+        const float2 bs_c = schan[16 * warp + r];
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            put(r, 8 * j + 2 * tq, make_float2(epilogue_acc(acc[4 * j + 2 * h], scale, bs_c.x, bs_c.y),
+                                               epilogue_acc(acc[4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y)));
+    }
+    fence_proxy_async();                    // the copy engine reads shared memory through the async proxy
+    __syncwarp();
+}
+
 __device__ __forceinline__ void store_tile_bulk(const float (&acc)[NACC], const float2* schan, float* sout,
                                                 float* __restrict__ y, const Geom& g, TileCoord tc, int warp,
                                                 int lane, float scale = 1.0f) {
     const long long plane = (long long)g.Do * g.Ho * g.Wo;
     float* yrow0 = y + (long long)tc.n * COUT * plane + ((long long)tc.od * g.Ho + tc.oh0) * g.Wo + tc.ox0;
     const int lim = min(TW, g.Wo - tc.ox0);                 // even: Wo even, ox0 = 62 tx
-    const int gid = lane >> 2, tq = lane & 3;
-    if (lane == 0) bulk_wait_read();        // this warp's rows of the last tile have left the buffer
-    __syncwarp();
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int c = 16 * warp + gid + 8 * h;
-        const float2 bs_c = schan[c];
-        float* srow = sout + c * BPITCH + row_split(yrow0 + c * plane, lim).phase;
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-            *reinterpret_cast<float2*>(srow + 8 * j + 2 * tq) =
-                make_float2(epilogue_acc(acc[4 * j + 2 * h], scale, bs_c.x, bs_c.y),
-                            epilogue_acc(acc[4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y));
-    }
-    fence_proxy_async();                    // the bulk engine reads shared memory through the async proxy
-    __syncwarp();
+    epilogue_to_buffer(acc, schan, warp, lane, scale, [&](int r, int col, float2 v) {
+        const int c = 16 * warp + r;        // each row at its 16-byte phase in y
+        *reinterpret_cast<float2*>(sout + c * BPITCH + row_split(yrow0 + c * plane, lim).phase + col) = v;
+    });
+#ifdef CF_ABL_NOSTORE
+    return;                                 // the epilogue into shared memory, no copy out
+#endif
     if (lane < 16) {                        // the rows' 8-byte ends: one row per lane
         const int c = 16 * warp + lane;
         float* grow = yrow0 + c * plane;
@@ -862,7 +913,7 @@ __device__ __forceinline__ void store_tile_bulk(const float (&acc)[NACC], const 
 }
 
 #ifdef CF_TMA_STORE
-// CF_TMA_STORE (the fp16 build's default since 2026-12-01 17:45 UTC; header): a warp's 16 channel rows leave in ONE
+// CF_TMA_STORE (the TF32 and fp16 builds' default; header): a warp's 16 channel rows leave in ONE
 // tensor copy (cp.async.bulk.tensor, a box of 16 channels x 60 pixels of y seen as [n][channel][plane]) instead of
 // 16 row copies. The profile of the registered fp16 build put 12.8 % of its samples at the row copies and 13.7 % in
 // MIO throttle (2.4 % before the bulk store): many small requests in one queue. A box row must be a multiple of 16
@@ -889,24 +940,14 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[NACC], const f
     // conv2d 04c's TMA loads, 2026-12-01). x0 is even (Wo even, ox0 = 62 tx) and the plane a multiple of 4 floats:
     // the box holds pixels s..s+59 of the tile, s = 0 or 2, and the pair left out is 60-61 or 0-1.
     const int s = x0 & 2;
-    const int gid = lane >> 2, tq = lane & 3;
-    if (lane == 0) bulk_wait_read();        // this warp's box of the last tile has left the buffer
-    __syncwarp();
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int r = gid + 8 * h;
-        const float2 bs_c = schan[16 * warp + r];
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            const float2 v = make_float2(epilogue_acc(acc[4 * j + 2 * h], scale, bs_c.x, bs_c.y),
-                                         epilogue_acc(acc[4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y));
-            const int px = 8 * j + 2 * tq - s;                             // the pixel's place in the box
-            if (px >= 0 && px < TBOX) *reinterpret_cast<float2*>(box + r * TBOX + px) = v;
-            else if (px < TW - s) *reinterpret_cast<float2*>(ends + 2 * r) = v;   // px = -2 or 60
-        }
-    }
-    fence_proxy_async();                    // the copy reads shared memory through the async proxy
-    __syncwarp();
+    epilogue_to_buffer(acc, schan, warp, lane, scale, [&](int r, int col, float2 v) {
+        const int px = col - s;                                            // the pixel's place in the box
+        if (px >= 0 && px < TBOX) *reinterpret_cast<float2*>(box + r * TBOX + px) = v;
+        else if (px < TW - s) *reinterpret_cast<float2*>(ends + 2 * r) = v;   // px = -2 or 60
+    });
+#ifdef CF_ABL_NOSTORE
+    return;                                 // the epilogue into shared memory, no copy out
+#endif
     if (lane < 16) {                        // one row's left-out pair per lane (8-byte aligned: see g.ytma)
         const long long plane = (long long)g.Do * g.Ho * g.Wo;
         __stcs(reinterpret_cast<float2*>(y + ((long long)tc.n * COUT + 16 * warp + lane) * plane + x0 + (s ? 0 : TBOX)),
@@ -934,7 +975,9 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[NACC], const f
 #ifdef CF_F16_OPERANDS
 // The FP32 path of a tile whose FP16 parts cannot carry the input: each of this thread's outputs as a plain
 // FP32 dot product from global memory (slow; only non-finite or |x| >= 65520 inputs and non-finite weights
-// take it), so Inf and NaN propagate as in eager. A runtime loop: nothing else is live.
+// take it), so Inf and NaN propagate as in eager. A runtime loop: nothing else is live. A whole warp takes it when
+// one of its threads must (__ballot_sync): the copy-engine stores are warp-collective (a __syncwarp, and lane 0 issues
+// the warp's copy), so a thread leaving alone would leave its warp's copy unissued or its lanes at a __syncwarp.
 __device__ __forceinline__ void fp32_tile(const float* __restrict__ x, const float* __restrict__ w,
                                           const float* __restrict__ bias, const float* __restrict__ addend,
                                           float* __restrict__ y, const Geom& g, TileCoord tc, int warp, int lane) {
@@ -1185,11 +1228,25 @@ conv3d_wgmma_kernel(CF_YMAP_PARAM const float* __restrict__ x, const float* __re
         return;
     }
 #endif
-#ifdef CF_BULK_STORE
+#if defined(CF_BULK_STORE) && !defined(CF_XDOUBLE)
     float* sbulk = sx + XBUF + XRAW + XOUT;
 #endif
     Staged st;
-#ifdef CF_LEAN
+#ifdef CF_XDOUBLE
+    // the first tile staged, the second's loads in flight
+    const Lean lean = lean_of(g, tid);
+    Walk walk = walk_of(g, tile);
+    if (tile < g.tiles) {
+        load_input_lean(st, x, g, coord_of(walk), tid, lean);
+        store_input(sx, st, tid);
+    }
+    if (tile + stride < g.tiles) {
+        Walk second = walk;
+        walk_next(second, g);
+        load_input_lean(st, x, g, coord_of(second), tid, lean);
+    }
+    int par = 0;                                // which of the two buffers holds this tile's input
+#elif defined(CF_LEAN)
     const Lean lean = lean_of(g, tid);
     Walk walk = walk_of(g, tile);
     if (tile < g.tiles) load_input_lean(st, x, g, coord_of(walk), tid, lean);
@@ -1204,13 +1261,39 @@ conv3d_wgmma_kernel(CF_YMAP_PARAM const float* __restrict__ x, const float* __re
 #else
         const TileCoord tc = tile_coord(g, tile);
 #endif
+#ifdef CF_XDOUBLE
+        float acc[NACC];
+        const int next = tile + stride;
+        float* const sbulk = sx + (par ? XBUF : 0);     // this tile's input, then its output
+        float* const other = sx + (par ? 0 : XBUF);
+        par ^= 1;
+        fence_proxy_async();
+        warpgroup_barrier(1 + wg);              // this tile's input staged by every thread
+        mma_turn_issue(acc, sw, sbulk, wg, !(wg == 0 && tile == blockIdx.x * WGS),
+                       wg + 1 < WGS ? tile + 1 < g.tiles : tile + stride - (WGS - 1) < g.tiles, (wg + 1) % WGS);
+        if (next < g.tiles) {                   // under this tile's MMAs: the next tile staged, the one after loaded
+            if (lane == 0) bulk_wait_read();    // the last tile's copies out of `other` have read it
+            warpgroup_barrier(1 + wg);
+            store_input(other, st, tid);
+            if (next + stride < g.tiles) {      // `walk` is at the next tile already
+                Walk after = walk;
+                walk_next(after, g);
+                load_input_lean(st, x, g, coord_of(after), tid, lean);
+            }
+        }
+        wgmma_wait<0>();
+        fence_operand(acc);
+        warpgroup_barrier(1 + wg);              // every warp's wgmmas have read the buffer: the output goes there
+#else
         warpgroup_barrier(1 + wg);              // every warp's wgmmas of the last tile have read the buffer
         store_input(sx, st, tid);
         fence_proxy_async();
         warpgroup_barrier(1 + wg);
         float acc[NACC];
         const int next = tile + stride;
-#if defined(CF_LEAN) && defined(CF_LOAD_EARLY) && !defined(CF_NO_PREFETCH)
+#endif
+#if defined(CF_XDOUBLE)
+#elif defined(CF_LEAN) && defined(CF_LOAD_EARLY) && !defined(CF_NO_PREFETCH)
         // the next tile's loads issued under this tile's MMAs: their latency leaves the chain after the wait
         mma_issue(acc, sw, sx);
         if (next < g.tiles) load_input_lean(st, x, g, coord_of(walk), tid, lean);
@@ -1223,7 +1306,8 @@ conv3d_wgmma_kernel(CF_YMAP_PARAM const float* __restrict__ x, const float* __re
 #else
         mma_tile(acc, sw, sx);
 #endif
-#if defined(CF_LEAN) && !defined(CF_LOAD_EARLY) && !defined(CF_NO_PREFETCH)
+#if defined(CF_XDOUBLE)
+#elif defined(CF_LEAN) && !defined(CF_LOAD_EARLY) && !defined(CF_NO_PREFETCH)
         if (next < g.tiles) load_input_lean(st, x, g, coord_of(walk), tid, lean);   // in flight during the epilogue
 #elif !defined(CF_LEAN) && !defined(CF_NO_PREFETCH)
         if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);   // in flight during the epilogue
@@ -1235,7 +1319,7 @@ conv3d_wgmma_kernel(CF_YMAP_PARAM const float* __restrict__ x, const float* __re
             acc[i] *= inv_scale;
             bad |= !(fabsf(acc[i]) < CF_F32_INF);
         }
-        if (bad) {                               // an Inf or NaN input or weight, or |x| >= 65520
+        if (__ballot_sync(~0u, bad)) {           // an Inf or NaN input or weight, or |x| >= 65520
             fp32_tile(x, w, bias, addend, y, g, tc, warp, lane);
 #ifdef CF_NO_PREFETCH
             if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);
@@ -1248,7 +1332,7 @@ conv3d_wgmma_kernel(CF_YMAP_PARAM const float* __restrict__ x, const float* __re
         store_tile(acc, schan, y, g, tc, warp, lane);
 #endif
 #elif defined(CF_1XF16)
-        if (acc_nonfinite(acc)) {                // an Inf or NaN input or weight, or |x| >= 65520
+        if (__ballot_sync(~0u, acc_nonfinite(acc))) {   // an Inf or NaN input or weight, or |x| >= 65520
             fp32_tile(x, w, bias, addend, y, g, tc, warp, lane);
 #ifdef CF_NO_PREFETCH
             if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);
