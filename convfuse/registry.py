@@ -174,6 +174,10 @@ CANDIDATES = (
     # H200, 2026-12-01 from 17:43 UTC (results/device-logs/explore-2026-12-01i/): a warp's rows in one tensor copy,
     # the TF32 and fp16 default since (above)
     ("conv3d", "04b_wgmma_3xfp16", ("CF_TMA_STORE",)),                     # 1.347 vs 1.336
+    # H200, 2026-12-01 from 19:27 UTC (results/device-logs/explore-2026-12-01j/): the next tile staged under this
+    # tile's MMAs, in a second input buffer that also takes the output (CF_XDOUBLE); bitwise equal, slower
+    ("conv3d", "04b_wgmma_tf32", ("CF_XDOUBLE",)),                         # 1.462 vs 1.091
+    ("conv3d", "04b_wgmma_3xfp16", ("CF_LEAN", "CF_MMA_ORDER", "CF_XDOUBLE")),  # 1.364 vs 1.349
     # H200, 2026-12-01 from 13:15 UTC (results/device-logs/explore-2026-12-01f/, one process per call): half-chunk
     # raw buffers, three per consumer (one chunk's TMA copies in flight while half a chunk is staged)
     ("conv2d", "04c_ws_tf32", ("CF_RAW_CH=4",)),                           # 1.564 vs 1.485; 1.579 vs 1.491

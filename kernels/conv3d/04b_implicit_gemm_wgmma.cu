@@ -184,7 +184,16 @@
 //                   this tile's wgmmas run, and the tile after it is loaded then, a whole tile ahead; each buffer takes
 //                   its tile's output once the tile's MMAs have read it (a warpgroup barrier after the wait, one more
 //                   per tile). The ablations above put the loads and their staging at 0.29 of TF32's 1.12 ms, on the
-//                   chain before the MMAs. Needs the lean loop, the copy-engine stores and the turns.
+//                   chain before the MMAs. Needs the lean loop, the copy-engine stores and the turns. Predicted TF32
+//                   1.09 -> 0.95-1.02 ms, 3xfp16 1.34 -> 1.20-1.28. Measured (one process, results/device-logs/
+//                   explore-2026-12-01j/): bitwise equal, and slower: TF32 1.462 against 1.091, 3xfp16 (with CF_LEAN
+//                   and CF_MMA_ORDER) 1.364 against 1.349. Not fp16: its k-half 1 must stay zero (tap 26's pair reads
+//                   it), and an output there sent every tile of the full shape to the FP32 path (64.8 ms, right).
+//   CF_XOUT_APART   CF_XDOUBLE with the output in a buffer of its own, as without CF_XDOUBLE, so that staging the next
+//                   tile never waits for the last tile's copy to have read its buffer (with the buffers shared, the
+//                   copy issued at the end of one tile must have left before the next tile's staging: a wait on the
+//                   copy engine's queue inside the chain); and no barrier added. Shared memory for 3 warpgroups only
+//                   (CF_WGS=3: 55,296 + 3 x 55,424 B).
 //   The FP16-operand builds' FP32 path is taken by whole warps (__ballot_sync), so the warp-collective copy-engine
 //                   stores never run with part of a warp (fp32_tile).
 //
@@ -210,6 +219,9 @@ namespace cf04b {
 // store_tile's general path: with both, TF32 spilled 12 B at its 128 registers (ptxas, 2026-12-01), without it none.
 #if defined(CF_LEAN) && !defined(CF_LEAN_STORE) && !defined(CF_TMA_STORE)
 #define CF_LEAN_STORE
+#endif
+#if defined(CF_XDOUBLE) && defined(CF_1XF16) && !defined(CF_XOUT_APART)
+#error "CF_XDOUBLE: not with CF_1XF16, whose never-written k-half 1 must stay zero (an output there is read by tap 26)"
 #endif
 #if defined(CF_XDOUBLE) && !(defined(CF_LEAN) && defined(CF_BULK_STORE) && defined(CF_MMA_ORDER)) || defined(CF_XDOUBLE) && defined(CF_NO_PREFETCH)
 #error "CF_XDOUBLE: the lean loop with the copy-engine stores and the turns"
@@ -277,7 +289,9 @@ constexpr int XOUT = 0;
 #endif
 constexpr int BPITCH = XW + 8;                      // floats per staged row: 16-byte rows 8 banks apart, so a
                                                     // half-warp's STS.64 over four rows meets no bank twice
-#ifdef CF_XDOUBLE
+#if defined(CF_XDOUBLE) && defined(CF_XOUT_APART)
+constexpr int XBULK = XBUF + COUT * BPITCH;         // the second input buffer and an output buffer of its own
+#elif defined(CF_XDOUBLE)
 constexpr int XBULK = XBUF;                         // the second input buffer: each buffer holds its tile's output
 static_assert(COUT * BPITCH + 2 <= XBUF, "rows");   // once the tile's MMAs have read it (store_tile_bulk's rows)
 #else
@@ -1264,16 +1278,24 @@ conv3d_wgmma_kernel(CF_YMAP_PARAM const float* __restrict__ x, const float* __re
 #ifdef CF_XDOUBLE
         float acc[NACC];
         const int next = tile + stride;
+#ifdef CF_XOUT_APART
+        float* const sbulk = sx + 2 * XBUF;     // CF_XOUT_APART: the output in a buffer of its own
+        float* const cur = sx + (par ? XBUF : 0);
+#else
         float* const sbulk = sx + (par ? XBUF : 0);     // this tile's input, then its output
+        float* const cur = sbulk;
+#endif
         float* const other = sx + (par ? 0 : XBUF);
         par ^= 1;
         fence_proxy_async();
-        warpgroup_barrier(1 + wg);              // this tile's input staged by every thread
-        mma_turn_issue(acc, sw, sbulk, wg, !(wg == 0 && tile == blockIdx.x * WGS),
+        warpgroup_barrier(1 + wg);              // this tile's input staged by every thread; the last tile's MMAs done
+        mma_turn_issue(acc, sw, cur, wg, !(wg == 0 && tile == blockIdx.x * WGS),
                        wg + 1 < WGS ? tile + 1 < g.tiles : tile + stride - (WGS - 1) < g.tiles, (wg + 1) % WGS);
         if (next < g.tiles) {                   // under this tile's MMAs: the next tile staged, the one after loaded
+#ifndef CF_XOUT_APART
             if (lane == 0) bulk_wait_read();    // the last tile's copies out of `other` have read it
             warpgroup_barrier(1 + wg);
+#endif
             store_input(other, st, tid);
             if (next + stride < g.tiles) {      // `walk` is at the next tile already
                 Walk after = walk;
@@ -1283,7 +1305,9 @@ conv3d_wgmma_kernel(CF_YMAP_PARAM const float* __restrict__ x, const float* __re
         }
         wgmma_wait<0>();
         fence_operand(acc);
+#ifndef CF_XOUT_APART
         warpgroup_barrier(1 + wg);              // every warp's wgmmas have read the buffer: the output goes there
+#endif
 #else
         warpgroup_barrier(1 + wg);              // every warp's wgmmas of the last tile have read the buffer
         store_input(sx, st, tid);
