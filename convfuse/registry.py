@@ -178,6 +178,11 @@ CANDIDATES = (
     # tile's MMAs, in a second input buffer that also takes the output (CF_XDOUBLE); bitwise equal, slower
     ("conv3d", "04b_wgmma_tf32", ("CF_XDOUBLE",)),                         # 1.462 vs 1.091
     ("conv3d", "04b_wgmma_3xfp16", ("CF_LEAN", "CF_MMA_ORDER", "CF_XDOUBLE")),  # 1.364 vs 1.349
+    # ... with the output in a buffer of its own (CF_XOUT_APART), 3 warpgroups for the shared memory: slower than 3
+    # warpgroups without CF_XDOUBLE (TF32 1.147, fp16 1.023; 19:35 UTC)
+    ("conv3d", "04b_wgmma_tf32", ("CF_XDOUBLE", "CF_XOUT_APART", "CF_WGS=3")),   # 1.245 vs 1.096
+    ("conv3d", "04b_wgmma_fp16", ("CF_XDOUBLE", "CF_XOUT_APART", "CF_WGS=3")),   # 1.025 vs 0.988
+    ("conv3d", "04b_wgmma_3xfp16", ("CF_LEAN", "CF_MMA_ORDER", "CF_XDOUBLE", "CF_XOUT_APART", "CF_WGS=3")),  # 1.626 vs 1.324
     # H200, 2026-12-01 from 13:15 UTC (results/device-logs/explore-2026-12-01f/, one process per call): half-chunk
     # raw buffers, three per consumer (one chunk's TMA copies in flight while half a chunk is staged)
     ("conv2d", "04c_ws_tf32", ("CF_RAW_CH=4",)),                           # 1.564 vs 1.485; 1.579 vs 1.491

@@ -193,7 +193,14 @@
 //                   tile never waits for the last tile's copy to have read its buffer (with the buffers shared, the
 //                   copy issued at the end of one tile must have left before the next tile's staging: a wait on the
 //                   copy engine's queue inside the chain); and no barrier added. Shared memory for 3 warpgroups only
-//                   (CF_WGS=3: 55,296 + 3 x 55,424 B).
+//                   (CF_WGS=3: 55,296 + 3 x 55,424 B). Predicted TF32 1.00-1.10 ms. Measured (one process, 19:35 UTC,
+//                   explore-2026-12-01j/call2/): bitwise equal, sanitizer clean, and slower than 3 warpgroups without
+//                   CF_XDOUBLE: TF32 1.245 against 1.147 (4 warpgroups 1.096), fp16 1.025 against 1.023 (0.988),
+//                   3xfp16 1.626 against 1.324 (4 warpgroups, registered). So the copy's wait is not the cause: ncu
+//                   (TF32 + CF_XDOUBLE, full clock) put 7.4 % of the samples at that wait, 15.7 % at the turn's
+//                   barrier before the MMAs' issue; what makes the staging under the MMAs cost more than the staging
+//                   before them is not measured (the staging's shared stores beside the MMAs' operand reads is the
+//                   guess to test: both are ~800 shared-memory cycles per tile).
 //   The FP16-operand builds' FP32 path is taken by whole warps (__ballot_sync), so the warp-collective copy-engine
 //                   stores never run with part of a warp (fp32_tile).
 //
