@@ -130,6 +130,32 @@ LOGS.update({f"eighth: {k}": v[0] for k, v in EIGHTH.items()})
 # the tensor copy), with notes/patches/conv3d_04b_ablations_bulk.patch applied on the device only (CF_ABL_NOSTORE ends
 # the copy-engine stores after the epilogue's writes to shared memory; CF_ABL_NOLOAD zero-fills in the lean loads)
 LOGS["eighth: ablations"] = LOG_DIR_I / "call4_ablations.log"
+# H200, 2026-12-01 from 19:27 UTC (the ninth session). In call 1 `04b_wgmma_tf32` and `_fp16` are the builds of the
+# 19:46 UTC record (the tensor copy for both), `-UCF_TMA_STORE` the builds of the 17:57 UTC one (bitwise_*.log: 0
+# differences); CF_XDOUBLE stages the next tile under this tile's MMAs. Call 2: its output in a buffer of its own
+# (CF_XOUT_APART), at 3 warpgroups (CF_WGS=3) for the shared memory, beside 3 warpgroups without it.
+LOG_DIR_J = R.ROOT / "results" / "device-logs" / "explore-2026-12-01j"
+NINTH = {"staging under the MMAs": (LOG_DIR_J / "time.log", "the next tile staged under this tile's MMAs (CF_XDOUBLE)"),
+         "output apart": (LOG_DIR_J / "call2" / "time.log",
+                          "the same with the output in a buffer of its own (CF_XOUT_APART), 3 warpgroups")}
+LOGS.update({f"ninth: {k}": v[0] for k, v in NINTH.items()})
+SOURCE_04B_XDOUBLE = LOG_DIR_J / "call2" / "ncu_source_tf32_xdouble.csv.gz"
+SPECIAL_VALUES = LOG_DIR_J / "special.log"
+_SPECIAL = re.compile(r"(\S+) (nan|inf) \(([\d, ]+)\): unwritten\(NaN where float64 finite\) (\d+), "
+                      r"nonfinite_mismatch (\d+), max_abs (\S+), (ok|FAIL)")
+
+
+def special_values(path: Path = SPECIAL_VALUES) -> pd.DataFrame:
+    """Inf or NaN inputs (five of them) on conv3d shapes whose tiles take each store path, into a NaN-poisoned output:
+    per build, special value and shape, the outputs left unwritten (NaN where float64 is finite), the outputs whose
+    NaN/Inf class differs from float64's, and whether the rest is within the build's bound. `head_` builds are the
+    FP16-operand builds as committed before the ninth session (the FP32 path decided per thread)."""
+    rows = [{"build": m.group(1), "special": m.group(2), "shape": tuple(int(v) for v in m.group(3).split(",")),
+             "unwritten": int(m.group(4)), "class mismatches": int(m.group(5)), "within bounds": m.group(7) == "ok"}
+            for line in Path(path).read_text().splitlines() if (m := _SPECIAL.match(line))]
+    return pd.DataFrame(rows).set_index(["build", "special", "shape"])
+
+
 # ncu per-instruction samples of conv3d 04b TF32 at full clock: the default before the turns (10:5x UTC, the day's
 # third session), the lean loop, the turns, and the row ring at six warpgroups
 SOURCE_04B_TF32 = {"default (no turns)": LOG_DIR_D / "call9" / "ncu_source_conv3d_04b_wgmma_tf32.csv.gz",
