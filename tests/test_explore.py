@@ -318,3 +318,11 @@ def test_inf_and_nan_inputs_left_outputs_unwritten_on_the_copy_engine_paths_befo
     assert (sv[~head]["unwritten"] == 0).all() and (sv[~head]["class mismatches"] == 0).all()
     assert sv[~head]["within bounds"].all() and len(sv[~head]) == 18
     assert "HANG" not in E.SPECIAL_VALUES.read_text()
+
+
+def test_without_the_staging_the_staging_under_the_mmas_costs_nothing():
+    t = E.session_table(E.NINTH).loc["without the staging", "median ms"]
+    apart = " -DCF_XDOUBLE -DCF_XOUT_APART -DCF_WGS=3"
+    with_change, without = t["04b_wgmma_tf32" + apart + " -DCF_ABL_NOSTAGE"], t["04b_wgmma_tf32 -DCF_WGS=3 -DCF_ABL_NOSTAGE"]
+    assert abs(with_change / without - 1) < 0.03                     # as predicted: within 3 %
+    assert t["04b_wgmma_tf32" + apart] > 1.05 * t["04b_wgmma_tf32 -DCF_WGS=3"]   # with the staging: slower, again
