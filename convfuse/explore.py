@@ -134,7 +134,7 @@ LOGS["eighth: ablations"] = LOG_DIR_I / "call4_ablations.log"
 # 19:46 UTC record (the tensor copy for both), `-UCF_TMA_STORE` the builds of the 17:57 UTC one (bitwise_*.log: 0
 # differences); CF_XDOUBLE stages the next tile under this tile's MMAs. Call 2: its output in a buffer of its own
 # (CF_XOUT_APART), at 3 warpgroups (CF_WGS=3) for the shared memory, beside 3 warpgroups without it. Call 3: both
-# without their staging.
+# without their staging; call 4: both staging without rounding.
 LOG_DIR_J = R.ROOT / "results" / "device-logs" / "explore-2026-12-01j"
 NINTH = {"staging under the MMAs": (LOG_DIR_J / "time.log", "the next tile staged under this tile's MMAs (CF_XDOUBLE)"),
          "output apart": (LOG_DIR_J / "call2" / "time.log",
@@ -142,7 +142,10 @@ NINTH = {"staging under the MMAs": (LOG_DIR_J / "time.log", "the next tile stage
          # 19:55 UTC, after the 19:46 UTC record: the same two 3-warpgroup builds without their staging (CF_ABL_NOSTAGE:
          # no rounding, no shared stores; the loads kept)
          "without the staging": (LOG_DIR_J / "call3" / "call3_nostage.log",
-                                 "3 warpgroups with and without CF_XDOUBLE + CF_XOUT_APART, without the staging")}
+                                 "3 warpgroups with and without CF_XDOUBLE + CF_XOUT_APART, without the staging"),
+         # 20:0x UTC: the same two staging without rounding (CF_TF32_TRUNC: the shared stores alone)
+         "stores without rounding": (LOG_DIR_J / "call4" / "call4_trunc.log",
+                                     "3 warpgroups with and without CF_XDOUBLE + CF_XOUT_APART, staging unrounded")}
 LOGS.update({f"ninth: {k}": v[0] for k, v in NINTH.items()})
 SOURCE_04B_XDOUBLE = LOG_DIR_J / "call2" / "ncu_source_tf32_xdouble.csv.gz"
 SPECIAL_VALUES = LOG_DIR_J / "special.log"

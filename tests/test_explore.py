@@ -326,3 +326,11 @@ def test_without_the_staging_the_staging_under_the_mmas_costs_nothing():
     with_change, without = t["04b_wgmma_tf32" + apart + " -DCF_ABL_NOSTAGE"], t["04b_wgmma_tf32 -DCF_WGS=3 -DCF_ABL_NOSTAGE"]
     assert abs(with_change / without - 1) < 0.03                     # as predicted: within 3 %
     assert t["04b_wgmma_tf32" + apart] > 1.05 * t["04b_wgmma_tf32 -DCF_WGS=3"]   # with the staging: slower, again
+
+
+def test_the_staging_under_the_mmas_costs_through_its_shared_stores_not_its_rounding():
+    t = E.session_table(E.NINTH).loc["stores without rounding", "median ms"]
+    apart, trunc = " -DCF_XDOUBLE -DCF_XOUT_APART -DCF_WGS=3", " -DCF_TF32_TRUNC"
+    rounded = t["04b_wgmma_tf32" + apart] / t["04b_wgmma_tf32 -DCF_WGS=3"]
+    stores_only = t["04b_wgmma_tf32" + apart + trunc] / t["04b_wgmma_tf32 -DCF_WGS=3" + trunc]
+    assert stores_only > 1.05 and stores_only > rounded    # as predicted: the gap stays (it grew) without the rounding
