@@ -143,7 +143,7 @@ NINTH = {"staging under the MMAs": (LOG_DIR_J / "time.log", "the next tile stage
          # no rounding, no shared stores; the loads kept)
          "without the staging": (LOG_DIR_J / "call3" / "call3_nostage.log",
                                  "3 warpgroups with and without CF_XDOUBLE + CF_XOUT_APART, without the staging"),
-         # 20:0x UTC: the same two staging without rounding (CF_TF32_TRUNC: the shared stores alone)
+         # 20:00 UTC: the same two staging without rounding (CF_TF32_TRUNC: the shared stores alone)
          "stores without rounding": (LOG_DIR_J / "call4" / "call4_trunc.log",
                                      "3 warpgroups with and without CF_XDOUBLE + CF_XOUT_APART, staging unrounded")}
 LOGS.update({f"ninth: {k}": v[0] for k, v in NINTH.items()})
