@@ -162,3 +162,11 @@ def test_conv2d_tma_model_refuses_unaligned_boxes_and_fails_without_the_shift(mo
     p = np.arange(M.XH * M.XW)
     unshifted = raw[:, M.raw_index(p)].T.reshape(M.XH, M.XW, M.CHUNK)
     assert not np.array_equal(unshifted, M.staged_pixels(x, 0, 0, M.TW, 0))
+
+
+def test_conv3d_tf32_staging_stores_meet_four_way_bank_conflicts_and_the_rotation_removes_them():
+    from convfuse import wgmma_model as M
+    plain, rotated = M.c3_staging_wavefronts(), M.c3_staging_wavefronts(rotated=True)
+    assert plain == 576                       # 36 warp instructions x 4 quarter-warps x 4 wavefronts
+    assert rotated == 144                     # the minimum: 4 x 16-byte x 8 lanes per wavefront
+    assert M.c3_mma_operand_bytes() // 128 == 864   # the MMAs' operand reads at 128 bytes per cycle
