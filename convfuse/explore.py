@@ -224,6 +224,11 @@ class Build:
             return ", ".join(ABLATION_LABELS[d] for d in self.defines)
         return flags(self.defines)
 
+    @property
+    def spelled(self) -> str:
+        """The variant and its compiler flags, as a build is named in the session tables: `04b_wgmma_tf32 -DCF_WGS=3`."""
+        return " ".join((self.base, flags(self.defines))).strip()
+
 
 def flags(defines) -> str:
     """A build's defines as compiler flags: -DNAME[=VALUE] added, -UNAME for a registered define left out."""
@@ -329,7 +334,7 @@ def versions_04c(problem: str = "conv2d") -> pd.DataFrame:
     rows = []
     for version, (path, what) in VERSIONS_04C.items():
         for b, r, t, (rel, _, _) in _builds(path, problem):
-            rows.append({"version": version, "what changed": what, "build": " ".join((b.base, flags(b.defines))).strip(),
+            rows.append({"version": version, "what changed": what, "build": b.spelled,
                          "median ms": r["median_ms"], "× torch.compile's time": r["median_ms"] / t.loc["compile", "median_ms"],
                          "worst rel-L2": rel})
     return pd.DataFrame(rows).set_index(["version", "build"])
@@ -445,7 +450,7 @@ def session_table(calls: dict, problem: str = "conv3d") -> pd.DataFrame:
         for b, r, t, (rel, _, n) in _builds(path, problem):
             base_ms = t.loc[b.base, "median_ms"]
             rows.append({"call": call, "what the call tried": what,
-                         "build": " ".join((b.base, flags(b.defines))).strip(),
+                         "build": b.spelled,
                          "median ms": r["median_ms"],
                          "× its variant in the same call": r["median_ms"] / base_ms,
                          "× torch.compile's time": r["median_ms"] / t.loc["compile", "median_ms"], "worst rel-L2": rel})

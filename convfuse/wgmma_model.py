@@ -274,30 +274,31 @@ def staged_from_tma(x: np.ndarray, n: int, oh: int, ox0: int, chunk: int) -> tup
 
 
 # conv3d 04b's TF32 staging (kernels/conv3d/04b_implicit_gemm_wgmma.cu, store_input without CF_STAGE_PIX): per
-# warpgroup tile, 288 items (k-half, depth, row, 4-pixel quad), item it on thread it % 128, quad fastest; a thread
-# writes its item's 4 pixels as 4 STS.128 into rows of 16 bytes (a pixel's 4 channels), 64 pixels per staged row.
-C3_XW, C3_ROWS, C3_ITEMS = 64, 9, 288
+# warpgroup tile, items (k-half, depth, row, 4-pixel quad), item it on thread it % 128, quad fastest; a thread writes
+# its item's 4 pixels as 4 STS.128 into rows of 16 bytes (a pixel's 4 channels; a TF32 k-half has C3_HALF bytes, as
+# an FP16 one above).
+C3_ITEMS = 2 * C3_XD * C3_XH * (C3_XW // 4)
 
 
 def c3_staging_wavefronts(rotated: bool = False) -> int:
     """Shared-memory wavefronts of one warpgroup tile's staging stores. A 16-byte store serves 8 lanes (a quarter-warp)
     per wavefront when they hit 8 different 16-byte bank groups; lanes in the same group take one wavefront each.
     `rotated`: the lane-rotated order of a prepared candidate (lanes 2i and 2i + 1 start at pixel i of their quad)."""
+    quads = C3_XW // 4
     stores: dict = {}                                   # (warp instruction, quarter-warp) -> [16-byte group per lane]
     for it in range(C3_ITEMS):
         tid, k = it % 128, it // 128
-        q, row = it % 16, it // 16
-        hy, t = row % 3, row // 3
-        dz, half = t % 3, t // 3
+        q, row = it % quads, it // quads                # row: (k-half, depth, row) as one index
+        half, staged_row = divmod(row, C3_XD * C3_XH)
         lane = tid % 32
         rot = (lane >> 1) & 3 if rotated else 0
         for p in range(4):
-            addr = half * C3_ROWS * C3_XW * 16 + ((dz * 3 + hy) * C3_XW + 4 * q + ((p + rot) & 3)) * 16
+            addr = half * C3_HALF + (staged_row * C3_XW + 4 * q + ((p + rot) & 3)) * 16
             stores.setdefault((k, tid // 32, p, lane // 8), []).append((addr // 16) % 8)
     return sum(max(groups.count(g) for g in set(groups)) for groups in stores.values())
 
 
-def c3_mma_operand_bytes(taps: int = 27) -> int:
-    """Shared-memory bytes one warpgroup tile's TF32 wgmmas read: per tap, A (64 Cout x 8 channels) and B (64 pixels x
+def c3_mma_operand_bytes(taps: int = C3_TAPS) -> int:
+    """Shared-memory bytes one warpgroup tile's TF32 wgmmas read: per tap, A (Cout x 8 channels) and B (64 pixels x
     8 channels), 4 bytes each."""
-    return taps * (64 * 8 * 4 + 64 * 8 * 4)
+    return taps * (COUT + C3_XW) * C3_CIN * 4
