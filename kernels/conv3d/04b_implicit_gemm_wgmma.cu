@@ -198,9 +198,12 @@
 //                   CF_XDOUBLE: TF32 1.245 against 1.147 (4 warpgroups 1.096), fp16 1.025 against 1.023 (0.988),
 //                   3xfp16 1.626 against 1.324 (4 warpgroups, registered). So the copy's wait is not the cause: ncu
 //                   (TF32 + CF_XDOUBLE, full clock) put 7.4 % of the samples at that wait, 15.7 % at the turn's
-//                   barrier before the MMAs' issue; what makes the staging under the MMAs cost more than the staging
-//                   before them is not measured (the staging's shared stores beside the MMAs' operand reads is the
-//                   guess to test: both are ~800 shared-memory cycles per tile).
+//                   barrier before the MMAs' issue. After the 19:46 UTC record (explore-2026-12-01j/call3/, call4/):
+//                   without the staging (CF_ABL_NOSTAGE) the 3-warpgroup builds with and without CF_XDOUBLE took
+//                   0.810 and 0.815 ms; staging without rounding (CF_TF32_TRUNC) 1.303 and 1.146. So the staging's
+//                   shared stores cost under the warpgroup's own MMAs; why more than before them is not measured
+//                   (they meet four-way bank conflicts, 576 wavefronts per tile where 144 would do, beside 864
+//                   cycles of operand reads: convfuse/wgmma_model.py). CF_STAGE_ROT removes the conflicts.
 //   The FP16-operand builds' FP32 path is taken by whole warps (__ballot_sync), so the warp-collective copy-engine
 //                   stores never run with part of a warp (fp32_tile).
 //
@@ -514,21 +517,45 @@ __device__ __forceinline__ void store_pixel(float* sx, int half, int pix, const 
 }
 
 #ifndef CF_STAGE_PIX
+#ifdef CF_STAGE_ROT
+// CF_STAGE_ROT (candidate): the 4-pixel items without bank conflicts. A quarter-warp's lanes hold consecutive quads, 64
+// bytes apart, so the four stores of an item, one pixel each in the same order in every lane, meet only two 16-byte
+// bank groups per 8 lanes (4 wavefronts where 1 would do). Here lanes 2i and 2i + 1 start at pixel i of their quad
+// and go round it, so each store of a quarter-warp covers 8 different 16-byte groups: 4 wavefronts per instruction
+// instead of 16. The price: each thread rotates its 4 float4 by (lane / 2) % 4 first, 8 selects each.
+__device__ __forceinline__ float4 rotate4(float4 v, int r) {    // component j <- component (j + r) % 4
+    if (r & 1) v = make_float4(v.y, v.z, v.w, v.x);
+    if (r & 2) v = make_float4(v.z, v.w, v.x, v.y);
+    return v;
+}
+#endif
 __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid) {
 #ifdef CF_ABL_NOSTAGE
     return;
+#endif
+#ifdef CF_STAGE_ROT
+    const int rot = (tid >> 1) & 3;
+#else
+    constexpr int rot = 0;
 #endif
 #pragma unroll
     for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
         const int it = tid + 128 * k;
         if (it >= X_ITEMS) break;
         const auto [q, hy, dz, half] = item_of(it);
+#ifdef CF_STAGE_ROT
+        float4 v[4];
+#pragma unroll
+        for (int c = 0; c < 4; ++c) v[c] = rotate4(s.v[k][c], rot);
+#else
+        const float4 (&v)[4] = s.v[k];
+#endif
 #pragma unroll
         for (int p = 0; p < 4; ++p) {
             float e[4];
 #pragma unroll
-            for (int c = 0; c < 4; ++c) e[c] = (&s.v[k][c].x)[p];
-            store_pixel(sx, half, (dz * XH + hy) * XW + 4 * q + p, e);
+            for (int c = 0; c < 4; ++c) e[c] = (&v[c].x)[p];
+            store_pixel(sx, half, (dz * XH + hy) * XW + 4 * q + ((p + rot) & 3), e);
         }
     }
 }
@@ -747,20 +774,18 @@ __device__ __forceinline__ void mma_tile(float (&acc)[NACC], const float* sw, co
 // are dealt block-major): the turn goes from m - 1 to warpgroup 0 (`to`), and `pass` is false where the next turn's
 // warpgroup has no tile, so every wait has its arrive and none is left unmatched (tests/test_turns.py models it).
 static_assert(WGS >= 2 && 2 * WGS < 16, "ORDER barriers");
-__device__ __forceinline__ void mma_ordered(float (&acc)[NACC], const float* sw, const float* sx, int wg, bool wait,
-                                            bool pass, int to, int s0 = 0) {
+// the turn taken and passed, the wgmmas issued, not waited for (CF_XDOUBLE stages the next tile before the wait)
+__device__ __forceinline__ void mma_turn_issue(float (&acc)[NACC], const float* sw, const float* sx, int wg, bool wait,
+                                               bool pass, int to, int s0 = 0) {
     if (wait) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory");
     mma_issue(acc, sw, sx, s0);
     if (pass) asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + WGS + to) : "memory");
+}
+__device__ __forceinline__ void mma_ordered(float (&acc)[NACC], const float* sw, const float* sx, int wg, bool wait,
+                                            bool pass, int to, int s0 = 0) {
+    mma_turn_issue(acc, sw, sx, wg, wait, pass, to, s0);
     wgmma_wait<0>();
     fence_operand(acc);
-}
-// CF_XDOUBLE: the turn taken and passed, the wgmmas issued, not waited for
-__device__ __forceinline__ void mma_turn_issue(float (&acc)[NACC], const float* sw, const float* sx, int wg, bool wait,
-                                               bool pass, int to) {
-    if (wait) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory");
-    mma_issue(acc, sw, sx);
-    if (pass) asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + WGS + to) : "memory");
 }
 // a turn without a tile (CF_WINDOW past a short chunk's end): wait for it and pass it on
 __device__ __forceinline__ void mma_turn_idle(int wg, bool wait, bool pass, int to) {
