@@ -184,10 +184,14 @@ CANDIDATES = (
     ("conv3d", "04b_wgmma_fp16", ("CF_XDOUBLE", "CF_XOUT_APART", "CF_WGS=3")),   # 1.025 vs 0.988
     ("conv3d", "04b_wgmma_3xfp16", ("CF_LEAN", "CF_MMA_ORDER", "CF_XDOUBLE", "CF_XOUT_APART", "CF_WGS=3")),  # 1.626 vs 1.324
     # the staging stores without bank conflicts (CF_STAGE_ROT; 144 shared-memory wavefronts per tile instead of 576), under
-    # the MMAs and before them (TF32 alone with it spills 12 B at 128 registers: not a candidate)
+    # the MMAs and before them. H200 2026-12-01 20:56 UTC (explore-2026-12-01k/call1/, one process), the rotation's
+    # offsets then hoisted (TF32 at 4 warpgroups spilled 12 B): 1.098, 1.094 and 0.907 against 1.115 (TF32, 4
+    # warpgroups), 1.168 (TF32, 3) and 1.004 (fp16); 3xfp16 1.357 against 1.358
     ("conv3d", "04b_wgmma_tf32", ("CF_XDOUBLE", "CF_XOUT_APART", "CF_WGS=3", "CF_STAGE_ROT")),
     ("conv3d", "04b_wgmma_tf32", ("CF_WGS=3", "CF_STAGE_ROT")),
+    ("conv3d", "04b_wgmma_tf32", ("CF_STAGE_ROT",)),
     ("conv3d", "04b_wgmma_fp16", ("CF_STAGE_ROT",)),
+    ("conv3d", "04b_wgmma_3xfp16", ("CF_STAGE_ROT",)),
     # H200, 2026-12-01 from 13:15 UTC (results/device-logs/explore-2026-12-01f/, one process per call): half-chunk
     # raw buffers, three per consumer (one chunk's TMA copies in flight while half a chunk is staged)
     ("conv2d", "04c_ws_tf32", ("CF_RAW_CH=4",)),                           # 1.564 vs 1.485; 1.579 vs 1.491

@@ -534,9 +534,7 @@ __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid)
     return;
 #endif
 #ifdef CF_STAGE_ROT
-    const int rot = (tid >> 1) & 3;
-#else
-    constexpr int rot = 0;
+    const int rot_of_lane = (tid >> 1) & 3;
 #endif
 #pragma unroll
     for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
@@ -544,10 +542,15 @@ __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid)
         if (it >= X_ITEMS) break;
         const auto [q, hy, dz, half] = item_of(it);
 #ifdef CF_STAGE_ROT
+        // read again per item: hoisted out of the items, the four rotated store offsets stay live across them, and
+        // TF32 at 4 warpgroups spilled 12 B at its 128 registers (none this way)
+        int rot = rot_of_lane;
+        asm volatile("" : "+r"(rot));
         float4 v[4];
 #pragma unroll
         for (int c = 0; c < 4; ++c) v[c] = rotate4(s.v[k][c], rot);
 #else
+        constexpr int rot = 0;
         const float4 (&v)[4] = s.v[k];
 #endif
 #pragma unroll
