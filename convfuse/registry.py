@@ -76,11 +76,11 @@ _SM90A = dict(source="04b_implicit_gemm_wgmma", archs=("90a",), needs_cc=(9, 0),
 _SM90A_WS = dict(_SM90A, source="04c_warp_specialized_wgmma")
 
 
-_CONV3D_TF32 = ("CF_MMA_ORDER", "CF_BULK_STORE", "CF_LEAN", "CF_TMA_STORE")   # conv3d 04b TF32 and fp16 (one-part operands)
+_CONV3D_TF32 = ("CF_MMA_ORDER", "CF_BULK_STORE", "CF_LEAN", "CF_TMA_STORE", "CF_STAGE_ROT")   # conv3d 04b TF32 and fp16 (one-part operands)
 # What the conv3d 04b candidates below were measured without: they name the later defaults they leave out
 # ("-NAME", with_defines), so each stays the build that was measured (CF_RAW, CF_OUT_SMEM and CF_WINDOW cannot
 # take the bulk store at all).
-_BEFORE_BULK = ("-CF_TMA_STORE", "-CF_BULK_STORE", "-CF_LEAN")   # the tensor copy needs the bulk store
+_BEFORE_BULK = ("-CF_TMA_STORE", "-CF_BULK_STORE", "-CF_LEAN", "-CF_STAGE_ROT")   # the tensor copy needs the bulk store
 
 
 def _hopper(problem: str) -> list[Variant]:
@@ -91,7 +91,9 @@ def _hopper(problem: str) -> list[Variant]:
     # fp16 1.062 vs 1.184; 3xfp16 the bulk store alone, 1.317 vs 1.343 and 1.347 vs 1.369 (H200 2026-12-01 16:16 and
     # 16:22 UTC; results/device-logs/explore-2026-12-01h/). A warp's rows in one tensor copy (CF_TMA_STORE): fp16 1.027 vs
     # 1.059 (H200 2026-12-01 17:45 UTC, explore-2026-12-01i/); without the lean stores, which made TF32 spill: TF32
-    # 1.092 vs 1.117, fp16 0.985 vs 1.056 with the row copies (18:20 UTC); 3xfp16 1.347 vs 1.336 (a candidate)
+    # 1.092 vs 1.117, fp16 0.985 vs 1.056 with the row copies (18:20 UTC); 3xfp16 1.347 vs 1.336 (a candidate). The
+    # staging's stores without bank conflicts (CF_STAGE_ROT): TF32 1.046 vs 1.097, fp16 0.873 vs 0.993 (21:02 UTC,
+    # explore-2026-12-01k/call2/); 3xfp16 1.349 vs 1.348 (a candidate)
     out = [Variant("04b_wgmma_tf32", problem, "04b", "tf32", "fused",
                    "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), TF32",
                    defines=("CF_GELU_FAST",) if problem == "conv2d" else _CONV3D_TF32, **_SM90A)]
@@ -175,22 +177,25 @@ CANDIDATES = (
     # the TF32 and fp16 default since (above)
     ("conv3d", "04b_wgmma_3xfp16", ("CF_TMA_STORE",)),                     # 1.347 vs 1.336
     # H200, 2026-12-01 from 19:27 UTC (results/device-logs/explore-2026-12-01j/): the next tile staged under this
-    # tile's MMAs, in a second input buffer that also takes the output (CF_XDOUBLE); bitwise equal, slower
-    ("conv3d", "04b_wgmma_tf32", ("CF_XDOUBLE",)),                         # 1.462 vs 1.091
+    # tile's MMAs, in a second input buffer that also takes the output (CF_XDOUBLE); bitwise equal, slower. These and all
+    # conv3d TF32 and fp16 candidates above were measured before CF_STAGE_ROT was registered, and leave it out
+    ("conv3d", "04b_wgmma_tf32", ("CF_XDOUBLE", "-CF_STAGE_ROT")),         # 1.462 vs 1.091
     ("conv3d", "04b_wgmma_3xfp16", ("CF_LEAN", "CF_MMA_ORDER", "CF_XDOUBLE")),  # 1.364 vs 1.349
     # ... with the output in a buffer of its own (CF_XOUT_APART), 3 warpgroups for the shared memory: slower than 3
     # warpgroups without CF_XDOUBLE (TF32 1.147, fp16 1.023; 19:35 UTC)
-    ("conv3d", "04b_wgmma_tf32", ("CF_XDOUBLE", "CF_XOUT_APART", "CF_WGS=3")),   # 1.245 vs 1.096
-    ("conv3d", "04b_wgmma_fp16", ("CF_XDOUBLE", "CF_XOUT_APART", "CF_WGS=3")),   # 1.025 vs 0.988
+    ("conv3d", "04b_wgmma_tf32", ("CF_XDOUBLE", "CF_XOUT_APART", "CF_WGS=3", "-CF_STAGE_ROT")),   # 1.245 vs 1.096
+    ("conv3d", "04b_wgmma_fp16", ("CF_XDOUBLE", "CF_XOUT_APART", "CF_WGS=3", "-CF_STAGE_ROT")),   # 1.025 vs 0.988
     ("conv3d", "04b_wgmma_3xfp16", ("CF_LEAN", "CF_MMA_ORDER", "CF_XDOUBLE", "CF_XOUT_APART", "CF_WGS=3")),  # 1.626 vs 1.324
     # the staging stores without bank conflicts (CF_STAGE_ROT; 144 shared-memory wavefronts per tile instead of 576), under
     # the MMAs and before them. H200 2026-12-01 20:56 UTC (explore-2026-12-01k/call1/, one process), the rotation's
     # offsets then hoisted (TF32 at 4 warpgroups spilled 12 B): 1.098, 1.094 and 0.907 against 1.115 (TF32, 4
     # warpgroups), 1.168 (TF32, 3) and 1.004 (fp16); 3xfp16 1.357 against 1.358
-    ("conv3d", "04b_wgmma_tf32", ("CF_XDOUBLE", "CF_XOUT_APART", "CF_WGS=3", "CF_STAGE_ROT")),
-    ("conv3d", "04b_wgmma_tf32", ("CF_WGS=3", "CF_STAGE_ROT")),
-    ("conv3d", "04b_wgmma_tf32", ("CF_STAGE_ROT",)),
-    ("conv3d", "04b_wgmma_fp16", ("CF_STAGE_ROT",)),
+    # rotation read per item (no spill), 21:02 UTC (explore-2026-12-01k/call2/): TF32 4 warpgroups 1.046 vs 1.097, fp16
+    # 0.873 vs 0.993: both defaults since; 3 warpgroups TF32 1.081, + CF_XDOUBLE + CF_XOUT_APART 1.080, fp16 0.900;
+    # 3xfp16 1.349 vs 1.348
+    ("conv3d", "04b_wgmma_tf32", ("CF_XDOUBLE", "CF_XOUT_APART", "CF_WGS=3")),   # with CF_STAGE_ROT (default)
+    ("conv3d", "04b_wgmma_tf32", ("CF_WGS=3",)),
+    ("conv3d", "04b_wgmma_fp16", ("CF_WGS=3",)),
     ("conv3d", "04b_wgmma_3xfp16", ("CF_STAGE_ROT",)),
     # H200, 2026-12-01 from 13:15 UTC (results/device-logs/explore-2026-12-01f/, one process per call): half-chunk
     # raw buffers, three per consumer (one chunk's TMA copies in flight while half a chunk is staged)

@@ -207,6 +207,18 @@
 //   The FP16-operand builds' FP32 path is taken by whole warps (__ballot_sync), so the warp-collective copy-engine
 //                   stores never run with part of a warp (fp32_tile).
 //
+// Tenth session (2026-12-01 from 20:53 UTC; results/device-logs/explore-2026-12-01k/):
+//   CF_STAGE_ROT    the staging's stores without bank conflicts (store_input): lanes 2i and 2i + 1 of a quarter-warp
+//                   start at pixel i of their 4-pixel item and go round it, so each store instruction's 8 lanes meet 8
+//                   different 16-byte bank groups. Predicted 432 fewer shared-store wavefronts per tile (48.0 M per
+//                   launch). ncu: 52.8 M fewer for TF32 (3 warpgroups), 46.6 M for fp16; bitwise the same outputs.
+//                   One process, first form (its four rotated offsets hoisted: TF32 at 4 warpgroups spilled 12 B):
+//                   fp16 0.907 against 1.004; TF32 at 3 warpgroups 1.094 against 1.168, and with CF_XDOUBLE +
+//                   CF_XOUT_APART 1.098 against 1.271 (the staging under the MMAs paid for its conflicts); 3xfp16
+//                   1.357 against 1.358 (bound elsewhere). With the rotation read per item (no spill at 128
+//                   registers), 21:02 UTC, two interleaved runs in one process: TF32 1.046 and 1.041 against 1.097 and
+//                   1.090, fp16 0.873 and 0.868 against 0.993 and 0.983. The TF32 and fp16 default since (registry).
+//
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory, CF_ABL_RAWEPI
 //   stores acc + bias without the epilogue, CF_ABL_NOSTORE computes the epilogue but stores nothing (with
