@@ -149,6 +149,41 @@ NINTH = {"staging under the MMAs": (LOG_DIR_J / "time.log", "the next tile stage
 LOGS.update({f"ninth: {k}": v[0] for k, v in NINTH.items()})
 SOURCE_04B_XDOUBLE = LOG_DIR_J / "call2" / "ncu_source_tf32_xdouble.csv.gz"
 SPECIAL_VALUES = LOG_DIR_J / "special.log"
+# H200, 2026-12-01 from 20:56 UTC (the tenth session). In both calls `04b_wgmma_tf32` and `_fp16` are the builds of the
+# 19:46 UTC record (without the rotation); CF_STAGE_ROT stores the staging's items without bank conflicts. Call 1: its
+# first form (the rotated offsets hoisted; TF32 at 4 warpgroups spilled 12 B), at 3 and 4 warpgroups and under the
+# MMAs; call 2: the rotation read per item (spill-free), two interleaved runs (time.log, time2.log). Each call's
+# ncu_st.log: shared-memory store wavefronts, bank conflicts and store instructions of one launch per build.
+LOG_DIR_K = R.ROOT / "results" / "device-logs" / "explore-2026-12-01k"
+TENTH = {"rotation, first form": (LOG_DIR_K / "call1" / "time.log",
+                                  "the staging's stores lane-rotated (CF_STAGE_ROT), offsets hoisted"),
+         "rotation, per item": (LOG_DIR_K / "call2" / "time.log",
+                                "CF_STAGE_ROT with the rotation read per item (spill-free at 4 warpgroups)"),
+         "rotation, per item (again)": (LOG_DIR_K / "call2" / "time2.log", "the same builds, a second interleaved run")}
+LOGS.update({f"tenth: {k}": v[0] for k, v in TENTH.items()})
+STORE_WAVEFRONTS = {"first form": LOG_DIR_K / "call1" / "ncu_st.log", "per item": LOG_DIR_K / "call2" / "ncu_st.log"}
+_NCU_DONE = re.compile(r"\[ncu-sections\] (\w+)/(\S+) done")
+_NCU_METRIC = re.compile(r"^\s+(\S+?)\s+(?:\S+\s+)?([\d,.]+)$")
+_STORE_METRICS = {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": "store wavefronts",
+                  "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": "store bank conflicts",
+                  "smsp__inst_executed_op_shared_st.sum": "shared store instructions"}
+
+
+def store_wavefronts(path: Path) -> pd.DataFrame:
+    """ncu's shared-memory store counters of one launch per build at the full shape (one call's ncu_st.log), indexed by
+    build; the launches come back in the order the builds ran ("[ncu-sections] ... done")."""
+    text = Path(path).read_text().splitlines()
+    builds = [Build.spelled.fget(parse_key(m.group(1), m.group(2))) for line in text if (m := _NCU_DONE.match(line))]
+    launches, cur = [], None
+    for line in text:
+        if "conv3d_wgmma_kernel(" in line or "conv2d_wgmma_kernel(" in line:
+            cur = {}
+            launches.append(cur)
+        elif cur is not None and (m := _NCU_METRIC.match(line)) and m.group(1) in _STORE_METRICS:
+            cur[_STORE_METRICS[m.group(1)]] = int(m.group(2).replace(",", ""))
+    if len(launches) != len(builds):
+        raise ValueError(f"{path}: {len(launches)} profiled launches for {len(builds)} builds")
+    return pd.DataFrame(launches, index=pd.Index(builds, name="build"))
 _SPECIAL = re.compile(r"(\S+) (nan|inf) \(([\d, ]+)\): unwritten\(NaN where float64 finite\) (\d+), "
                       r"nonfinite_mismatch (\d+), max_abs (\S+), (ok|FAIL)")
 

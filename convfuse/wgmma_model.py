@@ -280,12 +280,16 @@ def staged_from_tma(x: np.ndarray, n: int, oh: int, ox0: int, chunk: int) -> tup
 C3_ITEMS = 2 * C3_XD * C3_XH * (C3_XW // 4)
 
 
-def c3_staging_wavefronts(rotated: bool = False) -> int:
-    """Shared-memory wavefronts of one warpgroup tile's staging stores. A 16-byte store serves 8 lanes (a quarter-warp)
-    per wavefront when they hit 8 different 16-byte bank groups; lanes in the same group take one wavefront each.
-    `rotated`: the lane-rotated order of a prepared candidate (lanes 2i and 2i + 1 start at pixel i of their quad)."""
+def c3_staging_wavefronts(rotated: bool = False, fp16: bool = False) -> int:
+    """Shared-memory wavefronts of one warpgroup tile's staging stores. A store of w bytes per lane serves 128 / w lanes
+    per wavefront (a quarter-warp for TF32's 16-byte stores, a half-warp for FP16's 8-byte ones) when they hit
+    different w-byte bank groups; lanes in the same group take one wavefront each. TF32 writes k-half h at h x C3_HALF,
+    FP16 (`fp16`) at byte 8 h of the same 16-byte pixel row. `rotated`: CF_STAGE_ROT's order (lanes 2i and 2i + 1
+    start at pixel i of their quad), the TF32 and FP16 default since the record of 2026-12-01 21:12 UTC."""
+    width = 8 if fp16 else 16
+    per_wavefront = 128 // width
     quads = C3_XW // 4
-    stores: dict = {}                                   # (warp instruction, quarter-warp) -> [16-byte group per lane]
+    stores: dict = {}                                   # (warp instruction, lane group) -> [bank group per lane]
     for it in range(C3_ITEMS):
         tid, k = it % 128, it // 128
         q, row = it % quads, it // quads                # row: (k-half, depth, row) as one index
@@ -293,8 +297,9 @@ def c3_staging_wavefronts(rotated: bool = False) -> int:
         lane = tid % 32
         rot = (lane >> 1) & 3 if rotated else 0
         for p in range(4):
-            addr = half * C3_HALF + (staged_row * C3_XW + 4 * q + ((p + rot) & 3)) * 16
-            stores.setdefault((k, tid // 32, p, lane // 8), []).append((addr // 16) % 8)
+            pixel = staged_row * C3_XW + 4 * q + ((p + rot) & 3)
+            addr = pixel * 16 + 8 * half if fp16 else half * C3_HALF + pixel * 16
+            stores.setdefault((k, tid // 32, p, lane // per_wavefront), []).append((addr // width) % per_wavefront)
     return sum(max(groups.count(g) for g in set(groups)) for groups in stores.values())
 
 

@@ -334,3 +334,28 @@ def test_the_staging_under_the_mmas_costs_through_its_shared_stores_not_its_roun
     rounded = t["04b_wgmma_tf32" + apart] / t["04b_wgmma_tf32 -DCF_WGS=3"]
     stores_only = t["04b_wgmma_tf32" + apart + trunc] / t["04b_wgmma_tf32 -DCF_WGS=3" + trunc]
     assert stores_only > 1.05 and stores_only > rounded    # as predicted: the gap stays (it grew) without the rounding
+
+
+def test_the_rotation_removes_the_store_wavefronts_the_model_counts():
+    from convfuse import problems as P, wgmma_model as M
+    n, _, do, ho, wo = P.get("conv3d").output_shape(P.get("conv3d").input_shape)
+    tiles = n * do * ho * -(-wo // (M.C3_XW - 2))                  # TH = 1 row per tile, 62 columns
+    w = E.store_wavefronts(E.STORE_WAVEFRONTS["per item"])["store wavefronts"]
+    for fp16, base in ((False, "04b_wgmma_tf32"), (True, "04b_wgmma_fp16")):
+        saved = (w[base] - w[base + " -DCF_STAGE_ROT"]) / tiles
+        modelled = M.c3_staging_wavefronts(fp16=fp16) - M.c3_staging_wavefronts(rotated=True, fp16=fp16)
+        assert abs(saved / modelled - 1) < 0.15, (base, saved, modelled)
+
+
+def test_the_rotation_pays_for_tf32_and_fp16_and_levels_the_staging_under_the_mmas():
+    t = E.session_table(E.TENTH)["× its variant in the same call"]
+    rot, w3 = " -DCF_STAGE_ROT", " -DCF_WGS=3"
+    for call in ("rotation, per item", "rotation, per item (again)"):
+        assert t[call, "04b_wgmma_tf32" + rot] < 0.97                  # 3-5 % predicted
+        assert t[call, "04b_wgmma_fp16" + rot] < 0.92
+    ms = E.session_table(E.TENTH)["median ms"]
+    first = "rotation, first form"
+    under = ms[first, "04b_wgmma_tf32 -DCF_XDOUBLE -DCF_XOUT_APART" + w3 + rot]
+    assert abs(under / ms[first, "04b_wgmma_tf32" + w3 + rot] - 1) < 0.02   # level with staging before the MMAs ...
+    assert ms[first, "04b_wgmma_tf32 -DCF_XDOUBLE -DCF_XOUT_APART" + w3] > 1.05 * ms[first, "04b_wgmma_tf32" + w3]
+    assert abs(t[first, "04b_wgmma_3xfp16" + rot] - 1) < 0.01          # ... and 3xfp16 bound elsewhere

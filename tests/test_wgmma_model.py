@@ -170,3 +170,10 @@ def test_conv3d_tf32_staging_stores_meet_four_way_bank_conflicts_and_the_rotatio
     assert plain == 576                       # 36 warp instructions x 4 quarter-warps x 4 wavefronts
     assert rotated == 144                     # the minimum: 4 x 16-byte x 8 lanes per wavefront
     assert M.c3_mma_operand_bytes() // 128 == 864   # the MMAs' operand reads at 128 bytes per cycle
+
+
+def test_conv3d_fp16_staging_stores_meet_eight_way_conflicts_per_half_warp_and_the_rotation_leaves_two():
+    from convfuse import wgmma_model as M
+    plain, rotated = M.c3_staging_wavefronts(fp16=True), M.c3_staging_wavefronts(rotated=True, fp16=True)
+    assert plain == 576                       # 36 warp instructions x 2 half-warps x 8 wavefronts
+    assert rotated == 144                     # 2 lanes per 8-byte bank pair: 2 wavefronts per half-warp, not 1
