@@ -162,6 +162,11 @@ TENTH = {"rotation, first form": (LOG_DIR_K / "call1" / "time.log",
          "rotation, per item (again)": (LOG_DIR_K / "call2" / "time2.log", "the same builds, a second interleaved run")}
 LOGS.update({f"tenth: {k}": v[0] for k, v in TENTH.items()})
 STORE_WAVEFRONTS = {"first form": LOG_DIR_K / "call1" / "ncu_st.log", "per item": LOG_DIR_K / "call2" / "ncu_st.log"}
+# call 3 (21:22 UTC): ncu source pages of the builds recorded at 21:12 UTC (the rotation registered), and
+# CF_XDOUBLE at 4 warpgroups with it (time.log; that build spills 52 B, ptxas)
+SOURCE_04B_ROT = {"TF32": LOG_DIR_K / "call3" / "ncu_source_04b_wgmma_tf32.csv.gz",
+                  "fp16": LOG_DIR_K / "call3" / "ncu_source_04b_wgmma_fp16.csv.gz"}
+LOGS["tenth: CF_XDOUBLE at 4 warpgroups"] = LOG_DIR_K / "call3" / "time.log"
 _NCU_DONE = re.compile(r"\[ncu-sections\] (\w+)/(\S+) done")
 _NCU_METRIC = re.compile(r"^\s+(\S+?)\s+(?:\S+\s+)?([\d,.]+)$")
 _STORE_METRICS = {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": "store wavefronts",
@@ -528,6 +533,32 @@ def warp_tiles_04b() -> int:
     """conv3d 04b's warp tiles at full size: one tile per output row and 62 columns (the kernel's TW), 4 warps each."""
     n, _, do, ho, wo = P.CONV3D.output_shape()
     return n * do * ho * -(-wo // 62) * 4
+
+
+def shared_wavefronts(path: Path) -> pd.DataFrame:
+    """Per SASS opcode of one conv3d 04b source-page profile: shared-memory wavefronts per warpgroup tile as ncu
+    counted them and as it says they would be without bank conflicts ("L1 Wavefronts Shared Ideal"), and warp
+    instructions per warpgroup tile; opcodes with no shared wavefronts left out. The wgmmas' operand reads count
+    here too (HGMMA)."""
+    hdr, data = _source_table(path)
+    i_src, i_wf, i_ideal, i_ins = (hdr.index(h) for h in ("Source", "L1 Wavefronts Shared",
+                                                          "L1 Wavefronts Shared Ideal", "Instructions Executed"))
+    out: dict = {}
+    for r in data:
+        words = r[i_src].split()
+        if words and words[0].startswith("@"):
+            words = words[1:]
+        if not words or _num(r[i_wf]) == 0:
+            continue
+        a = out.setdefault(words[0], [0.0, 0.0, 0.0])
+        for k, j in enumerate((i_wf, i_ideal, i_ins)):
+            a[k] += _num(r[j])
+    tiles = warp_tiles_04b() // 4
+    df = pd.DataFrame.from_dict(out, orient="index", columns=["wavefronts per tile", "ideal per tile",
+                                                             "instructions per tile"]) / tiles
+    df["× ideal"] = df["wavefronts per tile"] / df["ideal per tile"]
+    df.index.name = "opcode"
+    return df.sort_values("wavefronts per tile", ascending=False)
 
 
 def stall_summary(paths: dict = None) -> pd.DataFrame:
