@@ -159,7 +159,12 @@ TENTH = {"rotation, first form": (LOG_DIR_K / "call1" / "time.log",
                                   "the staging's stores lane-rotated (CF_STAGE_ROT), offsets hoisted"),
          "rotation, per item": (LOG_DIR_K / "call2" / "time.log",
                                 "CF_STAGE_ROT with the rotation read per item (spill-free at 4 warpgroups)"),
-         "rotation, per item (again)": (LOG_DIR_K / "call2" / "time2.log", "the same builds, a second interleaved run")}
+         "rotation, per item (again)": (LOG_DIR_K / "call2" / "time2.log", "the same builds, a second interleaved run"),
+         # call 4 (21:31 UTC): the builds recorded at 21:12 UTC against CF_BOX_STS, a candidate kept as
+         # notes/patches/conv3d_04b_box_sts.patch (applied on the device only; not in the committed kernel)
+         "box writes as shared stores": (LOG_DIR_K / "call4" / "time.log",
+                                         "the tensor copy's box written with st.shared at compile-time offsets (patch)"),
+         "box writes as shared stores (again)": (LOG_DIR_K / "call4" / "time2.log", "the same builds, a second run")}
 LOGS.update({f"tenth: {k}": v[0] for k, v in TENTH.items()})
 STORE_WAVEFRONTS = {"first form": LOG_DIR_K / "call1" / "ncu_st.log", "per item": LOG_DIR_K / "call2" / "ncu_st.log"}
 # call 3 (21:22 UTC): ncu source pages of the builds recorded at 21:12 UTC (the rotation registered), and
