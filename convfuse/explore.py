@@ -164,7 +164,10 @@ TENTH = {"rotation, first form": (LOG_DIR_K / "call1" / "time.log",
          # notes/patches/conv3d_04b_box_sts.patch (applied on the device only; not in the committed kernel)
          "box writes as shared stores": (LOG_DIR_K / "call4" / "time.log",
                                          "the tensor copy's box written with st.shared at compile-time offsets (patch)"),
-         "box writes as shared stores (again)": (LOG_DIR_K / "call4" / "time2.log", "the same builds, a second run")}
+         "box writes as shared stores (again)": (LOG_DIR_K / "call4" / "time2.log", "the same builds, a second run"),
+         # call 5 (21:37 UTC): CF_EPI_FOLD (bias and sum folded per channel) on top of the same patch
+         "folded epilogue": (LOG_DIR_K / "call5" / "time.log", "CF_EPI_FOLD on top of CF_BOX_STS (patch)"),
+         "folded epilogue (again)": (LOG_DIR_K / "call5" / "time2.log", "the same builds, a second run")}
 LOGS.update({f"tenth: {k}": v[0] for k, v in TENTH.items()})
 STORE_WAVEFRONTS = {"first form": LOG_DIR_K / "call1" / "ncu_st.log", "per item": LOG_DIR_K / "call2" / "ncu_st.log"}
 # call 3 (21:22 UTC): ncu source pages of the builds recorded at 21:12 UTC (the rotation registered), and

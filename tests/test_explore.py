@@ -386,3 +386,11 @@ def test_the_box_written_with_shared_stores_paid_five_percent_in_both_runs():
     for call in ("box writes as shared stores", "box writes as shared stores (again)"):
         for base in ("04b_wgmma_tf32", "04b_wgmma_fp16"):
             assert t[call, base + " -DCF_BOX_STS"] < 0.97              # 3-6 % predicted; 5.0 % measured
+
+
+def test_the_folded_epilogue_paid_for_tf32_on_top_of_the_box_stores_and_not_for_fp16():
+    ms = E.session_table(E.TENTH)["median ms"]
+    box, fold = " -DCF_BOX_STS", " -DCF_BOX_STS -DCF_EPI_FOLD"
+    for call in ("folded epilogue", "folded epilogue (again)"):
+        assert ms[call, "04b_wgmma_tf32" + fold] < 0.99 * ms[call, "04b_wgmma_tf32" + box]
+        assert abs(ms[call, "04b_wgmma_fp16" + fold] / ms[call, "04b_wgmma_fp16" + box] - 1) < 0.01
