@@ -149,11 +149,26 @@ NINTH = {"staging under the MMAs": (LOG_DIR_J / "time.log", "the next tile stage
 LOGS.update({f"ninth: {k}": v[0] for k, v in NINTH.items()})
 SOURCE_04B_XDOUBLE = LOG_DIR_J / "call2" / "ncu_source_tf32_xdouble.csv.gz"
 SPECIAL_VALUES = LOG_DIR_J / "special.log"
-# H200, 2026-12-01 from 20:56 UTC (the tenth session). In both calls `04b_wgmma_tf32` and `_fp16` are the builds of the
-# 19:46 UTC record (without the rotation); CF_STAGE_ROT stores the staging's items without bank conflicts. Call 1: its
-# first form (the rotated offsets hoisted; TF32 at 4 warpgroups spilled 12 B), at 3 and 4 warpgroups and under the
-# MMAs; call 2: the rotation read per item (spill-free), two interleaved runs (time.log, time2.log). Each call's
-# ncu_st.log: shared-memory store wavefronts, bank conflicts and store instructions of one launch per build.
+_SPECIAL = re.compile(r"(\S+) (nan|inf) \(([\d, ]+)\): unwritten\(NaN where float64 finite\) (\d+), "
+                      r"nonfinite_mismatch (\d+), max_abs (\S+), (ok|FAIL)")
+
+
+def special_values(path: Path = SPECIAL_VALUES) -> pd.DataFrame:
+    """Inf or NaN inputs (five of them) on conv3d shapes whose tiles take each store path, into a NaN-poisoned output:
+    per build, special value and shape, the outputs left unwritten (NaN where float64 is finite), the outputs whose
+    NaN/Inf class differs from float64's, and whether the rest is within the build's bound. `head_` builds are the
+    FP16-operand builds as committed before the ninth session (the FP32 path decided per thread)."""
+    rows = [{"build": m.group(1), "special": m.group(2), "shape": tuple(int(v) for v in m.group(3).split(",")),
+             "unwritten": int(m.group(4)), "class mismatches": int(m.group(5)), "within bounds": m.group(7) == "ok"}
+            for line in Path(path).read_text().splitlines() if (m := _SPECIAL.match(line))]
+    return pd.DataFrame(rows).set_index(["build", "special", "shape"])
+
+
+# H200, 2026-12-01 from 20:56 UTC (the tenth session). In calls 1 and 2 `04b_wgmma_tf32` and `_fp16` are the builds
+# of the 19:46 UTC record (without the rotation); CF_STAGE_ROT stores the staging's items without bank conflicts.
+# Call 1: its first form (the rotated offsets hoisted; TF32 at 4 warpgroups spilled 12 B), at 3 and 4 warpgroups and
+# under the MMAs; call 2: the rotation read per item (spill-free), two interleaved runs (time.log, time2.log). Each of
+# these calls' ncu_st.log: shared-memory store wavefronts, bank conflicts and store instructions of one launch per build.
 LOG_DIR_K = R.ROOT / "results" / "device-logs" / "explore-2026-12-01k"
 TENTH = {"rotation, first form": (LOG_DIR_K / "call1" / "time.log",
                                   "the staging's stores lane-rotated (CF_STAGE_ROT), offsets hoisted"),
@@ -197,19 +212,6 @@ def store_wavefronts(path: Path) -> pd.DataFrame:
     if len(launches) != len(builds):
         raise ValueError(f"{path}: {len(launches)} profiled launches for {len(builds)} builds")
     return pd.DataFrame(launches, index=pd.Index(builds, name="build"))
-_SPECIAL = re.compile(r"(\S+) (nan|inf) \(([\d, ]+)\): unwritten\(NaN where float64 finite\) (\d+), "
-                      r"nonfinite_mismatch (\d+), max_abs (\S+), (ok|FAIL)")
-
-
-def special_values(path: Path = SPECIAL_VALUES) -> pd.DataFrame:
-    """Inf or NaN inputs (five of them) on conv3d shapes whose tiles take each store path, into a NaN-poisoned output:
-    per build, special value and shape, the outputs left unwritten (NaN where float64 is finite), the outputs whose
-    NaN/Inf class differs from float64's, and whether the rest is within the build's bound. `head_` builds are the
-    FP16-operand builds as committed before the ninth session (the FP32 path decided per thread)."""
-    rows = [{"build": m.group(1), "special": m.group(2), "shape": tuple(int(v) for v in m.group(3).split(",")),
-             "unwritten": int(m.group(4)), "class mismatches": int(m.group(5)), "within bounds": m.group(7) == "ok"}
-            for line in Path(path).read_text().splitlines() if (m := _SPECIAL.match(line))]
-    return pd.DataFrame(rows).set_index(["build", "special", "shape"])
 
 
 # ncu per-instruction samples of conv3d 04b TF32 at full clock: the default before the turns (10:5x UTC, the day's
