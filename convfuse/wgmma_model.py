@@ -280,7 +280,21 @@ def staged_from_tma(x: np.ndarray, n: int, oh: int, ox0: int, chunk: int) -> tup
 C3_ITEMS = 2 * C3_XD * C3_XH * (C3_XW // 4)
 
 
-def c3_staging_wavefronts(rotated: bool = False, fp16: bool = False) -> int:
+def c3_skewed_items(fp16: bool = False):
+    """The item map of a select-free conflict-free staging (sketched in the kernel log, 2026-12-01; not in the kernel):
+    rows padded to C3_XW + 1 pixels, and a quarter-warp's 8 lanes on 2 consecutive quads of 4 consecutive rows (FP16:
+    the k-half in lane bit 3, as its halves share a pixel row). Yields (slot, q, staged row, k-half) per item; slots
+    of rows past the tile's are left out."""
+    rows = C3_XD * C3_XH * (1 if fp16 else 2)           # FP16: the 9 pixel rows; TF32: (k-half, row) as one index
+    for slot in range(3 * 128):
+        q = (slot & 1) + 2 * ((slot >> (4 if fp16 else 3)) & 7)
+        r = 4 * (slot >> (7 if fp16 else 6)) + ((slot >> 1) & 3)
+        half = (slot >> 3) & 1 if fp16 else r // (C3_XD * C3_XH)
+        if r < rows:
+            yield slot, q, r % (C3_XD * C3_XH), half
+
+
+def c3_staging_wavefronts(rotated: bool = False, fp16: bool = False, skewed: bool = False) -> int:
     """Shared-memory wavefronts of one warpgroup tile's staging stores. A store of w bytes per lane serves 128 / w lanes
     per wavefront (a quarter-warp for TF32's 16-byte stores, a half-warp for FP16's 8-byte ones) when they hit
     different w-byte bank groups; lanes in the same group take one wavefront each. TF32 writes k-half h at h x C3_HALF,
@@ -290,6 +304,15 @@ def c3_staging_wavefronts(rotated: bool = False, fp16: bool = False) -> int:
     per_wavefront = 128 // width
     quads = C3_XW // 4
     stores: dict = {}                                   # (warp instruction, lane group) -> [bank group per lane]
+    if skewed:
+        pitch = C3_XW + 1
+        for slot, q, staged_row, half in c3_skewed_items(fp16):
+            tid, k, lane = slot % 128, slot // 128, slot % 32
+            for p in range(4):
+                pixel = staged_row * pitch + 4 * q + p
+                addr = pixel * 16 + 8 * half if fp16 else half * C3_XD * C3_XH * pitch * 16 + pixel * 16
+                stores.setdefault((k, tid // 32, p, lane // per_wavefront), []).append((addr // width) % per_wavefront)
+        return sum(max(groups.count(g) for g in set(groups)) for groups in stores.values())
     for it in range(C3_ITEMS):
         tid, k = it % 128, it // 128
         q, row = it % quads, it // quads                # row: (k-half, depth, row) as one index

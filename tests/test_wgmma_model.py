@@ -177,3 +177,16 @@ def test_conv3d_fp16_staging_stores_meet_eight_way_conflicts_per_half_warp_and_t
     plain, rotated = M.c3_staging_wavefronts(fp16=True), M.c3_staging_wavefronts(rotated=True, fp16=True)
     assert plain == 576                       # 36 warp instructions x 2 half-warps x 8 wavefronts
     assert rotated == 144                     # 2 lanes per 8-byte bank pair: 2 wavefronts per half-warp, not 1
+
+
+@pytest.mark.parametrize("fp16", [False, True])
+def test_a_skewed_staging_would_store_every_item_once_without_bank_conflicts_or_selects(fp16):
+    # the kernel log's sketch for the next session (65-pixel rows, 2 quads x 4 rows per quarter-warp): a CPU check
+    # of the idea before it is written in the kernel
+    from convfuse import wgmma_model as M
+    items = list(M.c3_skewed_items(fp16))
+    want = {(q, r, h) for q in range(M.C3_XW // 4) for r in range(M.C3_XD * M.C3_XH) for h in range(2)}
+    assert sorted((q, r, h) for _, q, r, h in items) == sorted(want)          # each item exactly once
+    assert max(slot for slot, *_ in items) < 3 * 128                           # 3 items per thread, as now
+    groups = {(slot // 128, (slot % 128) // 32, (slot % 32) // (16 if fp16 else 8)) for slot, *_ in items}
+    assert M.c3_staging_wavefronts(fp16=fp16, skewed=True) == 4 * len(groups)  # one wavefront per lane group
