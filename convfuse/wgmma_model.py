@@ -294,6 +294,42 @@ def c3_skewed_items(fp16: bool = False):
             yield slot, q, r % (C3_XD * C3_XH), half
 
 
+def c3_tile_tf32_skewed(x: np.ndarray, w: np.ndarray, n: int, od: int, oh: int, ox0: int) -> np.ndarray:
+    """One conv3d 04b TF32 tile (64 Cout x 64 columns, conv without bias, exact sums) as CF_STAGE_SKEW would compute
+    it: the staged tile written item by item at the kernel's store addresses (rows of C3_XW + 1 pixels, the row index
+    taken whole: (k-half, depth, row) * pitch + 4 q + p), read back by the kernel's descriptors (A for tap t at t x 2 KB,
+    lbo 1 KB; B at ((kd XH + kh) pitch + kw) x 16 bytes, lbo one k-half)."""
+    D, H, W = x.shape[2:]
+    pitch = C3_XW + 1
+    half_bytes = C3_XD * C3_XH * pitch * 16
+    wimg = np.zeros(C3_TAPS * 2 * COUT * 16, np.uint8)
+    wf = wimg.view(np.float32)
+    for t in range(C3_TAPS):
+        kd, kh, kw = t // 9, (t // 3) % 3, t % 3
+        for h in range(2):                                              # [tap][k-half][co][4 channels]
+            at = (t * 2 + h) * COUT * 4
+            wf[at:at + COUT * 4] = w[:, 4 * h:4 * h + 4, kd, kh, kw].reshape(-1)
+    ximg = np.zeros(2 * half_bytes + 64, np.uint8)
+    xf = ximg.view(np.float32)
+    for slot, q, staged_row, half in c3_skewed_items():
+        dz, hy = divmod(staged_row, C3_XH)
+        row_whole = 4 * (slot >> 6) + ((slot >> 1) & 3)                 # the kernel's store index
+        assert row_whole == half * C3_XD * C3_XH + staged_row
+        for p in range(4):
+            d, r, c = od + dz, oh + hy, ox0 + 4 * q + p
+            v = x[n, 4 * half:4 * half + 4, d, r, c] if d < D and r < H and c < W else np.zeros(4)
+            at = (row_whole * pitch + 4 * q + p) * 4
+            xf[at:at + 4] = v
+    mem = np.concatenate([wimg, ximg])
+    xa, acc = len(wimg), np.zeros((COUT, C3_XW))
+    for t in range(C3_TAPS):
+        kd, kh, kw = t // 9, (t // 3) % 3, t % 3
+        a = operand(mem, t * 2 * COUT * 16, COUT * 16, COUT, 8, 4)
+        b = operand(mem, xa + ((kd * C3_XH + kh) * pitch + kw) * 16, half_bytes, C3_XW, 8, 4)
+        acc += a @ b.T
+    return acc
+
+
 def c3_staging_wavefronts(rotated: bool = False, fp16: bool = False, skewed: bool = False) -> int:
     """Shared-memory wavefronts of one warpgroup tile's staging stores. A store of w bytes per lane serves 128 / w lanes
     per wavefront (a quarter-warp for TF32's 16-byte stores, a half-warp for FP16's 8-byte ones) when they hit

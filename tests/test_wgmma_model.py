@@ -190,3 +190,21 @@ def test_a_skewed_staging_would_store_every_item_once_without_bank_conflicts_or_
     assert max(slot for slot, *_ in items) < 3 * 128                           # 3 items per thread, as now
     groups = {(slot // 128, (slot % 128) // 32, (slot % 32) // (16 if fp16 else 8)) for slot, *_ in items}
     assert M.c3_staging_wavefronts(fp16=fp16, skewed=True) == 4 * len(groups)  # one wavefront per lane group
+
+
+
+@pytest.mark.parametrize("ox0", [0, 62])
+def test_a_skewed_staging_feeds_the_descriptors_the_right_pixels(ox0):
+    # the skew's store addresses and its descriptors' row pitch, against a plain conv3d (CPU; the kernel patch waits)
+    from convfuse import wgmma_model as M
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((1, M.C3_CIN, 4, 5, 70)).astype(np.float32)
+    w = rng.standard_normal((M.COUT, M.C3_CIN, 3, 3, 3)).astype(np.float32)
+    acc = M.c3_tile_tf32_skewed(x, w, 0, 1, 2, ox0)
+    xp = np.zeros((M.C3_CIN, 3, 3, M.C3_XW + 2))
+    cols = min(M.C3_XW + 2, 70 - ox0)
+    xp[:, :, :, :cols] = x[0, :, 1:4, 2:5, ox0:ox0 + cols]
+    want = np.zeros((M.COUT, M.C3_XW - 2))
+    for j in range(M.C3_XW - 2):
+        want[:, j] = np.tensordot(w.astype(np.float64), xp[:, :, :, j:j + 3], axes=([1, 2, 3, 4], [0, 1, 2, 3]))
+    np.testing.assert_allclose(acc[:, :M.C3_XW - 2], want, rtol=0, atol=1e-9)
