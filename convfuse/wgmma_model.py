@@ -330,6 +330,36 @@ def c3_tile_tf32_skewed(x: np.ndarray, w: np.ndarray, n: int, od: int, oh: int, 
     return acc
 
 
+def c3_tile_fp16_skewed(x: np.ndarray, w: np.ndarray, n: int, od: int, oh: int, ox0: int) -> np.ndarray:
+    """c3_tile_fp16 with CF_STAGE_SKEW's staging: x_hi written item by item at the kernel's store addresses (rows of
+    C3_XW + 1 pixels; an item's k-half at byte 8 of its pixel row), k-half 1 left zero, read back by the same tap-pair
+    descriptors with that row pitch."""
+    D, H, W = x.shape[2:]
+    pitch = C3_XW + 1
+    half_bytes = C3_XD * C3_XH * pitch * 16
+    wimg, inv = c3_weight_image(w)
+    stage = np.zeros(2 * half_bytes + 64, np.uint8)
+    for slot, q, row9, half in c3_skewed_items(fp16=True):
+        assert row9 == 4 * (slot >> 7) + ((slot >> 1) & 3)              # the kernel's store index
+        dz, hy = divmod(row9, C3_XH)
+        for p in range(4):
+            d, r, c = od + dz, oh + hy, ox0 + 4 * q + p
+            v = x[n, 4 * half:4 * half + 4, d, r, c] if d < D and r < H and c < W else np.zeros(4, np.float32)
+            at = (row9 * pitch + 4 * q + p) * 16 + 8 * half
+            stage[at:at + 8] = split_fp16(torch.from_numpy(np.asarray(v, np.float32)))[0].half().numpy().view(np.uint8)
+    boff = lambda t: (((t // 9) * C3_XH + (t // 3) % 3) * pitch + t % 3) * 16     # noqa: E731
+    mem = np.concatenate([wimg, stage])
+    xa, acc = len(wimg), np.zeros((COUT, C3_XW))
+    for t in range(1, C3_TAPS, 2):
+        a = operand(mem, (t - 1) * C3_WTAP + 1024, C3_WTAP, COUT, 16, 2)
+        b = operand(mem, xa + boff(t - 1), boff(t) - boff(t - 1), C3_XW, 16, 2)
+        acc += a @ b.T
+    a = operand(mem, 26 * C3_WTAP + 1024, C3_WTAP, COUT, 16, 2)
+    b = operand(mem, xa + boff(26), half_bytes, C3_XW, 16, 2)
+    acc += a @ b.T
+    return acc * inv
+
+
 def c3_staging_wavefronts(rotated: bool = False, fp16: bool = False, skewed: bool = False) -> int:
     """Shared-memory wavefronts of one warpgroup tile's staging stores. A store of w bytes per lane serves 128 / w lanes
     per wavefront (a quarter-warp for TF32's 16-byte stores, a half-warp for FP16's 8-byte ones) when they hit

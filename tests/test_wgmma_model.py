@@ -208,3 +208,15 @@ def test_a_skewed_staging_feeds_the_descriptors_the_right_pixels(ox0):
     for j in range(M.C3_XW - 2):
         want[:, j] = np.tensordot(w.astype(np.float64), xp[:, :, :, j:j + 3], axes=([1, 2, 3, 4], [0, 1, 2, 3]))
     np.testing.assert_allclose(acc[:, :M.C3_XW - 2], want, rtol=0, atol=1e-9)
+
+
+
+@pytest.mark.parametrize("ox0", [0, 62])
+def test_a_skewed_fp16_staging_gives_the_registered_layouts_accumulators(ox0):
+    from convfuse import wgmma_model as M
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((1, M.C3_CIN, 4, 5, 70)).astype(np.float32)
+    w = rng.standard_normal((M.COUT, M.C3_CIN, 3, 3, 3)).astype(np.float32)
+    kept = M.C3_XW - 2                          # columns 62 and 63 read past a row: discarded, and they differ
+    np.testing.assert_array_equal(M.c3_tile_fp16_skewed(x, w, 0, 1, 2, ox0)[:, :kept],
+                                  M.c3_tile_fp16(x, w, 0, 1, 2, ox0)[:, :kept])
