@@ -201,7 +201,7 @@ def store_wavefronts(path: Path) -> pd.DataFrame:
     """ncu's shared-memory store counters of one launch per build at the full shape (one call's ncu_st.log), indexed by
     build; the launches come back in the order the builds ran ("[ncu-sections] ... done")."""
     text = Path(path).read_text().splitlines()
-    builds = [Build.spelled.fget(parse_key(m.group(1), m.group(2))) for line in text if (m := _NCU_DONE.match(line))]
+    builds = [parse_key(m.group(1), m.group(2)).spelled for line in text if (m := _NCU_DONE.match(line))]
     launches, cur = [], None
     for line in text:
         if "conv3d_wgmma_kernel(" in line or "conv2d_wgmma_kernel(" in line:
@@ -507,17 +507,22 @@ def session_table(calls: dict, problem: str = "conv3d") -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["call", "build"])
 
 
+def _opcode(src: str) -> str:
+    """A SASS line's opcode with its modifiers (`STS.128`), its predicate dropped; "" for a line without one."""
+    words = src.split()
+    if words and words[0].startswith("@"):
+        words = words[1:]
+    return words[0] if words else ""
+
+
 def opcode_shares(path: Path, top: int = 8) -> pd.Series:
     """The share of all warp samples at each SASS opcode (its first word, predicate dropped) in one ncu source-page
     profile, largest first."""
     p = _samples(path)
     out: dict = {}
     for src, n in zip(p.source, p.samples):
-        words = src.split()
-        if words and words[0].startswith("@"):
-            words = words[1:]
-        if words:
-            op = words[0].split(".")[0]
+        if op := _opcode(src):
+            op = op.split(".")[0]
             out[op] = out.get(op, 0.0) + n
     return (pd.Series(out) / sum(out.values())).sort_values(ascending=False).head(top)
 
@@ -555,12 +560,10 @@ def shared_wavefronts(path: Path) -> pd.DataFrame:
                                                           "L1 Wavefronts Shared Ideal", "Instructions Executed"))
     out: dict = {}
     for r in data:
-        words = r[i_src].split()
-        if words and words[0].startswith("@"):
-            words = words[1:]
-        if not words or _num(r[i_wf]) == 0:
+        op = _opcode(r[i_src])
+        if not op or _num(r[i_wf]) == 0:
             continue
-        a = out.setdefault(words[0], [0.0, 0.0, 0.0])
+        a = out.setdefault(op, [0.0, 0.0, 0.0])
         for k, j in enumerate((i_wf, i_ideal, i_ins)):
             a[k] += _num(r[j])
     tiles = warp_tiles_04b() // 4

@@ -117,9 +117,10 @@ C3_HALF = C3_XD * C3_XH * C3_XW * 16                # bytes per k-half of the st
 C3_WTAP = 2 * COUT * 16                             # bytes per tap of weights: [w_lo | w_hi], 1 KB each
 
 
-def c3_boff(t: int) -> int:
-    """Byte offset of tap t = (kd, kh, kw)'s window in a k-half: staged row (kd, kh), shifted by kw pixels."""
-    return (((t // 9) * C3_XH + (t // 3) % 3) * C3_XW + t % 3) * 16
+def c3_boff(t: int, pitch: int = C3_XW) -> int:
+    """Byte offset of tap t = (kd, kh, kw)'s window in a k-half: staged row (kd, kh), shifted by kw pixels; rows
+    `pitch` pixels apart (CF_STAGE_SKEW's rows are C3_XW + 1)."""
+    return (((t // 9) * C3_XH + (t // 3) % 3) * pitch + t % 3) * 16
 
 
 def c3_weight_image(w: np.ndarray) -> tuple[np.ndarray, float]:
@@ -226,16 +227,21 @@ def c3_tile_fp16(x: np.ndarray, w: np.ndarray, n: int, od: int, oh: int, ox0: in
     wimg, inv = c3_weight_image(w)
     stage = c3_stage_image(x, n, od, oh, ox0)
     stage[C3_HALF:2 * C3_HALF] = 0
+    return _c3_fp16_acc(wimg, stage, c3_boff, C3_HALF) * inv
+
+
+def _c3_fp16_acc(wimg: np.ndarray, stage: np.ndarray, boff, half_bytes: int) -> np.ndarray:
+    """The fp16 tile's 14 wgmmas over a weight image and a staged tile whose tap windows lie at boff(t)."""
     mem = np.concatenate([wimg, stage])
     xa, acc = len(wimg), np.zeros((COUT, C3_XW))
     for t in range(1, C3_TAPS, 2):                                             # [w_hi(t-1) | w_hi(t)] . [x(t-1) | x(t)]
         a = operand(mem, (t - 1) * C3_WTAP + 1024, C3_WTAP, COUT, 16, 2)
-        b = operand(mem, xa + c3_boff(t - 1), c3_boff(t) - c3_boff(t - 1), C3_XW, 16, 2)
+        b = operand(mem, xa + boff(t - 1), boff(t) - boff(t - 1), C3_XW, 16, 2)
         acc += a @ b.T
     a = operand(mem, 26 * C3_WTAP + 1024, C3_WTAP, COUT, 16, 2)                 # [w_hi(26) | 0 (tap 27)]
-    b = operand(mem, xa + c3_boff(26), C3_HALF, C3_XW, 16, 2)                  # [x(26) | k-half 1]
+    b = operand(mem, xa + boff(26), half_bytes, C3_XW, 16, 2)                  # [x(26) | k-half 1]
     acc += a @ b.T
-    return acc * inv
+    return acc
 
 
 # --- conv2d 04c's TMA copies (CF_TMA, the default): box -> raw buffer -> the producer's reads -----------------
@@ -280,28 +286,43 @@ def staged_from_tma(x: np.ndarray, n: int, oh: int, ox0: int, chunk: int) -> tup
 C3_ITEMS = 2 * C3_XD * C3_XH * (C3_XW // 4)
 
 
+C3_SKEW_PITCH = C3_XW + 1             # CF_STAGE_SKEW's staged row pitch in pixels
+
+
+def c3_skew_row(slot: int, fp16: bool = False) -> int:
+    """CF_STAGE_SKEW's row of a slot (the kernel's skew_row): TF32 (k-half, depth, row) as one index, fp16 (depth,
+    row); 4 consecutive rows per quarter-warp."""
+    return 4 * (slot >> (7 if fp16 else 6)) + ((slot >> 1) & 3)
+
+
 def c3_skewed_items(fp16: bool = False):
-    """The item map of a select-free conflict-free staging (sketched in the kernel log, 2026-12-01; not in the kernel):
-    rows padded to C3_XW + 1 pixels, and a quarter-warp's 8 lanes on 2 consecutive quads of 4 consecutive rows (FP16:
-    the k-half in lane bit 3, as its halves share a pixel row). Yields (slot, q, staged row, k-half) per item; slots
-    of rows past the tile's are left out."""
+    """The item map of CF_STAGE_SKEW (notes/patches/conv3d_04b_stage_skew.patch, not yet in the kernel): rows padded to
+    C3_SKEW_PITCH pixels, and a quarter-warp's 8 lanes on 2 consecutive quads of 4 consecutive rows (FP16: the k-half
+    in lane bit 3, as its halves share a pixel row). Yields (slot, q, staged row, k-half) per item; slots of rows past
+    the tile's are left out."""
     rows = C3_XD * C3_XH * (1 if fp16 else 2)           # FP16: the 9 pixel rows; TF32: (k-half, row) as one index
     for slot in range(3 * 128):
         q = (slot & 1) + 2 * ((slot >> (4 if fp16 else 3)) & 7)
-        r = 4 * (slot >> (7 if fp16 else 6)) + ((slot >> 1) & 3)
+        r = c3_skew_row(slot, fp16)
         half = (slot >> 3) & 1 if fp16 else r // (C3_XD * C3_XH)
         if r < rows:
             yield slot, q, r % (C3_XD * C3_XH), half
 
 
+def _c3_item_pixel(x: np.ndarray, n: int, od: int, oh: int, ox0: int, half: int, staged_row: int, px: int) -> np.ndarray:
+    """The 4 channels of k-half `half` at a staged pixel (zeros past the input)."""
+    D, H, W = x.shape[2:]
+    dz, hy = divmod(staged_row, C3_XH)
+    d, r, c = od + dz, oh + hy, ox0 + px
+    return x[n, 4 * half:4 * half + 4, d, r, c].astype(np.float32) if d < D and r < H and c < W else np.zeros(4, np.float32)
+
+
 def c3_tile_tf32_skewed(x: np.ndarray, w: np.ndarray, n: int, od: int, oh: int, ox0: int) -> np.ndarray:
     """One conv3d 04b TF32 tile (64 Cout x 64 columns, conv without bias, exact sums) as CF_STAGE_SKEW would compute
-    it: the staged tile written item by item at the kernel's store addresses (rows of C3_XW + 1 pixels, the row index
-    taken whole: (k-half, depth, row) * pitch + 4 q + p), read back by the kernel's descriptors (A for tap t at t x 2 KB,
-    lbo 1 KB; B at ((kd XH + kh) pitch + kw) x 16 bytes, lbo one k-half)."""
-    D, H, W = x.shape[2:]
-    pitch = C3_XW + 1
-    half_bytes = C3_XD * C3_XH * pitch * 16
+    it: the staged tile written item by item at the kernel's store addresses (the row index taken whole: (k-half,
+    depth, row) x pitch + 4 q + p), read back by the kernel's descriptors (A for tap t at t x 2 KB, lbo 1 KB; B at
+    c3_boff(t, pitch), lbo one k-half)."""
+    half_bytes = C3_XD * C3_XH * C3_SKEW_PITCH * 16
     wimg = np.zeros(C3_TAPS * 2 * COUT * 16, np.uint8)
     wf = wimg.view(np.float32)
     for t in range(C3_TAPS):
@@ -312,82 +333,55 @@ def c3_tile_tf32_skewed(x: np.ndarray, w: np.ndarray, n: int, od: int, oh: int, 
     ximg = np.zeros(2 * half_bytes + 64, np.uint8)
     xf = ximg.view(np.float32)
     for slot, q, staged_row, half in c3_skewed_items():
-        dz, hy = divmod(staged_row, C3_XH)
-        row_whole = 4 * (slot >> 6) + ((slot >> 1) & 3)                 # the kernel's store index
-        assert row_whole == half * C3_XD * C3_XH + staged_row
+        row_whole = c3_skew_row(slot)                                   # the kernel's store index, taken whole ...
+        assert row_whole == half * C3_XD * C3_XH + staged_row           # ... is the (k-half, row) the loads used
         for p in range(4):
-            d, r, c = od + dz, oh + hy, ox0 + 4 * q + p
-            v = x[n, 4 * half:4 * half + 4, d, r, c] if d < D and r < H and c < W else np.zeros(4)
-            at = (row_whole * pitch + 4 * q + p) * 4
-            xf[at:at + 4] = v
+            at = (row_whole * C3_SKEW_PITCH + 4 * q + p) * 4
+            xf[at:at + 4] = _c3_item_pixel(x, n, od, oh, ox0, half, staged_row, 4 * q + p)
     mem = np.concatenate([wimg, ximg])
     xa, acc = len(wimg), np.zeros((COUT, C3_XW))
     for t in range(C3_TAPS):
-        kd, kh, kw = t // 9, (t // 3) % 3, t % 3
         a = operand(mem, t * 2 * COUT * 16, COUT * 16, COUT, 8, 4)
-        b = operand(mem, xa + ((kd * C3_XH + kh) * pitch + kw) * 16, half_bytes, C3_XW, 8, 4)
+        b = operand(mem, xa + c3_boff(t, C3_SKEW_PITCH), half_bytes, C3_XW, 8, 4)
         acc += a @ b.T
     return acc
 
 
 def c3_tile_fp16_skewed(x: np.ndarray, w: np.ndarray, n: int, od: int, oh: int, ox0: int) -> np.ndarray:
-    """c3_tile_fp16 with CF_STAGE_SKEW's staging: x_hi written item by item at the kernel's store addresses (rows of
-    C3_XW + 1 pixels; an item's k-half at byte 8 of its pixel row), k-half 1 left zero, read back by the same tap-pair
-    descriptors with that row pitch."""
-    D, H, W = x.shape[2:]
-    pitch = C3_XW + 1
-    half_bytes = C3_XD * C3_XH * pitch * 16
+    """c3_tile_fp16 with CF_STAGE_SKEW's staging: x_hi written item by item at the kernel's store addresses (an
+    item's k-half at byte 8 of its pixel row), k-half 1 left zero, read back by the same tap-pair descriptors with
+    that row pitch."""
+    half_bytes = C3_XD * C3_XH * C3_SKEW_PITCH * 16
     wimg, inv = c3_weight_image(w)
     stage = np.zeros(2 * half_bytes + 64, np.uint8)
     for slot, q, row9, half in c3_skewed_items(fp16=True):
-        assert row9 == 4 * (slot >> 7) + ((slot >> 1) & 3)              # the kernel's store index
-        dz, hy = divmod(row9, C3_XH)
         for p in range(4):
-            d, r, c = od + dz, oh + hy, ox0 + 4 * q + p
-            v = x[n, 4 * half:4 * half + 4, d, r, c] if d < D and r < H and c < W else np.zeros(4, np.float32)
-            at = (row9 * pitch + 4 * q + p) * 16 + 8 * half
-            stage[at:at + 8] = split_fp16(torch.from_numpy(np.asarray(v, np.float32)))[0].half().numpy().view(np.uint8)
-    boff = lambda t: (((t // 9) * C3_XH + (t // 3) % 3) * pitch + t % 3) * 16     # noqa: E731
-    mem = np.concatenate([wimg, stage])
-    xa, acc = len(wimg), np.zeros((COUT, C3_XW))
-    for t in range(1, C3_TAPS, 2):
-        a = operand(mem, (t - 1) * C3_WTAP + 1024, C3_WTAP, COUT, 16, 2)
-        b = operand(mem, xa + boff(t - 1), boff(t) - boff(t - 1), C3_XW, 16, 2)
-        acc += a @ b.T
-    a = operand(mem, 26 * C3_WTAP + 1024, C3_WTAP, COUT, 16, 2)
-    b = operand(mem, xa + boff(26), half_bytes, C3_XW, 16, 2)
-    acc += a @ b.T
-    return acc * inv
+            v = _c3_item_pixel(x, n, od, oh, ox0, half, row9, 4 * q + p)
+            at = (row9 * C3_SKEW_PITCH + 4 * q + p) * 16 + 8 * half
+            stage[at:at + 8] = split_fp16(torch.from_numpy(v))[0].half().numpy().view(np.uint8)
+    return _c3_fp16_acc(wimg, stage, lambda t: c3_boff(t, C3_SKEW_PITCH), half_bytes) * inv
 
 
 def c3_staging_wavefronts(rotated: bool = False, fp16: bool = False, skewed: bool = False) -> int:
     """Shared-memory wavefronts of one warpgroup tile's staging stores. A store of w bytes per lane serves 128 / w lanes
     per wavefront (a quarter-warp for TF32's 16-byte stores, a half-warp for FP16's 8-byte ones) when they hit
-    different w-byte bank groups; lanes in the same group take one wavefront each. TF32 writes k-half h at h x C3_HALF,
-    FP16 (`fp16`) at byte 8 h of the same 16-byte pixel row. `rotated`: CF_STAGE_ROT's order (lanes 2i and 2i + 1
-    start at pixel i of their quad), the TF32 and FP16 default since the record of 2026-12-01 21:12 UTC."""
+    different w-byte bank groups; lanes in the same group take one wavefront each. TF32 writes k-half h at h x (a
+    k-half's bytes), FP16 (`fp16`) at byte 8 h of the same 16-byte pixel row. `rotated`: CF_STAGE_ROT's order (lanes
+    2i and 2i + 1 start at pixel i of their quad), the TF32 and FP16 default since the record of 2026-12-01 21:12
+    UTC. `skewed`: CF_STAGE_SKEW's item map and row pitch (c3_skewed_items)."""
     width = 8 if fp16 else 16
     per_wavefront = 128 // width
     quads = C3_XW // 4
+    pitch = C3_SKEW_PITCH if skewed else C3_XW
+    items = c3_skewed_items(fp16) if skewed else \
+        ((it, it % quads, (it // quads) % (C3_XD * C3_XH), it // quads // (C3_XD * C3_XH)) for it in range(C3_ITEMS))
     stores: dict = {}                                   # (warp instruction, lane group) -> [bank group per lane]
-    if skewed:
-        pitch = C3_XW + 1
-        for slot, q, staged_row, half in c3_skewed_items(fp16):
-            tid, k, lane = slot % 128, slot // 128, slot % 32
-            for p in range(4):
-                pixel = staged_row * pitch + 4 * q + p
-                addr = pixel * 16 + 8 * half if fp16 else half * C3_XD * C3_XH * pitch * 16 + pixel * 16
-                stores.setdefault((k, tid // 32, p, lane // per_wavefront), []).append((addr // width) % per_wavefront)
-        return sum(max(groups.count(g) for g in set(groups)) for groups in stores.values())
-    for it in range(C3_ITEMS):
-        tid, k = it % 128, it // 128
-        q, row = it % quads, it // quads                # row: (k-half, depth, row) as one index
-        half, staged_row = divmod(row, C3_XD * C3_XH)
-        lane = tid % 32
+    for slot, q, staged_row, half in items:
+        tid, k, lane = slot % 128, slot // 128, slot % 32
         rot = (lane >> 1) & 3 if rotated else 0
         for p in range(4):
-            pixel = staged_row * C3_XW + 4 * q + ((p + rot) & 3)
-            addr = pixel * 16 + 8 * half if fp16 else half * C3_HALF + pixel * 16
+            pixel = staged_row * pitch + 4 * q + ((p + rot) & 3)
+            addr = pixel * 16 + 8 * half if fp16 else (half * C3_XD * C3_XH * pitch + pixel) * 16
             stores.setdefault((k, tid // 32, p, lane // per_wavefront), []).append((addr // width) % per_wavefront)
     return sum(max(groups.count(g) for g in set(groups)) for groups in stores.values())
 

@@ -347,12 +347,12 @@ def test_the_rotation_removes_the_store_wavefronts_the_model_counts():
 
 
 def test_the_rotation_pays_for_tf32_and_fp16_and_levels_the_staging_under_the_mmas():
-    t = E.session_table(E.TENTH)["× its variant in the same call"]
+    table = E.session_table(E.TENTH)
+    t, ms = table["× its variant in the same call"], table["median ms"]
     rot, w3 = " -DCF_STAGE_ROT", " -DCF_WGS=3"
     for call in ("rotation, per item", "rotation, per item (again)"):
         assert t[call, "04b_wgmma_tf32" + rot] < 0.97                  # 3-5 % predicted
         assert t[call, "04b_wgmma_fp16" + rot] < 0.92
-    ms = E.session_table(E.TENTH)["median ms"]
     first = "rotation, first form"
     under = ms[first, "04b_wgmma_tf32 -DCF_XDOUBLE -DCF_XOUT_APART" + w3 + rot]
     assert abs(under / ms[first, "04b_wgmma_tf32" + w3 + rot] - 1) < 0.02   # level with staging before the MMAs ...
