@@ -76,11 +76,13 @@ _SM90A = dict(source="04b_implicit_gemm_wgmma", archs=("90a",), needs_cc=(9, 0),
 _SM90A_WS = dict(_SM90A, source="04c_warp_specialized_wgmma")
 
 
-_CONV3D_TF32 = ("CF_MMA_ORDER", "CF_BULK_STORE", "CF_LEAN", "CF_TMA_STORE", "CF_STAGE_ROT")   # conv3d 04b TF32 and fp16 (one-part operands)
+_CONV3D_TF32 = ("CF_MMA_ORDER", "CF_BULK_STORE", "CF_LEAN", "CF_TMA_STORE", "CF_STAGE_ROT", "CF_BOX_STS")   # conv3d 04b TF32 and fp16
+_CONV3D_TF32_ONLY = ("CF_EPI_FOLD",)   # folded epilogue: TF32 0.972 vs 0.991 ms; fp16 defines it itself (the kernel)
 # What the conv3d 04b candidates below were measured without: they name the later defaults they leave out
 # ("-NAME", with_defines), so each stays the build that was measured (CF_RAW, CF_OUT_SMEM and CF_WINDOW cannot
 # take the bulk store at all).
-_BEFORE_BULK = ("-CF_TMA_STORE", "-CF_BULK_STORE", "-CF_LEAN", "-CF_STAGE_ROT")   # the tensor copy needs the bulk store
+_BEFORE_BULK = ("-CF_TMA_STORE", "-CF_BULK_STORE", "-CF_LEAN", "-CF_STAGE_ROT", "-CF_BOX_STS")   # the tensor copy needs the bulk store
+_BEFORE_BOX = ("-CF_BOX_STS",)          # candidates measured before the box stores (and, TF32, the folded epilogue)
 
 
 def _hopper(problem: str) -> list[Variant]:
@@ -96,7 +98,7 @@ def _hopper(problem: str) -> list[Variant]:
     # explore-2026-12-01k/call2/); 3xfp16 1.349 vs 1.348 (a candidate)
     out = [Variant("04b_wgmma_tf32", problem, "04b", "tf32", "fused",
                    "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), TF32",
-                   defines=("CF_GELU_FAST",) if problem == "conv2d" else _CONV3D_TF32, **_SM90A)]
+                   defines=("CF_GELU_FAST",) if problem == "conv2d" else _CONV3D_TF32 + _CONV3D_TF32_ONLY, **_SM90A)]
     if problem == "conv3d":
         out += [Variant("04b_wgmma_3xtf32", problem, "04b", "3xtf32", "fused",
                         "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), split-TF32 (FP32 accuracy)",
@@ -133,9 +135,9 @@ def _hopper(problem: str) -> list[Variant]:
 # spills. Measured on the H200, 2026-12-01 (results/device-logs/explore-2026-12-01/explore.log), against
 # the variant built as registered: none wins, so none is promoted; they stay as the record of what was tried.
 CANDIDATES = (
-    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "CF_RAW")),               # 1.40 vs 1.28 ms
-    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "CF_RAW", "CF_WGS=3")),   # 1.46
-    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "CF_RAW", "CF_TH=2", "CF_WGS=3")),  # 1.47
+    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "-CF_EPI_FOLD", "CF_RAW")),               # 1.40 vs 1.28 ms
+    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "-CF_EPI_FOLD", "CF_RAW", "CF_WGS=3")),   # 1.46
+    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "-CF_EPI_FOLD", "CF_RAW", "CF_TH=2", "CF_WGS=3")),  # 1.47
     ("conv3d", "04b_wgmma_3xtf32", ("CF_RAW", "CF_WGS=2")),                # 2.58 vs 2.30
     ("conv3d", "04b_wgmma_tf32bf16", ("CF_RAW", "CF_WGS=2")),              # 2.42 vs 2.18
     ("conv2d", "04b_wgmma_tf32", ("CF_TF32BF16",)),                        # 4.65, rel-L2 3.2e-6: fails FP32
@@ -143,15 +145,15 @@ CANDIDATES = (
     ("conv2d", "04b_wgmma_tf32", ("CF_XBUFS=3", "CF_WGS=2")),              # 2.16
     # conv3d: the stores cost 0.26 ms (ablation); staged through shared memory and copied out during the
     # next tile's MMAs instead: 1.75 vs 1.27 ms, slower (notes/kernel_log.md, 2026-12-01)
-    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "CF_OUT_SMEM")),
+    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "-CF_EPI_FOLD", "CF_OUT_SMEM")),
     # H200, 2026-12-01 from 10:21 UTC (results/device-logs/explore-2026-12-01d/; kernel headers say why): single-pixel
     # staging wins for the split builds (now their default; CF_STAGE_QUAD is the former) and loses for tf32
-    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "CF_STAGE_PIX")),         # 1.460 vs 1.272
+    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "-CF_EPI_FOLD", "CF_STAGE_PIX")),         # 1.460 vs 1.272
     # ("conv3d", "04b_wgmma_3xfp16", ("CF_STAGE_QUAD",)): 1.631 vs 1.461, retired 2026-12-01 ~12:30 UTC: since
     # bias and sum come from shared memory it spills 4 B at its 128 registers (ptxas), so it is no longer the build
     # that was measured; the measurement stays in the stage-pix log. CF_STAGE_QUAD still restores the old staging.
     ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "CF_EPI_FOLD")),          # 1.257 vs 1.260
-    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "CF_RNA_ADD")),           # 1.295 vs 1.260
+    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "-CF_EPI_FOLD", "CF_RNA_ADD")),           # 1.295 vs 1.260
     ("conv2d", "04c_ws_tf32", ("CF_RNA_ADD",)),                            # 1.526 vs 1.519
     ("conv2d", "04c_ws_fp16", ("CF_RAWS=1",)),                             # 1.472 vs 1.375 (explore-3: two stages, a producer loop since restructured)
     # H200, 2026-12-01 ~12:25 UTC (results/device-logs/explore-2026-12-01e/, one process): one TMA per chunk
@@ -166,9 +168,9 @@ CANDIDATES = (
     # take the turns too, so their times above are of builds without them.)
     # ("conv3d", "04b_wgmma_tf32", ("CF_LEAN",)): 1.194 vs 1.198 with the turns (1.364 vs 1.269 without);
     # with CF_BULK_STORE it paid (1.142 vs 1.215) and is now in the TF32 and fp16 defaults
-    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "CF_WINDOW", "CF_WINDOW_ROWS=2")),  # 1.510 vs 1.173; 1.523 vs 1.174
+    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "-CF_EPI_FOLD", "CF_WINDOW", "CF_WINDOW_ROWS=2")),  # 1.510 vs 1.173; 1.523 vs 1.174
     # (16:43 UTC, profiled beside R = 1, 1.229: its loads' latency is exposed, notes/kernel_log.md)
-    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "CF_WINDOW", "CF_WINDOW_ROWS=8", "CF_WGS=6")),  # 1.831
+    ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "-CF_EPI_FOLD", "CF_WINDOW", "CF_WINDOW_ROWS=8", "CF_WGS=6")),  # 1.831
     ("conv3d", "04b_wgmma_3xfp16", ("-CF_BULK_STORE", "CF_LEAN", "CF_LOAD_EARLY")),  # 1.333 vs 1.368 (one call)
     # H200, 2026-12-01 from 16:10 UTC (results/device-logs/explore-2026-12-01h/): with the bulk store registered,
     # the lean loop and early loads do not pay for 3xfp16 (the 04b header says why TF32 and fp16 took CF_LEAN)
@@ -179,12 +181,12 @@ CANDIDATES = (
     # H200, 2026-12-01 from 19:27 UTC (results/device-logs/explore-2026-12-01j/): the next tile staged under this
     # tile's MMAs, in a second input buffer that also takes the output (CF_XDOUBLE); bitwise equal, slower. These and all
     # conv3d TF32 and fp16 candidates above were measured before CF_STAGE_ROT was registered, and leave it out
-    ("conv3d", "04b_wgmma_tf32", ("CF_XDOUBLE", "-CF_STAGE_ROT")),         # 1.462 vs 1.091
+    ("conv3d", "04b_wgmma_tf32", ("CF_XDOUBLE", "-CF_STAGE_ROT", *_BEFORE_BOX, "-CF_EPI_FOLD")),   # 1.462 vs 1.091
     ("conv3d", "04b_wgmma_3xfp16", ("CF_LEAN", "CF_MMA_ORDER", "CF_XDOUBLE")),  # 1.364 vs 1.349
     # ... with the output in a buffer of its own (CF_XOUT_APART), 3 warpgroups for the shared memory: slower than 3
     # warpgroups without CF_XDOUBLE (TF32 1.147, fp16 1.023; 19:35 UTC)
-    ("conv3d", "04b_wgmma_tf32", ("CF_XDOUBLE", "CF_XOUT_APART", "CF_WGS=3", "-CF_STAGE_ROT")),   # 1.245 vs 1.096
-    ("conv3d", "04b_wgmma_fp16", ("CF_XDOUBLE", "CF_XOUT_APART", "CF_WGS=3", "-CF_STAGE_ROT")),   # 1.025 vs 0.988
+    ("conv3d", "04b_wgmma_tf32", ("CF_XDOUBLE", "CF_XOUT_APART", "CF_WGS=3", "-CF_STAGE_ROT", *_BEFORE_BOX, "-CF_EPI_FOLD")),  # 1.245 vs 1.096
+    ("conv3d", "04b_wgmma_fp16", ("CF_XDOUBLE", "CF_XOUT_APART", "CF_WGS=3", "-CF_STAGE_ROT", *_BEFORE_BOX)),   # 1.025 vs 0.988
     ("conv3d", "04b_wgmma_3xfp16", ("CF_LEAN", "CF_MMA_ORDER", "CF_XDOUBLE", "CF_XOUT_APART", "CF_WGS=3")),  # 1.626 vs 1.324
     # the staging stores without bank conflicts (CF_STAGE_ROT; 144 shared-memory wavefronts per tile instead of 576), under
     # the MMAs and before them. H200 2026-12-01 20:56 UTC (explore-2026-12-01k/call1/, one process), the rotation's
@@ -193,10 +195,15 @@ CANDIDATES = (
     # rotation read per item (no spill), 21:02 UTC (explore-2026-12-01k/call2/): TF32 4 warpgroups 1.046 vs 1.097, fp16
     # 0.873 vs 0.993: both defaults since; 3 warpgroups TF32 1.081, + CF_XDOUBLE + CF_XOUT_APART 1.080, fp16 0.900;
     # 3xfp16 1.349 vs 1.348
-    ("conv3d", "04b_wgmma_tf32", ("CF_XDOUBLE", "CF_XOUT_APART", "CF_WGS=3")),   # with CF_STAGE_ROT (default)
-    ("conv3d", "04b_wgmma_tf32", ("CF_WGS=3",)),
-    ("conv3d", "04b_wgmma_fp16", ("CF_WGS=3",)),
+    ("conv3d", "04b_wgmma_tf32", ("CF_XDOUBLE", "CF_XOUT_APART", "CF_WGS=3", *_BEFORE_BOX, "-CF_EPI_FOLD")),  # with the rotation
+    ("conv3d", "04b_wgmma_tf32", ("CF_WGS=3", *_BEFORE_BOX, "-CF_EPI_FOLD")),
+    ("conv3d", "04b_wgmma_fp16", ("CF_WGS=3", *_BEFORE_BOX)),
     ("conv3d", "04b_wgmma_3xfp16", ("CF_STAGE_ROT",)),
+    # the staging without conflicts and without the rotation's selects (65-pixel rows, 2 quads x 4 rows per quarter-warp;
+    # wgmma_model.c3_skewed_items). H200 2026-12-01 22:40 UTC (explore-2026-12-01l/callA/, one process, two runs): bitwise
+    # equal, sanitizer clean, slower than the registered builds with the box stores
+    ("conv3d", "04b_wgmma_tf32", ("-CF_STAGE_ROT", "CF_STAGE_SKEW")),    # 1.065, 1.061 vs 0.970, 0.966
+    ("conv3d", "04b_wgmma_fp16", ("-CF_STAGE_ROT", "CF_STAGE_SKEW")),    # 0.875, 0.877 vs 0.837, 0.832
     # H200, 2026-12-01 from 13:15 UTC (results/device-logs/explore-2026-12-01f/, one process per call): half-chunk
     # raw buffers, three per consumer (one chunk's TMA copies in flight while half a chunk is staged)
     ("conv2d", "04c_ws_tf32", ("CF_RAW_CH=4",)),                           # 1.564 vs 1.485; 1.579 vs 1.491

@@ -218,6 +218,13 @@
 //                   1.357 against 1.358 (bound elsewhere). With the rotation read per item (no spill at 128
 //                   registers), 21:02 UTC, two interleaved runs in one process: TF32 1.046 and 1.041 against 1.097 and
 //                   1.090, fp16 0.873 and 0.868 against 0.993 and 0.983. The TF32 and fp16 default since (registry).
+//   CF_BOX_STS      the tensor copy's box written with st.shared at compile-time offsets (store_tile_tma): ncu's source
+//                   page of the 21:12 UTC record showed each of a warp's 16 pixel pairs as a generic store in a branch
+//                   region of its own, about 6 instructions a pair. Predicted 3-6 % faster; measured (21:31 UTC, one
+//                   process, two runs, the patch applied on the device only): bitwise equal, sanitizer clean, TF32
+//                   0.991 and 0.990 against 1.044 and 1.039, fp16 0.829 and 0.829 against 0.874 and 0.872. With
+//                   CF_EPI_FOLD as well (21:37 UTC): TF32 0.972 and 0.976 against 0.991 and 0.992 (fp16 folds already).
+//                   TF32 defaults both (fp16 the box stores) since the record after them, 2026-12-01 22:4x UTC.
 //
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory, CF_ABL_RAWEPI
@@ -284,7 +291,16 @@ constexpr int PARTS = 1;
 #endif
 constexpr int WGS = CF_WGS;
 constexpr int THREADS = 128 * WGS;
-constexpr int XHALF = XD * XH * XW * 4;             // floats per k-half of a staged tile
+#ifdef CF_STAGE_SKEW
+#if defined(CF_3XF16) || defined(CF_3XTF32) || defined(CF_TF32BF16) || defined(CF_RAW) || defined(CF_WINDOW) || \
+    defined(CF_STAGE_PIX) || defined(CF_STAGE_ROT) || defined(CF_OUT_SMEM) || CF_TH != 1
+#error "CF_STAGE_SKEW: the one-part builds' 4-pixel items (TF32, fp16) with TH = 1, in place of CF_STAGE_ROT"
+#endif
+constexpr int XP = XW + 1;               // staged row pitch in pixels: rows 16 bytes apart modulo 128 (item_of)
+#else
+constexpr int XP = XW;                   // staged row pitch in pixels
+#endif
+constexpr int XHALF = XD * XH * XP * 4;             // floats per k-half of a staged tile
 constexpr int XPART = 2 * XHALF + 16;               // + 64 B: the discarded columns read 2 pixels past the end
 constexpr int XBUF = PARTS * XPART;                 // floats per warpgroup
 constexpr int WTAP = 2 * COUT * 4;                  // floats per tap of A
@@ -356,13 +372,43 @@ __device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
 // 4 channels x 4 pixels per item into registers (load_input), then transposes them to 4 pixels x 4
 // channels, rounds (or splits) and writes four 16-byte core-matrix rows per item (store_input).
 constexpr int ITEMS_PER_THREAD = (X_ITEMS + 127) / 128;
-// Staging item it = (k-half, depth, row, 4-pixel quad), quad fastest.
 struct Item { int q, hy, dz, half; };
+#ifdef CF_STAGE_SKEW
+// CF_STAGE_SKEW (candidate; measured 2026-12-01 22:40 UTC, explore-2026-12-01l/callA/: bitwise equal, sanitizer clean,
+// and slower: TF32 1.065 against 0.970, fp16 0.875 against 0.837, with 4 % and 11 % fewer instructions): the staging's
+// stores without bank conflicts and without the rotation's selects. Rows are XP = 65 pixels apart, so a store's 16-byte bank group is (row + 4 q + p) mod 8,
+// and slot it puts a quarter-warp's 8 lanes on 2 consecutive quads (lane bit 0) of 4 consecutive rows (lane bits
+// 1-2): 8 different groups. Lane pairs still read whole 32-byte sectors. 24 row slots for the 18 rows of a tile
+// (k-half, depth, row): rows 18-19 of slots 256-319 and all of slots 320-383 hold no item (CF_ITEM_OK), every slot
+// below 256 does, so only a thread's third slot can be empty; still 3 slots per thread.
+// wgmma_model.c3_skewed_items is this map, tested on the CPU (every item once, one wavefront per lane group).
+#ifdef CF_1XF16
+// fp16: an item's k-half is byte 8 of its pixel row, so the half takes lane bit 3 and a half-warp's 16 lanes meet 16
+// different 8-byte banks; 12 row slots for the 9 (depth, row) rows
+__device__ __forceinline__ int skew_row(int it) { return 4 * (it >> 7) + ((it >> 1) & 3); }
+__device__ __forceinline__ Item item_of(int it) {
+    const int q = (it & 1) + 2 * ((it >> 4) & 7), row = skew_row(it);
+    return { q, row % XH, row / XH, (it >> 3) & 1 };
+}
+#define CF_ITEM_OK(it) (4 * ((it) >> 7) + (((it) >> 1) & 3) < XD * XH)
+#else
+__device__ __forceinline__ int skew_row(int it) { return 4 * (it >> 6) + ((it >> 1) & 3); }   // (k-half, depth, row)
+__device__ __forceinline__ Item item_of(int it) {
+    const int q = (it & 1) + 2 * ((it >> 3) & 7), row = skew_row(it);
+    const int hy = row % XH, t = row / XH;
+    return { q, hy, t % XD, t / XD };
+}
+#define CF_ITEM_OK(it) (4 * ((it) >> 6) + (((it) >> 1) & 3) < 2 * XD * XH)
+#endif
+#else
+// Staging item it = (k-half, depth, row, 4-pixel quad), quad fastest.
 __device__ __forceinline__ Item item_of(int it) {
     const int q = it % (XW / 4), row = it / (XW / 4);
     const int hy = row % XH, t = row / XH;
     return { q, hy, t % XD, t / XD };
 }
+#define CF_ITEM_OK(it) ((it) < X_ITEMS)   // a macro: the registered builds' code stays as it was
+#endif
 
 #ifdef CF_LEAN
 // CF_LEAN (the TF32 and fp16 builds' default with CF_BULK_STORE, registry defines): the hot loop without its integer
@@ -414,7 +460,7 @@ __device__ __forceinline__ Lean lean_of(const Geom& g, int tid) {
     for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
         const int it = tid + 128 * k;
         const auto [q, hy, dz, half] = item_of(it);
-        const bool has = it < X_ITEMS;
+        const bool has = CF_ITEM_OK(it);
         l.xoff[k] = has ? ((4u * half * g.D + dz) * g.H + hy) * g.W + 4 * q : 0u;
         l.xcol[k] = has ? 4 * q : 0x40000000;
     }
@@ -438,7 +484,7 @@ __device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ 
         const int it = tid + 128 * k;
         const auto [q, hy, dz, half] = item_of(it);
         const int id = tc.od + dz, ih = tc.oh0 + hy, ix = tc.ox0 + 4 * q;
-        const bool row_ok = it < X_ITEMS && id < g.D && ih < g.H;
+        const bool row_ok = CF_ITEM_OK(it) && id < g.D && ih < g.H;
         const float* src = x + (((long long)(tc.n * CIN + 4 * half) * g.D + (row_ok ? id : 0)) * g.H
                                 + (row_ok ? ih : 0)) * g.W + ix;
 #pragma unroll
@@ -530,7 +576,7 @@ __device__ __forceinline__ void store_pixel(float* sx, int half, int pix, const 
 
 #ifndef CF_STAGE_PIX
 #ifdef CF_STAGE_ROT
-// CF_STAGE_ROT (candidate): the 4-pixel items without bank conflicts. A quarter-warp's lanes hold consecutive quads, 64
+// CF_STAGE_ROT (TF32 and fp16 default since 2026-12-01 21:12 UTC): the 4-pixel items without bank conflicts. A quarter-warp's lanes hold consecutive quads, 64
 // bytes apart, so the four stores of an item, one pixel each in the same order in every lane, meet only two 16-byte
 // bank groups per 8 lanes (4 wavefronts where 1 would do). Here lanes 2i and 2i + 1 start at pixel i of their quad
 // and go round it, so each store of a quarter-warp covers 8 different 16-byte groups: 4 wavefronts per instruction
@@ -551,7 +597,7 @@ __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid)
 #pragma unroll
     for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
         const int it = tid + 128 * k;
-        if (it >= X_ITEMS) break;
+        if (!CF_ITEM_OK(it)) break;     // CF_STAGE_SKEW: only the last slot can be empty
         const auto [q, hy, dz, half] = item_of(it);
 #ifdef CF_STAGE_ROT
         // read again per item: hoisted out of the items, the four rotated store offsets stay live across them, and
@@ -570,7 +616,20 @@ __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid)
             float e[4];
 #pragma unroll
             for (int c = 0; c < 4; ++c) e[c] = (&v[c].x)[p];
-            store_pixel(sx, half, (dz * XH + hy) * XW + 4 * q + ((p + rot) & 3), e);
+#ifdef CF_STAGE_SKEW
+            // the row index taken whole (TF32: a k-half is 9 rows of XP pixels, so (k-half, depth, row) is linear in
+            // the slot; fp16: the half is a byte offset), so a thread's items are a fixed number of rows apart (one
+            // base, immediate offsets)
+            (void)hy, (void)dz, (void)rot;
+#ifdef CF_1XF16
+            store_pixel(sx, half, skew_row(it) * XP + 4 * q + p, e);
+#else
+            (void)half;
+            store_pixel(sx, 0, skew_row(it) * XP + 4 * q + p, e);
+#endif
+#else
+            store_pixel(sx, half, (dz * XH + hy) * XP + 4 * q + ((p + rot) & 3), e);
+#endif
         }
     }
 }
@@ -718,7 +777,7 @@ __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, c
     auto tap_boff = [&](int kd, int kh, int kw) -> uint32_t { return (kd * XH * XW + kw) * 16 + soff[kh]; };
 #else
     (void)s0;
-    auto tap_boff = [](int kd, int kh, int kw) -> uint32_t { return ((kd * XH + kh) * XW + kw) * 16; };
+    auto tap_boff = [](int kd, int kh, int kw) -> uint32_t { return ((kd * XH + kh) * XP + kw) * 16; };
 #endif
     const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO), b0 = wgmma_desc(smem_addr(sx), B_LBO, SBO);
     const uint32_t alo = opaque((uint32_t)a0), blo = opaque((uint32_t)b0);
@@ -771,7 +830,7 @@ __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, c
 #ifdef CF_F16_OPERANDS
     // tap 26 pairs with the zero tap 27 of A; B's second core matrix is x_lo(26), finite wherever x_hi is
     // (1xfp16: k-half 1 is never written, zero since the block started)
-    constexpr uint32_t boff26 = ((2 * XH + 2) * XW + 2) * 16;
+    constexpr uint32_t boff26 = ((2 * XH + 2) * XP + 2) * 16;
     wgmma_f16(acc, desc_lbo(alo0, ahi, 26 * WTAP * 4 + COUT * 16, WTAP * 4), desc_lbo(blo0, bhi, boff26, B_LBO), 1);
 #endif
     wgmma_commit();
@@ -902,8 +961,14 @@ __device__ __forceinline__ RowSplit row_split(const float* grow, int lim) {
     return {phase, head, body, lim - head - body};
 }
 
+__device__ __forceinline__ void st_shared_f2(uint32_t addr, float2 v) {
+    asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" :: "r"(addr), "f"(v.x), "f"(v.y) : "memory");
+}
+
 // The epilogue of a warp's 16 channel rows (row r: channel 16 * warp + r) into its output buffer in shared memory, for
-// the copy engine to take out: put(r, col, v) writes the pixel pair (col, col + 1) of row r. Before it, this warp's
+// the copy engine to take out: put(r, col, v, h, j) writes the pixel pair (col, col + 1) of row r (r = gid + 8 h, col =
+// 8 j + 2 tq; h and j are constants once the loops unroll, so a put can tell at compile time which pairs can fall
+// outside a box). Before it, this warp's
 // copies of its last tile must have read the buffer; after it, a fence makes the writes visible to the async proxy.
 template <class Put>
 __device__ __forceinline__ void epilogue_to_buffer(const float (&acc)[NACC], const float2* schan, int warp, int lane,
@@ -918,7 +983,7 @@ __device__ __forceinline__ void epilogue_to_buffer(const float (&acc)[NACC], con
 #pragma unroll
         for (int j = 0; j < 8; ++j)
             put(r, 8 * j + 2 * tq, make_float2(epilogue_acc(acc[4 * j + 2 * h], scale, bs_c.x, bs_c.y),
-                                               epilogue_acc(acc[4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y)));
+                                               epilogue_acc(acc[4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y)), h, j);
     }
     fence_proxy_async();                    // the copy engine reads shared memory through the async proxy
     __syncwarp();
@@ -930,7 +995,7 @@ __device__ __forceinline__ void store_tile_bulk(const float (&acc)[NACC], const 
     const long long plane = (long long)g.Do * g.Ho * g.Wo;
     float* yrow0 = y + (long long)tc.n * COUT * plane + ((long long)tc.od * g.Ho + tc.oh0) * g.Wo + tc.ox0;
     const int lim = min(TW, g.Wo - tc.ox0);                 // even: Wo even, ox0 = 62 tx
-    epilogue_to_buffer(acc, schan, warp, lane, scale, [&](int r, int col, float2 v) {
+    epilogue_to_buffer(acc, schan, warp, lane, scale, [&](int r, int col, float2 v, int, int) {
         const int c = 16 * warp + r;        // each row at its 16-byte phase in y
         *reinterpret_cast<float2*>(sout + c * BPITCH + row_split(yrow0 + c * plane, lim).phase + col) = v;
     });
@@ -1001,11 +1066,27 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[NACC], const f
     // conv2d 04c's TMA loads, 2026-12-01). x0 is even (Wo even, ox0 = 62 tx) and the plane a multiple of 4 floats:
     // the box holds pixels s..s+59 of the tile, s = 0 or 2, and the pair left out is 60-61 or 0-1.
     const int s = x0 & 2;
-    epilogue_to_buffer(acc, schan, warp, lane, scale, [&](int r, int col, float2 v) {
+#ifdef CF_BOX_STS
+    // CF_BOX_STS (candidate): the box written with shared-memory stores at one lane base and compile-time offsets.
+    // `box` comes from integer alignment, so the compiler no longer knew it was shared memory: each pair was a
+    // generic store with its own 64-bit address, in a branch of its own (BSSY/BSYNC), about 6 instructions per pair
+    // (ncu, 2026-12-01 21:22 UTC). Pairs j = 1..6 (columns 8..55) always land in the box (px = col - s, s = 0 or 2);
+    // only j = 0 and 7 are checked.
+    const int gid = lane >> 2, tq = lane & 3;
+    const uint32_t lane_box = smem_addr(box) + 4u * (gid * TBOX + 2 * tq) - 4u * s;
+    const uint32_t lane_ends = smem_addr(ends) + 8u * gid;
+    epilogue_to_buffer(acc, schan, warp, lane, scale, [&](int, int col, float2 v, int h, int j) {
+        const int px = col - s;
+        if ((j > 0 && j < 7) || (px >= 0 && px < TBOX)) st_shared_f2(lane_box + 4u * (8 * h * TBOX + 8 * j), v);
+        else if (px < TW - s) st_shared_f2(lane_ends + 64u * h, v);      // px = -2 or 60
+    });
+#else
+    epilogue_to_buffer(acc, schan, warp, lane, scale, [&](int r, int col, float2 v, int, int) {
         const int px = col - s;                                            // the pixel's place in the box
         if (px >= 0 && px < TBOX) *reinterpret_cast<float2*>(box + r * TBOX + px) = v;
         else if (px < TW - s) *reinterpret_cast<float2*>(ends + 2 * r) = v;   // px = -2 or 60
     });
+#endif
 #ifdef CF_ABL_NOSTORE
     return;                                 // the epilogue into shared memory, no copy out
 #endif
