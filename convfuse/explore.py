@@ -191,15 +191,18 @@ SOURCE_04B_ROT = {"TF32": LOG_DIR_K / "call3" / "ncu_source_04b_wgmma_tf32.csv.g
                   "fp16": LOG_DIR_K / "call3" / "ncu_source_04b_wgmma_fp16.csv.gz"}
 LOGS["tenth: CF_XDOUBLE at 4 warpgroups"] = LOG_DIR_K / "call3" / "time.log"
 _NCU_DONE = re.compile(r"\[ncu-sections\] (\w+)/(\S+) done")
-_NCU_METRIC = re.compile(r"^\s+(\S+?)\s+(?:\S+\s+)?([\d,.]+)$")
+_NCU_METRIC = re.compile(r"^\s+(\S+?)\s+(?:(\S+)\s+)?([\d,.]+)$")
+_NCU_SCALE = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 _STORE_METRICS = {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": "store wavefronts",
                   "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": "store bank conflicts",
                   "smsp__inst_executed_op_shared_st.sum": "shared store instructions"}
 
 
-def store_wavefronts(path: Path) -> pd.DataFrame:
-    """ncu's shared-memory store counters of one launch per build at the full shape (one call's ncu_st.log), indexed by
-    build; the launches come back in the order the builds ran ("[ncu-sections] ... done")."""
+def launch_metrics(path: Path, names: dict) -> pd.DataFrame:
+    """ncu's `--metrics` counters of one launch per build at the full shape (a call's ncu log from
+    scripts/ncu_sections.py), indexed by build, columns renamed by `names` ({metric: column}). Bytes come back in
+    bytes and times in ms, whatever unit ncu chose per line; the launches are in the order the builds ran
+    ("[ncu-sections] ... done")."""
     text = Path(path).read_text().splitlines()
     builds = [parse_key(m.group(1), m.group(2)).spelled for line in text if (m := _NCU_DONE.match(line))]
     launches, cur = [], None
@@ -207,11 +210,42 @@ def store_wavefronts(path: Path) -> pd.DataFrame:
         if "conv3d_wgmma_kernel(" in line or "conv2d_wgmma_kernel(" in line:
             cur = {}
             launches.append(cur)
-        elif cur is not None and (m := _NCU_METRIC.match(line)) and m.group(1) in _STORE_METRICS:
-            cur[_STORE_METRICS[m.group(1)]] = int(m.group(2).replace(",", ""))
+        elif cur is not None and (m := _NCU_METRIC.match(line)) and m.group(1) in names:
+            value = float(m.group(3).replace(",", "")) * _NCU_SCALE.get(m.group(2) or "", 1)
+            cur[names[m.group(1)]] = value
     if len(launches) != len(builds):
         raise ValueError(f"{path}: {len(launches)} profiled launches for {len(builds)} builds")
     return pd.DataFrame(launches, index=pd.Index(builds, name="build"))
+
+
+def store_wavefronts(path: Path) -> pd.DataFrame:
+    """ncu's shared-memory store counters of one launch per build (one call's ncu_st.log), indexed by build."""
+    return launch_metrics(path, _STORE_METRICS).astype("int64")
+
+
+# The eleventh session (2026-12-01 from 22:38 UTC; results/device-logs/explore-2026-12-01l/): callA (22:40 UTC),
+# CF_STAGE_SKEW against the builds with the box stores, which the 22:49 UTC record then took; callB (22:55 UTC), the
+# L2 eviction hints (notes/patches/conv3d_04b_l2_hints.patch, applied on the device only) and the same skew builds
+# profiled beside them
+LOG_DIR_L = R.ROOT / "results" / "device-logs" / "explore-2026-12-01l"
+ELEVENTH = {"staging skewed": (LOG_DIR_L / "callA" / "time.log",
+                               "65-pixel staged rows, a quarter-warp on 2 quads x 4 rows (CF_STAGE_SKEW)"),
+            "staging skewed (again)": (LOG_DIR_L / "callA" / "time2.log", "the same builds, a second run"),
+            "L2 hints": (LOG_DIR_L / "callB" / "time.log", "the output evict_first, then also the input evict_last (patch)"),
+            "L2 hints (again)": (LOG_DIR_L / "callB" / "time2.log", "the same builds, a second run"),
+            "L2 hints (third)": (LOG_DIR_L / "callB" / "time3.log", "after the profile, a third run")}
+LOGS.update({f"eleventh: {k}": v[0] for k, v in ELEVENTH.items()})
+NCU_ELEVENTH = {"skew": LOG_DIR_L / "callA" / "ncu.log", "hints and skew": LOG_DIR_L / "callB" / "ncu.log"}
+LAUNCH_METRICS = {"gpu__time_duration.sum": "ms (ncu)",
+                  "smsp__sass_inst_executed.sum": "warp instructions",
+                  "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": "store wavefronts",
+                  "dram__bytes_read.sum": "DRAM bytes read",
+                  "dram__bytes_write.sum": "DRAM bytes written",
+                  "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": "global load requests",
+                  "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": "global load sectors",
+                  "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue active %",
+                  **{f"smsp__average_warps_issue_stalled_{k}_per_issue_active.ratio": f"{k.replace('_', ' ')} stalls per issue"
+                     for k in ("long_scoreboard", "short_scoreboard", "wait", "barrier", "mio_throttle")}}
 
 
 # ncu per-instruction samples of conv3d 04b TF32 at full clock: the default before the turns (10:5x UTC, the day's

@@ -95,6 +95,13 @@ def record(run: dict, problem: str, variant: str) -> dict | None:
     return results.record(run, problem, variant)
 
 
+def dram_read_mb(run: dict, problem: str, variant: str) -> float:
+    """The DRAM megabytes the record's profile (ncu, `make profile`) counted its kernels reading; NaN without one."""
+    rec = record(run, problem, variant)
+    kernels = (rec or {}).get("ncu_kernels") or []
+    return sum(k.get("dram_read", 0) for k in kernels) / 1e6 if kernels else float("nan")
+
+
 def measured_gpu(run: dict) -> traffic.GPU | None:
     env = run.get("env", {})
     if not all(env.get(k) for k in ("copy_gbps", "fp32_tflops", "tf32_tflops")):

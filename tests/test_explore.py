@@ -395,3 +395,59 @@ def test_the_folded_epilogue_paid_for_tf32_on_top_of_the_box_stores_and_fp16_whi
         assert ms[call, "04b_wgmma_tf32" + fold] < 0.99 * ms[call, "04b_wgmma_tf32" + box]
         # the same machine code (fp16 defines CF_EPI_FOLD itself): a measure of the timing's noise
         assert abs(ms[call, "04b_wgmma_fp16" + fold] / ms[call, "04b_wgmma_fp16" + box] - 1) < 0.01
+
+
+def test_launch_metrics_read_bytes_and_times_in_one_unit_whatever_ncu_printed(tmp_path):
+    log = tmp_path / "ncu.log"
+    log.write_text("\n".join([
+        "  conv3d_wgmma_kernel(CUtensorMap_st, const float *) (132, 1, 1)x(512, 1, 1), Context 1, Stream 7",
+        "    dram__bytes_read.sum          Mbyte       273.80",
+        "    gpu__time_duration.sum           us       968.70",
+        "    l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum     4,057,296",
+        "[ncu-sections] conv3d/04b_wgmma_tf32 done",
+        "  conv3d_wgmma_kernel(CUtensorMap_st, const float *) (132, 1, 1)x(512, 1, 1), Context 1, Stream 7",
+        "    dram__bytes_read.sum          Gbyte         1.74",
+        "    gpu__time_duration.sum           ms         1.06",
+        "    l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum     4,501,712",
+        "[ncu-sections] conv3d/04b_wgmma_tf32_cf_y_evict done"]))
+    m = E.launch_metrics(log, E.LAUNCH_METRICS)
+    assert m["DRAM bytes read"].tolist() == [273.8e6, 1.74e9]
+    assert m["ms (ncu)"].tolist() == pytest.approx([0.9687, 1.06])
+    assert m["global load requests"].tolist() == [4057296, 4501712]
+    log.write_text(log.read_text().replace("[ncu-sections] conv3d/04b_wgmma_tf32 done\n", ""))
+    with pytest.raises(ValueError, match="2 profiled launches for 1 builds"):
+        E.launch_metrics(log, E.LAUNCH_METRICS)
+
+
+def test_the_skewed_staging_runs_fewer_instructions_and_loses_to_the_loads_latency():
+    t = E.session_table(E.ELEVENTH)["× its variant in the same call"]
+    skew = " -UCF_STAGE_ROT -DCF_STAGE_SKEW"
+    for call in ("staging skewed", "staging skewed (again)"):
+        assert t[call, "04b_wgmma_tf32" + skew] > 1.05 and t[call, "04b_wgmma_fp16" + skew] > 1.03   # slower, both runs
+    a = E.launch_metrics(E.NCU_ELEVENTH["skew"], E.LAUNCH_METRICS)
+    for base in ("04b_wgmma_tf32", "04b_wgmma_fp16"):
+        assert a.loc[base + skew, "warp instructions"] < 0.97 * a.loc[base, "warp instructions"]    # the cut happened
+        assert a.loc[base + skew, "store wavefronts"] < a.loc[base, "store wavefronts"]
+    b = E.launch_metrics(E.NCU_ELEVENTH["hints and skew"], E.LAUNCH_METRICS)
+    ls = "long scoreboard stalls per issue"
+    for base in ("04b_wgmma_tf32", "04b_wgmma_fp16"):
+        assert b.loc[base + skew, ls] > 2.5 * b.loc[base, ls]
+        assert b.loc[base + skew, "global load requests"] > 1.05 * b.loc[base, "global load requests"]
+        assert b.loc[base + skew, "global load sectors"] == b.loc[base, "global load sectors"]
+
+
+def test_the_l2_hints_found_no_rereads_to_remove():
+    t = E.session_table(E.ELEVENTH)["× its variant in the same call"]
+    hinted = t[[k for k in t.index if k[0].startswith("L2 hints") and "CF_Y_EVICT" in k[1]]]
+    assert len(hinted) == 10 and (abs(hinted - 1) < 0.01).all()      # three runs, four builds, then two
+    b = E.launch_metrics(E.NCU_ELEVENTH["hints and skew"], E.LAUNCH_METRICS)["DRAM bytes read"]
+    assert abs(b["04b_wgmma_fp16"] / b["04b_wgmma_tf32"] - 1) < 0.01    # not the record's 352 MB against 274
+
+
+def test_dram_read_of_a_record_comes_from_its_profile_and_is_nan_without_one():
+    from convfuse import study
+    run = {"records": [{"problem": "conv3d", "variant": "v", "ncu_kernels": [{"dram_read": 2e6}, {"dram_read": 1e6}]},
+                       {"problem": "conv3d", "variant": "w"}]}
+    assert study.dram_read_mb(run, "conv3d", "v") == 3.0
+    assert study.dram_read_mb(run, "conv3d", "w") != study.dram_read_mb(run, "conv3d", "w")   # NaN
+    assert study.dram_read_mb(run, "conv3d", "missing") != study.dram_read_mb(run, "conv3d", "missing")
