@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from . import problems as P, registry as R
+from . import problems as P, profile as NCU, registry as R
 
 LOG_DIR = R.ROOT / "results" / "device-logs" / "explore-2026-12-01"
 # H200, 2026-12-01: (1) the 04b candidates of 2026-11-30 and the ablations, (2) two candidates written after
@@ -192,7 +192,6 @@ SOURCE_04B_ROT = {"TF32": LOG_DIR_K / "call3" / "ncu_source_04b_wgmma_tf32.csv.g
 LOGS["tenth: CF_XDOUBLE at 4 warpgroups"] = LOG_DIR_K / "call3" / "time.log"
 _NCU_DONE = re.compile(r"\[ncu-sections\] (\w+)/(\S+) done")
 _NCU_METRIC = re.compile(r"^\s+(\S+?)\s+(?:(\S+)\s+)?([\d,.]+)$")
-_NCU_SCALE = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 _STORE_METRICS = {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": "store wavefronts",
                   "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": "store bank conflicts",
                   "smsp__inst_executed_op_shared_st.sum": "shared store instructions"}
@@ -211,8 +210,9 @@ def launch_metrics(path: Path, names: dict) -> pd.DataFrame:
             cur = {}
             launches.append(cur)
         elif cur is not None and (m := _NCU_METRIC.match(line)) and m.group(1) in names:
-            value = float(m.group(3).replace(",", "")) * _NCU_SCALE.get(m.group(2) or "", 1)
-            cur[names[m.group(1)]] = value
+            value, unit = float(m.group(3).replace(",", "")), m.group(2) or ""
+            cur[names[m.group(1)]] = value / NCU.UNITS_PER_MS[unit] if unit in NCU.UNITS_PER_MS else \
+                value * NCU.BYTES_PER_UNIT.get(unit, 1)
     if len(launches) != len(builds):
         raise ValueError(f"{path}: {len(launches)} profiled launches for {len(builds)} builds")
     return pd.DataFrame(launches, index=pd.Index(builds, name="build"))

@@ -25,6 +25,9 @@ LAUNCH = {"launch__block_size": "threads_per_block", "launch__registers_per_thre
           "launch__occupancy_limit_registers": "blocks_per_sm_limit_registers",
           "sm__warps_active.avg.pct_of_peak_sustained_active": "achieved_occupancy_pct"}
 MARKER = "spin_kernel"
+# ncu's units, as its --csv output (--print-units base) and its text output spell them
+BYTES_PER_UNIT = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}
+UNITS_PER_MS = {"nsecond": 1e6, "ns": 1e6, "usecond": 1e3, "us": 1e3, "msecond": 1.0, "ms": 1.0, "second": 1e-3, "s": 1e-3}
 
 
 def worker(order_path: str, problem_keys=None) -> None:
@@ -73,11 +76,11 @@ def parse(csv_text: str, order: list) -> dict:
         name = r["Metric Name"]
         unit = r.get("Metric Unit", "")
         if name == "gpu__time_duration.sum":
-            k["ms"] = val / {"nsecond": 1e6, "usecond": 1e3, "msecond": 1.0, "ns": 1e6}.get(unit, 1e6)
+            k["ms"] = val / UNITS_PER_MS.get(unit, 1e6)
         elif name in LAUNCH:
             k[LAUNCH[name]] = val
         elif name.startswith("dram__bytes_"):
-            scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}.get(unit, 1)
+            scale = BYTES_PER_UNIT.get(unit, 1)
             k["dram_read" if "read" in name else "dram_write"] = val * scale
     seq = [kernels[i] for i in sorted(kernels, key=int)]
     out, idx = {}, -1
