@@ -192,6 +192,8 @@ SOURCE_04B_ROT = {"TF32": LOG_DIR_K / "call3" / "ncu_source_04b_wgmma_tf32.csv.g
 LOGS["tenth: CF_XDOUBLE at 4 warpgroups"] = LOG_DIR_K / "call3" / "time.log"
 _NCU_DONE = re.compile(r"\[ncu-sections\] (\w+)/(\S+) done")
 _NCU_METRIC = re.compile(r"^\s+(\S+?)\s+(?:(\S+)\s+)?([\d,.]+)$")
+# a profiled launch's header line: "  cf04b::conv3d_wgmma_kernel(CUtensorMap_st, ...) (132, 1, 1)x(512, 1, 1), ..."
+_NCU_LAUNCH = re.compile(r"^\s+(?:\w+::)*conv[23]d_\w*kernel\(")
 _STORE_METRICS = {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": "store wavefronts",
                   "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": "store bank conflicts",
                   "smsp__inst_executed_op_shared_st.sum": "shared store instructions"}
@@ -206,7 +208,7 @@ def launch_metrics(path: Path, names: dict) -> pd.DataFrame:
     builds = [parse_key(m.group(1), m.group(2)).spelled for line in text if (m := _NCU_DONE.match(line))]
     launches, cur = [], None
     for line in text:
-        if "conv3d_wgmma_kernel(" in line or "conv2d_wgmma_kernel(" in line:
+        if _NCU_LAUNCH.match(line):
             cur = {}
             launches.append(cur)
         elif cur is not None and (m := _NCU_METRIC.match(line)) and m.group(1) in names:

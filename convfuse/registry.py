@@ -76,12 +76,16 @@ _SM90A = dict(source="04b_implicit_gemm_wgmma", archs=("90a",), needs_cc=(9, 0),
 _SM90A_WS = dict(_SM90A, source="04c_warp_specialized_wgmma")
 
 
-_CONV3D_TF32 = ("CF_MMA_ORDER", "CF_BULK_STORE", "CF_LEAN", "CF_TMA_STORE", "CF_STAGE_ROT", "CF_BOX_STS")   # conv3d 04b TF32 and fp16
-_CONV3D_TF32_ONLY = ("CF_EPI_FOLD",)   # folded epilogue: TF32 0.972 vs 0.991 ms; fp16 defines it itself (the kernel)
+_CONV3D_TF32 = ("CF_MMA_ORDER", "CF_BULK_STORE", "CF_LEAN", "CF_TMA_STORE", "CF_STAGE_ROT", "CF_BOX_STS",
+                "CF_DESC_UNIFORM")    # conv3d 04b TF32 and fp16
+# folded epilogue: TF32 0.972 vs 0.991 ms, fp16 defines it itself (the kernel); the loads' addresses: TF32 0.957 and 0.961
+# vs 0.978 and 0.978, fp16 slower (a candidate); cvt.rn rounding (TF32 only): 0.937 and 0.940 vs 0.978
+_CONV3D_TF32_ONLY = ("CF_EPI_FOLD", "CF_LOAD_ADDR", "CF_TF32_RN")
 # What the conv3d 04b candidates below were measured without: they name the later defaults they leave out
 # ("-NAME", with_defines), so each stays the build that was measured (CF_RAW, CF_OUT_SMEM and CF_WINDOW cannot
 # take the bulk store at all).
-_BEFORE_BULK = ("-CF_TMA_STORE", "-CF_BULK_STORE", "-CF_LEAN", "-CF_STAGE_ROT", "-CF_BOX_STS")   # the tensor copy needs the bulk store
+# the tensor copy needs the bulk store; CF_LOAD_ADDR acts on CF_LEAN's loads only
+_BEFORE_BULK = ("-CF_TMA_STORE", "-CF_BULK_STORE", "-CF_LEAN", "-CF_STAGE_ROT", "-CF_BOX_STS", "-CF_LOAD_ADDR")
 _BEFORE_BOX = ("-CF_BOX_STS",)          # candidates measured before the box stores (and, TF32, the folded epilogue)
 
 
@@ -95,7 +99,10 @@ def _hopper(problem: str) -> list[Variant]:
     # 1.059 (H200 2026-12-01 17:45 UTC, explore-2026-12-01i/); without the lean stores, which made TF32 spill: TF32
     # 1.092 vs 1.117, fp16 0.985 vs 1.056 with the row copies (18:20 UTC); 3xfp16 1.347 vs 1.336 (a candidate). The
     # staging's stores without bank conflicts (CF_STAGE_ROT): TF32 1.046 vs 1.097, fp16 0.873 vs 0.993 (21:02 UTC,
-    # explore-2026-12-01k/call2/); 3xfp16 1.349 vs 1.348 (a candidate)
+    # explore-2026-12-01k/call2/); 3xfp16 1.349 vs 1.348 (a candidate). Each wgmma issued from uniform registers
+    # (CF_DESC_UNIFORM): TF32 with the next two 0.921, 0.920 and 0.921 vs 0.978, 0.978 and 0.984, fp16 alone 0.822 and
+    # 0.825 vs 0.835 and 0.833, 3xfp16 1.303 and 1.302 vs 1.325 and 1.326 (H200 2026-12-02 00:1x UTC,
+    # explore-2026-12-02a/; the kernel's header has each cut alone)
     out = [Variant("04b_wgmma_tf32", problem, "04b", "tf32", "fused",
                    "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), TF32",
                    defines=("CF_GELU_FAST",) if problem == "conv2d" else _CONV3D_TF32 + _CONV3D_TF32_ONLY, **_SM90A)]
@@ -110,7 +117,7 @@ def _hopper(problem: str) -> list[Variant]:
                 Variant("04b_wgmma_3xfp16", problem, "04b", "3xfp16", "fused",
                         "implicit-GEMM conv+epilogue on Hopper wgmma, FP16 hi/lo operands, three products in "
                         "1.5 TF32 passes of tensor time (FP32 accuracy)",
-                        defines=("CF_3XF16", "CF_BULK_STORE"), **_SM90A),
+                        defines=("CF_3XF16", "CF_BULK_STORE", "CF_DESC_UNIFORM"), **_SM90A),
                 Variant("04b_wgmma_fp16", problem, "04b", "fp16", "fused",
                         "implicit-GEMM conv+epilogue on Hopper wgmma, FP16 operands (TF32's precision, half "
                         "its tensor time)",
@@ -118,7 +125,8 @@ def _hopper(problem: str) -> list[Variant]:
     if problem == "conv2d":
         out += [Variant("04c_ws_tf32", problem, "04c", "tf32", "fused",
                         "04b with two producer warpgroups (cp.async into a raw buffer, then a 2-stage ring per consumer), TF32",
-                        defines=("CF_GELU_FAST",), **_SM90A_WS),
+                        # staged operands rounded by cvt.rn: 1.418, 1.413, 1.416 vs 1.431, 1.432, 1.429 ms (2026-12-02)
+                        defines=("CF_GELU_FAST", "CF_TF32_RN"), **_SM90A_WS),
                 Variant("04c_ws_3xfp16", problem, "04c", "3xfp16", "fused",
                         "warp-specialised wgmma conv+epilogue, FP16 hi/lo operands, three products in 1.5 TF32 "
                         "passes of tensor time (FP32 accuracy)",
@@ -134,7 +142,7 @@ def _hopper(problem: str) -> list[Variant]:
 # times them (device_session.sh explore), tests/test_kernels_compile.py keeps them compiling without
 # spills. Measured on the H200, 2026-12-01 (results/device-logs/explore-2026-12-01/explore.log), against
 # the variant built as registered: none wins, so none is promoted; they stay as the record of what was tried.
-CANDIDATES = (
+_MEASURED_BEFORE_CUTS = (
     ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "-CF_EPI_FOLD", "CF_RAW")),               # 1.40 vs 1.28 ms
     ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "-CF_EPI_FOLD", "CF_RAW", "CF_WGS=3")),   # 1.46
     ("conv3d", "04b_wgmma_tf32", (*_BEFORE_BULK, "-CF_EPI_FOLD", "CF_RAW", "CF_TH=2", "CF_WGS=3")),  # 1.47
@@ -213,7 +221,22 @@ CANDIDATES = (
     ("conv2d", "04c_ws_3xfp16", ("CF_RING_PER_CONSUMER",)),                # 2.065 vs 1.736; 2.084 vs 1.739
     ("conv2d", "04c_ws_tf32", ("CF_SHARED_RING",)),                        # 1.526 vs 1.520; 1.535 vs 1.545
     ("conv2d", "04c_ws_fp16", ("CF_SHARED_RING",)),                        # 1.300 vs 1.179
+    # H200, 2026-12-02 from 00:10 UTC (results/device-logs/explore-2026-12-02a/, two calls): the three cuts below
+    # (_CUTS) each alone, against the builds registered then; bitwise equal, memcheck clean, and slower
+    ("conv3d", "04b_wgmma_fp16", ("CF_LOAD_ADDR",)),   # 0.874, 0.863 vs 0.835, 0.833: 354 MB from DRAM vs 281 (ncu)
+    ("conv2d", "04c_ws_tf32", ("CF_DESC_BASE",)),      # 1.452, 1.445, 1.446 vs 1.431, 1.432, 1.429
 )
+# Registered 2026-12-02 (the kernels' headers say why and what each measured). Every candidate above was measured
+# without them, so it leaves out those its variant is now built with ("-NAME"), and stays the build that was measured.
+_CUTS = ("CF_LOAD_ADDR", "CF_DESC_UNIFORM", "CF_TF32_RN")
+
+
+def _measured_build(problem: str, key: str, defines: tuple) -> tuple:
+    registered = next(v for v in _hopper(problem) if v.key == key).defines
+    return problem, key, defines + tuple(f"-{c}" for c in _CUTS if c in registered and f"-{c}" not in defines)
+
+
+CANDIDATES = tuple(_measured_build(*c) for c in _MEASURED_BEFORE_CUTS)
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
 ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE"),
              ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE", "CF_ABL_RAWEPI", "CF_ABL_NOSTORE"))

@@ -24,6 +24,8 @@
 #endif
 #ifdef CF_RNA_ADD
 #define CF_TF32_STAGE tf32_round_mma
+#elif defined(CF_TF32_RN)
+#define CF_TF32_STAGE tf32_round_rn     // one F2FP.TF32 in SASS where cvt.rna takes three or four
 #elif defined(CF_TF32_TRUNC)
 #define CF_TF32_STAGE(v) (v)            // candidate: wgmma ignores an FP32 operand's low 13 bits (truncation)
 #else
@@ -102,6 +104,19 @@ __device__ __forceinline__ uint64_t desc_at(uint32_t lo, uint32_t hi, uint32_t b
 }
 
 __device__ __forceinline__ float tf32_round(float v) { return __uint_as_float(to_tf32(v)); }
+#ifdef CF_TF32_RN
+// CF_TF32_RN (conv3d 04b and conv2d 04c TF32, registry): the staged operands rounded to nearest, ties to even (cvt.rn.tf32.f32,
+// sm_90 and later) instead of ties away (cvt.rna). sm_90 has an instruction for it (F2FP.TF32.F32.PACK_B); cvt.rna
+// is emulated (FSETP, a predicated IADD of half an ulp, a LOP3 mask and a constant). The two differ only on exact
+// ties. Without .satfinite (sm_100 only) +-Inf stays +-Inf and NaN stays NaN, as with cvt.rna. H200 2026-12-02
+// (explore-2026-12-02a/): conv3d 04b TF32 0.937 and 0.940 against 0.978; conv2d 04c TF32 1.418, 1.413 and 1.416 against
+// 1.431, 1.432 and 1.429; both pass the TF32 bounds and the hardening (Inf, NaN, large magnitudes, repeatability).
+__device__ __forceinline__ float tf32_round_rn(float v) {
+    uint32_t r;
+    asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+    return __uint_as_float(r);
+}
+#endif
 // cvt.rna up to the 13 low bits, for an operand only the tensor core reads (it ignores those bits): half a TF32
 // ulp added to the bits, 2 SASS instructions where cvt.rna takes 4. +-Inf reads as itself; NaN is left as it is
 // (a payload in the top mantissa bits would carry into the sign). Only the CF_RNA_ADD candidates use it: H200,

@@ -121,6 +121,11 @@
 //   not help: 1.532) and its consumers at FULL and ORDER (23 %). Nor did more copies in flight (a third call): TF32
 //   with 2 stages and 5 raw buffers 1.523, 3 and 4 1.516, against 1.522; fp16 with 6 and 6 1.270 against 1.166;
 //   3xFP16 with 3 and 4 1.719, 2 and 5 1.769, against 1.712. What bounds the TF32 build is open (kernel log).
+// H200, 2026-12-02 from 00:10 UTC (results/device-logs/explore-2026-12-02a/, two calls, three interleaved runs):
+//   CF_TF32_RN (wgmma.cuh; the TF32 build's default since the record after it): the producer's staged operands rounded
+//   by one F2FP.TF32 (cvt.rn) instead of cvt.rna's three or four instructions: 1.418, 1.413, 1.416 against 1.431,
+//   1.432, 1.429 ms; 7.7 % fewer warp instructions (474.1 M -> 437.6 M). CF_DESC_BASE (candidate) cut the consumers'
+//   instructions instead, and was slower (its comment in mma_chunk says why).
 
 namespace cf04c {
 
@@ -510,10 +515,26 @@ __device__ __forceinline__ void mma_chunk(float (&am)[NACC], float (&)[NACC], ui
 __device__ __forceinline__ void mma_chunk(float (&acc)[NACC], float (&)[NACC], uint32_t, uint32_t wa,
                                           uint32_t xa, int chunk) {
     wgmma_fence();
+#ifdef CF_DESC_BASE
+    // CF_DESC_BASE (candidate, measured slower): the chunk's two descriptors formed once, each wgmma's as the base
+    // plus a compile-time offset in the address field (desc_at), and B's base broadcast from lane 0 so the compiler
+    // knows it is warp-uniform (a uniform register, one UIADD3 per wgmma). desc() per wgmma masked, shifted and or-ed
+    // both addresses again, and moved B's from a vector register: about 13 instructions around each of 72 wgmmas.
+    // H200 2026-12-02 (explore-2026-12-02a/): bitwise equal, 10.7 % fewer warp instructions (474.1 M -> 423.4 M), and
+    // slower: 1.452, 1.445 and 1.446 against 1.431, 1.432 and 1.429 ms. The consumers wait on the producers (barrier
+    // stalls per issue 3.19 -> 3.74): their fewer instructions only move the wait.
+    const uint64_t a0 = desc(wa + chunk * TAPS * 2048, 1024), b0 = desc(xa, XPART * 4);
+    const uint32_t alo = (uint32_t)a0, ahi = (uint32_t)(a0 >> 32);
+    const uint32_t blo = __shfl_sync(0xffffffffu, (uint32_t)b0, 0), bhi = (uint32_t)(b0 >> 32);
+#pragma unroll
+    for (int t = 0; t < TAPS; ++t)
+        wgmma_tf32(acc, desc_at(alo, ahi, t * 2048), desc_at(blo, bhi, tap_offset(t)), chunk > 0 || t > 0);
+#else
 #pragma unroll
     for (int t = 0; t < TAPS; ++t)
         wgmma_tf32(acc, desc(wa + (chunk * TAPS + t) * 2048, 1024), desc(xa + tap_offset(t), XPART * 4),
                    chunk > 0 || t > 0);
+#endif
     wgmma_commit();
 }
 #endif

@@ -224,7 +224,23 @@
 //                   process, two runs, the patch applied on the device only): bitwise equal, sanitizer clean, TF32
 //                   0.991 and 0.990 against 1.044 and 1.039, fp16 0.829 and 0.829 against 0.874 and 0.872. With
 //                   CF_EPI_FOLD as well (21:37 UTC): TF32 0.972 and 0.976 against 0.991 and 0.992 (fp16 folds already).
-//                   TF32 defaults both (fp16 the box stores) since the record after them, 2026-12-01 22:4x UTC.
+//                   TF32 defaults both (fp16 the box stores) since the record after them, 2026-12-01 22:49 UTC.
+//
+// Twelfth session (2026-12-02 from 00:10 UTC; results/device-logs/explore-2026-12-02a/), three cuts read from the SASS,
+// each bitwise equal to the build before it except CF_TF32_RN (which rounds ties differently, within TF32's bounds):
+//   CF_LOAD_ADDR    the lean loads (load_input_lean): one 64-bit address per item and a 64-bit add of the plane's bytes
+//                   per channel, no zeros ahead of the loads on tiles that end inside the input. TF32, two processes:
+//                   0.957 and 0.961 against 0.978 and 0.978. fp16 **slower**: 0.874 and 0.863 against 0.835 and 0.833,
+//                   with 354 MB read from DRAM against 281 (ncu; same load requests and sectors): the loads' order in
+//                   time moves the input's halo out of L2 before its neighbours reuse it. TF32's default only.
+//   CF_DESC_UNIFORM B's descriptor base broadcast from lane 0 (wgmma issue from uniform registers: TF32's 27 HGMMAs in 270
+//                   SASS lines instead of 376). Alone: TF32 0.975 against 0.978, fp16 0.822 and 0.825 against 0.835
+//                   and 0.833, 3xfp16 1.303 and 1.302 against 1.325 and 1.326. Default for TF32, fp16 and 3xfp16.
+//   CF_TF32_RN      (wgmma.cuh) the staged operands rounded by cvt.rn (one F2FP.TF32) instead of cvt.rna (emulated in
+//                   3-4 instructions). TF32 alone 0.937 and 0.940 against 0.978. All three together: 0.921, 0.920 and
+//                   0.921 against 0.978, 0.978 and 0.984 (three interleaved runs, two processes); warp instructions per
+//                   launch 538.6 M -> 454.9 M (ncu), issue active 59.4 % -> 53.6 %, the stalls per issue up (short
+//                   scoreboard 0.79 -> 1.05, wait 1.31 -> 1.62). TF32's default since the record after them.
 //
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory, CF_ABL_RAWEPI
@@ -451,6 +467,16 @@ __device__ __forceinline__ float4 ldg4_or_zero(const float* p, bool ok) {
     return v;
 }
 
+#ifdef CF_LOAD_ADDR
+// x[a..a+3] if ok; the registers are left as they were otherwise (the caller never uses them then)
+__device__ __forceinline__ float4 ldg4_if(uint64_t a, bool ok) {
+    float4 v;
+    asm("{\n.reg .pred q;\nsetp.ne.b32 q, %5, 0;\n@q ld.global.nc.v4.f32 {%0, %1, %2, %3}, [%4];\n}\n"
+        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(a), "r"((int)ok));
+    return v;
+}
+#endif
+
 // Per-thread constants of the lean loads: each staging item's offset within an image (unsigned: only used where
 // g.xlean says it fits) and its first column (a column past any W where the thread has no item).
 struct Lean { unsigned xoff[ITEMS_PER_THREAD]; int xcol[ITEMS_PER_THREAD]; };
@@ -519,6 +545,23 @@ __device__ __forceinline__ void load_input_lean(Staged& s, const float* __restri
     const unsigned plane = (unsigned)g.D * g.H * g.W;
     const float* xs = x + (long long)tc.n * (CIN * plane);
     const unsigned toff = ((unsigned)tc.od * g.H + tc.oh0) * g.W + tc.ox0;
+#ifdef CF_LOAD_ADDR
+    // CF_LOAD_ADDR (TF32's default; slower for fp16, see the header): one 64-bit address per item, the other three channels a 64-bit add of the
+    // plane's bytes each (LEA, LEA.HI.X and a carry per load before), and no zeros written ahead of the loads on tiles
+    // that end inside the input (every tile at the full shape): an item that is not there is never stored
+    // (store_input), and only columns past W need zeros. 24 CS2R and about 30 address instructions per warp tile.
+    if (tc.ox0 + XW <= g.W) {
+        const uint64_t plane_bytes = 4ull * plane;
+#pragma unroll
+        for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
+            const bool has = l.xcol[k] < XW;
+            uint64_t a = reinterpret_cast<uint64_t>(xs + (toff + l.xoff[k]));
+#pragma unroll
+            for (int c = 0; c < 4; ++c, a += plane_bytes) s.v[k][c] = ldg4_if(a, has);
+        }
+        return;
+    }
+#endif
 #pragma unroll
     for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
         const bool ok = tc.ox0 + l.xcol[k] < g.W;
@@ -780,7 +823,14 @@ __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, c
     auto tap_boff = [](int kd, int kh, int kw) -> uint32_t { return ((kd * XH + kh) * XP + kw) * 16; };
 #endif
     const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO), b0 = wgmma_desc(smem_addr(sx), B_LBO, SBO);
+#ifdef CF_DESC_UNIFORM
+    // CF_DESC_UNIFORM (TF32, fp16 and 3xfp16): B's base broadcast from lane 0, so the compiler knows it is warp-uniform and can keep
+    // it in a uniform register (one R2UR per tile and a UIADD3 per wgmma, as it already does for A, whose base is the
+    // block's); without it each wgmma's B descriptor is formed in a vector register and moved (VIADD, R2UR)
+    const uint32_t alo = opaque((uint32_t)a0), blo = __shfl_sync(0xffffffffu, opaque((uint32_t)b0), 0);
+#else
     const uint32_t alo = opaque((uint32_t)a0), blo = opaque((uint32_t)b0);
+#endif
     const uint32_t ahi = (uint32_t)(a0 >> 32), bhi = (uint32_t)(b0 >> 32);
 #ifdef CF_F16_OPERANDS
     const uint32_t alo0 = alo - (A_LBO >> 4 << 16), blo0 = blo - (B_LBO >> 4 << 16);   // the bases with lbo 0
@@ -1067,7 +1117,7 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[NACC], const f
     // the box holds pixels s..s+59 of the tile, s = 0 or 2, and the pair left out is 60-61 or 0-1.
     const int s = x0 & 2;
 #ifdef CF_BOX_STS
-    // CF_BOX_STS (candidate): the box written with shared-memory stores at one lane base and compile-time offsets.
+    // CF_BOX_STS (TF32 and fp16): the box written with shared-memory stores at one lane base and compile-time offsets.
     // `box` comes from integer alignment, so the compiler no longer knew it was shared memory: each pair was a
     // generic store with its own 64-bit address, in a branch of its own (BSSY/BSYNC), about 6 instructions per pair
     // (ncu, 2026-12-01 21:22 UTC). Pairs j = 1..6 (columns 8..55) always land in the box (px = col - s, s = 0 or 2);
