@@ -238,6 +238,24 @@ ELEVENTH = {"staging skewed": (LOG_DIR_L / "callA" / "time.log",
             "L2 hints (third)": (LOG_DIR_L / "callB" / "time3.log", "after the profile, a third run")}
 LOGS.update({f"eleventh: {k}": v[0] for k, v in ELEVENTH.items()})
 NCU_ELEVENTH = {"skew": LOG_DIR_L / "callA" / "ncu.log", "hints and skew": LOG_DIR_L / "callB" / "ncu.log"}
+# the record those calls stood beside (results/nvidia-h200.json as of 2026-12-01 22:49 UTC, from git), for the section
+# that discusses it: the current results file has moved on
+RECORD_ELEVENTH = LOG_DIR_L / "record-2026-12-01T2249.json"
+# The twelfth session (2026-12-02 from 00:10 UTC; results/device-logs/explore-2026-12-02a/): the four cuts prepared in the
+# eleventh (notes/patches/), each alone and together, against the builds of the 22:49 UTC record; the 00:24 UTC record
+# then took the winners. In these logs a registered key names the build registered then.
+LOG_DIR_2A = R.ROOT / "results" / "device-logs" / "explore-2026-12-02a"
+TWELFTH = {"each cut, then together": (LOG_DIR_2A / "call1" / "time3d.log",
+                                       "the loads' addresses, uniform descriptors, cvt.rn rounding: alone and together"),
+           "again, FP16's two apart": (LOG_DIR_2A / "call2" / "time3d.log", "a second process; FP16's two cuts apart"),
+           "again (third run)": (LOG_DIR_2A / "call2" / "time3d_2.log", "the same builds, a second interleaved run")}
+TWELFTH_CONV2D = {"each cut, then together": (LOG_DIR_2A / "call1" / "time2d.log",
+                                              "04c: descriptors once per chunk, cvt.rn rounding: alone and together"),
+                  "again": (LOG_DIR_2A / "call2" / "time2d.log", "a second process"),
+                  "again (third run)": (LOG_DIR_2A / "call2" / "time2d_2.log", "the same builds, a second run")}
+LOGS.update({f"twelfth: {k}": v[0] for k, v in TWELFTH.items()})
+LOGS.update({f"twelfth, conv2d: {k}": v[0] for k, v in TWELFTH_CONV2D.items()})
+NCU_TWELFTH = LOG_DIR_2A / "call2" / "ncu.log"
 LAUNCH_METRICS = {"gpu__time_duration.sum": "ms (ncu)",
                   "smsp__sass_inst_executed.sum": "warp instructions",
                   "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": "store wavefronts",
