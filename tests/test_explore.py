@@ -451,3 +451,37 @@ def test_dram_read_of_a_record_comes_from_its_profile_and_is_nan_without_one():
     assert study.dram_read_mb(run, "conv3d", "v") == 3.0
     assert study.dram_read_mb(run, "conv3d", "w") != study.dram_read_mb(run, "conv3d", "w")   # NaN
     assert study.dram_read_mb(run, "conv3d", "missing") != study.dram_read_mb(run, "conv3d", "missing")
+
+
+def test_launch_metrics_reads_the_warp_specialised_kernels_launches_too(tmp_path):
+    # conv2d 04c's launches are `cf04c::conv2d_ws_kernel(...)`: the reader once knew only the 04b kernels' names and
+    # counted 9 launches for 12 builds in the twelfth session's log
+    m = E.launch_metrics(E.NCU_TWELFTH, E.LAUNCH_METRICS)
+    assert len(m) == 12 and m.index[-3:].tolist() == ["04c_ws_tf32", "04c_ws_tf32 -DCF_TF32_RN", "04c_ws_tf32 -DCF_DESC_BASE"]
+    assert m.loc["04c_ws_tf32", "warp instructions"] == 474110896
+
+
+def test_the_three_cuts_pay_for_tf32_and_the_loads_addresses_cost_fp16_dram():
+    t = E.session_table(E.TWELFTH)["× its variant in the same call"]
+    all3 = "04b_wgmma_tf32 -DCF_LOAD_ADDR -DCF_DESC_UNIFORM -DCF_TF32_RN"
+    assert len([k for k in t.index if k[1] == all3]) == 3 and (t.xs(all3, level="build") < 0.95).all()  # three runs
+    assert (t.xs("04b_wgmma_fp16 -DCF_LOAD_ADDR", level="build") > 1.03).all()          # fp16: slower, both runs
+    assert (t.xs("04b_wgmma_fp16 -DCF_DESC_UNIFORM", level="build") < 1.0).all()
+    assert (t.xs("04b_wgmma_3xfp16 -DCF_DESC_UNIFORM", level="build") < 0.99).all()
+    m = E.launch_metrics(E.NCU_TWELFTH, E.LAUNCH_METRICS)
+    assert m.loc[all3, "warp instructions"] < 0.86 * m.loc["04b_wgmma_tf32", "warp instructions"]
+    assert m.loc[all3, "issue active %"] < m.loc["04b_wgmma_tf32", "issue active %"]       # fewer, and more waiting
+    la = m.loc["04b_wgmma_fp16 -DCF_LOAD_ADDR"]
+    assert la["global load requests"] == m.loc["04b_wgmma_fp16", "global load requests"]
+    assert la["DRAM bytes read"] > 1.2 * m.loc["04b_wgmma_fp16", "DRAM bytes read"]     # the halo read twice
+    c2 = E.session_table(E.TWELFTH_CONV2D, "conv2d")["× its variant in the same call"]
+    assert (c2.xs("04c_ws_tf32 -DCF_TF32_RN", level="build") < 1.0).all()
+    assert (c2.xs("04c_ws_tf32 -DCF_DESC_BASE", level="build") > 1.0).all()
+
+
+def test_the_eleventh_sessions_record_is_the_one_its_section_discusses():
+    from convfuse import results, study
+    prev = results.load(E.RECORD_ELEVENTH)
+    assert prev["env"]["date"].startswith("2026-12-01T22:")
+    assert study.record(prev, "conv3d", "04b_wgmma_fp16")["median_ms"] == pytest.approx(0.902, abs=5e-4)
+    assert study.dram_read_mb(prev, "conv3d", "04b_wgmma_fp16") > 1.2 * study.dram_read_mb(prev, "conv3d", "04b_wgmma_tf32")
