@@ -256,6 +256,17 @@ TWELFTH_CONV2D = {"each cut, then together": (LOG_DIR_2A / "call1" / "time2d.log
 LOGS.update({f"twelfth: {k}": v[0] for k, v in TWELFTH.items()})
 LOGS.update({f"twelfth, conv2d: {k}": v[0] for k, v in TWELFTH_CONV2D.items()})
 NCU_TWELFTH = LOG_DIR_2A / "call2" / "ncu.log"
+# call 3 (00:40 UTC): L2 sector counts by source and operation, for where FP16 + CF_LOAD_ADDR's extra DRAM reads come
+# from (the TF32 build, then FP16 and FP16 + CF_LOAD_ADDR twice each)
+NCU_TWELFTH_L2 = LOG_DIR_2A / "call3" / "ncu.log"
+L2_METRICS = {"gpu__time_duration.sum": "ms (ncu)",
+              "dram__sectors_read.sum": "DRAM sectors read",
+              "lts__d_sectors_fill_device.sum": "L2 sectors filled from DRAM",
+              "lts__t_sectors_srcunit_tex_op_read.sum": "L2 read sectors (SM loads)",
+              "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum": "L2 read misses (SM loads)",
+              "lts__t_sectors_op_read_lookup_miss.sum": "L2 read misses (all)",
+              "lts__t_sectors_op_write_lookup_miss.sum": "L2 write misses (all)",
+              "lts__t_sectors_srcunit_ltcfabric.sum": "L2 sectors across the partitions' fabric"}
 LAUNCH_METRICS = {"gpu__time_duration.sum": "ms (ncu)",
                   "smsp__sass_inst_executed.sum": "warp instructions",
                   "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": "store wavefronts",

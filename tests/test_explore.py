@@ -485,3 +485,13 @@ def test_the_eleventh_sessions_record_is_the_one_its_section_discusses():
     assert prev["env"]["date"].startswith("2026-12-01T22:")
     assert study.record(prev, "conv3d", "04b_wgmma_fp16")["median_ms"] == pytest.approx(0.902, abs=5e-4)
     assert study.dram_read_mb(prev, "conv3d", "04b_wgmma_fp16") > 1.2 * study.dram_read_mb(prev, "conv3d", "04b_wgmma_tf32")
+
+
+def test_fp16_load_addr_extra_dram_reads_are_l2_fills_mostly_not_output_write_misses():
+    m = E.launch_metrics(E.NCU_TWELFTH_L2, E.L2_METRICS)
+    assert (m["L2 sectors filled from DRAM"] - m["DRAM sectors read"]).abs().max() < 100        # every DRAM read a fill
+    fp16, la = m.loc["04b_wgmma_fp16"], m.loc["04b_wgmma_fp16 -DCF_LOAD_ADDR"]
+    extra_fills = la["L2 sectors filled from DRAM"].values - fp16["L2 sectors filled from DRAM"].values
+    extra_write_misses = la["L2 write misses (all)"].values - fp16["L2 write misses (all)"].values
+    assert (extra_fills > 3e5).all() and (extra_write_misses < 0.25 * extra_fills).all()
+    assert (la["L2 read misses (SM loads)"].values > fp16["L2 read misses (SM loads)"].values).all()
