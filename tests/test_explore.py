@@ -495,3 +495,12 @@ def test_fp16_load_addr_extra_dram_reads_are_l2_fills_mostly_not_output_write_mi
     extra_write_misses = la["L2 write misses (all)"].values - fp16["L2 write misses (all)"].values
     assert (extra_fills > 3e5).all() and (extra_write_misses < 0.25 * extra_fills).all()
     assert (la["L2 read misses (SM loads)"].values > fp16["L2 read misses (SM loads)"].values).all()
+
+
+def test_fp16_load_addr_is_slower_even_when_its_extra_dram_reads_vanish():
+    m = E.launch_metrics(E.NCU_TWELFTH_EVICT, E.L2_METRICS)
+    fills = m["L2 sectors filled from DRAM"]
+    assert (fills.loc["04b_wgmma_fp16 -DCF_LOAD_ADDR"].values < 1.02 * fills.loc["04b_wgmma_fp16"].values).all()
+    t = E.session_table(E.TWELFTH_EVICT)["× its variant in the same call"]
+    assert t["output evict-first", "04b_wgmma_fp16 -DCF_LOAD_ADDR"] > 1.015       # still slower, with ~no extra reads
+    assert t["output evict-first", "04b_wgmma_fp16 -DCF_LOAD_ADDR -DCF_Y_EVICT"] > 1.015
