@@ -259,7 +259,7 @@ NCU_TWELFTH = LOG_DIR_2A / "call2" / "ncu.log"
 # call 3 (00:40 UTC): L2 sector counts by source and operation, for where FP16 + CF_LOAD_ADDR's extra DRAM reads come
 # from (the TF32 build, then FP16 and FP16 + CF_LOAD_ADDR twice each)
 NCU_TWELFTH_L2 = LOG_DIR_2A / "call3" / "ncu.log"
-# call 4 (00:48 UTC): the registered FP16 build (with CF_DESC_UNIFORM since the record), + CF_LOAD_ADDR, + CF_LOAD_ADDR with
+# call 4 (00:44 UTC): the registered FP16 build (with CF_DESC_UNIFORM since the record), + CF_LOAD_ADDR, + CF_LOAD_ADDR with
 # the output written evict-first (notes/patches/conv3d_04b_l2_hints.patch's CF_Y_EVICT, applied on the device only), each
 # profiled twice, then timed once
 NCU_TWELFTH_EVICT = LOG_DIR_2A / "call4" / "ncu.log"
