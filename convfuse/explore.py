@@ -82,6 +82,22 @@ VERSIONS_04C.update({
     "04c-17": (LOG_DIR_F / "explore_f.log", "the shared ring with more raw buffers in flight (CF_RAWS) and fewer stages"),
 })
 LOGS.update({k: v[0] for k, v in VERSIONS_04C.items()})
+
+
+def _logs(prefix: str, calls: dict) -> None:
+    """Register a session's calls ({call: (log, what it tried)}) in LOGS as "prefix: call"."""
+    LOGS.update({f"{prefix}: {k}": path for k, (path, _) in calls.items()})
+
+
+SESSION_FORMAT = {"median ms": "{:.3f}", "× its variant in the same call": "{:.3f}", "× torch.compile's time": "{:.3f}",
+                  "worst rel-L2": "{:.1e}"}
+
+
+def session_view(table: pd.DataFrame):
+    """A session_table as the notebook shows it: without the calls' descriptions, times to the microsecond."""
+    return table.drop(columns="what the call tried").style.format(SESSION_FORMAT)
+
+
 LOGS.update({"stage-pix": LOG_DIR_D / "call2" / "explore.log"})     # conv3d: single-pixel staging (CF_STAGE_PIX)
 # H200, 2026-12-01 06:15 UTC: conv3d's 04b_wgmma_3xfp16 (then new) at 4 and 3 warpgroups, and 04c with 8-byte
 # copies as its default, before that session's record.
@@ -101,7 +117,7 @@ SIXTH = {"lean": (LOG_DIR_G / "call1_conv3d_lean.log", "the loop without its int
          "window rows": (LOG_DIR_G / "call3_window_rows.log", "the ring in chunks of R rows dealt like tiles"),
          "turns": (LOG_DIR_G / "call4_order.log", "the warpgroups' MMAs in turn (CF_MMA_ORDER)"),
          "turns again": (LOG_DIR_G / "call6_window_order.log", "the turns again, and the ring with the turns")}
-LOGS.update({f"sixth: {k}": v[0] for k, v in SIXTH.items()})
+_logs("sixth", SIXTH)
 LOGS["04c-ablations"] = LOG_DIR_G / "call1_conv2d_04c_ablations.log"
 # H200, 2026-12-01 from 16:10 UTC (the seventh session): conv3d 04b's output through the bulk-copy engine. In these
 # logs `04b_wgmma_tf32`, `_fp16` and `_3xfp16` are the builds registered then (TF32 and fp16 with the turns, none with
@@ -114,7 +130,7 @@ SEVENTH = {"bulk, lanes 0-15 issue": (LOG_DIR_H / "call1_bulk.log", "the output 
            "the same, again": (LOG_DIR_H / "call2_bulk.log", "the same builds again (with ncu after)"),
            "bulk, lane 0 issues": (LOG_DIR_H / "call3_bulk2.log", "the copies issued from warp-uniform addresses"),
            "bulk and lean": (LOG_DIR_H / "call4_bulk_lean.log", "the lean loop with the stores off the LSU")}
-LOGS.update({f"seventh: {k}": v[0] for k, v in SEVENTH.items()})
+_logs("seventh", SEVENTH)
 # H200, 2026-12-01 from 17:43 UTC (the eighth session): a warp's 16 channel rows in one tensor copy (CF_TMA_STORE). In
 # this log `04b_wgmma_tf32`, `_fp16` and `_3xfp16` are the builds of the 16:32 UTC record; call1_bitwise.log compares
 # the tensor-copy builds bit for bit with them (0 differences). Its compute-sanitizer step did not run (the helper
@@ -125,7 +141,7 @@ EIGHTH = {"tensor copy": (LOG_DIR_I / "call1_tma.log", "a warp's 16 rows in one 
           # without the lean stores (TF32 then spill-free); `04b_wgmma_fp16` here is the patched registered build
           "tensor copy, TF32 spill-free": (LOG_DIR_I / "call5_tf32_tma.log",
                                            "the tensor copy without the lean stores, so TF32 does not spill")}
-LOGS.update({f"eighth: {k}": v[0] for k, v in EIGHTH.items()})
+_logs("eighth", EIGHTH)
 # 18:12 UTC: the ablations of the builds of the 17:57 UTC record (TF32: turns, bulk store, lean loop; fp16 the same with
 # the tensor copy), with notes/patches/conv3d_04b_ablations_bulk.patch applied on the device only (CF_ABL_NOSTORE ends
 # the copy-engine stores after the epilogue's writes to shared memory; CF_ABL_NOLOAD zero-fills in the lean loads)
@@ -146,7 +162,7 @@ NINTH = {"staging under the MMAs": (LOG_DIR_J / "time.log", "the next tile stage
          # 20:00 UTC: the same two staging without rounding (CF_TF32_TRUNC: the shared stores alone)
          "stores without rounding": (LOG_DIR_J / "call4" / "call4_trunc.log",
                                      "3 warpgroups with and without CF_XDOUBLE + CF_XOUT_APART, staging unrounded")}
-LOGS.update({f"ninth: {k}": v[0] for k, v in NINTH.items()})
+_logs("ninth", NINTH)
 SOURCE_04B_XDOUBLE = LOG_DIR_J / "call2" / "ncu_source_tf32_xdouble.csv.gz"
 SPECIAL_VALUES = LOG_DIR_J / "special.log"
 _SPECIAL = re.compile(r"(\S+) (nan|inf) \(([\d, ]+)\): unwritten\(NaN where float64 finite\) (\d+), "
@@ -183,7 +199,7 @@ TENTH = {"rotation, first form": (LOG_DIR_K / "call1" / "time.log",
          # call 5 (21:37 UTC): CF_EPI_FOLD (bias and sum folded per channel) on top of the same patch
          "folded epilogue": (LOG_DIR_K / "call5" / "time.log", "CF_EPI_FOLD on top of CF_BOX_STS (patch)"),
          "folded epilogue (again)": (LOG_DIR_K / "call5" / "time2.log", "the same builds, a second run")}
-LOGS.update({f"tenth: {k}": v[0] for k, v in TENTH.items()})
+_logs("tenth", TENTH)
 STORE_WAVEFRONTS = {"first form": LOG_DIR_K / "call1" / "ncu_st.log", "per item": LOG_DIR_K / "call2" / "ncu_st.log"}
 # call 3 (21:22 UTC): ncu source pages of the builds recorded at 21:12 UTC (the rotation registered), and
 # CF_XDOUBLE at 4 warpgroups with it (time.log; that build spills 52 B, ptxas)
@@ -236,7 +252,7 @@ ELEVENTH = {"staging skewed": (LOG_DIR_L / "callA" / "time.log",
             "L2 hints": (LOG_DIR_L / "callB" / "time.log", "the output evict_first, then also the input evict_last (patch)"),
             "L2 hints (again)": (LOG_DIR_L / "callB" / "time2.log", "the same builds, a second run"),
             "L2 hints (third)": (LOG_DIR_L / "callB" / "time3.log", "after the profile, a third run")}
-LOGS.update({f"eleventh: {k}": v[0] for k, v in ELEVENTH.items()})
+_logs("eleventh", ELEVENTH)
 NCU_ELEVENTH = {"skew": LOG_DIR_L / "callA" / "ncu.log", "hints and skew": LOG_DIR_L / "callB" / "ncu.log"}
 # the record those calls stood beside (results/nvidia-h200.json as of 2026-12-01 22:49 UTC, from git), for the section
 # that discusses it: the current results file has moved on
@@ -253,8 +269,8 @@ TWELFTH_CONV2D = {"each cut, then together": (LOG_DIR_2A / "call1" / "time2d.log
                                               "04c: descriptors once per chunk, cvt.rn rounding: alone and together"),
                   "again": (LOG_DIR_2A / "call2" / "time2d.log", "a second process"),
                   "again (third run)": (LOG_DIR_2A / "call2" / "time2d_2.log", "the same builds, a second run")}
-LOGS.update({f"twelfth: {k}": v[0] for k, v in TWELFTH.items()})
-LOGS.update({f"twelfth, conv2d: {k}": v[0] for k, v in TWELFTH_CONV2D.items()})
+_logs("twelfth", TWELFTH)
+_logs("twelfth, conv2d", TWELFTH_CONV2D)
 NCU_TWELFTH = LOG_DIR_2A / "call2" / "ncu.log"
 # call 3 (00:40 UTC): L2 sector counts by source and operation, for where FP16 + CF_LOAD_ADDR's extra DRAM reads come
 # from (the TF32 build, then FP16 and FP16 + CF_LOAD_ADDR twice each)
@@ -265,7 +281,7 @@ NCU_TWELFTH_L2 = LOG_DIR_2A / "call3" / "ncu.log"
 NCU_TWELFTH_EVICT = LOG_DIR_2A / "call4" / "ncu.log"
 TWELFTH_EVICT = {"output evict-first": (LOG_DIR_2A / "call4" / "time.log",
                                         "FP16 + CF_LOAD_ADDR with the output written evict-first (patch)")}
-LOGS.update({f"twelfth: {k}": v[0] for k, v in TWELFTH_EVICT.items()})
+_logs("twelfth", TWELFTH_EVICT)
 L2_METRICS = {"gpu__time_duration.sum": "ms (ncu)",
               "dram__sectors_read.sum": "DRAM sectors read",
               "lts__d_sectors_fill_device.sum": "L2 sectors filled from DRAM",

@@ -231,12 +231,13 @@ _MEASURED_BEFORE_CUTS = (
 _CUTS = ("CF_LOAD_ADDR", "CF_DESC_UNIFORM", "CF_TF32_RN")
 
 
-def _measured_build(problem: str, key: str, defines: tuple) -> tuple:
-    registered = next(v for v in _hopper(problem) if v.key == key).defines
-    return problem, key, defines + tuple(f"-{c}" for c in _CUTS if c in registered and f"-{c}" not in defines)
+def _measured_builds(candidates) -> tuple:
+    registered = {(v.problem, v.key): v.defines for p in HOPPER_PROBLEMS for v in _hopper(p)}
+    return tuple((p, k, d + tuple(f"-{c}" for c in _CUTS if c in registered[p, k] and f"-{c}" not in d))
+                 for p, k, d in candidates)
 
 
-CANDIDATES = tuple(_measured_build(*c) for c in _MEASURED_BEFORE_CUTS)
+CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS)
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
 ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE"),
              ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE", "CF_ABL_RAWEPI", "CF_ABL_NOSTORE"))

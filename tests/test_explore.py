@@ -504,3 +504,11 @@ def test_fp16_load_addr_is_slower_even_when_its_extra_dram_reads_vanish():
     t = E.session_table(E.TWELFTH_EVICT)["× its variant in the same call"]
     assert t["output evict-first", "04b_wgmma_fp16 -DCF_LOAD_ADDR"] > 1.015       # still slower, with ~no extra reads
     assert t["output evict-first", "04b_wgmma_fp16 -DCF_LOAD_ADDR -DCF_Y_EVICT"] > 1.015
+
+
+def test_a_sessions_calls_are_registered_under_its_prefix_and_shown_without_their_descriptions():
+    assert E.LOGS["twelfth: output evict-first"] == E.TWELFTH_EVICT["output evict-first"][0]
+    assert E.LOGS["twelfth, conv2d: again"] == E.TWELFTH_CONV2D["again"][0]
+    assert E.LOGS["sixth: " + next(iter(E.SIXTH))] == next(iter(E.SIXTH.values()))[0]
+    view = E.session_view(E.session_table(E.TWELFTH_EVICT))
+    assert "what the call tried" not in view.data.columns and "median ms" in view.data.columns
