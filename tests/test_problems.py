@@ -68,6 +68,10 @@ def test_bitwise_shapes_are_valid_inputs_and_cover_what_they_say(prob):
         widths = [prob.output_shape(s)[-1] for s in prob.bitwise_shapes]
         assert max(widths) > 2 * 62                      # three column tiles of 04b (62 columns each)
         assert any(prob.output_shape(s)[-2] == 1 for s in prob.bitwise_shapes)   # one output row per plane
+        # 04b's group stores: whole 62-pixel rows with Do * Ho a multiple of 4 (taken) and of 2 only (not, groups of 4)
+        rows = {s: (prob.output_shape(s)[2] * prob.output_shape(s)[3], prob.output_shape(s)[4]) for s in prob.bitwise_shapes}
+        assert any(w == 62 and r % 4 == 0 and r > 62 for r, w in rows.values())
+        assert any(w == 62 and r % 4 == 2 for r, w in rows.values())
 
 
 def test_inputs_are_fresh_and_never_zero():

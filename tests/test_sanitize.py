@@ -104,6 +104,9 @@ def test_conv3d_sanitize_shape_takes_the_04b_store_paths_the_odd_shapes_miss():
 
     assert not any(paths(s)[0] for s in prob.odd_shapes)
     assert any(ok and phases == {0, 2} for ok, phases in map(paths, prob.sanitize_shapes))
+    # the group stores (CF_GROUP_STORE): a tile is a whole row (Wo = 62) and Do * Ho a multiple of 4
+    assert any(prob.output_shape(s)[4] == tile and prob.output_shape(s)[2] * prob.output_shape(s)[3] % 4 == 0
+               for s in prob.sanitize_shapes)
 
 
 def test_job_command():
