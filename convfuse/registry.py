@@ -80,7 +80,9 @@ _CONV3D_TF32 = ("CF_MMA_ORDER", "CF_BULK_STORE", "CF_LEAN", "CF_TMA_STORE", "CF_
                 "CF_DESC_UNIFORM")    # conv3d 04b TF32 and fp16
 # folded epilogue: TF32 0.972 vs 0.991 ms, fp16 defines it itself (the kernel); the loads' addresses: TF32 0.957 and 0.961
 # vs 0.978 and 0.978, fp16 slower (a candidate); cvt.rn rounding (TF32 only): 0.937 and 0.940 vs 0.978
-_CONV3D_TF32_ONLY = ("CF_EPI_FOLD", "CF_LOAD_ADDR", "CF_TF32_RN")
+# the rows of a block's 4 warpgroups in one sector-aligned tensor copy per channel group (TF32 only: the FP16 builds'
+# FP32 path would leave a slot unwritten): 0.903 and 0.901 vs 0.927 and 0.925 (H200 2026-12-02, explore-2026-12-02b/call5)
+_CONV3D_TF32_ONLY = ("CF_EPI_FOLD", "CF_LOAD_ADDR", "CF_TF32_RN", "CF_GROUP_STORE")
 # What the conv3d 04b candidates below were measured without: they name the later defaults they leave out
 # ("-NAME", with_defines), so each stays the build that was measured (CF_RAW, CF_OUT_SMEM and CF_WINDOW cannot
 # take the bulk store at all).
@@ -228,7 +230,7 @@ _MEASURED_BEFORE_CUTS = (
 )
 # Registered 2026-12-02 (the kernels' headers say why and what each measured). Every candidate above was measured
 # without them, so it leaves out those its variant is now built with ("-NAME"), and stays the build that was measured.
-_CUTS = ("CF_LOAD_ADDR", "CF_DESC_UNIFORM", "CF_TF32_RN")
+_CUTS = ("CF_LOAD_ADDR", "CF_DESC_UNIFORM", "CF_TF32_RN", "CF_GROUP_STORE")
 
 
 def _measured_builds(candidates) -> tuple:

@@ -231,8 +231,9 @@
 //   CF_LOAD_ADDR    the lean loads (load_input_lean): one 64-bit address per item and a 64-bit add of the plane's bytes
 //                   per channel, no zeros ahead of the loads on tiles that end inside the input. TF32, two processes:
 //                   0.957 and 0.961 against 0.978 and 0.978. fp16 **slower**: 0.874 and 0.863 against 0.835 and 0.833,
-//                   with 354 MB read from DRAM against 281 (ncu; same load requests and sectors): the loads' order in
-//                   time moves the input's halo out of L2 before its neighbours reuse it. TF32's default only.
+//                   with 354 MB read from DRAM against 281 (ncu; same load requests and sectors). Those extra reads
+//                   varied from call to call (+27 %, +4-6 %, +0.3-1.9 %) while the slowdown stayed: a symptom, not the
+//                   cause, which is not established (notes/kernel_log.md, 2026-12-02). TF32's default only.
 //   CF_DESC_UNIFORM B's descriptor base broadcast from lane 0 (wgmma issue from uniform registers: TF32's 27 HGMMAs in 270
 //                   SASS lines instead of 376). Alone: TF32 0.975 against 0.978, fp16 0.822 and 0.825 against 0.835
 //                   and 0.833, 3xfp16 1.303 and 1.302 against 1.325 and 1.326. Default for TF32, fp16 and 3xfp16.
@@ -242,6 +243,21 @@
 //                   launch 538.6 M -> 454.9 M (ncu), issue active 59.4 % -> 53.6 %, the stalls per issue up (short
 //                   scoreboard 0.79 -> 1.05, wait 1.31 -> 1.62). TF32's default since the record after them.
 //
+// Thirteenth session (2026-12-02 from 01:39 UTC; results/device-logs/explore-2026-12-02b/):
+//   What bounds TF32, by ablation (one process each): as registered 0.911; without the staging (a perfect producer)
+//                   0.888; without the copy out 0.834; without staging and copy out 0.671; the epilogue and copies alone
+//                   (no loads, staging or wgmmas: CF_ABL_NOMMA, notes/patches/conv3d_04b_abl_nomma.patch) 0.896, the
+//                   epilogue alone 0.364. fill_ writes the output's 1.76 GB in 0.384 ms. So two bounds near 0.9 ms:
+//                   the output path, and the SM's own work (staging, MMAs, epilogue) at about 0.84.
+//   CF_GROUP_STORE  the output path: 04b's 62-pixel rows share a 32-byte sector with the next row's tile at 3 of 4 row
+//                   ends; without the kernel (store_patterns.py, call 4) that geometry writes 1.76 GB at 1.8 TB/s and
+//                   sector-aligned 256-512 B runs at 3.8-3.9. A block's 4 warpgroups write 4 consecutive rows, one 992 B
+//                   aligned run per channel, through one tensor copy per channel group (store_tile_group). Epilogue and
+//                   copies alone 0.896 -> 0.451 ms, L2 write sectors 105.5 M -> 82.7 M (fill_'s count); the kernel
+//                   0.927 -> 0.903 (0.925 -> 0.901): now the SM's own work is the bound. Groups of 2 (CF_GROUP=2, 496 B
+//                   runs, 16-byte aligned): 0.572 and 0.921. TF32's default since the record after it; the FP16 builds'
+//                   FP32 path (a warp's fp32_tile) would leave a slot unwritten, so not theirs.
+
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory, CF_ABL_RAWEPI
 //   stores acc + bias without the epilogue, CF_ABL_NOSTORE computes the epilogue but stores nothing (with
@@ -348,14 +364,33 @@ constexpr int XBULK = XBUF + COUT * BPITCH;         // the second input buffer a
 #elif defined(CF_XDOUBLE)
 constexpr int XBULK = XBUF;                         // the second input buffer: each buffer holds its tile's output
 static_assert(COUT * BPITCH + 2 <= XBUF, "rows");   // once the tile's MMAs have read it (store_tile_bulk's rows)
+#elif defined(CF_GROUP_STORE)
+constexpr int XBULK = 0;                            // the output goes to the group buffers (GBUF_FLOATS)
 #else
 constexpr int XBULK = COUT * BPITCH;                // a warpgroup's output tile, epilogue applied
 #endif
 #else
 constexpr int XBULK = 0;
 #endif
+#ifdef CF_GROUP_STORE
+#if !defined(CF_TMA_STORE) || defined(CF_F16_OPERANDS) || defined(CF_XDOUBLE) || defined(CF_WINDOW) || CF_TH != 1
+#error "CF_GROUP_STORE: the TF32 build with CF_TMA_STORE and TH = 1 (the FP16 builds' FP32 path would leave a slot unwritten)"
+#endif
+#ifndef CF_GROUP
+#define CF_GROUP 4                       // 4 rows of 62 pixels: 992 bytes, a whole number of 32-byte sectors
+#endif
+constexpr int GROUP = CF_GROUP;                      // warpgroups whose output rows share one box
+static_assert(WGS % GROUP == 0 && GROUP >= 2, "groups of warpgroups");
+constexpr int GPX = GROUP * TW;                      // pixels per box row: GROUP consecutive output rows of a plane
+constexpr int GBOX = 16 * GPX;                       // floats per box: a warp's 16 channels
+static_assert(GBOX * 4 % 128 == 0 && GPX <= 256, "boxes 128-byte aligned, box rows of at most 256 elements");
+constexpr int GBARS = 4 * (WGS / GROUP);             // one box (and a FULL and an EMPTY mbarrier) per warp of a slot
+constexpr int GBUF_FLOATS = GBARS * GBOX + 32 + 4 * GBARS;   // + 128 B for alignment, 2 mbarriers (16 B) per box
+#else
+constexpr int GBUF_FLOATS = 0;
+#endif
 constexpr int CHAN_FLOATS = 2 * COUT;                // (bias, sum) per channel, for the epilogue
-constexpr int SMEM_FLOATS = WFLOATS + WGS * (XBUF + XRAW + XOUT + XBULK) + CHAN_FLOATS + 4;   // + the weights' max (FP16)
+constexpr int SMEM_FLOATS = WFLOATS + WGS * (XBUF + XRAW + XOUT + XBULK) + GBUF_FLOATS + CHAN_FLOATS + 4;   // + the weights' max (FP16)
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
 constexpr int X_ITEMS = 2 * XD * XH * (XW / 4);     // (k-half, depth, row, 4-pixel quad) per tile
 static_assert(NMMA == 64 || NMMA == 128 || NMMA == 256, "wgmma N");
@@ -369,6 +404,7 @@ struct Geom {
     bool xlean;  // CF_LEAN's loads: xvec, and one image's input has fewer than 2^31 elements (32-bit offsets)
     bool ylean;  // CF_LEAN's stores: Wo even, y 8-byte aligned, one image's output under 2^31 elements
     bool ytma;   // CF_TMA_STORE: the kernel parameter ymap describes y (ylean, a plane a multiple of 4 floats)
+    bool ygroup; // CF_GROUP_STORE: ytma, Wo = 62 (a tile is a whole row) and Do * Ho a multiple of GROUP
     int sx, sy, sd, sn;   // the tile stride (grid x warpgroups) in digits (tx, ty, od, n): CF_LEAN
 };
 
@@ -1099,7 +1135,9 @@ __device__ __forceinline__ void store_tile_bulk(const float (&acc)[NACC], const 
 // tiles only (62 pixels, all in one plane's run of y); a partial tile takes store_tile (with the row copies as a
 // third path the loop spilled 8-12 bytes at 128 registers).
 constexpr int TBOX = 60;                            // pixels per box row: 240 B
+#ifndef CF_GROUP_STORE
 static_assert(16 * TBOX * 4 % 128 == 0 && 64 * (TBOX + 2) * 4 + 64 <= XBULK * 4, "four 128-byte aligned boxes per buffer");
+#endif
 __device__ __forceinline__ void tma_store_4d(const CUtensorMap* map, const void* src, int c0, int c1, int c2, int c3) {
     asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n"
                  :: "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
@@ -1154,6 +1192,62 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[NACC], const f
 #define CF_STORE_OUT(scale) \
     if (g.ytma && tc.ox0 + TW <= g.Wo) store_tile_tma(acc, schan, sbulk, &ymap, y, g, tc, warp, lane, scale); \
     else store_tile(acc, schan, y, g, tc, warp, lane, scale)
+#ifdef CF_GROUP_STORE
+// CF_GROUP_STORE: the output rows of GROUP warpgroups leave in one tensor copy per channel group. The tiles are dealt
+// block-major, so warpgroups wg = GROUP k .. GROUP k + GROUP - 1 of a block hold GROUP consecutive rows of the same
+// planes in every round, and at the full size (Wo = 62: a tile is a whole row) those rows are one run of y per
+// channel: 4 x 248 = 992 bytes, 32-byte aligned (rows 4 m). Measured without the kernel (explore-2026-12-02b/call4,
+// sp.py): the 62-pixel boxes and pair stores of store_tile_tma write 1.76 GB at 1.8 TB/s, the same bytes as 64- or
+// 128-pixel sector-aligned boxes at 3.8-3.9 TB/s (fill_ 4.6), two-row boxes (496 B, 16-byte aligned) at 2.9: the
+// sectors each row shares with the next row's tile cost the L2 the difference. Warp w of each warpgroup of a group
+// writes its 16 channels' row into slot wg % GROUP of box w; the last slot's warp waits for the others (FULL), copies
+// the box out, waits until the engine has read it and tells the others (EMPTY), which wait for that before they next
+// write the box. The epilogue's math runs before that wait, so only its 16 shared stores do.
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(smem_addr(bar)) : "memory");
+}
+__device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float2* schan, float* gbuf, uint64_t* gbar,
+                                                 const CUtensorMap* ymap, const Geom& g, TileCoord tc, int wg,
+                                                 int warp, int lane, unsigned round) {
+    const int gid = lane >> 2, tq = lane & 3, slot = wg % GROUP, b = (wg / GROUP) * 4 + warp;
+    float* box = gbuf + b * GBOX;
+    uint64_t* full = gbar + b;
+    uint64_t* empty = gbar + GBARS + b;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const float2 bs_c = schan[16 * warp + gid + 8 * h];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            acc[4 * j + 2 * h] = epilogue_acc(acc[4 * j + 2 * h], 1.0f, bs_c.x, bs_c.y);
+            acc[4 * j + 2 * h + 1] = epilogue_acc(acc[4 * j + 2 * h + 1], 1.0f, bs_c.x, bs_c.y);
+        }
+    }
+    if (slot < GROUP - 1 && round > 0) mbar_wait(empty, (round - 1) & 1);   // the last round's copy has read the box
+    const uint32_t lane_box = smem_addr(box) + 4u * (gid * GPX + slot * TW + 2 * tq);
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)             // not columns 62-63 (j = 7, tq = 3): they are the next slot's 0-1
+            if (j < 7 || tq < 3)
+                st_shared_f2(lane_box + 4u * (8 * h * GPX + 8 * j), make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]));
+    fence_proxy_async();                    // the copy engine reads shared memory through the async proxy
+    __syncwarp();
+    if (slot < GROUP - 1) {
+        if (lane == 0) mbar_arrive(full);
+        return;
+    }
+    mbar_wait(full, round & 1);             // the other slots' rows are in the box
+    if (lane == 0) {
+#ifndef CF_ABL_NOSTORE
+        tma_store_4d(ymap, box, (tc.od * g.Ho + tc.oh0 - (GROUP - 1)) * g.Wo, 16 * warp, tc.n, 0);
+        bulk_commit();
+        bulk_wait_read();                   // the box is free again: at most the one copy in flight per box
+#endif
+        mbar_arrive(empty);
+    }
+    __syncwarp();
+}
+#endif
 #else
 #define CF_STORE_OUT(scale) \
     if (g.ylean) store_tile_bulk(acc, schan, sbulk, y, g, tc, warp, lane, scale); \
@@ -1294,6 +1388,17 @@ conv3d_wgmma_kernel(CF_YMAP_PARAM const float* __restrict__ x, const float* __re
     }
 #endif
     for (int c = threadIdx.x; c < COUT; c += THREADS) schan[c] = make_float2(__ldg(bias + c), __ldg(addend + c));
+#ifdef CF_GROUP_STORE
+    float* gbuf = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(smem + WFLOATS + WGS * (XBUF + XRAW + XOUT + XBULK))
+                                            + 127) & ~uintptr_t(127));
+    uint64_t* gbar = reinterpret_cast<uint64_t*>(gbuf + GBARS * GBOX);
+    if (threadIdx.x < GBARS) {
+        mbar_init(gbar + threadIdx.x, GROUP - 1);          // FULL: the other slots' warps
+        mbar_init(gbar + GBARS + threadIdx.x, 1);          // EMPTY: the copying lane
+    }
+    mbar_init_fence();
+    unsigned grounds = 0;                                  // group rounds this thread has stored
+#endif
     fence_proxy_async();
     __syncthreads();
 
@@ -1547,7 +1652,13 @@ conv3d_wgmma_kernel(CF_YMAP_PARAM const float* __restrict__ x, const float* __re
         store_tile(acc, schan, y, g, tc, warp, lane, inv_scale);
 #endif
 #else
-#ifdef CF_BULK_STORE
+#ifdef CF_GROUP_STORE
+        // a round where the whole group has a tile (uniform in the group: tile - slot is the group's first tile)
+        if (g.ygroup && tile - wg % GROUP + GROUP - 1 < g.tiles)
+            store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, grounds++);
+        else
+            store_tile(acc, schan, y, g, tc, warp, lane);
+#elif defined(CF_BULK_STORE)
         CF_STORE_OUT(1.0f);
 #else
         store_tile(acc, schan, y, g, tc, warp, lane);
@@ -1601,11 +1712,20 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
         g.sd = (int)(t % a.Do); g.sn = (int)(t / a.Do);
     }
     g.ytma = false;
+    g.ygroup = false;
 #ifdef CF_TMA_STORE
     CUtensorMap ymap{};
     const long long plane = (long long)a.Do * a.Ho * a.Wo;
+#ifdef CF_GROUP_STORE
+    const uint32_t box0 = GPX;          // GROUP whole rows: only where a tile is a whole row (Wo = TW)
+    const bool group_shape = a.Wo == TW && (a.Do * a.Ho) % GROUP == 0;
+#else
+    const uint32_t box0 = TBOX;
+    const bool group_shape = false;
+#endif
     g.ytma = g.ylean && plane % 4 == 0 && plane < 0x80000000LL &&
-             cf_encode_tma_4d(&ymap, a.y, {(uint64_t)plane, (uint64_t)COUT, (uint64_t)a.N, 1}, {TBOX, 16, 1, 1});
+             cf_encode_tma_4d(&ymap, a.y, {(uint64_t)plane, (uint64_t)COUT, (uint64_t)a.N, 1}, {box0, 16, 1, 1});
+    g.ygroup = g.ytma && group_shape;
     conv3d_wgmma_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
 #else
     conv3d_wgmma_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(a.x, a.w, a.bias, a.param, a.y, g);
