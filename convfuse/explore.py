@@ -7,6 +7,7 @@ are comparable within one log's timing block only (one interleaved run); across 
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -222,18 +223,25 @@ def launch_metrics(path: Path, names: dict) -> pd.DataFrame:
     ("[ncu-sections] ... done")."""
     text = Path(path).read_text().splitlines()
     builds = [parse_key(m.group(1), m.group(2)).spelled for line in text if (m := _NCU_DONE.match(line))]
+    launches = _ncu_launches(text, names, _NCU_LAUNCH)
+    if len(launches) != len(builds):
+        raise ValueError(f"{path}: {len(launches)} profiled launches for {len(builds)} builds")
+    return pd.DataFrame(launches, index=pd.Index(builds, name="build"))
+
+
+def _ncu_launches(text: list, names: dict, header: re.Pattern) -> list:
+    """The `--metrics` counters of each launch (a line matching `header` opens one) in an ncu log's lines, renamed by
+    `names`; bytes in bytes and times in ms, whatever unit ncu chose per line."""
     launches, cur = [], None
     for line in text:
-        if _NCU_LAUNCH.match(line):
+        if header.match(line):
             cur = {}
             launches.append(cur)
         elif cur is not None and (m := _NCU_METRIC.match(line)) and m.group(1) in names:
             value, unit = float(m.group(3).replace(",", "")), m.group(2) or ""
             cur[names[m.group(1)]] = value / NCU.UNITS_PER_MS[unit] if unit in NCU.UNITS_PER_MS else \
                 value * NCU.BYTES_PER_UNIT.get(unit, 1)
-    if len(launches) != len(builds):
-        raise ValueError(f"{path}: {len(launches)} profiled launches for {len(builds)} builds")
-    return pd.DataFrame(launches, index=pd.Index(builds, name="build"))
+    return launches
 
 
 def store_wavefronts(path: Path) -> pd.DataFrame:
@@ -282,6 +290,95 @@ NCU_TWELFTH_EVICT = LOG_DIR_2A / "call4" / "ncu.log"
 TWELFTH_EVICT = {"output evict-first": (LOG_DIR_2A / "call4" / "time.log",
                                         "FP16 + CF_LOAD_ADDR with the output written evict-first (patch)")}
 _logs("twelfth", TWELFTH_EVICT)
+# The thirteenth session (2026-12-02 from 01:39 UTC; results/device-logs/explore-2026-12-02b/): what bounds conv3d 04b
+# TF32, by ablation (calls 1-3; CF_ABL_NOMMA and CF_ABL_NOENDS from notes/patches/conv3d_04b_abl_nomma.patch, applied on
+# the device only), the write rate by geometry without the kernel (call 4, store_patterns.py beside its log), and the
+# group stores (call 5; the record of 02:14 UTC then took them, with the bug that call found fixed). In these logs
+# `04b_wgmma_tf32` names the build registered then, without CF_GROUP_STORE.
+LOG_DIR_2B = R.ROOT / "results" / "device-logs" / "explore-2026-12-02b"
+THIRTEENTH = {"ablations": (LOG_DIR_2B / "call1" / "time_tf32.log",
+                            "the registered build without its staging, epilogue math or copy out; the MMA skeleton"),
+              "ablations (again)": (LOG_DIR_2B / "call1" / "time_tf32_2.log", "the same builds, a second run"),
+              "the output path alone": (LOG_DIR_2B / "call2" / "time.log",
+                                        "no loads, staging or wgmmas (CF_ABL_NOMMA, patch): the epilogue and its copies"),
+              "store methods": (LOG_DIR_2B / "call3" / "time.log",
+                                "the output by row copies or plain stores, and without the pair stores (patch)"),
+              "store methods (again)": (LOG_DIR_2B / "call3" / "time_2.log", "the same builds, a second run"),
+              "group stores": (LOG_DIR_2B / "call5" / "time.log",
+                               "4 (or 2) warpgroups' rows in one tensor copy (CF_GROUP_STORE), with its bug since fixed"),
+              "group stores (again)": (LOG_DIR_2B / "call5" / "time_2.log", "the same builds, a second run")}
+THIRTEENTH_FP16 = {"ablations, FP16": (LOG_DIR_2B / "call1" / "time_fp16.log", "the FP16 build's ablations")}
+_logs("thirteenth", THIRTEENTH)
+_logs("thirteenth", THIRTEENTH_FP16)
+NCU_THIRTEENTH = {"ablations": LOG_DIR_2B / "call1" / "ncu.log", "the output path": LOG_DIR_2B / "call2" / "ncu.log",
+                  "store methods": LOG_DIR_2B / "call3" / "ncu.log", "group stores": LOG_DIR_2B / "call5" / "ncu.log"}
+WRITE_METRICS = {"gpu__time_duration.sum": "ms (ncu)",
+                 "smsp__sass_inst_executed.sum": "warp instructions",
+                 "dram__bytes_read.sum": "DRAM bytes read",
+                 "dram__bytes_write.sum": "DRAM bytes written",
+                 "lts__t_sectors_op_write.sum": "L2 write sectors",
+                 "lts__t_requests_op_write.sum": "L2 write requests",
+                 "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue active %",
+                 **{f"smsp__average_warps_issue_stalled_{k}_per_issue_active.ratio": f"{k.replace('_', ' ')} stalls per issue"
+                    for k in ("long_scoreboard", "barrier")}}
+# call 2: torch's fill_, zero_ and copy_ at the output's size (write_bw.py beside the log), twice
+WRITE_BW = LOG_DIR_2B / "call2" / "write_bw.log"
+_WRITE_BW = re.compile(r"^(.+?)\s{2,}([\d.]+) ms\s+([\d.]+) TB/s \(([\d.]+) GB\)$")
+# call 4: the output's 1.76 GB written by a persistent grid shaped as 04b's, by what each warp copies out (no arithmetic)
+STORE_PATTERNS = LOG_DIR_2B / "call4" / "patterns.log"
+STORE_PATTERNS_NCU = LOG_DIR_2B / "call4" / "ncu.log"
+STORE_PATTERN_MODES = {
+    "A": "04b's: 62-pixel rows, a 60-pixel box per 16 channels and the pair left out stored apart",
+    "B": "A without the pairs (8 bytes per row never written)",
+    "C": "two rows per box: 124 pixels (496 B), 16-byte aligned",
+    "D": "64-pixel boxes (256 B), sector-aligned",
+    "E": "128-pixel boxes (512 B), sector-aligned",
+    "H": "8 KB contiguous per box",
+}
+_PATTERN = re.compile(r"^mode (\w): ([\d.]+) ms\s+([\d.]+) TB/s$")
+_PATTERNS_PROFILED = ("fill_", "A", "B", "C", "D", "H")     # the call's `store_patterns.py ncu A B C D H`, after a fill_
+_PATTERN_LAUNCH = re.compile(r"^\s+(?:void at::\S*elementwise_kernel|pattern\()")
+# the 00:24 UTC record (results/nvidia-h200.json then, from git), for the section that discusses it
+RECORD_TWELFTH = LOG_DIR_2A / "record-2026-12-02T0024.json"
+
+
+def write_bandwidth(path: Path = WRITE_BW) -> pd.DataFrame:
+    """torch's own writes at conv3d's output size (call 2): each operation's times in its runs, and its TB/s (mean)."""
+    rows: dict = {}
+    for line in Path(path).read_text().splitlines():
+        if m := _WRITE_BW.match(line.strip()):
+            rows.setdefault(m.group(1).strip(), []).append((float(m.group(2)), float(m.group(3)), float(m.group(4))))
+    return pd.DataFrame([{"operation": k, "ms": " / ".join(f"{ms:.3f}" for ms, _, _ in v),
+                          "TB/s": sum(t for _, t, _ in v) / len(v), "GB moved": v[0][2]} for k, v in rows.items()]
+                        ).set_index("operation")
+
+
+def store_patterns(log: Path = STORE_PATTERNS, ncu: Path = STORE_PATTERNS_NCU) -> pd.DataFrame:
+    """The write rate of each store geometry (call 4): its times in the two rounds, its TB/s (mean), and ncu's L2
+    write sectors and DRAM bytes of one launch; `fill_` first, as the floor."""
+    runs: dict = {}
+    for line in Path(log).read_text().splitlines():
+        if m := _PATTERN.match(line.strip()):
+            runs.setdefault(m.group(1), []).append((float(m.group(2)), float(m.group(3))))
+        elif line.startswith("fill_:"):
+            ms = float(line.split()[1])
+            runs.setdefault("fill_", []).append((ms, 0.0))
+    names = {"gpu__time_duration.sum": "ms (ncu)", "lts__t_sectors_op_write.sum": "L2 write sectors",
+             "dram__bytes_read.sum": "DRAM bytes read", "dram__bytes_write.sum": "DRAM bytes written"}
+    launches = _ncu_launches(Path(ncu).read_text().splitlines(), names, _PATTERN_LAUNCH)
+    if len(launches) != len(_PATTERNS_PROFILED):
+        raise ValueError(f"{ncu}: {len(launches)} launches for {len(_PATTERNS_PROFILED)} profiled writes")
+    prof = dict(zip(_PATTERNS_PROFILED, launches))
+    out_bytes = 4.0 * math.prod(P.CONV3D.output_shape())
+    rows = []
+    for mode, r in runs.items():
+        ms = [t for t, _ in r]
+        rows.append({"mode": mode, "what each warp writes": STORE_PATTERN_MODES.get(mode, "torch's fill_ (the floor)"),
+                     "ms (two rounds)": " / ".join(f"{t:.3f}" for t in ms),
+                     "TB/s": out_bytes / (sum(ms) / len(ms) * 1e-3) / 1e12, **prof.get(mode, {})})
+    return pd.DataFrame(rows).set_index("mode")
+
+
 L2_METRICS = {"gpu__time_duration.sum": "ms (ncu)",
               "dram__sectors_read.sum": "DRAM sectors read",
               "lts__d_sectors_fill_device.sum": "L2 sectors filled from DRAM",
@@ -330,7 +427,7 @@ ABLATION_LABELS = {
     "CF_ABL_NOSTORE": "no output stores",
 }
 SKELETON_04B = ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE", "CF_ABL_RAWEPI", "CF_ABL_NOSTORE")   # all four off: 04b's MMAs alone
-_VALUED = ("CF_TH", "CF_WGS", "CF_XBUFS", "CF_L2_PREFETCH", "CF_PUNROLL", "CF_PRODUCER_REGS", "CF_STAGES",
+_VALUED = ("CF_TH", "CF_WGS", "CF_GROUP", "CF_XBUFS", "CF_L2_PREFETCH", "CF_PUNROLL", "CF_PRODUCER_REGS", "CF_STAGES",
            "CF_PRODUCERS", "CF_RAWS", "CF_RAW_CH", "CF_STAGE_UNROLL", "CF_WINDOW_ROWS")       # knobs that take a number: -DCF_TH=2
 
 _TIMING = re.compile(r"^(conv2d|conv3d) timing, median ms")

@@ -512,3 +512,62 @@ def test_a_sessions_calls_are_registered_under_its_prefix_and_shown_without_thei
     assert E.LOGS["sixth: " + next(iter(E.SIXTH))] == next(iter(E.SIXTH.values()))[0]
     view = E.session_view(E.session_table(E.TWELFTH_EVICT))
     assert "what the call tried" not in view.data.columns and "median ms" in view.data.columns
+
+
+def _ms13(call, build):
+    return E.session_table(E.THIRTEENTH).loc[(call, build), "median ms"]
+
+
+def test_a_perfect_producer_buys_little_and_the_output_path_alone_takes_as_long_as_the_kernel():
+    t = "04b_wgmma_tf32"
+    for call in ("ablations", "ablations (again)"):
+        assert _ms13(call, t + " -DCF_ABL_NOSTAGE") > 0.95 * _ms13(call, t)             # no staging: 2-3 % faster
+        assert _ms13(call, t + " -DCF_ABL_NOSTAGE -DCF_ABL_NOSTORE") < 0.75 * _ms13(call, t)
+    alone = _ms13("the output path alone", t + " -DCF_ABL_NOLOAD -DCF_ABL_NOSTAGE -DCF_ABL_NOMMA")
+    assert alone > 0.95 * _ms13("the output path alone", t)
+    assert _ms13("the output path alone", t + " -DCF_ABL_NOLOAD -DCF_ABL_NOSTAGE -DCF_ABL_NOMMA -DCF_ABL_NOSTORE") < 0.45 * alone
+    fp16 = E.session_table(E.THIRTEENTH_FP16).loc["ablations, FP16", "median ms"]
+    assert fp16["04b_wgmma_fp16 -DCF_ABL_NOSTAGE"] > fp16["04b_wgmma_fp16"]              # FP16: slower without staging
+    bw = E.write_bandwidth()
+    assert bw.loc["fill_ (write only)", "TB/s"] > 2.2 * 1.7632 / alone                   # fill_ writes twice as fast
+
+
+def test_the_write_rate_is_set_by_the_rows_geometry_not_by_the_copy_engine():
+    s = E.store_patterns()
+    assert s.loc["A", "TB/s"] < 2.0 and s.loc["B", "TB/s"] < s.loc["A", "TB/s"]          # 04b's rows; no pairs: worse
+    assert 2.5 < s.loc["C", "TB/s"] < 3.2 and min(s.loc["D", "TB/s"], s.loc["E", "TB/s"]) > 3.7
+    assert s.loc["A", "L2 write sectors"] > 1.25 * s.loc["D", "L2 write sectors"]
+    assert abs(s.loc["D", "L2 write sectors"] / s.loc["fill_", "L2 write sectors"] - 1) < 0.01   # aligned = fill_'s
+    assert s.loc["B", "DRAM bytes read"] > 3 * s.loc["A", "DRAM bytes read"]             # partial sectors filled
+    assert len(s) == 7 and s["ms (two rounds)"].str.count("/").eq(1).all()
+
+
+def test_no_store_method_beats_the_geometry_and_the_group_store_does():
+    t = "04b_wgmma_tf32"
+    z = " -DCF_ABL_NOLOAD -DCF_ABL_NOSTAGE -DCF_ABL_NOMMA"
+    for call in ("store methods", "store methods (again)"):
+        rows = _ms13(call, t + z + " -UCF_TMA_STORE -UCF_BOX_STS")
+        assert 0.85 * _ms13(call, t + z) < rows < _ms13(call, t + z)                     # row copies: a little faster
+        assert _ms13(call, t + z + " -UCF_TMA_STORE -UCF_BOX_STS -UCF_BULK_STORE") > _ms13(call, t + z)   # plain: slower
+    for call in ("group stores", "group stores (again)"):
+        assert _ms13(call, t + " -DCF_GROUP_STORE") < 0.98 * _ms13(call, t)
+    assert _ms13("group stores", t + " -DCF_GROUP_STORE" + z) < 0.55 * _ms13("group stores", t + z)
+    assert _ms13("group stores", t + " -DCF_GROUP_STORE") > _ms13("group stores", t + " -DCF_ABL_NOSTORE")
+    m = E.launch_metrics(E.NCU_THIRTEENTH["group stores"], E.WRITE_METRICS)
+    assert m.loc[t + " -DCF_GROUP_STORE", "L2 write sectors"] < 0.8 * m.loc[t, "L2 write sectors"]
+    assert m.loc[t + " -DCF_GROUP_STORE", "DRAM bytes written"] == m.loc[t, "DRAM bytes written"]
+
+
+def test_the_group_store_is_registered_for_tf32_only_and_candidates_keep_their_builds():
+    from convfuse import registry as R
+    assert "CF_GROUP_STORE" in R.get("conv3d", "04b_wgmma_tf32").defines
+    assert not any("CF_GROUP_STORE" in v.defines for v in R.kernel_variants() if v.key != "04b_wgmma_tf32")
+    tf32 = [d for p, k, d in R.CANDIDATES if (p, k) == ("conv3d", "04b_wgmma_tf32")]
+    assert tf32 and all("-CF_GROUP_STORE" in d for d in tf32)
+
+
+def test_the_twelfth_sessions_record_is_the_one_its_section_discusses():
+    from convfuse import results, study
+    prev = results.load(E.RECORD_TWELFTH)
+    assert prev["env"]["date"].startswith("2026-12-02T00:2")
+    assert study.record(prev, "conv3d", "04b_wgmma_tf32")["median_ms"] == pytest.approx(0.910, abs=5e-4)
