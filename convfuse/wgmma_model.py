@@ -390,3 +390,36 @@ def c3_mma_operand_bytes(taps: int = C3_TAPS) -> int:
     """Shared-memory bytes one warpgroup tile's TF32 wgmmas read: per tap, A (Cout x 8 channels) and B (64 pixels x
     8 channels), 4 bytes each."""
     return taps * (COUT + C3_XW) * C3_CIN * 4
+
+
+# conv3d 04b's output writes (store_tile_tma; CF_GROUP_STORE's store_tile_group): a tile is one output row of 62
+# pixels (C3_TW) for all 64 channels; tiles are dealt block-major, tile = (block + k * grid) * WGS + wg, so in round k a
+# block's warpgroups hold WGS consecutive tiles. Each channel's output row is one run of y; CF_GROUP_STORE writes the
+# rows of GROUP consecutive warpgroups of a block as one run when they are the same planes' consecutive rows.
+C3_TW, C3_WGS = C3_XW - 2, 4
+
+
+def c3_store_runs(shape, group: int = 1, sms: int = 132) -> list:
+    """Every run of one channel plane that conv3d 04b's output copies write at the full width (Wo = C3_TW), as
+    (first byte within the plane, bytes), for groups of `group` warpgroups (1: a tile's own row; a group that is not
+    whole, or crosses an image, falls back to its rows one by one, as the kernel's plain stores)."""
+    n, _, do, ho, wo = shape
+    assert wo == C3_TW, "whole-row tiles only"
+    tiles, rows_per_image = n * do * ho, do * ho
+    grid = min(sms, -(-tiles // C3_WGS))
+    runs = []
+    for block in range(grid):
+        for base in range(block * C3_WGS, tiles, grid * C3_WGS):
+            for first in range(base, base + C3_WGS, group):
+                whole = (first + group <= tiles and first // rows_per_image == (first + group - 1) // rows_per_image
+                         and rows_per_image % group == 0)
+                members = [first] if whole else range(first, min(first + group, tiles))
+                for t in members:
+                    runs.append(((t % rows_per_image) * wo * 4, (group if whole else 1) * wo * 4))
+    return runs
+
+
+def shared_sectors(runs, sector: int = 32) -> float:
+    """The share of run ends (starts and ends) that fall inside a `sector`-byte sector: a sector that another run
+    (another tile's, written at another time) completes."""
+    return sum((s % sector != 0) + ((s + b) % sector != 0) for s, b in runs) / (2 * len(runs))

@@ -220,3 +220,21 @@ def test_a_skewed_fp16_staging_gives_the_registered_layouts_accumulators(ox0):
     kept = M.C3_XW - 2                          # columns 62 and 63 read past a row: discarded, and they differ
     np.testing.assert_array_equal(M.c3_tile_fp16_skewed(x, w, 0, 1, 2, ox0)[:, :kept],
                                   M.c3_tile_fp16(x, w, 0, 1, 2, ox0)[:, :kept])
+
+
+def test_conv3d_output_runs_share_sectors_unless_four_rows_go_out_together():
+    # 04b's output geometry (the notebook's two-bounds section): 62-pixel rows (248 B) end inside a 32-byte sector at
+    # three of every four row ends; a block's four consecutive rows (CF_GROUP_STORE) are 992 B starting on a sector
+    from convfuse import problems as P
+    shape = P.CONV3D.output_shape()
+    one = M.c3_store_runs(shape, group=1)
+    assert len(one) == shape[0] * shape[2] * shape[3] and {b for _, b in one} == {248}
+    assert M.shared_sectors(one) == pytest.approx(0.75, abs=1e-3)
+    four = M.c3_store_runs(shape, group=4)
+    assert {b for _, b in four} == {992} and M.shared_sectors(four) == 0.0
+    assert sum(b for _, b in four) == sum(b for _, b in one)         # every row written once
+    two = M.c3_store_runs(shape, group=2)
+    assert {b for _, b in two} == {496} and M.shared_sectors(two) == pytest.approx(0.5, abs=1e-3)
+    # a shape whose planes hold 2 x 3 rows: groups of 4 cross images and fall back to single rows
+    odd = M.c3_store_runs((2, 64, 2, 3, 62), group=4)
+    assert {b for _, b in odd} == {248}
