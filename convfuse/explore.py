@@ -359,20 +359,16 @@ def store_patterns(log: Path = STORE_PATTERNS, ncu: Path = STORE_PATTERNS_NCU) -
     runs: dict = {}
     for line in Path(log).read_text().splitlines():
         if m := _PATTERN.match(line.strip()):
-            runs.setdefault(m.group(1), []).append((float(m.group(2)), float(m.group(3))))
+            runs.setdefault(m.group(1), []).append(float(m.group(2)))
         elif line.startswith("fill_:"):
-            ms = float(line.split()[1])
-            runs.setdefault("fill_", []).append((ms, 0.0))
-    names = {"gpu__time_duration.sum": "ms (ncu)", "lts__t_sectors_op_write.sum": "L2 write sectors",
-             "dram__bytes_read.sum": "DRAM bytes read", "dram__bytes_write.sum": "DRAM bytes written"}
-    launches = _ncu_launches(Path(ncu).read_text().splitlines(), names, _PATTERN_LAUNCH)
+            runs.setdefault("fill_", []).append(float(line.split()[1]))
+    launches = _ncu_launches(Path(ncu).read_text().splitlines(), WRITE_METRICS, _PATTERN_LAUNCH)
     if len(launches) != len(_PATTERNS_PROFILED):
         raise ValueError(f"{ncu}: {len(launches)} launches for {len(_PATTERNS_PROFILED)} profiled writes")
     prof = dict(zip(_PATTERNS_PROFILED, launches))
     out_bytes = 4.0 * math.prod(P.CONV3D.output_shape())
     rows = []
-    for mode, r in runs.items():
-        ms = [t for t, _ in r]
+    for mode, ms in runs.items():
         rows.append({"mode": mode, "what each warp writes": STORE_PATTERN_MODES.get(mode, "torch's fill_ (the floor)"),
                      "ms (two rounds)": " / ".join(f"{t:.3f}" for t in ms),
                      "TB/s": out_bytes / (sum(ms) / len(ms) * 1e-3) / 1e12, **prof.get(mode, {})})
