@@ -341,6 +341,46 @@ _PATTERN_LAUNCH = re.compile(r"^\s+(?:void at::\S*elementwise_kernel|pattern\()"
 # the 00:24 UTC record (results/nvidia-h200.json then, from git), for the section that discusses it
 RECORD_TWELFTH = LOG_DIR_2A / "record-2026-12-02T0024.json"
 
+# The fourteenth session (2026-12-02 from 03:37 UTC; results/device-logs/explore-2026-12-02c/): a producer warpgroup for
+# conv3d 04b TF32 (call 1: its loads into registers, notes/patches/conv3d_04b_producer_registers.patch applied on the
+# device only; calls 2-4: CF_PRODUCER, TMA boxes transposed from shared memory), ablations that multiply
+# real data (CF_ABL_STAGE_ONCE, call 3) beside those that multiply never-written shared memory, and each warpgroup
+# staging its own tile from TMA boxes (CF_TMA_STAGE, call 4, which hung). CF_PRODUCER, CF_TMA_STAGE and the two
+# ablations are in the kernel, off by default (CF_PRODUCER since refactored: its transposition and copy in helpers shared
+# with CF_TMA_STAGE; CF_ABL_NOSYNC in call 2 meant no producer at all). In these logs `04b_wgmma_tf32` is the registered
+# build.
+LOG_DIR_2C = R.ROOT / "results" / "device-logs" / "explore-2026-12-02c"
+FOURTEENTH = {
+    "producer, loads in registers": (LOG_DIR_2C / "call1" / "time.log",
+                                     "a producer warpgroup loading into registers (patch), its handoffs alone, a ceiling"),
+    "producer, loads in registers (again)": (LOG_DIR_2C / "call1" / "time_2.log", "the same builds, a second run"),
+    "producer, TMA boxes": (LOG_DIR_2C / "call2" / "time.log",
+                            "CF_PRODUCER: TMA boxes transposed from shared memory; its handoffs alone; no producer "
+                            "and no handoffs (CF_ABL_NOSYNC as it was then: never-written buffers)"),
+    "producer, TMA boxes (again)": (LOG_DIR_2C / "call2" / "time_2.log", "the same builds, a second run"),
+    "real data": (LOG_DIR_2C / "call3" / "time.log",
+                  "ablations multiplying real data (CF_ABL_STAGE_ONCE) beside never-written shared memory"),
+    "real data (again)": (LOG_DIR_2C / "call3" / "time_2.log", "the same builds, a second run"),
+}
+_logs("fourteenth", FOURTEENTH)
+NCU_FOURTEENTH = {"producer, loads in registers": LOG_DIR_2C / "call1" / "ncu.log",
+                  "real data": LOG_DIR_2C / "call3" / "ncu.log"}
+# call 4 (04:19-04:29 UTC): CF_TMA_STAGE, bitwise equal on 8 small shapes, then hung on (3, 8, 10, 64, 64) (the call's
+# 600 s ran out in it; no timing): its bitwise log, the sanitizers that ran, the build log
+TMA_STAGE_BITWISE = LOG_DIR_2C / "call4" / "bitwise.log"
+CLOCK_METRICS = {"gpu__time_duration.sum": "ms (ncu)", "sm__cycles_elapsed.avg.per_second": "SM clock (GHz)",
+                 "smsp__sass_inst_executed.sum": "warp instructions",
+                 "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue active %"}
+# ncu source pages of the producer builds: call 1's (loads in registers), call 2's (TMA), and call 2's handoffs alone
+SOURCE_PRODUCER = {"loads in registers": LOG_DIR_2C / "call1" / "ncu_source_producer.csv.gz",
+                   "TMA boxes": LOG_DIR_2C / "call2" / "ncu_source_conv3d_04b_wgmma_tf32_CF_PRODUCER.csv.gz",
+                   "handoffs alone": LOG_DIR_2C / "call2" /
+                   "ncu_source_conv3d_04b_wgmma_tf32_CF_PRODUCER_CF_ABL_NOLOAD_CF_ABL_NOSTAGE.csv.gz"}
+# the producer builds' SASS: setup, then the consumers' loop (from their first named-barrier wait, FULL) to their
+# last bulk wait (CCTL.IVALL before EXIT), then the producer's loop
+PRODUCER_MARKS_04B = (("BAR.SYNC.DEFER_BLOCKING R", "consumers: FULL wait, wgmma issue, epilogue, group store"),
+                      ("CCTL.IVALL", "producer: loads or copies, transposition, barriers"))
+
 
 def write_bandwidth(path: Path = WRITE_BW) -> pd.DataFrame:
     """torch's own writes at conv3d's output size (call 2): each operation's times in its runs, and its TB/s (mean)."""
@@ -421,10 +461,12 @@ ABLATION_LABELS = {
     "CF_ABL_NOMMA": "no MMAs (04c: zero accumulators)",
     "CF_ABL_RAWEPI": "no epilogue math (acc + bias stored)",
     "CF_ABL_NOSTORE": "no output stores",
+    "CF_ABL_STAGE_ONCE": "first tile staged, its real data multiplied again (no loads or staging after it)",
+    "CF_ABL_NOSYNC": "producer: round 0 handed over, then no producer and no handoffs",
 }
 SKELETON_04B = ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE", "CF_ABL_RAWEPI", "CF_ABL_NOSTORE")   # all four off: 04b's MMAs alone
 _VALUED = ("CF_TH", "CF_WGS", "CF_GROUP", "CF_XBUFS", "CF_L2_PREFETCH", "CF_PUNROLL", "CF_PRODUCER_REGS", "CF_STAGES",
-           "CF_PRODUCERS", "CF_RAWS", "CF_RAW_CH", "CF_STAGE_UNROLL", "CF_WINDOW_ROWS")       # knobs that take a number: -DCF_TH=2
+           "CF_PRODUCERS", "CF_RAWS", "CF_RAW_CH", "CF_STAGE_UNROLL", "CF_WINDOW_ROWS", "CF_PRODUCER_SETS")       # knobs that take a number: -DCF_TH=2
 
 _TIMING = re.compile(r"^(conv2d|conv3d) timing, median ms")
 _TIME_ROW = re.compile(r"^\s+(\S+)\s+([\d.]+)\s+\(([\d.]+)-([\d.]+)\)")
@@ -629,26 +671,27 @@ def _num(s: str) -> float:
         return 0.0
 
 
-def stall_regions(path: Path = SOURCE_04C) -> pd.DataFrame:
-    """Where the warps of the 04c kernel spend their sampled cycles, by role: each region's share of all
-    warp-state samples and its three largest stall reasons (as shares of all samples too); and, where the
-    profile counted them, the warp instructions each region executed."""
+def stall_regions(path: Path = SOURCE_04C, marks: tuple = ROLE_MARKS) -> pd.DataFrame:
+    """Where the warps of a warp-specialised kernel (04c by default) spend their sampled cycles, by role: each
+    region's share of all warp-state samples and its three largest stall reasons (as shares of all samples too); and,
+    where the profile counted them, the warp instructions each region executed. `marks`: (SASS text, the region it
+    starts), in the order the SASS has them."""
     hdr, data = _source_table(path)
     p = _samples_of(hdr, data)
     reasons = [(j, h[len("stall_"):]) for j, h in enumerate(hdr) if h.startswith("stall_") and "Not Issued" not in h]
 
     region, k, acc = "before the roles (weights, zeroing)", 0, {}
     for r, src, n, ins in zip(data, p.source, p.samples, p.instructions):
-        if k < len(ROLE_MARKS) and ROLE_MARKS[k][0] in src:
-            region = ROLE_MARKS[k][1]
+        if k < len(marks) and marks[k][0] in src:
+            region = marks[k][1]
             k += 1
         a = acc.setdefault(region, {"samples": 0.0, "instructions": 0.0, **{name: 0.0 for _, name in reasons}})
         a["samples"] += n
         a["instructions"] += ins
         for j, name in reasons:
             a[name] += _num(r[j])
-    if k < len(ROLE_MARKS):
-        raise ValueError(f"{path}: SASS marker {ROLE_MARKS[k][0]!r} not found; not the 04c kernel's profile")
+    if k < len(marks):
+        raise ValueError(f"{path}: SASS marker {marks[k][0]!r} not found; not the profile of the kernel these marks cut")
     total = sum(a["samples"] for a in acc.values())
     out = []
     for name, a in acc.items():

@@ -109,7 +109,7 @@ def test_stall_regions_cut_the_sass_at_the_role_markers(tmp_path):
     assert list(t["share of samples"]) == pytest.approx([0.1, 0.6, 0.2, 0.1])
     assert t.iloc[1]["largest stall reasons"].startswith("barrier 55.0%")
     p.write_text(SOURCE_CSV.replace("USETMAXREG.DEALLOC", "NOP"))
-    with pytest.raises(ValueError, match="not the 04c kernel"):
+    with pytest.raises(ValueError, match="not the profile of the kernel these marks cut"):
         E.stall_regions(p)
 
 
@@ -562,8 +562,12 @@ def test_the_group_store_is_registered_for_tf32_only_and_candidates_keep_their_b
     from convfuse import registry as R
     assert "CF_GROUP_STORE" in R.get("conv3d", "04b_wgmma_tf32").defines
     assert not any("CF_GROUP_STORE" in v.defines for v in R.kernel_variants() if v.key != "04b_wgmma_tf32")
-    tf32 = [d for p, k, d in R.CANDIDATES if (p, k) == ("conv3d", "04b_wgmma_tf32")]
+    before = R._measured_builds(R._MEASURED_BEFORE_CUTS)
+    tf32 = [d for p, k, d in before if (p, k) == ("conv3d", "04b_wgmma_tf32")]
     assert tf32 and all("-CF_GROUP_STORE" in d for d in tf32)
+    # measured on the registration of now: nothing left out
+    assert all(not any(x.startswith("-") for x in d) for p, k, d in R._MEASURED_ON_CURRENT)
+    assert set(R.CANDIDATES) == set(before) | set(R._MEASURED_ON_CURRENT)
 
 
 def test_the_twelfth_sessions_record_is_the_one_its_section_discusses():
@@ -571,3 +575,47 @@ def test_the_twelfth_sessions_record_is_the_one_its_section_discusses():
     prev = results.load(E.RECORD_TWELFTH)
     assert prev["env"]["date"].startswith("2026-12-02T00:2")
     assert study.record(prev, "conv3d", "04b_wgmma_tf32")["median_ms"] == pytest.approx(0.910, abs=5e-4)
+
+
+def _ms14(call, build):
+    return E.session_table(E.FOURTEENTH).loc[(call, build), "median ms"]
+
+
+def test_the_producer_builds_are_slower_and_the_consumers_wait_for_their_producer():
+    t = "04b_wgmma_tf32"
+    for call in E.FOURTEENTH:
+        if "producer" in call:
+            assert _ms14(call, t + " -DCF_PRODUCER") > 1.25 * _ms14(call, t)
+    for page in ("loads in registers", "TMA boxes"):
+        r = E.stall_regions(E.SOURCE_PRODUCER[page], E.PRODUCER_MARKS_04B)
+        consumers, producer = r.iloc[1], r.iloc[2]
+        assert consumers["largest stall reasons"].startswith("barrier") and consumers["share of samples"] > 0.75
+        assert 0.18 < producer["share of samples"] < 0.22             # its 4 of the block's 20 warps
+    tiles = 111_104
+    regs = E.stall_regions(E.SOURCE_PRODUCER["loads in registers"], E.PRODUCER_MARKS_04B).iloc[2]
+    tma = E.stall_regions(E.SOURCE_PRODUCER["TMA boxes"], E.PRODUCER_MARKS_04B).iloc[2]
+    assert regs["warp instructions (M)"] * 1e6 / tiles / 4 == pytest.approx(376, abs=2)
+    assert tma["warp instructions (M)"] * 1e6 / tiles / 4 == pytest.approx(268, abs=2)
+
+
+def test_ablations_on_never_written_operands_measured_the_data_and_real_data_ones_agree():
+    t = "04b_wgmma_tf32"
+    z = t + " -DCF_ABL_NOLOAD -DCF_ABL_NOSTAGE"
+    assert _ms14("producer, loads in registers", z) < 0.75                     # 0.718 in one call ...
+    assert min(_ms14("producer, TMA boxes", z), _ms14("real data", z), _ms14("real data (again)", z)) > 0.92   # ... 0.93 in others
+    once = [_ms14(c, t + " -DCF_ABL_STAGE_ONCE") for c in ("real data", "real data (again)")]
+    assert max(once) - min(once) < 0.005 and 0.73 < min(once) < 0.75             # real data: the same twice
+    hand = t + " -DCF_PRODUCER -DCF_ABL_STAGE_ONCE"
+    assert _ms14("real data", hand) > min(once) + 0.07                          # the producer's handoffs cost 0.08
+    assert _ms14("real data", hand + " -DCF_ABL_NOSYNC") < min(once)
+    clocks = E.launch_metrics(E.NCU_FOURTEENTH["real data"], E.CLOCK_METRICS)["SM clock (GHz)"]
+    assert clocks.max() - clocks.min() < 0.05                                     # not the clock
+
+
+def test_tma_stage_was_bitwise_equal_on_the_small_shapes_and_hung_on_the_first_with_three_rounds():
+    from convfuse import problems as P
+    text = E.TMA_STAGE_BITWISE.read_text()
+    done = [line for line in text.splitlines() if line.startswith("04b_wgmma_tf32_cf_tma_stage (")]
+    shapes = [*P.CONV3D.odd_shapes, *P.CONV3D.bitwise_shapes]
+    assert len(done) == 2 * 8 and all("equal" in r for r in done)                # 8 shapes, both alignments
+    assert str(shapes[8]) not in text and "bitwise rc 124" in text                # then (3, 8, 10, 64, 64): killed

@@ -258,8 +258,38 @@
 //                   runs, 16-byte aligned): 0.572 and 0.921. TF32's default since the record after it; the FP16 builds'
 //                   FP32 path (a warp's fp32_tile) would leave a slot unwritten, so not theirs.
 
+// Fourteenth session (2026-12-02 from 03:37 UTC; results/device-logs/explore-2026-12-02c/; candidates, off by default):
+//   CF_PRODUCER     a fifth warpgroup loads and stages, into the buffer of the consumer whose tile it is (a buffer per
+//                   consumer: named barriers FULL and EMPTY each join the same two warpgroups in every phase); the four
+//                   consumers wait at FULL, take their turn, release at EMPTY, and run the epilogue and group store.
+//                   First with its loads in registers (notes/patches/conv3d_04b_producer_registers.patch): 1.164 and
+//                   1.162 ms against 0.898 and 0.894; then as here, one TMA box per tile (8 channels x 3 depths x 3 rows
+//                   x 64 pixels, as in global memory) into one of two raw buffers and a transposition from shared
+//                   memory (stage_from_raw: 36 LDS, 36 F2FP, 9 STS.128 per thread and tile): 1.190, 1.191, 1.198
+//                   against 0.896, 0.899, 0.905. Bitwise equal both times. ncu: the consumers wait at FULL for 57 % of
+//                   all warp samples; the producer's one warp per scheduler issues 268 instructions per tile (377 with
+//                   the loads in registers) at about one per 10 cycles: 2,500 cycles per tile where the consumers
+//                   take one every 1,560. With the producer's work removed and real data in the buffers, its handoffs
+//                   alone cost 0.08 ms (0.818 against 0.739, below): with one buffer per consumer, a consumer's next
+//                   tile is staged only after its MMAs are done. 640 threads, 94 registers, 230,496 B.
+//   CF_ABL_STAGE_ONCE (ablation) the first tile of each warpgroup (or the producer's first round) loaded and staged, later
+//                   tiles multiply its real data again. The registered build with it: 0.739 and 0.739 ms. The older
+//                   CF_ABL_NOLOAD + CF_ABL_NOSTAGE multiply shared memory no one wrote in that kernel, whatever the last
+//                   kernel left there: the same build took 0.718 ms in one process and 0.927, 0.938, 0.937 in others, at
+//                   the same SM clock (ncu: 1.78-1.80 GHz). So the ceilings read from them before (0.671, 0.574, 0.718)
+//                   are of the data, not of the work; real-data ablations replace them. What staging costs the
+//                   registered build: 0.903 - 0.739 = 0.165 ms. CF_ABL_NOSYNC (with CF_PRODUCER and CF_ABL_STAGE_ONCE):
+//                   round 0 handed over, then no producer and no handoffs: 0.717 and 0.715 ms.
+//   CF_TMA_STAGE    no producer: each warpgroup stages its own tile from a TMA box (stage_from_raw), two raw buffers shared
+//                   in tile order (warpgroups wg and wg ^ 2 take turns on buffer wg % 2; the consumer of tile i issues tile
+//                   i + 2's box). First version: bitwise equal on the first 8 shapes checked, hung on (3, 8, 10, 64, 64):
+//                   one HANDOFF barrier per buffer let a warpgroup complete a phase with its own arrival
+//                   (tests/test_handoffs.py reproduces which shapes passed and which hung). Now one barrier per
+//                   direction; not measured (the device time was spent). 100 registers, no spill; 230,496 B.
+
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
-//   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory, CF_ABL_RAWEPI
+//   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory (so the MMAs multiply
+//   whatever shared memory held: see CF_ABL_STAGE_ONCE above), CF_ABL_RAWEPI
 //   stores acc + bias without the epilogue, CF_ABL_NOSTORE computes the epilogue but stores nothing (with
 //   CF_BULK_STORE: the epilogue into shared memory, no copy out; CF_ABL_NOLOAD acts on CF_LEAN's loads too).
 //   Measured first on the register-staged path with store_tile only. H200 2026-12-01 (tf32): all 1.28 ms, no epilogue math 1.34, no stores 1.03,
@@ -322,7 +352,31 @@ constexpr int PARTS = 1;
 #endif
 #endif
 constexpr int WGS = CF_WGS;
+#ifdef CF_PRODUCER
+// CF_PRODUCER (candidate): one more warpgroup that only loads and stages, into the buffer of the consumer whose tile it
+// is; the WGS consumers only wait for their buffer, issue the wgmmas and run the epilogue and group store. The
+// producer's input arrives by TMA, one box per tile (8 channels x 3 depths x 3 rows x 64 pixels, as in global memory)
+// into one of two raw buffers, and it transposes from there: a thread takes one pixel of one k-half (4 channels) of all
+// 9 rows, 36 scalar shared loads and 9 conflict-free 16-byte stores with no address arithmetic between them.
+#if !defined(CF_LEAN) || !defined(CF_GROUP_STORE) || defined(CF_STAGE_PIX) || defined(CF_XDOUBLE) || defined(CF_LOAD_EARLY) || \
+    defined(CF_NO_PREFETCH) || defined(CF_STAGE_SKEW) || defined(CF_TMA_STAGE)
+#error "CF_PRODUCER: the TF32 build's lean loop and group stores (registry defines), not with CF_TMA_STAGE"
+#endif
+constexpr int THREADS = 128 * (WGS + 1);
+static_assert(2 + 3 * WGS <= 16, "named barriers 1..15: FULL, turns and EMPTY per consumer, the producer's own");
+#elif defined(CF_TMA_STAGE)
+// CF_TMA_STAGE (candidate): each warpgroup stages its own tile as registered, but from a TMA box in shared memory
+// instead of registers: one box per tile (8 channels x 3 depths x 3 rows x 64 pixels, as in global memory) in one of
+// two raw buffers shared in tile order (tile i of the block in buffer i % 2, so warpgroups wg and wg + 2 take turns on
+// buffer wg % 2), then the producer build's transposition (stage_from_raw). No loads in flight in registers during the
+// epilogue, no rotation, no load addresses: the consumer of tile i issues tile i + 2's box once it has read its own.
+#if !defined(CF_LEAN) || !defined(CF_GROUP_STORE) || !defined(CF_MMA_ORDER) || defined(CF_XDOUBLE) || CF_WGS != 4
+#error "CF_TMA_STAGE: the TF32 build's lean loop, turns and group stores, 4 warpgroups (registry defines)"
+#endif
 constexpr int THREADS = 128 * WGS;
+#else
+constexpr int THREADS = 128 * WGS;
+#endif
 #ifdef CF_STAGE_SKEW
 #if defined(CF_3XF16) || defined(CF_3XTF32) || defined(CF_TF32BF16) || defined(CF_RAW) || defined(CF_WINDOW) || \
     defined(CF_STAGE_PIX) || defined(CF_STAGE_ROT) || defined(CF_OUT_SMEM) || CF_TH != 1
@@ -389,8 +443,15 @@ constexpr int GBUF_FLOATS = GBARS * GBOX + 32 + 4 * GBARS;   // + 128 B for alig
 #else
 constexpr int GBUF_FLOATS = 0;
 #endif
+#if defined(CF_PRODUCER) || defined(CF_TMA_STAGE)
+constexpr int XRAWT = CIN * XD * XH * XW;            // a tile's input as in global memory, [c][d][h][w]: the TMA box
+constexpr int PRAWS = 2;                             // raw buffers: the next tile's box lands while one is transposed
+constexpr int PROD_FLOATS = PRAWS * XRAWT + 32 + 2 * PRAWS;  // + 128 B for alignment, an mbarrier per raw buffer
+#else
+constexpr int PROD_FLOATS = 0;
+#endif
 constexpr int CHAN_FLOATS = 2 * COUT;                // (bias, sum) per channel, for the epilogue
-constexpr int SMEM_FLOATS = WFLOATS + WGS * (XBUF + XRAW + XOUT + XBULK) + GBUF_FLOATS + CHAN_FLOATS + 4;   // + the weights' max (FP16)
+constexpr int SMEM_FLOATS = WFLOATS + WGS * (XBUF + XRAW + XOUT + XBULK) + GBUF_FLOATS + PROD_FLOATS + CHAN_FLOATS + 4;   // + the weights' max (FP16)
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
 constexpr int X_ITEMS = 2 * XD * XH * (XW / 4);     // (k-half, depth, row, 4-pixel quad) per tile
 static_assert(NMMA == 64 || NMMA == 128 || NMMA == 256, "wgmma N");
@@ -405,6 +466,9 @@ struct Geom {
     bool ylean;  // CF_LEAN's stores: Wo even, y 8-byte aligned, one image's output under 2^31 elements
     bool ytma;   // CF_TMA_STORE: the kernel parameter ymap describes y (ylean, a plane a multiple of 4 floats)
     bool ygroup; // CF_GROUP_STORE: ytma, Wo = 62 (a tile is a whole row) and Do * Ho a multiple of GROUP
+#if defined(CF_PRODUCER) || defined(CF_TMA_STAGE)
+    bool xtma;   // the kernel parameter xmap describes x (W % 4 == 0, x 16-byte aligned): TMA boxes of the input
+#endif
     int sx, sy, sd, sn;   // the tile stride (grid x warpgroups) in digits (tx, ty, od, n): CF_LEAN
 };
 
@@ -1257,6 +1321,11 @@ __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float
 #ifndef CF_YMAP_PARAM
 #define CF_YMAP_PARAM                    // the kernel's first parameter is the tensor map of y with CF_TMA_STORE only
 #endif
+#if defined(CF_PRODUCER) || defined(CF_TMA_STAGE)
+#define CF_XMAP_PARAM const __grid_constant__ CUtensorMap xmap,    // x as [n c][d][h][w], boxes of one tile's input
+#else
+#define CF_XMAP_PARAM
+#endif
 
 #ifdef CF_F16_OPERANDS
 // The FP32 path of a tile whose FP16 parts cannot carry the input: each of this thread's outputs as a plain
@@ -1336,8 +1405,39 @@ __device__ __forceinline__ void copy_out(const float* sout, float* __restrict__ 
 }
 #endif
 
+#if defined(CF_PRODUCER) || defined(CF_TMA_STAGE)
+// A tile's box from the raw buffer into a stage in the wgmma layout: thread tid takes pixel tid % 64 of k-half tid / 64
+// (4 channels) in all 9 rows: 36 scalar shared loads (consecutive words across a warp) from one 32-bit base, 9
+// conflict-free 16-byte stores (consecutive rows). raw comes from integer alignment: as a pointer it would take generic
+// loads with 64-bit addresses.
+__device__ __forceinline__ void stage_from_raw(float* sx, const float* raw, int tid) {
+    const int half = tid >> 6, px = tid & 63;
+    const uint32_t lane_raw = smem_addr(raw) + 4u * (4 * half * XD * XH * XW + px);
+    float e[XD * XH][4];
+#pragma unroll
+    for (int r = 0; r < XD * XH; ++r)
+#pragma unroll
+        for (int ch = 0; ch < 4; ++ch)
+            asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(e[r][ch]) : "r"(lane_raw + 4u * (ch * XD * XH + r) * XW));
+#pragma unroll
+    for (int r = 0; r < XD * XH; ++r) store_pixel(sx, half, r * XP + px, e[r]);
+}
+// TMA takes a tile whose box starts 16-byte aligned in x (every tile at the full size)
+__device__ __forceinline__ bool box_by_tma(const Geom& g, const TileCoord& tc) { return g.xtma && (tc.ox0 & 3) == 0; }
+// A tile TMA cannot take, copied into the raw buffer by the calling warpgroup's threads (zeros past the input)
+__device__ __forceinline__ void fill_raw(float* raw, const float* __restrict__ x, const Geom& g, TileCoord tc, int tid) {
+    for (int e = tid; e < XRAWT; e += 128) {
+        const int w = e % XW, r = e / XW, hy = r % XH, dz = (r / XH) % XD, ch = r / (XH * XD);
+        const int ix = tc.ox0 + w, ih = tc.oh0 + hy, id = tc.od + dz;
+        raw[e] = ix < g.W && ih < g.H && id < g.D
+            ? __ldg(x + (((long long)(tc.n * CIN + ch) * g.D + id) * g.H + ih) * g.W + ix) : 0.0f;
+    }
+    fence_proxy_async();                    // before a later box into the same buffer (async proxy) overwrites it
+}
+#endif
+
 __global__ void __launch_bounds__(THREADS, 1)
-conv3d_wgmma_kernel(CF_YMAP_PARAM const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
+conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
                     const float* __restrict__ addend, float* __restrict__ y, Geom g) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ __align__(128) float smem[];
@@ -1398,10 +1498,165 @@ conv3d_wgmma_kernel(CF_YMAP_PARAM const float* __restrict__ x, const float* __re
     }
     mbar_init_fence();
     unsigned grounds = 0;                                  // group rounds this thread has stored
+#if defined(CF_PRODUCER) || defined(CF_TMA_STAGE)
+    float* sraw = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(gbar + 2 * GBARS) + 127) & ~uintptr_t(127));
+    uint64_t* rawbar = reinterpret_cast<uint64_t*>(sraw + PRAWS * XRAWT);
+    if (threadIdx.x < PRAWS) mbar_init(rawbar + threadIdx.x, 1);      // the TMA thread's arrival and the box's bytes
+#endif
 #endif
     fence_proxy_async();
     __syncthreads();
 
+#ifdef CF_PRODUCER
+    {
+        // Named barriers per consumer c: FULL 1 + c (the producer arrives once c's buffer holds c's next tile; c waits),
+        // EMPTY 1 + 2 WGS + c (c arrives once its wgmmas have read the buffer, if it has a next tile; the producer waits
+        // before staging it). One buffer per consumer, so each barrier joins the same two warpgroups in every phase
+        // (with a ring shared by the consumers, a consumer running ahead could complete another's phase). 1 + WGS + c
+        // are the turns' (CF_MMA_ORDER).
+        const int stride = gridDim.x * WGS;
+        if (wg == WGS) {                        // the producer: tiles in the order the consumers take them
+            // a block's tiles are blockIdx.x WGS + c + k stride, stride a multiple of WGS: tile t is consumer t % WGS's
+            auto next = [&](int t) { return t % WGS + 1 < WGS ? t + 1 : t + stride - (WGS - 1); };
+            int fetched = 0;
+            auto fetch = [&](int t, int k) {    // thread 0: tile t's box into raw buffer k
+#ifdef CF_ABL_STAGE_ONCE
+                if (fetched++ >= WGS) return;
+#endif
+#ifndef CF_ABL_NOLOAD
+                if (t >= g.tiles) return;
+                const TileCoord tc = tile_coord(g, t);
+                if (!box_by_tma(g, tc)) return;
+                mbar_arrive_expect_tx(rawbar + k, XRAWT * 4);
+                tma_load_4d(sraw + k * XRAWT, &xmap, tc.ox0, tc.oh0, tc.od, tc.n * CIN, rawbar + k);
+#endif
+            };
+            auto producer_sync = [] { asm volatile("bar.sync %0, 128;\n" :: "n"(1 + 3 * WGS) : "memory"); };
+            int t = blockIdx.x * WGS;
+            if (tid == 0) {
+                fetch(t, 0);
+                fetch(next(t), 1);
+            }
+            unsigned phase = 0;                 // bit k: the parity raw buffer k's next box completes
+            int k = 0, staged = 0;
+#pragma unroll 1
+            while (t < g.tiles) {
+                const TileCoord tc = tile_coord(g, t);
+                const float* raw = sraw + k * XRAWT;
+#if defined(CF_ABL_STAGE_ONCE)
+                if (staged >= WGS) {
+                } else
+#elif defined(CF_ABL_NOLOAD)
+                if (true) {
+                } else
+#endif
+                if (box_by_tma(g, tc)) {
+                    mbar_wait(rawbar + k, (phase >> k) & 1);
+                    phase ^= 1u << k;
+                } else {
+                    fill_raw(sraw + k * XRAWT, x, g, tc, tid);
+                    producer_sync();
+                }
+                const int c = t % WGS;
+#ifdef CF_ABL_NOSYNC
+                if (staged >= WGS) return;      // ablation: round 0 staged and handed over, then no producer
+#endif
+                if (staged++ >= WGS) asm volatile("bar.sync %0, %1;\n" :: "r"(1 + 2 * WGS + c), "n"(256) : "memory");
+#ifdef CF_ABL_STAGE_ONCE
+                if (staged <= WGS)              // ablation: round 0 staged, later tiles multiply its real data
+#elif defined(CF_ABL_NOSTAGE)
+                if (false)
+#endif
+                {
+                stage_from_raw(smem + WFLOATS + c * (XBUF + XRAW + XOUT + XBULK), raw, tid);
+                fence_proxy_async();
+                }
+                asm volatile("bar.arrive %0, %1;\n" :: "r"(1 + c), "n"(256) : "memory");
+                producer_sync();                // every producer thread has read raw buffer k
+                if (tid == 0) fetch(next(next(t)), k);
+                t = next(t);
+                k ^= 1;
+            }
+            return;
+        }
+        Walk walk = walk_of(g, blockIdx.x * WGS + wg);
+#pragma unroll 1
+        for (int tile = blockIdx.x * WGS + wg; tile < g.tiles; tile += stride) {
+            const TileCoord tc = coord_of(walk);
+            walk_next(walk, g);
+#ifdef CF_ABL_NOSYNC
+            if (tile == blockIdx.x * WGS + wg)  // ablation: round 0's handover only
+#endif
+            asm volatile("bar.sync %0, %1;\n" :: "r"(1 + wg), "n"(256) : "memory");
+            float acc[NACC];
+#ifdef CF_MMA_ORDER
+            mma_ordered(acc, sw, sx, wg, !(wg == 0 && tile == blockIdx.x * WGS),
+                        wg + 1 < WGS ? tile + 1 < g.tiles : tile + stride - (WGS - 1) < g.tiles, (wg + 1) % WGS);
+#else
+            mma_tile(acc, sw, sx);
+#endif
+#ifndef CF_ABL_NOSYNC
+            if (tile + stride < g.tiles) asm volatile("bar.arrive %0, %1;\n" :: "r"(1 + 2 * WGS + wg), "n"(256) : "memory");
+#endif
+            if (g.ygroup && tile - wg % GROUP + GROUP - 1 < g.tiles)
+                store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, grounds++);
+            else
+                store_tile(acc, schan, y, g, tc, warp, lane);
+        }
+        if (lane == 0) bulk_wait_all();         // every bulk copy done before the block's shared memory goes
+        return;
+    }
+#endif
+#ifdef CF_TMA_STAGE
+    {
+        // Warpgroups wg and wg ^ 2 take turns on raw buffer wg % 2. Named barrier HANDOFF 1 + 2 WGS + wg: warpgroup wg
+        // arrives once it has read the buffer and issued the box of the block's tile after its own on that buffer (wg ^ 2's
+        // next tile); wg ^ 2 waits there before it waits on the buffer's mbarrier, so that the phase it waits for is that
+        // box's. One barrier per direction: with one per buffer (the version of 2026-12-02's call 4, which hung on the
+        // shape (3, 8, 10, 64, 64)), a warpgroup could reach its next wait before the other had passed its own, and
+        // complete a phase with its own arrival (tests/test_handoffs.py models both).
+        const int stride = gridDim.x * WGS, k = wg & 1;
+        float* raw = sraw + k * XRAWT;
+        auto fill = [&](int t) {                // thread 0: tile t's box into raw buffer k, or an arrival alone
+            const TileCoord tc = tile_coord(g, t);
+            if (box_by_tma(g, tc)) {
+                mbar_arrive_expect_tx(rawbar + k, XRAWT * 4);
+                tma_load_4d(raw, &xmap, tc.ox0, tc.oh0, tc.od, tc.n * CIN, rawbar + k);
+            } else {
+                mbar_arrive(rawbar + k);        // the tile's own warpgroup copies it (fill_raw)
+            }
+        };
+        int tile = blockIdx.x * WGS + wg;
+        if (wg < 2 && tid == 0 && tile < g.tiles) fill(tile);
+        Walk walk = walk_of(g, tile);
+#pragma unroll 1
+        for (unsigned use = wg >> 1; tile < g.tiles; tile += stride, use += 2) {   // tile i is use i / 2 of buffer k
+            const TileCoord tc = coord_of(walk);
+            walk_next(walk, g);
+            if (use > 0) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + 2 * WGS + (wg ^ 2)) : "memory");
+            mbar_wait(rawbar + k, use & 1);
+            if (!box_by_tma(g, tc)) fill_raw(raw, x, g, tc, tid);
+            warpgroup_barrier(1 + wg);          // the raw buffer filled; every warp's wgmmas of the last tile done
+            stage_from_raw(sx, raw, tid);
+            fence_proxy_async();
+            warpgroup_barrier(1 + wg);          // the stage written, the raw buffer read
+            const int t2 = wg + 2 < WGS ? tile + 2 : tile + stride - 2;   // the block's tile i + 2
+            if (t2 < g.tiles) {
+                if (tid == 0) fill(t2);
+                asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + 2 * WGS + wg) : "memory");
+            }
+            float acc[NACC];
+            mma_ordered(acc, sw, sx, wg, !(wg == 0 && tile == blockIdx.x * WGS),
+                        wg + 1 < WGS ? tile + 1 < g.tiles : tile + stride - (WGS - 1) < g.tiles, (wg + 1) % WGS);
+            if (g.ygroup && tile - wg % GROUP + GROUP - 1 < g.tiles)
+                store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, grounds++);
+            else
+                store_tile(acc, schan, y, g, tc, warp, lane);
+        }
+        if (lane == 0) bulk_wait_all();         // every bulk copy done before the block's shared memory goes
+        return;
+    }
+#endif
 #ifdef CF_WINDOW
     {
         // chunks of CF_WINDOW_ROWS output rows of one (tx, n, od) plane, dealt out like the tiles of the default
@@ -1593,6 +1848,9 @@ conv3d_wgmma_kernel(CF_YMAP_PARAM const float* __restrict__ x, const float* __re
 #endif
 #else
         warpgroup_barrier(1 + wg);              // every warp's wgmmas of the last tile have read the buffer
+#ifdef CF_ABL_STAGE_ONCE
+        if (tile == blockIdx.x * WGS + wg)      // ablation: the first tile staged, later tiles multiply its real data
+#endif
         store_input(sx, st, tid);
         fence_proxy_async();
         warpgroup_barrier(1 + wg);
@@ -1615,7 +1873,9 @@ conv3d_wgmma_kernel(CF_YMAP_PARAM const float* __restrict__ x, const float* __re
 #endif
 #if defined(CF_XDOUBLE)
 #elif defined(CF_LEAN) && !defined(CF_LOAD_EARLY) && !defined(CF_NO_PREFETCH)
+#ifndef CF_ABL_STAGE_ONCE
         if (next < g.tiles) load_input_lean(st, x, g, coord_of(walk), tid, lean);   // in flight during the epilogue
+#endif
 #elif !defined(CF_LEAN) && !defined(CF_NO_PREFETCH)
         if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);   // in flight during the epilogue
 #endif
@@ -1726,7 +1986,14 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     g.ytma = g.ylean && plane % 4 == 0 && plane < 0x80000000LL &&
              cf_encode_tma_4d(&ymap, a.y, {(uint64_t)plane, (uint64_t)COUT, (uint64_t)a.N, 1}, {box0, 16, 1, 1});
     g.ygroup = g.ytma && group_shape;
+#if defined(CF_PRODUCER) || defined(CF_TMA_STAGE)
+    CUtensorMap xmap{};
+    g.xtma = cf_encode_tma_4d(&xmap, a.x, {(uint64_t)a.W, (uint64_t)a.H, (uint64_t)a.D, (uint64_t)a.N * CIN},
+                              {XW, XH, XD, CIN});
+    conv3d_wgmma_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(xmap, ymap, a.x, a.w, a.bias, a.param, a.y, g);
+#else
     conv3d_wgmma_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
+#endif
 #else
     conv3d_wgmma_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(a.x, a.w, a.bias, a.param, a.y, g);
 #endif
