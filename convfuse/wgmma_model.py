@@ -419,6 +419,34 @@ def c3_store_runs(shape, group: int = 1, sms: int = 132) -> list:
     return runs
 
 
+def c3_staged_rows(shape, sms: int = 132) -> dict:
+    """Input rows (one depth slice, one row, 64 pixels, 8 channels: 2 KB) that conv3d 04b stages per block round at
+    the full width (Wo = C3_TW), as registered (each warpgroup its tile's 3 x 3) and with one window per round shared
+    by the block's C3_WGS warpgroups (the distinct rows its tiles read). Rounds are the tile dealing of c3_store_runs:
+    a block's warpgroups hold consecutive output rows, which cross a plane or an image now and then. Returns the totals,
+    the largest window and the share of rounds whose window is larger than one plane's (a group that crosses)."""
+    n, _, do, ho, wo = shape
+    assert wo == C3_TW, "whole-row tiles only"
+    tiles, rows_per_image = n * do * ho, do * ho
+    grid = min(sms, -(-tiles // C3_WGS))
+    own = shared = widest = crossing = rounds = 0
+    for block in range(grid):
+        for base in range(block * C3_WGS, tiles, grid * C3_WGS):
+            rows = set()
+            members = range(base, min(base + C3_WGS, tiles))
+            for t in members:
+                img, r = divmod(t, rows_per_image)
+                od, oh = divmod(r, ho)
+                rows |= {(img, od + kd, oh + kh) for kd in range(C3_XD) for kh in range(C3_XH)}
+            own += C3_XD * C3_XH * len(members)
+            shared += len(rows)
+            widest = max(widest, len(rows))
+            crossing += len({(img, od) for t in members for img, od in [divmod(t // ho, do)]}) > 1
+            rounds += 1
+    return {"rounds": rounds, "rows staged per tile": own, "rows staged per shared window": shared,
+            "widest window": widest, "rounds crossing a plane": crossing / rounds}
+
+
 def shared_sectors(runs, sector: int = 32) -> float:
     """The share of run ends (starts and ends) that fall inside a `sector`-byte sector: a sector that another run
     (another tile's, written at another time) completes."""

@@ -238,3 +238,15 @@ def test_conv3d_output_runs_share_sectors_unless_four_rows_go_out_together():
     # a shape whose planes hold 2 x 3 rows: groups of 4 cross images and fall back to single rows
     odd = M.c3_store_runs((2, 64, 2, 3, 62), group=4)
     assert {b for _, b in odd} == {248}
+
+
+def test_a_window_shared_by_a_blocks_round_stages_half_the_input_rows():
+    # the next step after CF_TMA_STAGE (notebook 04, producer section): a block's 4 warpgroups hold 4 consecutive output
+    # rows, which read 6 input rows per depth between them (18) instead of 4 x 9 = 36; 24 when the 4 rows cross a plane
+    from convfuse import problems as P
+    r = M.c3_staged_rows(P.CONV3D.output_shape())
+    assert r["rows staged per tile"] == 9 * 128 * 14 * 62
+    assert r["widest window"] == 24
+    assert r["rounds crossing a plane"] == pytest.approx(1 / 31)        # Ho = 62: every other plane starts mid-group
+    assert r["rows staged per shared window"] == pytest.approx(r["rows staged per tile"] * (18 * 30 + 24) / (36 * 31), rel=1e-3)
+    assert M.c3_staged_rows((2, 64, 2, 3, 62))["rounds crossing a plane"] == 1.0   # 3 rows per plane: every round
