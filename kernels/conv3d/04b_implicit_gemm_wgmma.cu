@@ -1311,6 +1311,16 @@ __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float
     }
     __syncwarp();
 }
+// A tile's output: with its group's rows in one box, in a round where the whole group has a tile (uniform in the group:
+// tile - slot is the group's first tile), else alone
+__device__ __forceinline__ void store_tile_out(float (&acc)[NACC], const float2* schan, float* gbuf, uint64_t* gbar,
+                                               const CUtensorMap* ymap, float* __restrict__ y, const Geom& g, TileCoord tc,
+                                               int tile, int wg, int warp, int lane, unsigned& grounds) {
+    if (g.ygroup && tile - wg % GROUP + GROUP - 1 < g.tiles)
+        store_tile_group(acc, schan, gbuf, gbar, ymap, g, tc, wg, warp, lane, grounds++);
+    else
+        store_tile(acc, schan, y, g, tc, warp, lane);
+}
 #endif
 #else
 #define CF_STORE_OUT(scale) \
@@ -1598,10 +1608,7 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
 #ifndef CF_ABL_NOSYNC
             if (tile + stride < g.tiles) asm volatile("bar.arrive %0, %1;\n" :: "r"(1 + 2 * WGS + wg), "n"(256) : "memory");
 #endif
-            if (g.ygroup && tile - wg % GROUP + GROUP - 1 < g.tiles)
-                store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, grounds++);
-            else
-                store_tile(acc, schan, y, g, tc, warp, lane);
+            store_tile_out(acc, schan, gbuf, gbar, &ymap, y, g, tc, tile, wg, warp, lane, grounds);
         }
         if (lane == 0) bulk_wait_all();         // every bulk copy done before the block's shared memory goes
         return;
@@ -1648,10 +1655,7 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
             float acc[NACC];
             mma_ordered(acc, sw, sx, wg, !(wg == 0 && tile == blockIdx.x * WGS),
                         wg + 1 < WGS ? tile + 1 < g.tiles : tile + stride - (WGS - 1) < g.tiles, (wg + 1) % WGS);
-            if (g.ygroup && tile - wg % GROUP + GROUP - 1 < g.tiles)
-                store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, grounds++);
-            else
-                store_tile(acc, schan, y, g, tc, warp, lane);
+            store_tile_out(acc, schan, gbuf, gbar, &ymap, y, g, tc, tile, wg, warp, lane, grounds);
         }
         if (lane == 0) bulk_wait_all();         // every bulk copy done before the block's shared memory goes
         return;
@@ -1913,11 +1917,7 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
 #endif
 #else
 #ifdef CF_GROUP_STORE
-        // a round where the whole group has a tile (uniform in the group: tile - slot is the group's first tile)
-        if (g.ygroup && tile - wg % GROUP + GROUP - 1 < g.tiles)
-            store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, grounds++);
-        else
-            store_tile(acc, schan, y, g, tc, warp, lane);
+        store_tile_out(acc, schan, gbuf, gbar, &ymap, y, g, tc, tile, wg, warp, lane, grounds);
 #elif defined(CF_BULK_STORE)
         CF_STORE_OUT(1.0f);
 #else
