@@ -7,6 +7,9 @@ shapes, its `bitwise_shapes` and the full shape, with fresh `randn` inputs per s
 (NaN-poisoned first) at an 8-byte-aligned address and at one 4 bytes past it. For changes that keep the arithmetic
 (addressing, order of work, synchronisation), this is a stronger check than the float64 bounds. Exit status 1 when
 any case differs. Specs as in scripts/check_variant.py (problem:key[@NAME=VALUE,...]).
+
+    --deadline SECONDS   each launch must finish within this (default 60): a build that hangs ends the process with
+                         status 124 and a line naming the build and shape, instead of holding the device call
 """
 import sys
 from pathlib import Path
@@ -17,10 +20,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch  # noqa: E402
 
 from convfuse import build as B, problems as P, registry as R  # noqa: E402
+from convfuse.deadline import finish_within  # noqa: E402
 
 
-def main(specs) -> int:
+def main(args) -> int:
     from check_variant import parse_spec
+    deadline = 60.0
+    if "--deadline" in args:
+        i = args.index("--deadline")
+        deadline = float(args[i + 1])
+        args = args[:i] + args[i + 2:]
+    specs = args
     if len(specs) < 2:
         sys.exit(__doc__)
     variants = [parse_spec(s) for s in specs]
@@ -37,10 +47,12 @@ def main(specs) -> int:
         for i, shape in enumerate(list(prob.odd_shapes) + list(prob.bitwise_shapes) + [prob.input_shape]):
             x = prob.make_input(shape, seed=i, device="cuda", dist="randn")
             want = runs[base.key](x, *params)
+            finish_within(deadline, f"{base.key} {tuple(shape)}")
             for v in others:
                 for off in (0, 1):
                     buf = torch.full((want.numel() + 1,), float("nan"), device="cuda")
                     got = runs[v.key](x, *params, out=buf[off:off + want.numel()].view(want.shape))
+                    finish_within(deadline, f"{v.key} {tuple(shape)} out+{4 * off} B")
                     same = torch.equal(got, want)
                     differ += not same
                     print(f"{v.key} {tuple(shape)} out+{4 * off} B: {'equal' if same else 'DIFFERENT'}"

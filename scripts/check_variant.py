@@ -7,7 +7,9 @@ is wrong print the fraction of wrong outputs per channel group of 16, per output
 row — the usual fingerprints of a bad tile, fragment or descriptor mapping. Then, per problem, one
 interleaved timing of every variant given with eager and torch.compile at full size (same process, same
 rounds: the ratios are comparable). Ablation builds (a define starting with CF_ABL_: parts of the kernel
-switched off to see what they cost) compute wrong outputs on purpose and are timed only.
+switched off to see what they cost) compute wrong outputs on purpose and are timed only. A launch that does not
+finish within 60 s while being verified ends the process (status 124, convfuse.deadline); ablation builds, never
+verified, have no such deadline.
 """
 import sys
 from pathlib import Path
@@ -17,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # run from any
 import torch  # noqa: E402
 
 from convfuse import bench, build as B, problems as P, registry as R  # noqa: E402
+from convfuse.deadline import finish_within  # noqa: E402
 
 
 def parse_spec(spec):
@@ -36,6 +39,7 @@ def verify_variant(v, run, model):
         out = torch.full(prob.output_shape(shape), float("nan"), device="cuda")
         with torch.no_grad():
             y = run(x, *P.conv_params(model), out=out)
+            finish_within(60, f"{v.problem}/{v.key} {tuple(shape)}")   # a hang here would hold the device call
             ref = P.ground_truth(model, x).float()
         err = (y - ref).abs()
         rel = (torch.linalg.vector_norm((y - ref).double()) / torch.linalg.vector_norm(ref.double())).item()
