@@ -1506,13 +1506,13 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
         mbar_init(gbar + threadIdx.x, GROUP - 1);          // FULL: the other slots' warps
         mbar_init(gbar + GBARS + threadIdx.x, 1);          // EMPTY: the copying lane
     }
-    mbar_init_fence();
-    unsigned grounds = 0;                                  // group rounds this thread has stored
 #if defined(CF_PRODUCER) || defined(CF_TMA_STAGE)
     float* sraw = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(gbar + 2 * GBARS) + 127) & ~uintptr_t(127));
     uint64_t* rawbar = reinterpret_cast<uint64_t*>(sraw + PRAWS * XRAWT);
     if (threadIdx.x < PRAWS) mbar_init(rawbar + threadIdx.x, 1);      // the TMA thread's arrival and the box's bytes
 #endif
+    mbar_init_fence();                                     // the inits visible to the async proxy (TMA) too
+    unsigned grounds = 0;                                  // group rounds this thread has stored
 #endif
     fence_proxy_async();
     __syncthreads();
