@@ -285,7 +285,14 @@
 //                   i + 2's box). First version: bitwise equal on the first 8 shapes checked, hung on (3, 8, 10, 64, 64):
 //                   one HANDOFF barrier per buffer let a warpgroup complete a phase with its own arrival
 //                   (tests/test_handoffs.py reproduces which shapes passed and which hung). Now one barrier per
-//                   direction; not measured (the device time was spent). 100 registers, no spill; 230,496 B.
+//                   direction. Measured (H200, 2026-12-02 05:27 UTC): bitwise equal on all 13 shapes, sanitizers clean,
+//                   1.052 and 1.045 ms against the registered 0.901 and 0.895: 26 % of warp samples wait for the box
+//                   (mbarrier try-wait). Tile i + 2's box is issued half a tile period before it is needed, where the
+//                   registered loads fly a whole epilogue ahead; a third raw buffer, for more lead, does not fit.
+//                   100 registers, no spill; 230,496 B.
+//   CF_ABL_HALF_ITEMS (ablation) the second of each thread's three 4-pixel items neither loaded nor staged: 160 of the 288
+//                   items of a tile staged (56 %), about the share a window shared by a block's four warpgroups would
+//                   stage (wgmma_model.c3_staged_rows: 50.5 %). What staging half the rows could save, at most.
 
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory (so the MMAs multiply
@@ -654,6 +661,9 @@ __device__ __forceinline__ void load_input_lean(Staged& s, const float* __restri
         const uint64_t plane_bytes = 4ull * plane;
 #pragma unroll
         for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
+#ifdef CF_ABL_HALF_ITEMS
+            if (k == 1) continue;       // ablation: item 1 neither loaded nor staged
+#endif
             const bool has = l.xcol[k] < XW;
             uint64_t a = reinterpret_cast<uint64_t>(xs + (toff + l.xoff[k]));
 #pragma unroll
@@ -741,6 +751,9 @@ __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid)
     for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
         const int it = tid + 128 * k;
         if (!CF_ITEM_OK(it)) break;     // CF_STAGE_SKEW: only the last slot can be empty
+#ifdef CF_ABL_HALF_ITEMS
+        if (k == 1) continue;           // ablation: item 1 neither loaded nor staged
+#endif
         const auto [q, hy, dz, half] = item_of(it);
 #ifdef CF_STAGE_ROT
         // read again per item: hoisted out of the items, the four rotated store offsets stay live across them, and
