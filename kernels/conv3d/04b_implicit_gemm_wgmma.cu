@@ -293,6 +293,8 @@
 //   CF_ABL_HALF_ITEMS (ablation) the second of each thread's three 4-pixel items neither loaded nor staged: 160 of the 288
 //                   items of a tile staged (56 %), about the share a window shared by a block's four warpgroups would
 //                   stage (wgmma_model.c3_staged_rows: 50.5 %). What staging half the rows could save, at most.
+//                   CF_ABL_SKIP_ITEM=k: item k alone left out (HALF_ITEMS is k = 1). Item 2 exists in warp 0 only
+//                   (288 items, 9 per lane of a warp, dealt to 4 warps): warp 0 stages 3 items, the others 2.
 
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory (so the MMAs multiply
@@ -495,6 +497,9 @@ __device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
 // 4 channels x 4 pixels per item into registers (load_input), then transposes them to 4 pixels x 4
 // channels, rounds (or splits) and writes four 16-byte core-matrix rows per item (store_input).
 constexpr int ITEMS_PER_THREAD = (X_ITEMS + 127) / 128;
+#if defined(CF_ABL_HALF_ITEMS) && !defined(CF_ABL_SKIP_ITEM)
+#define CF_ABL_SKIP_ITEM 1
+#endif
 struct Item { int q, hy, dz, half; };
 #ifdef CF_STAGE_SKEW
 // CF_STAGE_SKEW (candidate; measured 2026-12-01 22:40 UTC, explore-2026-12-01l/callA/: bitwise equal, sanitizer clean,
@@ -661,8 +666,8 @@ __device__ __forceinline__ void load_input_lean(Staged& s, const float* __restri
         const uint64_t plane_bytes = 4ull * plane;
 #pragma unroll
         for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
-#ifdef CF_ABL_HALF_ITEMS
-            if (k == 1) continue;       // ablation: item 1 neither loaded nor staged
+#ifdef CF_ABL_SKIP_ITEM
+            if (k == CF_ABL_SKIP_ITEM) continue;    // ablation: that item neither loaded nor staged
 #endif
             const bool has = l.xcol[k] < XW;
             uint64_t a = reinterpret_cast<uint64_t>(xs + (toff + l.xoff[k]));
@@ -751,8 +756,8 @@ __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid)
     for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
         const int it = tid + 128 * k;
         if (!CF_ITEM_OK(it)) break;     // CF_STAGE_SKEW: only the last slot can be empty
-#ifdef CF_ABL_HALF_ITEMS
-        if (k == 1) continue;           // ablation: item 1 neither loaded nor staged
+#ifdef CF_ABL_SKIP_ITEM
+        if (k == CF_ABL_SKIP_ITEM) continue;    // ablation: that item neither loaded nor staged
 #endif
         const auto [q, hy, dz, half] = item_of(it);
 #ifdef CF_STAGE_ROT
