@@ -381,6 +381,43 @@ SOURCE_PRODUCER = {"loads in registers": LOG_DIR_2C / "call1" / "ncu_source_prod
 PRODUCER_MARKS_04B = (("BAR.SYNC.DEFER_BLOCKING R", "consumers: FULL wait, wgmma issue, epilogue, group store"),
                       ("CCTL.IVALL", "producer: loads or copies, transposition, barriers"))
 
+# The fifteenth session (2026-12-02 from 05:24 UTC; results/device-logs/explore-2026-12-02d/): the mended CF_TMA_STAGE
+# measured (call 1), the board's clock and power per kernel (call 2, scripts/power_draw.py), the live notebooks 04 and
+# 05 (call 3; kept in results/device-logs/live/), and ablations that stage part of a tile (calls 4-6: CF_ABL_HALF_ITEMS,
+# CF_ABL_SKIP_ITEM=2). In these logs `04b_wgmma_tf32` is the registered build.
+LOG_DIR_2D = R.ROOT / "results" / "device-logs" / "explore-2026-12-02d"
+FIFTEENTH = {
+    "TMA boxes per warpgroup": (LOG_DIR_2D / "call1" / "time.log",
+                                "CF_TMA_STAGE (one handoff barrier per direction) beside the real-data ceiling"),
+    "TMA boxes per warpgroup (again)": (LOG_DIR_2D / "call1" / "time_2.log", "the same builds, a second run"),
+    "half the items": (LOG_DIR_2D / "call4" / "time.log",
+                       "CF_ABL_HALF_ITEMS: 160 of a tile's 288 four-pixel items loaded and staged"),
+    "half the items (again)": (LOG_DIR_2D / "call4" / "time_2.log", "the same builds, a second run"),
+    "warp 0's third item": (LOG_DIR_2D / "call5" / "time.log",
+                            "CF_ABL_SKIP_ITEM=2: the item only warp 0 has, left out"),
+    "warp 0's third item (again)": (LOG_DIR_2D / "call5" / "time_2.log", "the same builds, a second run"),
+}
+_logs("fifteenth", FIFTEENTH)
+NCU_FIFTEENTH = {"TMA boxes per warpgroup": LOG_DIR_2D / "call1" / "ncu.log",
+                 "half the items": LOG_DIR_2D / "call4" / "ncu.log",
+                 "warp 0's third item": LOG_DIR_2D / "call5" / "ncu.log",
+                 "loads": LOG_DIR_2D / "call6" / "ncu.log"}
+STAGE_METRICS = {"gpu__time_duration.sum": "ms (ncu)", "smsp__sass_inst_executed.sum": "warp instructions",
+                 "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue active %",
+                 **{f"smsp__average_warps_issue_stalled_{k}_per_issue_active.ratio": f"{k.replace('_', ' ')} stalls per issue"
+                    for k in ("long_scoreboard", "barrier")}}
+LOAD_METRICS = {"gpu__time_duration.sum": "ms (ncu)", "dram__bytes_read.sum": "DRAM bytes read",
+                "lts__t_sector_op_read_hit_rate.pct": "L2 read hit rate %",
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": "L1 global load sectors"}
+TMA_STAGE_BITWISE_2D = LOG_DIR_2D / "call1" / "bitwise.log"
+SOURCE_FIFTEENTH = {"CF_TMA_STAGE": LOG_DIR_2D / "call1" / "ncu_source_tma_stage.csv.gz",
+                    "registered": LOG_DIR_2D / "call6" / "ncu_source_conv3d_04b_wgmma_tf32.csv.gz",
+                    "CF_ABL_SKIP_ITEM=2": LOG_DIR_2D / "call6" / "ncu_source_conv3d_04b_wgmma_tf32_CF_ABL_SKIP_ITEM_2.csv.gz"}
+POWER = LOG_DIR_2D / "call2" / "power.json"
+# what each mbarrier of the TF32 builds is, by its offset in shared memory (SASS `[R+URZ+0x...]`)
+MBARRIERS_04B = {"0x9000": "CF_TMA_STAGE's raw buffers (is the box in?)",
+                 "0xf820": "the group store's slots (FULL and EMPTY)"}
+
 
 def write_bandwidth(path: Path = WRITE_BW) -> pd.DataFrame:
     """torch's own writes at conv3d's output size (call 2): each operation's times in its runs, and its TB/s (mean)."""
@@ -466,7 +503,8 @@ ABLATION_LABELS = {
 }
 SKELETON_04B = ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE", "CF_ABL_RAWEPI", "CF_ABL_NOSTORE")   # all four off: 04b's MMAs alone
 _VALUED = ("CF_TH", "CF_WGS", "CF_GROUP", "CF_XBUFS", "CF_L2_PREFETCH", "CF_PUNROLL", "CF_PRODUCER_REGS", "CF_STAGES",
-           "CF_PRODUCERS", "CF_RAWS", "CF_RAW_CH", "CF_STAGE_UNROLL", "CF_WINDOW_ROWS", "CF_PRODUCER_SETS")       # knobs that take a number: -DCF_TH=2
+           "CF_PRODUCERS", "CF_RAWS", "CF_RAW_CH", "CF_STAGE_UNROLL", "CF_WINDOW_ROWS", "CF_PRODUCER_SETS",
+           "CF_ABL_SKIP_ITEM")       # knobs that take a number: -DCF_TH=2
 
 _TIMING = re.compile(r"^(conv2d|conv3d) timing, median ms")
 _TIME_ROW = re.compile(r"^\s+(\S+)\s+([\d.]+)\s+\(([\d.]+)-([\d.]+)\)")
@@ -714,6 +752,40 @@ def first_use_waits(path: Path) -> float:
     `FSETP.GEU ... |R|, +INF`): where a load's latency shows when it was issued too late."""
     p = _samples(path)
     return sum(n for src, n in zip(p.source, p.samples) if "FSETP.GEU" in src and "+INF" in src) / p.total
+
+
+_MBAR = re.compile(r"\[R\d+\+URZ\+(0x[0-9a-f]+)\]")
+
+
+def mbarrier_waits(path: Path) -> pd.Series:
+    """The share of all warp samples at each mbarrier's waits, by the mbarrier's shared-memory offset: its try-wait
+    (`SYNCS.PHASECHK`), the branch back that retries it, and its arrivals (`SYNCS.ARRIVE`, where a warp waits for the
+    copy before it to have read its buffer). One ncu source-page profile."""
+    p = _samples(path)
+    out: dict = {}
+    last = None
+    for src, n in zip(p.source, p.samples):
+        m = _MBAR.search(src) if "SYNCS." in src else None
+        if m:
+            last = m.group(1)
+            out[last] = out.get(last, 0.0) + n
+        elif last is not None and "BRA" in src and "@!P" in src:     # the try-wait's retry, right after it
+            out[last] += n
+            last = None
+        else:
+            last = None
+    return (pd.Series(out, dtype=float) / p.total).sort_values(ascending=False)
+
+
+def power_table(path: Path = POWER) -> pd.DataFrame:
+    """scripts/power_draw.py's JSON as a table, one row per (kernel, stretch): the median time, the mean and lowest SM
+    clock, the mean power, the share of samples the software power cap was active, and cycles per launch (M)."""
+    import json
+    rows = json.loads(Path(path).read_text())["rows"]
+    t = pd.DataFrame(rows).set_index(["kernel", "regime"])
+    return t[["median_ms", "clock_mhz", "clock_min_mhz", "power_w", "power_capped", "mcycles"]].rename(columns={
+        "median_ms": "median ms", "clock_mhz": "SM clock (MHz)", "clock_min_mhz": "lowest clock (MHz)",
+        "power_w": "power (W)", "power_capped": "power-capped samples", "mcycles": "cycles per launch (M)"})
 
 
 def session_table(calls: dict, problem: str = "conv3d") -> pd.DataFrame:

@@ -619,3 +619,49 @@ def test_tma_stage_was_bitwise_equal_on_the_small_shapes_and_hung_on_the_first_w
     shapes = [*P.CONV3D.odd_shapes, *P.CONV3D.bitwise_shapes]
     assert len(done) == 2 * 8 and all("equal" in r for r in done)                # 8 shapes, both alignments
     assert str(shapes[8]) not in text and "bitwise rc 124" in text                # then (3, 8, 10, 64, 64): killed
+
+
+def _ms15(call, build):
+    return E.session_table(E.FIFTEENTH).loc[(call, build), "median ms"]
+
+
+def test_tma_stage_mended_is_bitwise_equal_and_slower_waiting_for_its_boxes():
+    t = "04b_wgmma_tf32"
+    text = E.TMA_STAGE_BITWISE_2D.read_text()
+    assert "0 case(s) differ" in text and "bitwise rc 0" in text
+    from convfuse import problems as P
+    shapes = [*P.CONV3D.odd_shapes, *P.CONV3D.bitwise_shapes, P.CONV3D.input_shape]     # check_bitwise's, in order
+    done = [line for line in text.splitlines() if line.startswith(t + "_cf_tma_stage (")]
+    assert len(done) == 2 * len(shapes) and all("equal" in r for r in done)              # both output alignments
+    for call in ("TMA boxes per warpgroup", "TMA boxes per warpgroup (again)"):
+        assert _ms15(call, t + " -DCF_TMA_STAGE") > 1.1 * _ms15(call, t)
+    waits = E.mbarrier_waits(E.SOURCE_FIFTEENTH["CF_TMA_STAGE"])
+    assert waits.index[0] == "0x9000" and waits["0x9000"] > 0.2           # a quarter of the samples: the box not in
+    assert set(waits.index[:2]) <= set(E.MBARRIERS_04B)
+
+
+def test_half_the_items_save_about_proportionally_and_warp_0s_third_item_is_not_the_critical_path():
+    t = "04b_wgmma_tf32"
+    for call in ("half the items", "half the items (again)"):
+        saved = _ms15(call, t) - _ms15(call, t + " -DCF_ABL_HALF_ITEMS")
+        staging = _ms15(call, t) - _ms15(call, t + " -DCF_ABL_STAGE_ONCE")
+        assert 0.75 < saved / (staging * 128 / 288) < 1.0                  # 88 % of proportional
+    for call in ("warp 0's third item", "warp 0's third item (again)"):
+        assert _ms15(call, t + " -DCF_ABL_SKIP_ITEM=2") > _ms15(call, t) + 0.02     # slower, not faster
+    reg, skip = (E.mbarrier_waits(E.SOURCE_FIFTEENTH[k])["0xf820"] for k in ("registered", "CF_ABL_SKIP_ITEM=2"))
+    assert skip > 1.5 * reg                                                   # the time went to the group store's slots
+    loads = E.launch_metrics(E.NCU_FIFTEENTH["loads"], E.LOAD_METRICS)["DRAM bytes read"]
+    assert abs(loads.iloc[0] - loads.iloc[1]) / loads.iloc[0] < 0.02           # not new DRAM traffic
+
+
+def test_power_back_to_back_caps_the_tensor_core_kernels_but_not_the_recorded_protocol_for_conv3d():
+    p = E.power_table()
+    kernels = [k for k in p.index.get_level_values(0).unique() if "eager" not in k]
+    for k in kernels:
+        assert p.loc[(k, "back to back"), "power-capped samples"] > 0.8
+        assert p.loc[(k, "back to back"), "median ms"] > p.loc[(k, "zeros"), "median ms"]
+    for k in (k for k in kernels if k.startswith("conv3d")):
+        assert p.loc[(k, "as the bench"), "power-capped samples"] == 0 and p.loc[(k, "as the bench"), "SM clock (MHz)"] > 1970
+    t = "conv3d 04b_wgmma_tf32"
+    assert p.loc[(t, "back to back"), "cycles per launch (M)"] == pytest.approx(p.loc[(t, "zeros"), "cycles per launch (M)"], rel=0.01)
+    assert p.loc[("conv3d eager", "back to back"), "power-capped samples"] == 0
