@@ -285,7 +285,7 @@
 //                   i + 2's box). First version: bitwise equal on the first 8 shapes checked, hung on (3, 8, 10, 64, 64):
 //                   one HANDOFF barrier per buffer let a warpgroup complete a phase with its own arrival
 //                   (tests/test_handoffs.py reproduces which shapes passed and which hung). Now one barrier per
-//                   direction. Measured (H200, 2026-12-02 05:27 UTC): bitwise equal on all 13 shapes, sanitizers clean,
+//                   direction. Measured (H200, 2026-12-02 05:27 UTC): bitwise equal on all 12 shapes, sanitizers clean,
 //                   1.052 and 1.045 ms against the registered 0.901 and 0.895: 26 % of warp samples wait for the box
 //                   (mbarrier try-wait). Tile i + 2's box is issued half a tile period before it is needed, where the
 //                   registered loads fly a whole epilogue ahead; a third raw buffer, for more lead, does not fit.
