@@ -447,6 +447,32 @@ def c3_staged_rows(shape, sms: int = 132) -> dict:
             "widest window": widest, "rounds crossing a plane": crossing / rounds}
 
 
+def c3_window_ring_rows(shape, sms: int = 132) -> dict:
+    """The step after c3_staged_rows' shared window: each block takes a contiguous range of rounds (C3_WGS consecutive
+    output rows each) instead of every grid-th one, and keeps its window from one round to the next, so a round stages
+    only the input rows its window has and the previous round's had not. Returns the rows staged that way, the rows
+    staged as registered (9 per tile), and the rounds per block (the longest range)."""
+    n, _, do, ho, wo = shape
+    assert wo == C3_TW, "whole-row tiles only"
+    tiles, rows_per_image = n * do * ho, do * ho
+    rounds = -(-tiles // C3_WGS)
+    grid = min(sms, rounds)
+    per_block = -(-rounds // grid)
+    staged = 0
+    for block in range(grid):
+        kept = set()
+        for rnd in range(block * per_block, min((block + 1) * per_block, rounds)):
+            window = set()
+            for t in range(rnd * C3_WGS, min(rnd * C3_WGS + C3_WGS, tiles)):
+                img, r = divmod(t, rows_per_image)
+                od, oh = divmod(r, ho)
+                window |= {(img, od + kd, oh + kh) for kd in range(C3_XD) for kh in range(C3_XH)}
+            staged += len(window - kept)
+            kept = window
+    return {"rows staged per tile": C3_XD * C3_XH * tiles, "rows staged, window kept across rounds": staged,
+            "rounds per block": per_block}
+
+
 def shared_sectors(runs, sector: int = 32) -> float:
     """The share of run ends (starts and ends) that fall inside a `sector`-byte sector: a sector that another run
     (another tile's, written at another time) completes."""

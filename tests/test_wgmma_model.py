@@ -250,3 +250,14 @@ def test_a_window_shared_by_a_blocks_round_stages_half_the_input_rows():
     assert r["rounds crossing a plane"] == pytest.approx(1 / 31)        # Ho = 62: every other plane starts mid-group
     assert r["rows staged per shared window"] == pytest.approx(r["rows staged per tile"] * (18 * 30 + 24) / (36 * 31), rel=1e-3)
     assert M.c3_staged_rows((2, 64, 2, 3, 62))["rounds crossing a plane"] == 1.0   # 3 rows per plane: every round
+
+
+def test_a_window_kept_across_a_blocks_consecutive_rounds_stages_a_third_of_the_rows():
+    from convfuse import problems as P
+    small = M.c3_window_ring_rows((1, 64, 1, 8, 62), sms=1)       # 8 output rows, one plane: rounds of rows 0-3, 4-7
+    assert small["rows staged per tile"] == 8 * 9
+    assert small["rows staged, window kept across rounds"] == 18 + 12   # rows 0-5, then 6-9 (4 and 5 kept), 3 depths
+    r = M.c3_window_ring_rows(P.CONV3D.output_shape())
+    share = r["rows staged, window kept across rounds"] / r["rows staged per tile"]
+    assert 4 / 12 < share < 0.36                                  # 4 new rows of 12 per round, and the planes' starts
+    assert r["rounds per block"] == -(-128 * 14 * 62 // 4 // 132)
