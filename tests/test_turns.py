@@ -11,12 +11,19 @@ import itertools
 import pytest
 
 
-def default_turns(block, wg, wgs, grid, tiles):
-    """The default loop's turns: a tile per round, tiles dealt block-major (tile += grid * wgs)."""
-    stride, tile, first, events = grid * wgs, block * wgs + wg, True, []
-    while tile < tiles:
-        pass_ = tile + 1 < tiles if wg + 1 < wgs else tile + stride - (wgs - 1) < tiles
-        if not (wg == 0 and tile == block * wgs):
+def default_turns(block, wg, wgs, grid, tiles, contiguous=False):
+    """The default loop's turns: a tile per round, tiles dealt block-major (tile += grid * wgs); with `contiguous`
+    (CF_DEAL_CONTIG) block b takes the rounds [b rpb, (b + 1) rpb) instead (tile += wgs, up to its range's end)."""
+    if contiguous:
+        rpb = -(-(-(-tiles // wgs)) // grid)
+        stride, tile0 = wgs, block * rpb * wgs
+        tend = min(tiles, tile0 + rpb * wgs)
+    else:
+        stride, tile0, tend = grid * wgs, block * wgs, tiles
+    tile, first, events = tile0 + wg, True, []
+    while tile < tend:
+        pass_ = tile + 1 < tend if wg + 1 < wgs else tile + stride - (wgs - 1) < tend
+        if not (wg == 0 and tile == tile0):
             events.append(("sync", wg))
         if pass_:
             events.append(("arrive", (wg + 1) % wgs))
@@ -111,6 +118,14 @@ def test_the_default_loops_turns_never_hang_nor_leave_an_arrive(wgs, ho, planes,
 
 
 @pytest.mark.parametrize("wgs,ho,planes,sms", CASES)
+def test_the_contiguous_dealings_turns_never_hang_nor_leave_an_arrive(wgs, ho, planes, sms):
+    tiles = ho * planes
+    grid = _grid(tiles, wgs, sms)
+    for block in range(grid):
+        assert run_block([default_turns(block, w, wgs, grid, tiles, contiguous=True) for w in range(wgs)]) == "ok"
+
+
+@pytest.mark.parametrize("wgs,ho,planes,sms", CASES)
 @pytest.mark.parametrize("rows", (1, 2, 3, 8))
 def test_the_window_loops_turns_never_hang_nor_leave_an_arrive(wgs, ho, planes, sms, rows):
     tiles, chunks = ho * planes, planes * -(-ho // rows)
@@ -137,8 +152,12 @@ def test_the_model_mirrors_the_kernels_expressions():
                    .read_text().split())
     for expr in (
         # default loop: waits unless warpgroup 0's first tile; passes to wg + 1, or to warpgroup 0 a round on
-        "mma_ordered(acc, sw, sx, wg, !(wg == 0 && tile == blockIdx.x * WGS), "
-        "wg + 1 < WGS ? tile + 1 < g.tiles : tile + stride - (WGS - 1) < g.tiles, (wg + 1) % WGS);",
+        "mma_ordered(acc, sw, sx, wg, !(wg == 0 && tile == CF_TILE0), "
+        "wg + 1 < WGS ? tile + 1 < CF_TEND : tile + stride - (WGS - 1) < CF_TEND, (wg + 1) % WGS);",
+        # the dealing: registered, and CF_DEAL_CONTIG's contiguous rounds
+        "const int stride = gridDim.x * WGS; #define CF_TILE0 (blockIdx.x * WGS) #define CF_TEND g.tiles",
+        "const int stride = WGS; const int tile0 = blockIdx.x * g.rpb * WGS, tend = min(g.tiles, tile0 + g.rpb * WGS);",
+        "g.rpb = (rounds + grid - 1) / grid;", "for (; tile < CF_TEND; tile += stride) {",
         # window loop
         "const bool to_next = wg + 1 < WGS && q + 1 < chunks, alone = wg == 0 && q + 1 >= chunks;",
         "const int to = to_next ? wg + 1 : 0;",

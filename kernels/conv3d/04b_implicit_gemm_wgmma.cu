@@ -479,6 +479,9 @@ struct Geom {
     bool xtma;   // the kernel parameter xmap describes x (W % 4 == 0, x 16-byte aligned): TMA boxes of the input
 #endif
     int sx, sy, sd, sn;   // the tile stride (grid x warpgroups) in digits (tx, ty, od, n): CF_LEAN
+#ifdef CF_DEAL_CONTIG
+    int rpb;     // rounds (WGS consecutive tiles) per block: block b takes rounds [b rpb, (b + 1) rpb)
+#endif
 };
 
 struct TileCoord { int n, od, oh0, ox0; };
@@ -1751,8 +1754,24 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
         return;
     }
 #endif
+#ifdef CF_DEAL_CONTIG
+    // CF_DEAL_CONTIG (candidate): block b takes the contiguous rounds [b rpb, (b + 1) rpb), so a warpgroup's next tile
+    // is WGS tiles on (the next output rows of its plane), where the registered dealing jumps grid x WGS tiles. The
+    // tiles and their arithmetic are the registered build's; only their order differs (bitwise the same outputs).
+#if defined(CF_XDOUBLE) || defined(CF_RAW) || defined(CF_OUT_SMEM) || defined(CF_WINDOW) || defined(CF_LOAD_EARLY) || \
+    defined(CF_NO_PREFETCH) || !defined(CF_LEAN) || !defined(CF_MMA_ORDER)
+#error "CF_DEAL_CONTIG: the registered loop (CF_LEAN, CF_MMA_ORDER) only"
+#endif
+    const int stride = WGS;
+    const int tile0 = blockIdx.x * g.rpb * WGS, tend = min(g.tiles, tile0 + g.rpb * WGS);
+#define CF_TILE0 tile0
+#define CF_TEND tend
+#else
     const int stride = gridDim.x * WGS;
-    int tile = blockIdx.x * WGS + wg;
+#define CF_TILE0 (blockIdx.x * WGS)
+#define CF_TEND g.tiles
+#endif
+    int tile = CF_TILE0 + wg;
 #ifdef CF_RAW
     if (tile >= g.tiles) return;
     // one accumulator set; the raw loads of the next tile fly during this tile's MMAs and epilogue
@@ -1823,12 +1842,12 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
 #elif defined(CF_LEAN)
     const Lean lean = lean_of(g, tid);
     Walk walk = walk_of(g, tile);
-    if (tile < g.tiles) load_input_lean(st, x, g, coord_of(walk), tid, lean);
+    if (tile < CF_TEND) load_input_lean(st, x, g, coord_of(walk), tid, lean);
 #else
     if (tile < g.tiles) load_input(st, x, g, tile_coord(g, tile), tid);
 #endif
 #pragma unroll 1
-    for (; tile < g.tiles; tile += stride) {
+    for (; tile < CF_TEND; tile += stride) {
 #ifdef CF_LEAN
         const TileCoord tc = coord_of(walk);
         walk_next(walk, g);                     // the next tile's coordinates (past the end on the last tile)
@@ -1871,7 +1890,7 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
 #else
         warpgroup_barrier(1 + wg);              // every warp's wgmmas of the last tile have read the buffer
 #ifdef CF_ABL_STAGE_ONCE
-        if (tile == blockIdx.x * WGS + wg)      // ablation: the first tile staged, later tiles multiply its real data
+        if (tile == CF_TILE0 + wg)              // ablation: the first tile staged, later tiles multiply its real data
 #endif
         store_input(sx, st, tid);
         fence_proxy_async();
@@ -1888,15 +1907,15 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
         fence_operand(acc);
 #elif defined(CF_MMA_ORDER)
         // warpgroup 0's first turn is its own; the next turn: wg + 1, or warpgroup 0 a round on
-        mma_ordered(acc, sw, sx, wg, !(wg == 0 && tile == blockIdx.x * WGS),
-                    wg + 1 < WGS ? tile + 1 < g.tiles : tile + stride - (WGS - 1) < g.tiles, (wg + 1) % WGS);
+        mma_ordered(acc, sw, sx, wg, !(wg == 0 && tile == CF_TILE0),
+                    wg + 1 < WGS ? tile + 1 < CF_TEND : tile + stride - (WGS - 1) < CF_TEND, (wg + 1) % WGS);
 #else
         mma_tile(acc, sw, sx);
 #endif
 #if defined(CF_XDOUBLE)
 #elif defined(CF_LEAN) && !defined(CF_LOAD_EARLY) && !defined(CF_NO_PREFETCH)
 #ifndef CF_ABL_STAGE_ONCE
-        if (next < g.tiles) load_input_lean(st, x, g, coord_of(walk), tid, lean);   // in flight during the epilogue
+        if (next < CF_TEND) load_input_lean(st, x, g, coord_of(walk), tid, lean);   // in flight during the epilogue
 #endif
 #elif !defined(CF_LEAN) && !defined(CF_NO_PREFETCH)
         if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);   // in flight during the epilogue
@@ -1950,6 +1969,8 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
     if (lane == 0) bulk_wait_all();             // every bulk copy done before the block's shared memory goes
 #endif
 #endif
+#undef CF_TILE0
+#undef CF_TEND
 }
 
 }  // namespace cf04b
@@ -1984,7 +2005,13 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
                                              sms, NAME, grid))
         return err;
     {   // the tile stride, grid x warpgroups, as digits (tx, ty, od, n): the lean loop's walk (walk_next)
+#ifdef CF_DEAL_CONTIG
+        const int rounds = (tiles + WGS - 1) / WGS;
+        g.rpb = (rounds + grid - 1) / grid;
+        long long t = WGS;                  // the next tile of a warpgroup: the block's next round
+#else
         long long t = (long long)grid * WGS;
+#endif
         g.sx = (int)(t % g.tiles_x); t /= g.tiles_x;
         g.sy = (int)(t % g.tiles_y); t /= g.tiles_y;
         g.sd = (int)(t % a.Do); g.sn = (int)(t / a.Do);
