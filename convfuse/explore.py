@@ -383,8 +383,9 @@ PRODUCER_MARKS_04B = (("BAR.SYNC.DEFER_BLOCKING R", "consumers: FULL wait, wgmma
 
 # The fifteenth session (2026-12-02 from 05:24 UTC; results/device-logs/explore-2026-12-02d/): the mended CF_TMA_STAGE
 # measured (call 1), the board's clock and power per kernel (call 2, scripts/power_draw.py), the live notebooks 04 and
-# 05 (call 3; kept in results/device-logs/live/), and ablations that stage part of a tile (calls 4-6: CF_ABL_HALF_ITEMS,
-# CF_ABL_SKIP_ITEM=2). In these logs `04b_wgmma_tf32` is the registered build.
+# 05 (call 3; kept in results/device-logs/live/), ablations that stage part of a tile (calls 4-6: CF_ABL_HALF_ITEMS,
+# CF_ABL_SKIP_ITEM=2), and a contiguous dealing of rounds (call 7: CF_DEAL_CONTIG). In these logs `04b_wgmma_tf32` is
+# the registered build.
 LOG_DIR_2D = R.ROOT / "results" / "device-logs" / "explore-2026-12-02d"
 FIFTEENTH = {
     "TMA boxes per warpgroup": (LOG_DIR_2D / "call1" / "time.log",
@@ -396,12 +397,17 @@ FIFTEENTH = {
     "warp 0's third item": (LOG_DIR_2D / "call5" / "time.log",
                             "CF_ABL_SKIP_ITEM=2: the item only warp 0 has, left out"),
     "warp 0's third item (again)": (LOG_DIR_2D / "call5" / "time_2.log", "the same builds, a second run"),
+    "contiguous rounds": (LOG_DIR_2D / "call7" / "time.log",
+                          "CF_DEAL_CONTIG: each block a contiguous range of rounds (the tiles of the registered build)"),
+    "contiguous rounds (again)": (LOG_DIR_2D / "call7" / "time_2.log", "the same builds, a second run"),
 }
 _logs("fifteenth", FIFTEENTH)
 NCU_FIFTEENTH = {"TMA boxes per warpgroup": LOG_DIR_2D / "call1" / "ncu.log",
                  "half the items": LOG_DIR_2D / "call4" / "ncu.log",
                  "warp 0's third item": LOG_DIR_2D / "call5" / "ncu.log",
-                 "loads": LOG_DIR_2D / "call6" / "ncu.log"}
+                 "loads": LOG_DIR_2D / "call6" / "ncu.log",
+                 "contiguous rounds": LOG_DIR_2D / "call7" / "ncu.log"}
+DEAL_BITWISE = LOG_DIR_2D / "call7" / "bitwise.log"
 STAGE_METRICS = {"gpu__time_duration.sum": "ms (ncu)", "smsp__sass_inst_executed.sum": "warp instructions",
                  "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue active %",
                  **{f"smsp__average_warps_issue_stalled_{k}_per_issue_active.ratio": f"{k.replace('_', ' ')} stalls per issue"

@@ -665,3 +665,14 @@ def test_power_back_to_back_caps_the_tensor_core_kernels_but_not_the_recorded_pr
     t = "conv3d 04b_wgmma_tf32"
     assert p.loc[(t, "back to back"), "cycles per launch (M)"] == pytest.approx(p.loc[(t, "zeros"), "cycles per launch (M)"], rel=0.01)
     assert p.loc[("conv3d eager", "back to back"), "power-capped samples"] == 0
+
+
+def test_a_contiguous_dealing_is_bitwise_equal_and_as_fast_with_two_and_a_half_times_the_dram_reads():
+    t = "04b_wgmma_tf32"
+    text = E.DEAL_BITWISE.read_text()
+    assert "0 case(s) differ" in text and "bitwise rc 0" in text
+    for call in ("contiguous rounds", "contiguous rounds (again)"):
+        assert _ms15(call, t + " -DCF_DEAL_CONTIG") == pytest.approx(_ms15(call, t), rel=0.01)
+    m = E.launch_metrics(E.NCU_FIFTEENTH["contiguous rounds"], {**E.LOAD_METRICS, **E.STAGE_METRICS})
+    reg, contig = m.loc[t], m.loc[t + " -DCF_DEAL_CONTIG"]
+    assert contig["DRAM bytes read"] > 2.5 * reg["DRAM bytes read"] and contig["L2 read hit rate %"] < 10

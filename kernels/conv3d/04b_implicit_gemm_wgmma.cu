@@ -295,6 +295,12 @@
 //                   stage (wgmma_model.c3_staged_rows: 50.5 %). What staging half the rows could save, at most.
 //                   CF_ABL_SKIP_ITEM=k: item k alone left out (HALF_ITEMS is k = 1). Item 2 exists in warp 0 only
 //                   (288 items, 9 per lane of a warp, dealt to 4 warps): warp 0 stages 3 items, the others 2.
+//                   Measured (2026-12-02): HALF_ITEMS 0.834 and 0.835 ms against 0.898 and 0.900 (about 90 % of its
+//                   share of the staging); SKIP_ITEM=2 0.929 and 0.932 against 0.892 and 0.894: slower, its time at the
+//                   group store's slots and the MMA turns (the warpgroups' phases moved).
+//   CF_DEAL_CONTIG  each block takes a contiguous range of rounds (the dealing a window kept across a block's rounds
+//                   needs): bitwise equal, 0.902 and 0.901 ms against 0.901 and 0.900, with 706 MB of DRAM reads against
+//                   269 (L2 read hit rate 6.5 % against 62 %): the loads, in flight during an epilogue, hide it.
 
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory (so the MMAs multiply
