@@ -17,7 +17,7 @@ import torch
 
 from . import problems as P
 from . import registry as R
-from . import results, traffic, verify
+from . import power, results, traffic, verify
 
 N_TIMED = 25
 N_WARMUP = 3
@@ -133,8 +133,11 @@ def _resource_fields(v: R.Variant) -> dict:
 
 
 @torch.no_grad()
-def bench_problem(problem: P.Problem, keys=None, mods=None, verify_odd=True, n_timed=N_TIMED, log=_log) -> list[dict]:
-    """Verify (full problem + odd shapes) and time every variant of one problem; records out."""
+def bench_problem(problem: P.Problem, keys=None, mods=None, verify_odd=True, n_timed=N_TIMED, log=_log,
+                  board: dict | None = None) -> list[dict]:
+    """Verify (full problem + odd shapes) and time every variant of one problem; records out. `board`, where given,
+    gets board[problem.key]: the SM clock, power and power-cap share nvidia-smi sampled over the interleaved timing
+    (convfuse.power; None without nvidia-smi), since the clocks are left alone and the board's power limit sets them."""
     # reference rows always run: every ratio is taken against them in this same process
     cc = torch.cuda.get_device_capability()
     variants = [v for v in R.all_variants(problem.key) if v.kind == "reference"
@@ -175,7 +178,12 @@ def bench_problem(problem: P.Problem, keys=None, mods=None, verify_odd=True, n_t
             fns[f"{v.key}:epilogue_alone"] = lambda e=e: e(conv_out, b, p, y_buf)
     fns["copy_of_conv_output"] = lambda: y_buf.copy_(conv_out)
     log(f"[bench] {problem.key}: timing {len(fns)} callables x {n_timed} interleaved rounds")
-    times = time_interleaved(fns, n_timed=n_timed, log=log)
+    with power.sampling() as smi:
+        times = time_interleaved(fns, n_timed=n_timed, log=log)
+    if board is not None:
+        board[problem.key] = smi.summary()
+        if board[problem.key]:
+            log(f"[bench] {problem.key} during its timing: {power.describe(board[problem.key])}")
     del conv_out, y_buf, x
 
     eager_ms = times["eager"]["median_ms"] if "eager" in times else None
@@ -283,9 +291,10 @@ def run(problem_keys=None, keys=None, out_path=None, verify_odd=True, n_timed=N_
     # each problem would otherwise replace it, and every notebook's live run would drop the one before's rows)
     before = results.load(out_path) if (problem_keys or keys is not None) and results.Path(out_path).exists() else None
     data = {"env": env, "records": [], "profiles": {}}
+    env["board_during_timing"] = {}
     for pk in (problem_keys or list(P.PROBLEMS)):
         data["records"] += bench_problem(P.get(pk), keys=keys, mods=mods, verify_odd=verify_odd,
-                                         n_timed=n_timed, log=log)
+                                         n_timed=n_timed, log=log, board=env["board_during_timing"])
         data["profiles"][pk] = profile_references(P.get(pk), log=log)
         results.save(results.merge(before, data) if before else data, out_path)
         torch.cuda.empty_cache()

@@ -110,3 +110,45 @@ class Sampler:
 
 def now() -> _dt.datetime:
     return _dt.datetime.now()
+
+
+def describe(w: dict | None) -> str:
+    """A window (power.window) in words: "SM clock 1,980 MHz on average (lowest 1,980), 478 W, power-capped in 0 % of
+    74 samples"; "" for no samples."""
+    if not w or not w.get("n") or w.get("clock_mhz") is None:
+        return ""
+    out = f"SM clock {w['clock_mhz']:,.0f} MHz on average (lowest {w['clock_min_mhz']:,.0f})"
+    if w.get("power_w") is not None:
+        out += f", {w['power_w']:.0f} W"
+    if w.get("power_capped") is not None:
+        out += f", power-capped in {w['power_capped']:.0%} of {w['n']} samples"
+    return out
+
+
+class sampling:
+    """`with sampling() as s:` a running Sampler, or None where nvidia-smi is missing or will not sample (a machine
+    without the NVIDIA tools, a GPU it does not report): the caller's measurement goes on without the board's figures.
+    After the block, `summary()` is the window over the whole block (power.window), or None."""
+
+    def __init__(self, period_ms: int = 20):
+        self.period_ms, self.sampler, self.t0, self.t1 = period_ms, None, None, None
+
+    def __enter__(self):
+        try:
+            self.sampler = Sampler(self.period_ms).__enter__()
+        except (OSError, RuntimeError):
+            self.sampler = None
+        self.t0 = now()
+        return self
+
+    def __exit__(self, *exc):
+        self.t1 = now()
+        if self.sampler is not None:
+            self.sampler.__exit__(*exc)
+        return False
+
+    def summary(self) -> dict | None:
+        if self.sampler is None:
+            return None
+        w = window(self.sampler.rows, self.t0, self.t1)
+        return w if w.get("n") else None

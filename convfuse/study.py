@@ -21,7 +21,7 @@ import pandas as pd
 
 from . import problems as P
 from . import registry as R
-from . import results, traffic, verify
+from . import power, results, traffic, verify
 
 PROBLEMS = tuple(P.PROBLEMS)
 REFERENCES = tuple(v.key for v in R.all_variants(PROBLEMS[0], kind="reference"))
@@ -142,6 +142,9 @@ def header(run: dict):
              f"cuDNN {cudnn_version(env.get('cudnn'))}", f"driver {env.get('driver') or '?'}",
              f"cuDNN TF32 {'allowed' if env.get('cudnn_allow_tf32') else 'off'}", f"source `{src}`"]
     line = "**Numbers on this page:** " + " · ".join(parts)
+    board = {k: power.describe(w) for k, w in (env.get("board_during_timing") or {}).items()}
+    if any(board.values()):       # runs from 2026-12-02 on: the clocks are left alone, so say where they were
+        line += "  \nDuring the timing (nvidia-smi): " + "; ".join(f"{k}: {d}" for k, d in board.items() if d) + "."
     if others:
         line += f"  \nAlso recorded: {', '.join(others)} (notebook 05 shows every GPU)."
     return md(line)

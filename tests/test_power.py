@@ -31,3 +31,31 @@ def test_old_fields_have_no_flags():
     rows = power.parse_rows(text, power.FIELDS_OLD)
     assert rows[0]["power_w"] == 88.56 and rows[0]["power_capped"] is None
     assert power.window(rows, rows[0]["t"], rows[0]["t"])["power_capped"] is None
+
+
+def test_describe_says_the_window_in_words_and_nothing_for_no_samples():
+    rows = power.parse_rows(LINES)
+    w = power.window(rows, rows[0]["t"], rows[-1]["t"])
+    text = power.describe(w)
+    assert text.startswith("SM clock 1,895 MHz on average (lowest 1,805)") and "power-capped in 50% of 4 samples" in text
+    assert power.describe({"n": 0}) == "" and power.describe(None) == ""
+
+
+def test_sampling_without_nvidia_smi_gives_no_summary_and_lets_the_work_run(monkeypatch):
+    def missing(*a, **k):
+        raise FileNotFoundError("nvidia-smi")
+    monkeypatch.setattr(power.subprocess, "Popen", missing)
+    ran = []
+    with power.sampling() as s:
+        ran.append(1)
+    assert ran == [1] and s.summary() is None
+
+
+def test_the_header_says_the_board_during_timing_where_the_run_has_it():
+    from convfuse import study
+    w = power.window(power.parse_rows(LINES), dt.datetime(2026, 12, 2, 5, 28, 56), dt.datetime(2026, 12, 2, 5, 28, 57))
+    run = {"env": {"gpu": "NVIDIA H200", "date": "2026-12-02", "board_during_timing": {"conv3d": w, "conv2d": None}},
+           "records": [], "mode": "recorded"}
+    text = study.header(run).data
+    assert "During the timing (nvidia-smi): conv3d: SM clock 1,810 MHz" in text and "conv2d:" not in text
+    assert "During the timing" not in study.header({"env": {"gpu": "x"}, "records": [], "mode": "recorded"}).data
