@@ -92,6 +92,8 @@ class Sampler:
         except subprocess.TimeoutExpired:
             return self                         # still sampling: the fields were known
         err = self._proc.stderr.read()
+        self._file.close()
+        Path(self._file.name).unlink(missing_ok=True)
         if "field" not in err.lower():
             raise RuntimeError(f"nvidia-smi ended at once: {err.strip()}")
         self.fields = FIELDS_OLD
