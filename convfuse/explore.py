@@ -312,6 +312,8 @@ _logs("thirteenth", THIRTEENTH)
 _logs("thirteenth", THIRTEENTH_FP16)
 NCU_THIRTEENTH = {"ablations": LOG_DIR_2B / "call1" / "ncu.log", "the output path": LOG_DIR_2B / "call2" / "ncu.log",
                   "store methods": LOG_DIR_2B / "call3" / "ncu.log", "group stores": LOG_DIR_2B / "call5" / "ncu.log"}
+STALL_METRICS = {f"smsp__average_warps_issue_stalled_{k}_per_issue_active.ratio": f"{k.replace('_', ' ')} stalls per issue"
+                 for k in ("long_scoreboard", "barrier")}
 WRITE_METRICS = {"gpu__time_duration.sum": "ms (ncu)",
                  "smsp__sass_inst_executed.sum": "warp instructions",
                  "dram__bytes_read.sum": "DRAM bytes read",
@@ -319,8 +321,7 @@ WRITE_METRICS = {"gpu__time_duration.sum": "ms (ncu)",
                  "lts__t_sectors_op_write.sum": "L2 write sectors",
                  "lts__t_requests_op_write.sum": "L2 write requests",
                  "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue active %",
-                 **{f"smsp__average_warps_issue_stalled_{k}_per_issue_active.ratio": f"{k.replace('_', ' ')} stalls per issue"
-                    for k in ("long_scoreboard", "barrier")}}
+                 **STALL_METRICS}
 # call 2: torch's fill_, zero_ and copy_ at the output's size (write_bw.py beside the log), twice
 WRITE_BW = LOG_DIR_2B / "call2" / "write_bw.log"
 _WRITE_BW = re.compile(r"^(.+?)\s{2,}([\d.]+) ms\s+([\d.]+) TB/s \(([\d.]+) GB\)$")
@@ -410,8 +411,7 @@ NCU_FIFTEENTH = {"TMA boxes per warpgroup": LOG_DIR_2D / "call1" / "ncu.log",
 DEAL_BITWISE = LOG_DIR_2D / "call7" / "bitwise.log"
 STAGE_METRICS = {"gpu__time_duration.sum": "ms (ncu)", "smsp__sass_inst_executed.sum": "warp instructions",
                  "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue active %",
-                 **{f"smsp__average_warps_issue_stalled_{k}_per_issue_active.ratio": f"{k.replace('_', ' ')} stalls per issue"
-                    for k in ("long_scoreboard", "barrier")}}
+                 **STALL_METRICS}
 LOAD_METRICS = {"gpu__time_duration.sum": "ms (ncu)", "dram__bytes_read.sum": "DRAM bytes read",
                 "lts__t_sector_op_read_hit_rate.pct": "L2 read hit rate %",
                 "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": "L1 global load sectors"}

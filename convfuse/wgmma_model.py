@@ -419,6 +419,17 @@ def c3_store_runs(shape, group: int = 1, sms: int = 132) -> list:
     return runs
 
 
+def _c3_window(tiles, rows_per_image: int, ho: int) -> set:
+    """The distinct input rows (image, depth, row) that whole-row output tiles read (tile t: output row t of the
+    image-major (n, od, oh) order)."""
+    rows = set()
+    for t in tiles:
+        img, r = divmod(t, rows_per_image)
+        od, oh = divmod(r, ho)
+        rows |= {(img, od + kd, oh + kh) for kd in range(C3_XD) for kh in range(C3_XH)}
+    return rows
+
+
 def c3_staged_rows(shape, sms: int = 132) -> dict:
     """Input rows (one depth slice, one row, 64 pixels, 8 channels: 2 KB) that conv3d 04b stages per block round at
     the full width (Wo = C3_TW), as registered (each warpgroup its tile's 3 x 3) and with one window per round shared
@@ -432,12 +443,8 @@ def c3_staged_rows(shape, sms: int = 132) -> dict:
     own = shared = widest = crossing = rounds = 0
     for block in range(grid):
         for base in range(block * C3_WGS, tiles, grid * C3_WGS):
-            rows = set()
             members = range(base, min(base + C3_WGS, tiles))
-            for t in members:
-                img, r = divmod(t, rows_per_image)
-                od, oh = divmod(r, ho)
-                rows |= {(img, od + kd, oh + kh) for kd in range(C3_XD) for kh in range(C3_XH)}
+            rows = _c3_window(members, rows_per_image, ho)
             own += C3_XD * C3_XH * len(members)
             shared += len(rows)
             widest = max(widest, len(rows))
@@ -462,11 +469,7 @@ def c3_window_ring_rows(shape, sms: int = 132) -> dict:
     for block in range(grid):
         kept = set()
         for rnd in range(block * per_block, min((block + 1) * per_block, rounds)):
-            window = set()
-            for t in range(rnd * C3_WGS, min(rnd * C3_WGS + C3_WGS, tiles)):
-                img, r = divmod(t, rows_per_image)
-                od, oh = divmod(r, ho)
-                window |= {(img, od + kd, oh + kh) for kd in range(C3_XD) for kh in range(C3_XH)}
+            window = _c3_window(range(rnd * C3_WGS, min(rnd * C3_WGS + C3_WGS, tiles)), rows_per_image, ho)
             staged += len(window - kept)
             kept = window
     return {"rows staged per tile": C3_XD * C3_XH * tiles, "rows staged, window kept across rounds": staged,
