@@ -302,6 +302,13 @@
 //                   needs): bitwise equal, 0.902 and 0.901 ms against 0.901 and 0.900, with 706 MB of DRAM reads against
 //                   269 (L2 read hit rate 6.5 % against 62 %): the loads, in flight during an epilogue, hide it.
 
+// Sixteenth session (2026-12-02 from 07:12 UTC):
+//   CF_GROUP_STORE for fp16 (candidate, 04b_wgmma_fp16@CF_GROUP_STORE): a warp whose FP16 products are not finite now
+//                   computes its FP32 sums into the accumulators (fp32_acc) and stores them through the group box like
+//                   any other tile (scale 1), so no slot is left unwritten; fp32_tile is no longer called by this build.
+//                   The round from the tile index, not a counter. ptxas: 128 registers, no spill (the prepared patch,
+//                   with fp32_tile beside the group path, spilled 8 B; this build with a counter 12 B).
+
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory (so the MMAs multiply
 //   whatever shared memory held: see CF_ABL_STAGE_ONCE above), CF_ABL_RAWEPI
@@ -442,8 +449,8 @@ constexpr int XBULK = COUT * BPITCH;                // a warpgroup's output tile
 constexpr int XBULK = 0;
 #endif
 #ifdef CF_GROUP_STORE
-#if !defined(CF_TMA_STORE) || defined(CF_F16_OPERANDS) || defined(CF_XDOUBLE) || defined(CF_WINDOW) || CF_TH != 1
-#error "CF_GROUP_STORE: the TF32 build with CF_TMA_STORE and TH = 1 (the FP16 builds' FP32 path would leave a slot unwritten)"
+#if !defined(CF_TMA_STORE) || defined(CF_3XF16) || defined(CF_XDOUBLE) || defined(CF_WINDOW) || CF_TH != 1
+#error "CF_GROUP_STORE: the TF32 and fp16 builds with CF_TMA_STORE and TH = 1 (3xfp16's FP32 path writes y itself)"
 #endif
 #ifndef CF_GROUP
 #define CF_GROUP 4                       // 4 rows of 62 pixels: 992 bytes, a whole number of 32-byte sectors
@@ -1299,7 +1306,7 @@ __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
 }
 __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float2* schan, float* gbuf, uint64_t* gbar,
                                                  const CUtensorMap* ymap, const Geom& g, TileCoord tc, int wg,
-                                                 int warp, int lane, unsigned round) {
+                                                 int warp, int lane, unsigned round, float scale = 1.0f) {
     const int gid = lane >> 2, tq = lane & 3, slot = wg % GROUP, b = (wg / GROUP) * 4 + warp;
     float* box = gbuf + b * GBOX;
     uint64_t* full = gbar + b;
@@ -1309,8 +1316,8 @@ __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float
         const float2 bs_c = schan[16 * warp + gid + 8 * h];
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
-            acc[4 * j + 2 * h] = epilogue_acc(acc[4 * j + 2 * h], 1.0f, bs_c.x, bs_c.y);
-            acc[4 * j + 2 * h + 1] = epilogue_acc(acc[4 * j + 2 * h + 1], 1.0f, bs_c.x, bs_c.y);
+            acc[4 * j + 2 * h] = epilogue_acc(acc[4 * j + 2 * h], scale, bs_c.x, bs_c.y);
+            acc[4 * j + 2 * h + 1] = epilogue_acc(acc[4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y);
         }
     }
     if (slot < GROUP - 1 && round > 0) mbar_wait(empty, (round - 1) & 1);   // the last round's copy has read the box
@@ -1342,11 +1349,12 @@ __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float
 // tile - slot is the group's first tile), else alone
 __device__ __forceinline__ void store_tile_out(float (&acc)[NACC], const float2* schan, float* gbuf, uint64_t* gbar,
                                                const CUtensorMap* ymap, float* __restrict__ y, const Geom& g, TileCoord tc,
-                                               int tile, int wg, int warp, int lane, unsigned& grounds) {
+                                               int tile, int wg, int warp, int lane, unsigned& grounds,
+                                               float scale = 1.0f) {
     if (g.ygroup && tile - wg % GROUP + GROUP - 1 < g.tiles)
-        store_tile_group(acc, schan, gbuf, gbar, ymap, g, tc, wg, warp, lane, grounds++);
+        store_tile_group(acc, schan, gbuf, gbar, ymap, g, tc, wg, warp, lane, grounds++, scale);
     else
-        store_tile(acc, schan, y, g, tc, warp, lane);
+        store_tile(acc, schan, y, g, tc, warp, lane, scale);
 }
 #endif
 #else
@@ -1392,6 +1400,35 @@ __device__ __forceinline__ void fp32_tile(const float* __restrict__ x, const flo
             epilogue_conv3d(v + __ldg(bias + co), __ldg(addend + co));
     }
 }
+#if defined(CF_1XF16) && defined(CF_GROUP_STORE)
+// fp16 with the group stores: the FP32 path's sums go into the accumulators (unscaled: the caller passes scale 1) and
+// leave through the same stores as every other tile, so a warp taking it still writes its slot of the group's box.
+// fp32_tile beside the group path spilled 8 bytes at 128 registers (notes/patches/conv3d_04b_group_store_fp16.patch);
+// here nothing but this loop's counters is added to what the stores hold. The folded epilogue takes these sums as it
+// takes TF32's: Inf and NaN come out as eager's (the TF32 build passes the same special-value tests this way).
+__device__ __forceinline__ void fp32_acc(float (&acc)[NACC], const float* __restrict__ x, const float* __restrict__ w,
+                                         const Geom& g, TileCoord tc, int warp, int lane) {
+    const long long plane = (long long)g.H * g.W, cstride = (long long)g.D * plane;
+#pragma unroll 1
+    for (int i = 0; i < NACC; ++i) {
+        const int e = i & 1, h = (i >> 1) & 1, j = (i >> 2) % (XW / 8), t = (i >> 2) / (XW / 8);
+        const int col = 8 * j + 2 * (lane & 3) + e, co = acc_channel(warp, lane, h);
+        const int oh = tc.oh0 + t, ox = tc.ox0 + col;
+        if (oh >= g.Ho || col >= TW || ox >= g.Wo) continue;     // not stored: the accumulator may stay as it is
+        const float* xp = x + tc.n * CIN * cstride + tc.od * plane + (long long)oh * g.W + ox;
+        float v = 0.0f;
+#pragma unroll 1
+        for (int ci = 0; ci < CIN; ++ci)
+#pragma unroll 1
+            for (int tap = 0; tap < TAPS; ++tap)
+                v = fmaf(__ldg(xp + ci * cstride + (tap / 9) * plane + ((tap / 3) % 3) * g.W + tap % 3),
+                         __ldg(w + (co * CIN + ci) * TAPS + tap), v);
+#pragma unroll
+        for (int k = 0; k < NACC; ++k)          // constant indices: acc stays in registers
+            if (k == i) acc[k] = v;
+    }
+}
+#endif
 #endif
 
 
@@ -1539,7 +1576,9 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
     if (threadIdx.x < PRAWS) mbar_init(rawbar + threadIdx.x, 1);      // the TMA thread's arrival and the box's bytes
 #endif
     mbar_init_fence();                                     // the inits visible to the async proxy (TMA) too
+#ifndef CF_1XF16
     unsigned grounds = 0;                                  // group rounds this thread has stored
+#endif
 #endif
     fence_proxy_async();
     __syncthreads();
@@ -1945,6 +1984,19 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
 #else
         store_tile(acc, schan, y, g, tc, warp, lane);
 #endif
+#elif defined(CF_1XF16) && defined(CF_GROUP_STORE)
+        {
+            const bool fp32 = __ballot_sync(~0u, acc_nonfinite(acc)) != 0u;  // Inf or NaN in x or w, or |x| >= 65520
+            if (fp32) fp32_acc(acc, x, w, g, tc, warp, lane);
+            const float scale = fp32 ? 1.0f : inv_scale;
+            // store_tile_out with the round from the tile: a counter carried through the loop spilled (ptxas, 4-12 B).
+            // Non-group rounds come only last, so the group rounds before a tile are its rounds before it.
+            if (g.ygroup && tile - wg % GROUP + GROUP - 1 < g.tiles)
+                store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane,
+                                 unsigned(tile - (CF_TILE0) - wg) / unsigned(stride), scale);
+            else
+                store_tile(acc, schan, y, g, tc, warp, lane, scale);
+        }
 #elif defined(CF_1XF16)
         if (__ballot_sync(~0u, acc_nonfinite(acc))) {   // an Inf or NaN input or weight, or |x| >= 65520
             fp32_tile(x, w, bias, addend, y, g, tc, warp, lane);
