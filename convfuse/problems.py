@@ -133,13 +133,14 @@ CONV3D = Problem(
     # three column tiles (one starting at a column no multiple of 4), two, one output row per plane, one full-width
     # tile, five images of 2x18 outputs: where 04b's lean loop, row ring and turns take their other paths
     # and whole 62-pixel rows (W = 64) in planes of 8 x 62 rows (three rounds of tiles on 132 SMs), 4 x 8 and 2 x 3:
-    # 04b's group stores (CF_GROUP_STORE) in every round but the last, in one round, in none with groups of 4
+    # 04b's group stores (CF_GROUP_STORE) in every round but the last, in one round, in none with groups of 4;
+    # 2x5x18 outputs from 20-pixel rows: CF_XWIN's windows with columns past the input and rounds that cross planes
     bitwise_shapes=((2, 8, 5, 10, 132), (1, 8, 4, 9, 68), (3, 8, 3, 3, 8), (1, 8, 3, 5, 64), (5, 8, 3, 4, 20),
-                    (3, 8, 10, 64, 64), (2, 8, 6, 10, 64), (2, 8, 4, 5, 64)),
+                    (3, 8, 10, 64, 64), (2, 8, 6, 10, 64), (2, 8, 4, 5, 64), (2, 8, 4, 7, 20)),
     # output 2x7x66: odd_shapes' widths are all odd, so 04b's bulk and tensor-copy stores (even widths, full 62-pixel
     # tiles, rows starting at both 16-byte phases) would never run under the sanitizer; output 4x8x62: nor would its
-    # group stores (whole rows, Do * Ho a multiple of 4)
-    sanitize_shapes=((1, 8, 4, 9, 68), (2, 8, 6, 10, 64)),
+    # group stores (whole rows, Do * Ho a multiple of 4); output 2x5x18: CF_XWIN's windows across planes
+    sanitize_shapes=((1, 8, 4, 9, 68), (2, 8, 6, 10, 64), (2, 8, 4, 7, 20)),
 )
 
 PROBLEMS = {p.key: p for p in (CONV2D, CONV3D)}

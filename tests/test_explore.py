@@ -630,7 +630,8 @@ def test_tma_stage_mended_is_bitwise_equal_and_slower_waiting_for_its_boxes():
     text = E.TMA_STAGE_BITWISE_2D.read_text()
     assert "0 case(s) differ" in text and "bitwise rc 0" in text
     from convfuse import problems as P
-    shapes = [*P.CONV3D.odd_shapes, *P.CONV3D.bitwise_shapes, P.CONV3D.input_shape]     # check_bitwise's, in order
+    # check_bitwise's shapes that day, in order (the ninth bitwise shape came on 2026-12-02 at 07:50 UTC)
+    shapes = [*P.CONV3D.odd_shapes, *P.CONV3D.bitwise_shapes[:8], P.CONV3D.input_shape]
     done = [line for line in text.splitlines() if line.startswith(t + "_cf_tma_stage (")]
     assert len(done) == 2 * len(shapes) and all("equal" in r for r in done)              # both output alignments
     for call in ("TMA boxes per warpgroup", "TMA boxes per warpgroup (again)"):

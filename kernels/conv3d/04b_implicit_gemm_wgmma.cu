@@ -308,6 +308,17 @@
 //                   any other tile (scale 1), so no slot is left unwritten; fp32_tile is no longer called by this build.
 //                   The round from the tile index, not a counter. ptxas: 128 registers, no spill (the prepared patch,
 //                   with fp32_tile beside the group path, spilled 8 B; this build with a counter 12 B).
+//                   Measured (H200, 07:17 UTC, explore-2026-12-02e/call1): bitwise equal to fp16 on all shapes, protocol,
+//                   special values and sanitizers clean; 0.828 and 0.832 ms against 0.826 and 0.825: no faster. But
+//                   without staging (CF_ABL_STAGE_ONCE) 0.645 against 0.885: the stores no longer hide the staging's
+//                   0.18 ms, so staging less now pays.
+//   CF_XWIN         (with CF_GROUP_STORE, fp16) one window per round for the block's 4 warpgroups (their 4 output rows
+//                   read 6 input rows per depth, 8 across a plane's end, not 4 x 3): each row staged once, by one of the
+//                   block's 512 threads (2 items each where the registered build stages up to 3 per warpgroup thread),
+//                   three window buffers (round r in r % 3, staged two rounds ahead; mbarriers per buffer for staged
+//                   and read), in the warpgroups' buffers. Shapes without whole-row tiles of at most two planes per
+//                   round take the registered loop, as a second kernel (in one kernel the two loops spilled 32 B).
+//                   tests/test_xwin.py models the item map, the mbarriers' phases and the turns.
 
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory (so the MMAs multiply
@@ -472,8 +483,32 @@ constexpr int PROD_FLOATS = PRAWS * XRAWT + 32 + 2 * PRAWS;  // + 128 B for alig
 #else
 constexpr int PROD_FLOATS = 0;
 #endif
+#ifdef CF_XWIN
+// CF_XWIN (candidate, fp16 with the group stores): a block's 4 warpgroups hold 4 consecutive output rows in every round
+// (block-major dealing), whose inputs overlap: 6 rows per depth instead of 4 x 3 (8 when the 4 rows cross into the next
+// plane). One window per round holds them, each row staged once by one of the block's 512 threads; window r sits in
+// buffer r % 3 and is staged two rounds ahead, so no warpgroup waits for another's staging (an mbarrier per buffer for
+// "staged" and one for "read by every warpgroup's wgmmas"). Rows 0..k0+1 of a depth hold the first plane's rows from
+// the round's first output row (k0 of the 4 tiles in it), rows k0+2..7 the next plane's from row 0: warpgroup wg's tap
+// (kd, kh) reads row kd * 8 + wg + kh (+2 past the first plane), an offset known at compile time but for the base.
+#if !defined(CF_1XF16) || !defined(CF_GROUP_STORE) || !defined(CF_LEAN) || !defined(CF_MMA_ORDER) || \
+    !defined(CF_STAGE_ROT) || defined(CF_STAGE_SKEW) || defined(CF_XDOUBLE) || defined(CF_LOAD_EARLY) || \
+    defined(CF_NO_PREFETCH) || defined(CF_DEAL_CONTIG) || defined(CF_ABL_STAGE_ONCE) || defined(CF_ABL_SKIP_ITEM) || \
+    CF_WGS != 4
+#error "CF_XWIN: the fp16 build's registered loop with CF_GROUP_STORE, 4 warpgroups"
+#endif
+constexpr int WROWS = 8;                             // window rows per depth
+constexpr int WBUF = XD * WROWS * XP * 4 + 16;       // floats per window buffer (+ 64 B the discarded columns read)
+constexpr int WBUFS = 3;
+static_assert(WBUFS * WBUF <= WGS * XBUF, "the windows fit in the warpgroups' buffers (used when a round has no window)");
+constexpr int WIN_ITEMS = 2;                         // a thread's (k-half, depth, row, quad) items per round: <= 768 of 1024
+constexpr int WIN_FLOATS = XP * 4 + 4 * WBUFS;       // a zero row (tap 26's partner in B) and 2 mbarriers per buffer
+constexpr int WIN_AT = WFLOATS + WGS * (XBUF + XRAW + XOUT + XBULK) + GBUF_FLOATS + PROD_FLOATS;
+#else
+constexpr int WIN_FLOATS = 0;
+#endif
 constexpr int CHAN_FLOATS = 2 * COUT;                // (bias, sum) per channel, for the epilogue
-constexpr int SMEM_FLOATS = WFLOATS + WGS * (XBUF + XRAW + XOUT + XBULK) + GBUF_FLOATS + PROD_FLOATS + CHAN_FLOATS + 4;   // + the weights' max (FP16)
+constexpr int SMEM_FLOATS = WFLOATS + WGS * (XBUF + XRAW + XOUT + XBULK) + GBUF_FLOATS + PROD_FLOATS + WIN_FLOATS + CHAN_FLOATS + 4;   // + the weights' max (FP16)
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
 constexpr int X_ITEMS = 2 * XD * XH * (XW / 4);     // (k-half, depth, row, 4-pixel quad) per tile
 static_assert(NMMA == 64 || NMMA == 128 || NMMA == 256, "wgmma N");
@@ -1429,6 +1464,87 @@ __device__ __forceinline__ void fp32_acc(float (&acc)[NACC], const float* __rest
     }
 }
 #endif
+
+#ifdef CF_XWIN
+// A round's window: its first output row (oh0 of plane (n0, od0)), how many of its 4 tiles lie in that plane (k0), and
+// the next plane (n1, od1), whose rows 0..5-k0 follow at window row k0 + 2 when k0 < 4 (has1: that plane exists).
+struct WinRound { int n0, od0, oh0, k0, n1, od1; bool has1; };
+__device__ __forceinline__ WinRound win_round(const Geom& g, const Walk& w) {
+    WinRound r;
+    r.n0 = w.n; r.od0 = w.od; r.oh0 = w.ty;
+    r.k0 = min(4, g.Ho - w.ty);
+    const bool wrap = w.od + 1 == g.Do;
+    r.od1 = wrap ? 0 : w.od + 1;
+    r.n1 = wrap ? w.n + 1 : w.n;
+    r.has1 = r.k0 < 4 && r.n1 < g.N;
+    return r;
+}
+// Item i of a round: quad q (4 pixels) of window row wr at depth dz, k-half `half`: rows per depth nr = 6 (one plane)
+// or 8 (two), so 96 nr items, quads fastest (a warp loads two 256-byte row runs per channel)
+struct WinItems { float4 v[WIN_ITEMS][4]; int at[WIN_ITEMS]; };   // at: 2 (staged pixel) + half, or -1: no item
+__device__ __forceinline__ void win_load(WinItems& s, const float* __restrict__ x, const Geom& g, const WinRound& r) {
+    const int nr = r.k0 < 4 ? WROWS : 6;
+    const unsigned plane = (unsigned)g.D * g.H * g.W;
+#pragma unroll
+    for (int k = 0; k < WIN_ITEMS; ++k) {
+        const int i = threadIdx.x + THREADS * k, q = i & 15, rr = i >> 4;
+        const int wr = nr == WROWS ? rr & 7 : rr % 6, t = nr == WROWS ? rr >> 3 : rr / 6;
+        const int dz = t % 3, half = t / 3;
+        const bool next = wr >= r.k0 + 2;                       // the next plane's rows (k0 < 4 only)
+        const bool ok = i < 96 * nr && (!next || r.has1) && 4 * q < g.W;
+        const int n = next ? r.n1 : r.n0, row = next ? wr - (r.k0 + 2) : r.oh0 + wr;
+        const unsigned off = ((4u * half * g.D + (next ? r.od1 : r.od0) + dz) * g.H + row) * g.W + 4 * q;
+        const float* xs = x + (long long)(ok ? n : 0) * (CIN * plane) + (ok ? off : 0u);
+#pragma unroll
+        for (int c = 0; c < 4; ++c) s.v[k][c] = ldg4_or_zero(xs + c * plane, ok);
+        s.at[k] = i < 96 * nr && (!next || r.has1) ? 2 * ((dz * WROWS + wr) * XP + 4 * q) + half : -1;
+    }
+}
+// The items into window buffer sxw, rotated as store_input's (CF_STAGE_ROT: lanes 2i, 2i + 1 start at pixel i of their
+// quad); columns past W are stored as the zeros win_load left there
+__device__ __forceinline__ void win_stage(float* sxw, const WinItems& s) {
+    const int rot_of_lane = (threadIdx.x >> 1) & 3;
+#pragma unroll
+    for (int k = 0; k < WIN_ITEMS; ++k) {
+        if (s.at[k] < 0) continue;
+        int rot = rot_of_lane;
+        asm volatile("" : "+r"(rot));
+        float4 v[4];
+#pragma unroll
+        for (int c = 0; c < 4; ++c) v[c] = rotate4(s.v[k][c], rot);
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {
+            float e[4];
+#pragma unroll
+            for (int c = 0; c < 4; ++c) e[c] = (&v[c].x)[p];
+            store_pixel(sxw, s.at[k] & 1, (s.at[k] >> 1) + ((p + rot) & 3), e);
+        }
+    }
+}
+// A tile's 14 k16 wgmmas from the window (mma_issue's 1xfp16 path with rows WROWS apart per depth): B's base is the
+// warpgroup's first row in buffer sxw; tap 26 pairs with the zero row `zrow` (a runtime lbo: the row is past every window)
+__device__ __forceinline__ void win_mma_issue(float (&acc)[NACC], const float* sw, const float* sxw, const float* zrow) {
+    constexpr uint32_t A_LBO = COUT * 16, SBO = 128;
+    auto tap_boff = [](int kd, int kh, int kw) -> uint32_t { return ((kd * WROWS + kh) * XP + kw) * 16; };
+    const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO), b0 = wgmma_desc(smem_addr(sxw), 0, SBO);
+    const uint32_t alo = opaque((uint32_t)a0), blo0 = __shfl_sync(0xffffffffu, opaque((uint32_t)b0), 0);
+    const uint32_t ahi = (uint32_t)(a0 >> 32), bhi = (uint32_t)(b0 >> 32);
+    const uint32_t alo0 = alo - (A_LBO >> 4 << 16);
+    wgmma_fence();
+#pragma unroll
+    for (int tap = 1; tap < TAPS; tap += 2) {
+        const int t0 = tap - 1, kd0 = t0 / 9, kh0 = (t0 / 3) % 3, kw0 = t0 % 3;
+        const int kd = tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
+        const uint32_t boff0 = tap_boff(kd0, kh0, kw0), boff = tap_boff(kd, kh, kw);
+        wgmma_f16(acc, desc_lbo(alo0, ahi, t0 * WTAP * 4 + COUT * 16, WTAP * 4), desc_lbo(blo0, bhi, boff0, boff - boff0),
+                  tap > 1);
+    }
+    constexpr uint32_t boff26 = ((2 * WROWS + 2) * XP + 2) * 16;
+    const uint32_t zlbo = smem_addr(zrow) - smem_addr(sxw) - boff26;
+    wgmma_f16(acc, desc_lbo(alo0, ahi, 26 * WTAP * 4 + COUT * 16, WTAP * 4), desc_lbo(blo0, bhi, boff26, zlbo), 1);
+    wgmma_commit();
+}
+#endif
 #endif
 
 
@@ -1510,6 +1626,9 @@ __device__ __forceinline__ void fill_raw(float* raw, const float* __restrict__ x
 }
 #endif
 
+#ifdef CF_XWIN
+template <bool WIN>     // the windows' loop (WIN) and the registered one as two kernels: each gets its own registers
+#endif
 __global__ void __launch_bounds__(THREADS, 1)
 conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
                     const float* __restrict__ addend, float* __restrict__ y, Geom g) {
@@ -1574,6 +1693,10 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
     float* sraw = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(gbar + 2 * GBARS) + 127) & ~uintptr_t(127));
     uint64_t* rawbar = reinterpret_cast<uint64_t*>(sraw + PRAWS * XRAWT);
     if (threadIdx.x < PRAWS) mbar_init(rawbar + threadIdx.x, 1);      // the TMA thread's arrival and the box's bytes
+#endif
+#ifdef CF_XWIN
+    if (threadIdx.x < 2 * WBUFS)                           // window r staged / read by every warp's wgmmas: 16 warps
+        mbar_init(reinterpret_cast<uint64_t*>(smem + WIN_AT + XP * 4) + threadIdx.x, THREADS / 32);
 #endif
     mbar_init_fence();                                     // the inits visible to the async proxy (TMA) too
 #ifndef CF_1XF16
@@ -1866,6 +1989,74 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
         return;
     }
 #endif
+#ifdef CF_XWIN
+    if constexpr (WIN) {
+        // Round r: the block's tiles t0 + r stride + 0..3, warpgroup wg's the wg-th. Window r in buffer r % 3; in round r
+        // each warpgroup, once its wgmmas are done, stages its threads' items of window r + 2 (the buffer round r - 1
+        // used: wempty) and issues the loads of window r + 3, in flight during its epilogue.
+        float* const wins = smem + WFLOATS;
+        const float* const zrow = smem + WIN_AT;
+        uint64_t* const wfull = reinterpret_cast<uint64_t*>(smem + WIN_AT + XP * 4);
+        uint64_t* const wempty = wfull + WBUFS;
+        const int t0 = CF_TILE0, rounds = (g.tiles - t0 + stride - 1) / stride;
+        Walk wt = walk_of(g, t0), wl = wt;      // round r's first tile; the next window to load
+        WinItems st;
+#pragma unroll 1
+        for (int r = 0; r < 2 && r < rounds; ++r) {
+            win_load(st, x, g, win_round(g, wl));
+            win_stage(wins + r * WBUF, st);
+            fence_proxy_async();
+            __syncwarp();
+            if (lane == 0) mbar_arrive(wfull + r);
+            walk_next(wl, g);
+        }
+        if (rounds > 2) win_load(st, x, g, win_round(g, wl));
+#pragma unroll 1
+        for (int r = 0; r < rounds; ++r) {
+            const int b = r % WBUFS, tile_r = t0 + r * stride, tile = tile_r + wg;
+            const int k0 = min(4, g.Ho - wt.ty);
+            TileCoord tc = { wt.n, wt.od, wt.ty + wg, 0 };
+            if (tc.oh0 >= g.Ho) {                       // this warpgroup's row is in the next plane
+                tc.oh0 -= g.Ho;
+                if (++tc.od == g.Do) { tc.od = 0; ++tc.n; }
+            }
+            walk_next(wt, g);
+            mbar_wait(wfull + b, (r / WBUFS) & 1);
+            float acc[NACC];
+            const bool has = tile < g.tiles;
+            if (has) {
+                if (!(wg == 0 && r == 0)) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory");
+                win_mma_issue(acc, sw, wins + b * WBUF + (wg + (wg >= k0 ? 2 : 0)) * XP * 4, zrow);
+                if (wg + 1 < WGS ? tile + 1 < g.tiles : tile_r + stride < g.tiles)
+                    asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + WGS + (wg + 1) % WGS) : "memory");
+                wgmma_wait<0>();
+                fence_operand(acc);
+            }
+            __syncwarp();
+            if (lane == 0) mbar_arrive(wempty + b);
+            if (r + 2 < rounds) {
+                const int b2 = (r + 2) % WBUFS;
+                if (r >= 1) mbar_wait(wempty + b2, ((r - 1) / WBUFS) & 1);    // round r - 1's wgmmas have read it
+                win_stage(wins + b2 * WBUF, st);
+                fence_proxy_async();
+                __syncwarp();
+                if (lane == 0) mbar_arrive(wfull + b2);
+                walk_next(wl, g);
+                if (r + 3 < rounds) win_load(st, x, g, win_round(g, wl));
+            }
+            if (!has) continue;
+            const bool fp32 = __ballot_sync(~0u, acc_nonfinite(acc)) != 0u;  // Inf or NaN in x or w, or |x| >= 65520
+            if (fp32) fp32_acc(acc, x, w, g, tc, warp, lane);
+            const float scale = fp32 ? 1.0f : inv_scale;
+            if (g.ygroup && tile_r + GROUP - 1 < g.tiles)
+                store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r), scale);
+            else
+                store_tile(acc, schan, y, g, tc, warp, lane, scale);
+        }
+        if (lane == 0) bulk_wait_all();             // every bulk copy done before the block's shared memory goes
+        return;
+    }
+#endif
 #if defined(CF_BULK_STORE) && !defined(CF_XDOUBLE)
     float* sbulk = sx + XBUF + XRAW + XOUT;
 #endif
@@ -2059,7 +2250,15 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     g.ylean = a.Wo % 2 == 0 && (reinterpret_cast<uintptr_t>(a.y) % 8 == 0) &&
               (long long)COUT * a.Do * a.Ho * a.Wo < 0x80000000LL;
 
-    if (const char* err = cf_persistent_grid(conv3d_wgmma_kernel, THREADS, SMEM_BYTES, (tiles + WGS - 1) / WGS,
+#ifdef CF_XWIN
+    // the windows where a round's 4 tiles are whole rows (tiles_x = 1) of at most two planes (Ho >= 3), loads lean
+    auto* const kernel_of_shape = g.tiles_x == 1 && a.Ho >= 3 && g.xlean ? conv3d_wgmma_kernel<true>
+                                                                         : conv3d_wgmma_kernel<false>;
+#define CF_KERNEL kernel_of_shape
+#else
+#define CF_KERNEL conv3d_wgmma_kernel
+#endif
+    if (const char* err = cf_persistent_grid(CF_KERNEL, THREADS, SMEM_BYTES, (tiles + WGS - 1) / WGS,
                                              sms, NAME, grid))
         return err;
     {   // the tile stride, grid x warpgroups, as digits (tx, ty, od, n): the lean loop's walk (walk_next)
@@ -2093,12 +2292,13 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     CUtensorMap xmap{};
     g.xtma = cf_encode_tma_4d(&xmap, a.x, {(uint64_t)a.W, (uint64_t)a.H, (uint64_t)a.D, (uint64_t)a.N * CIN},
                               {XW, XH, XD, CIN});
-    conv3d_wgmma_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(xmap, ymap, a.x, a.w, a.bias, a.param, a.y, g);
+    CF_KERNEL<<<grid, THREADS, SMEM_BYTES, stream>>>(xmap, ymap, a.x, a.w, a.bias, a.param, a.y, g);
 #else
-    conv3d_wgmma_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
+    CF_KERNEL<<<grid, THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
 #endif
 #else
-    conv3d_wgmma_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(a.x, a.w, a.bias, a.param, a.y, g);
+    CF_KERNEL<<<grid, THREADS, SMEM_BYTES, stream>>>(a.x, a.w, a.bias, a.param, a.y, g);
 #endif
+#undef CF_KERNEL
     return nullptr;
 }
