@@ -494,8 +494,8 @@ constexpr int PROD_FLOATS = 0;
 #if !defined(CF_1XF16) || !defined(CF_GROUP_STORE) || !defined(CF_LEAN) || !defined(CF_MMA_ORDER) || \
     !defined(CF_STAGE_ROT) || defined(CF_STAGE_SKEW) || defined(CF_XDOUBLE) || defined(CF_LOAD_EARLY) || \
     defined(CF_NO_PREFETCH) || defined(CF_DEAL_CONTIG) || defined(CF_ABL_STAGE_ONCE) || defined(CF_ABL_SKIP_ITEM) || \
-    CF_WGS != 4
-#error "CF_XWIN: the fp16 build's registered loop with CF_GROUP_STORE, 4 warpgroups"
+    CF_WGS != 4 || (defined(CF_GROUP) && CF_GROUP != 4)
+#error "CF_XWIN: the fp16 build's registered loop with CF_GROUP_STORE, 4 warpgroups, one group of 4 (a round's rows)"
 #endif
 constexpr int WROWS = 8;                             // window rows per depth
 constexpr int WBUF = XD * WROWS * XP * 4 + 16;       // floats per window buffer (+ 64 B the discarded columns read)
@@ -2025,26 +2025,38 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
             float acc[NACC];
             const bool has = tile < g.tiles;
             if (has) {
+#ifndef CF_XWIN_NOTURN          // CF_XWIN_NOTURN (candidate): each warpgroup issues its wgmmas when its window is in
                 if (!(wg == 0 && r == 0)) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory");
+#endif
                 win_mma_issue(acc, sw, wins + b * WBUF + (wg + (wg >= k0 ? 2 : 0)) * XP * 4, zrow);
+#ifndef CF_XWIN_NOTURN
                 if (wg + 1 < WGS ? tile + 1 < g.tiles : tile_r + stride < g.tiles)
                     asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + WGS + (wg + 1) % WGS) : "memory");
+#endif
                 wgmma_wait<0>();
                 fence_operand(acc);
             }
             __syncwarp();
             if (lane == 0) mbar_arrive(wempty + b);
-            if (r + 2 < rounds) {
-                const int b2 = (r + 2) % WBUFS;
-                if (r >= 1) mbar_wait(wempty + b2, ((r - 1) / WBUFS) & 1);    // round r - 1's wgmmas have read it
-                win_stage(wins + b2 * WBUF, st);
-                fence_proxy_async();
-                __syncwarp();
-                if (lane == 0) mbar_arrive(wfull + b2);
-                walk_next(wl, g);
-                if (r + 3 < rounds) win_load(st, x, g, win_round(g, wl));
+#define CF_XWIN_AHEAD()                                                                                                 \
+            if (r + 2 < rounds) {                                                                                   \
+                const int b2 = (r + 2) % WBUFS;                                                                     \
+                if (r >= 1) mbar_wait(wempty + b2, ((r - 1) / WBUFS) & 1);    /* round r - 1's wgmmas have read it */ \
+                win_stage(wins + b2 * WBUF, st);                                                                    \
+                fence_proxy_async();                                                                                \
+                __syncwarp();                                                                                       \
+                if (lane == 0) mbar_arrive(wfull + b2);                                                             \
+                walk_next(wl, g);                                                                                   \
+                if (r + 3 < rounds) win_load(st, x, g, win_round(g, wl));                                           \
             }
+#ifndef CF_XWIN_LATE
+            CF_XWIN_AHEAD()
             if (!has) continue;
+#else
+            // CF_XWIN_LATE (candidate): window r + 2 staged after this round's epilogue and stores, as the registered
+            // loop stages at the top of its next iteration: the MMAs' results go out first
+            if (has) {
+#endif
             const bool fp32 = __ballot_sync(~0u, acc_nonfinite(acc)) != 0u;  // Inf or NaN in x or w, or |x| >= 65520
             if (fp32) fp32_acc(acc, x, w, g, tc, warp, lane);
             const float scale = fp32 ? 1.0f : inv_scale;
@@ -2052,6 +2064,11 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
                 store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r), scale);
             else
                 store_tile(acc, schan, y, g, tc, warp, lane, scale);
+#ifdef CF_XWIN_LATE
+            }
+            CF_XWIN_AHEAD()
+#endif
+#undef CF_XWIN_AHEAD
         }
         if (lane == 0) bulk_wait_all();             // every bulk copy done before the block's shared memory goes
         return;
