@@ -210,7 +210,7 @@ LOGS["tenth: CF_XDOUBLE at 4 warpgroups"] = LOG_DIR_K / "call3" / "time.log"
 _NCU_DONE = re.compile(r"\[ncu-sections\] (\w+)/(\S+) done")
 _NCU_METRIC = re.compile(r"^\s+(\S+?)\s+(?:(\S+)\s+)?([\d,.]+)$")
 # a profiled launch's header line: "  cf04b::conv3d_wgmma_kernel(CUtensorMap_st, ...) (132, 1, 1)x(512, 1, 1), ..."
-_NCU_LAUNCH = re.compile(r"^\s+(?:\w+::)*conv[23]d_\w*kernel\(")
+_NCU_LAUNCH = re.compile(r"^\s+(?:void )?(?:\w+::)*conv[23]d_\w*kernel(?:<\d+>)?\(")   # CF_XWIN's: a template
 _STORE_METRICS = {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": "store wavefronts",
                   "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": "store bank conflicts",
                   "smsp__inst_executed_op_shared_st.sum": "shared store instructions"}
@@ -423,6 +423,30 @@ POWER = LOG_DIR_2D / "call2" / "power.json"
 # what each mbarrier of the TF32 builds is, by its offset in shared memory (SASS `[R+URZ+0x...]`)
 MBARRIERS_04B = {"0x9000": "CF_TMA_STAGE's raw buffers (is the box in?)",
                  "0xf820": "the group store's slots (FULL and EMPTY)"}
+
+# Sixteenth session (2026-12-02, from 07:12 UTC): conv3d fp16 on the group stores, and the shared window (CF_XWIN)
+LOG_DIR_2E = R.ROOT / "results" / "device-logs" / "explore-2026-12-02e"
+SIXTEENTH = {
+    "fp16 group stores": (LOG_DIR_2E / "call1" / "time.log",
+                          "CF_GROUP_STORE for fp16, and CF_ABL_STAGE_ONCE with and without it"),
+    "fp16 group stores (again)": (LOG_DIR_2E / "call1" / "time_2.log", "the same builds, a second run"),
+    "shared window": (LOG_DIR_2E / "call2" / "time.log",
+                      "CF_XWIN: one window of input rows per round for the block's 4 warpgroups"),
+    "shared window (again)": (LOG_DIR_2E / "call2" / "time_2.log", "the same builds, a second run"),
+}
+_logs("sixteenth", SIXTEENTH)
+NCU_SIXTEENTH = {"fp16 group stores": LOG_DIR_2E / "call1" / "ncu.log",
+                 "shared window": LOG_DIR_2E / "call2" / "ncu.log",
+                 "loads": LOG_DIR_2E / "call3" / "ncu.log"}
+SOURCE_SIXTEENTH = {"group stores": LOG_DIR_2E / "call3" / "ncu_source_conv3d_04b_wgmma_fp16_CF_GROUP_STORE.csv.gz",
+                    "shared window": LOG_DIR_2E / "call3" / "ncu_source_conv3d_04b_wgmma_fp16_CF_GROUP_STORE_CF_XWIN.csv.gz",
+                    "no staging": LOG_DIR_2E / "call3" /
+                    "ncu_source_conv3d_04b_wgmma_fp16_CF_GROUP_STORE_CF_ABL_STAGE_ONCE.csv.gz"}
+XWIN_BITWISE = LOG_DIR_2E / "call2" / "bitwise.log"
+GROUP_F16_BITWISE = LOG_DIR_2E / "call1" / "bitwise.log"
+# the fp16 builds' mbarriers by shared-memory offset (the group store's as in TF32; CF_XWIN's after its zero row)
+MBARRIERS_04B_FP16 = {"0xf820": "the group store's slots (FULL and EMPTY)",
+                      "0x2fdc0": "CF_XWIN's windows: staged", "0x2fdd8": "CF_XWIN's windows: read by every warp"}
 
 
 def write_bandwidth(path: Path = WRITE_BW) -> pd.DataFrame:

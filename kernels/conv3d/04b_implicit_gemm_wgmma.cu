@@ -424,8 +424,14 @@ constexpr int XPART = 2 * XHALF + 16;               // + 64 B: the discarded col
 constexpr int XBUF = PARTS * XPART;                 // floats per warpgroup
 constexpr int WTAP = 2 * COUT * 4;                  // floats per tap of A
 constexpr int WPART = TAPS * WTAP;
-#ifdef CF_F16_OPERANDS
+#if defined(CF_XWIN_W1)
+// CF_XWIN_W1 (with CF_XWIN, fp16): w_hi alone, [tap 0..27][co][8 channels] FP16, 1 KB per tap: fp16 never reads w_lo,
+// and the 28 KB it took make room for a second set of group boxes (CF_GROUP_DOUBLE)
+constexpr int WFLOATS = (TAPS + 1) * WTAP / 2;
+constexpr uint32_t A1_TAP = COUT * 16, A1_HI = 0;   // bytes per tap of A, and w_hi's place in it
+#elif defined(CF_F16_OPERANDS)
 constexpr int WFLOATS = (TAPS + 1) * WTAP;          // [w_lo | w_hi] FP16 per tap, and a zero tap 27
+constexpr uint32_t A1_TAP = WTAP * 4, A1_HI = COUT * 16;
 #else
 constexpr int WFLOATS = PARTS * WPART;
 #endif
@@ -471,7 +477,13 @@ static_assert(WGS % GROUP == 0 && GROUP >= 2, "groups of warpgroups");
 constexpr int GPX = GROUP * TW;                      // pixels per box row: GROUP consecutive output rows of a plane
 constexpr int GBOX = 16 * GPX;                       // floats per box: a warp's 16 channels
 static_assert(GBOX * 4 % 128 == 0 && GPX <= 256, "boxes 128-byte aligned, box rows of at most 256 elements");
-constexpr int GBARS = 4 * (WGS / GROUP);             // one box (and a FULL and an EMPTY mbarrier) per warp of a slot
+#ifdef CF_GROUP_DOUBLE
+constexpr int GSETS = 2;    // CF_GROUP_DOUBLE (with CF_XWIN_W1): round r's boxes in set r % 2, so a slot's warp writes
+                            // round r + 1's rows while round r's copy may still be reading its box
+#else
+constexpr int GSETS = 1;
+#endif
+constexpr int GBARS = GSETS * 4 * (WGS / GROUP);     // one box (and a FULL and an EMPTY mbarrier) per warp of a slot
 constexpr int GBUF_FLOATS = GBARS * GBOX + 32 + 4 * GBARS;   // + 128 B for alignment, 2 mbarriers (16 B) per box
 #else
 constexpr int GBUF_FLOATS = 0;
@@ -497,6 +509,10 @@ constexpr int PROD_FLOATS = 0;
     CF_WGS != 4 || (defined(CF_GROUP) && CF_GROUP != 4)
 #error "CF_XWIN: the fp16 build's registered loop with CF_GROUP_STORE, 4 warpgroups, one group of 4 (a round's rows)"
 #endif
+#elif defined(CF_XWIN_W1) || defined(CF_GROUP_DOUBLE)
+#error "CF_XWIN_W1 and CF_GROUP_DOUBLE: with CF_XWIN"
+#endif
+#ifdef CF_XWIN
 constexpr int WROWS = 8;                             // window rows per depth
 constexpr int WBUF = XD * WROWS * XP * 4 + 16;       // floats per window buffer (+ 64 B the discarded columns read)
 constexpr int WBUFS = 3;
@@ -1039,7 +1055,7 @@ __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, c
         if (tap % 2 == 1) {
             const int t0 = tap - 1, kd0 = t0 / 9, kh0 = (t0 / 3) % 3, kw0 = t0 % 3;
             const uint32_t boff0 = tap_boff(kd0, kh0, kw0);
-            wgmma_f16(acc, desc_lbo(alo0, ahi, t0 * WTAP * 4 + COUT * 16, WTAP * 4),
+            wgmma_f16(acc, desc_lbo(alo0, ahi, t0 * A1_TAP + A1_HI, A1_TAP),
                       desc_lbo(blo0, bhi, boff0, boff - boff0), tap > 1);
         }
 #else
@@ -1050,7 +1066,7 @@ __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, c
     // tap 26 pairs with the zero tap 27 of A; B's second core matrix is x_lo(26), finite wherever x_hi is
     // (1xfp16: k-half 1 is never written, zero since the block started)
     constexpr uint32_t boff26 = ((2 * XH + 2) * XP + 2) * 16;
-    wgmma_f16(acc, desc_lbo(alo0, ahi, 26 * WTAP * 4 + COUT * 16, WTAP * 4), desc_lbo(blo0, bhi, boff26, B_LBO), 1);
+    wgmma_f16(acc, desc_lbo(alo0, ahi, 26 * A1_TAP + A1_HI, A1_TAP), desc_lbo(blo0, bhi, boff26, B_LBO), 1);
 #endif
     wgmma_commit();
 }
@@ -1342,7 +1358,12 @@ __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
 __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float2* schan, float* gbuf, uint64_t* gbar,
                                                  const CUtensorMap* ymap, const Geom& g, TileCoord tc, int wg,
                                                  int warp, int lane, unsigned round, float scale = 1.0f) {
+#ifdef CF_GROUP_DOUBLE
+    const int gid = lane >> 2, tq = lane & 3, slot = wg % GROUP, b = (round & 1) * (GBARS / 2) + (wg / GROUP) * 4 + warp;
+    round >>= 1;                            // the uses of this box before this one
+#else
     const int gid = lane >> 2, tq = lane & 3, slot = wg % GROUP, b = (wg / GROUP) * 4 + warp;
+#endif
     float* box = gbuf + b * GBOX;
     uint64_t* full = gbar + b;
     uint64_t* empty = gbar + GBARS + b;
@@ -1536,12 +1557,12 @@ __device__ __forceinline__ void win_mma_issue(float (&acc)[NACC], const float* s
         const int t0 = tap - 1, kd0 = t0 / 9, kh0 = (t0 / 3) % 3, kw0 = t0 % 3;
         const int kd = tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
         const uint32_t boff0 = tap_boff(kd0, kh0, kw0), boff = tap_boff(kd, kh, kw);
-        wgmma_f16(acc, desc_lbo(alo0, ahi, t0 * WTAP * 4 + COUT * 16, WTAP * 4), desc_lbo(blo0, bhi, boff0, boff - boff0),
+        wgmma_f16(acc, desc_lbo(alo0, ahi, t0 * A1_TAP + A1_HI, A1_TAP), desc_lbo(blo0, bhi, boff0, boff - boff0),
                   tap > 1);
     }
     constexpr uint32_t boff26 = ((2 * WROWS + 2) * XP + 2) * 16;
     const uint32_t zlbo = smem_addr(zrow) - smem_addr(sxw) - boff26;
-    wgmma_f16(acc, desc_lbo(alo0, ahi, 26 * WTAP * 4 + COUT * 16, WTAP * 4), desc_lbo(blo0, bhi, boff26, zlbo), 1);
+    wgmma_f16(acc, desc_lbo(alo0, ahi, 26 * A1_TAP + A1_HI, A1_TAP), desc_lbo(blo0, bhi, boff26, zlbo), 1);
     wgmma_commit();
 }
 #endif
@@ -1657,9 +1678,13 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
         const int ch = u & 7, co = (u >> 3) & 63, tap = u >> 9;
         const float v = tap < TAPS ? __ldg(w + (co * CIN + ch) * TAPS + tap) * wscale : 0.0f;
         const unsigned short hi = f16_bits(v);
+#ifdef CF_XWIN_W1
+        reinterpret_cast<unsigned short*>(sw)[tap * COUT * 8 + co * 8 + ch] = hi;
+#else
         unsigned short* wt = reinterpret_cast<unsigned short*>(sw) + tap * 2 * COUT * 8 + co * 8 + ch;
         wt[0] = f16_bits(v - f16_value(hi));
         wt[COUT * 8] = hi;
+#endif
     }
 #else
     // Weights, once per block: element f = ((tap*2 + half)*64 + co)*4 + e  <-  w[co][4*half + e][tap].
@@ -1695,8 +1720,12 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
     if (threadIdx.x < PRAWS) mbar_init(rawbar + threadIdx.x, 1);      // the TMA thread's arrival and the box's bytes
 #endif
 #ifdef CF_XWIN
-    if (threadIdx.x < 2 * WBUFS)                           // window r staged / read by every warp's wgmmas: 16 warps
-        mbar_init(reinterpret_cast<uint64_t*>(smem + WIN_AT + XP * 4) + threadIdx.x, THREADS / 32);
+    if constexpr (WIN) {                                   // window r staged / read by every warp's wgmmas: 16 warps
+        if (threadIdx.x == 0) {                            // (one thread, an init each: synccheck lost count with
+#pragma unroll                                             // six threads' inits in both kernels, 2026-12-02)
+            for (int i = 0; i < 2 * WBUFS; ++i) mbar_init(reinterpret_cast<uint64_t*>(smem + WIN_AT + XP * 4) + i, THREADS / 32);
+        }
+    }
 #endif
     mbar_init_fence();                                     // the inits visible to the async proxy (TMA) too
 #ifndef CF_1XF16
