@@ -433,20 +433,40 @@ SIXTEENTH = {
     "shared window": (LOG_DIR_2E / "call2" / "time.log",
                       "CF_XWIN: one window of input rows per round for the block's 4 warpgroups"),
     "shared window (again)": (LOG_DIR_2E / "call2" / "time_2.log", "the same builds, a second run"),
+    "the round's order": (LOG_DIR_2E / "call4" / "time.log",
+                          "CF_XWIN_LATE (the window staged after the stores), CF_XWIN_NOTURN (no MMA turns)"),
+    "the round's order (again)": (LOG_DIR_2E / "call4" / "time_2.log", "the same builds, a second run"),
+    "two sets of boxes": (LOG_DIR_2E / "call5" / "time.log",
+                          "CF_XWIN_W1 (fp16's w_hi alone), and with it CF_GROUP_DOUBLE (two sets of group boxes)"),
+    "two sets of boxes (again)": (LOG_DIR_2E / "call5" / "time_2.log", "the same builds, a second run"),
+    "two sets of boxes (third)": (LOG_DIR_2E / "call6" / "time.log", "after its protocol, special values, sanitizers"),
 }
 _logs("sixteenth", SIXTEENTH)
 NCU_SIXTEENTH = {"fp16 group stores": LOG_DIR_2E / "call1" / "ncu.log",
                  "shared window": LOG_DIR_2E / "call2" / "ncu.log",
-                 "loads": LOG_DIR_2E / "call3" / "ncu.log"}
+                 "loads": LOG_DIR_2E / "call3" / "ncu.log",
+                 "two sets of boxes": LOG_DIR_2E / "call6" / "ncu.log"}
+_XWIN_DOUBLE = "CF_GROUP_STORE_CF_XWIN_CF_XWIN_LATE_CF_XWIN_W1_CF_GROUP_DOUBLE"
 SOURCE_SIXTEENTH = {"group stores": LOG_DIR_2E / "call3" / "ncu_source_conv3d_04b_wgmma_fp16_CF_GROUP_STORE.csv.gz",
                     "shared window": LOG_DIR_2E / "call3" / "ncu_source_conv3d_04b_wgmma_fp16_CF_GROUP_STORE_CF_XWIN.csv.gz",
                     "no staging": LOG_DIR_2E / "call3" /
-                    "ncu_source_conv3d_04b_wgmma_fp16_CF_GROUP_STORE_CF_ABL_STAGE_ONCE.csv.gz"}
+                    "ncu_source_conv3d_04b_wgmma_fp16_CF_GROUP_STORE_CF_ABL_STAGE_ONCE.csv.gz",
+                    "staged after the stores": LOG_DIR_2E / "call7" /
+                    "ncu_source_conv3d_04b_wgmma_fp16_CF_GROUP_STORE_CF_XWIN_CF_XWIN_LATE.csv.gz",
+                    "two sets of boxes": LOG_DIR_2E / "call7" / f"ncu_source_conv3d_04b_wgmma_fp16_{_XWIN_DOUBLE}.csv.gz"}
+XWIN_SANITIZE = {"overflow": LOG_DIR_2E / "call2" / "san_synccheck.log",
+                 "window shape": LOG_DIR_2E / "call5" / "san_sync_window.log",
+                 "fallback shape": LOG_DIR_2E / "call5" / "san_sync_fallback.log",
+                 "two sets of boxes": LOG_DIR_2E / "call6" / "san_synccheck.log"}
+XWIN_DOUBLE_VERIFY = LOG_DIR_2E / "call6" / "verify.log"
 XWIN_BITWISE = LOG_DIR_2E / "call2" / "bitwise.log"
 GROUP_F16_BITWISE = LOG_DIR_2E / "call1" / "bitwise.log"
 # the fp16 builds' mbarriers by shared-memory offset (the group store's as in TF32; CF_XWIN's after its zero row)
 MBARRIERS_04B_FP16 = {"0xf820": "the group store's slots (FULL and EMPTY)",
-                      "0x2fdc0": "CF_XWIN's windows: staged", "0x2fdd8": "CF_XWIN's windows: read by every warp"}
+                      "0x2fdc0": "CF_XWIN's windows: staged", "0x2fdd8": "CF_XWIN's windows: read by every warp",
+                      # with CF_XWIN_W1 (28 KB less of weights) and CF_GROUP_DOUBLE (two sets of boxes)
+                      "0x1f040": "the group store's slots, two sets", "0x38600": "CF_XWIN's windows: staged",
+                      "0x38618": "CF_XWIN's windows: read by every warp"}
 
 
 def write_bandwidth(path: Path = WRITE_BW) -> pd.DataFrame:
@@ -816,6 +836,19 @@ def power_table(path: Path = POWER) -> pd.DataFrame:
     return t[["median_ms", "clock_mhz", "clock_min_mhz", "power_w", "power_capped", "mcycles"]].rename(columns={
         "median_ms": "median ms", "clock_mhz": "SM clock (MHz)", "clock_min_mhz": "lowest clock (MHz)",
         "power_w": "power (W)", "power_capped": "power-capped samples", "mcycles": "cycles per launch (M)"})
+
+
+def same_run_ratios(calls: dict, spelled: str, problem: str = "conv3d") -> pd.DataFrame:
+    """One build (as session_table spells it) in each call that timed it: its median ms and eager's and
+    torch.compile's times over its own, all from the call's one interleaved run (the goals' same-run ratios)."""
+    rows = {}
+    for call, (path, _) in calls.items():
+        t, _ = _of_problem(read_log(path), problem)
+        for build, r in t.iterrows():
+            if build not in ("eager", "compile") and parse_key(problem, build).spelled == spelled:
+                rows[call] = {"median ms": r["median_ms"], "× eager": t.loc["eager", "median_ms"] / r["median_ms"],
+                              "× torch.compile": t.loc["compile", "median_ms"] / r["median_ms"]}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("call")
 
 
 def session_table(calls: dict, problem: str = "conv3d") -> pd.DataFrame:

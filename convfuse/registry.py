@@ -250,11 +250,23 @@ _MEASURED_ON_CURRENT = (
     # each block takes a contiguous range of rounds (the dealing a window kept across rounds needs); bitwise equal,
     # 0.902, 0.901 vs 0.901, 0.900 with 2.6x the DRAM reads
     ("conv3d", "04b_wgmma_tf32", ("CF_DEAL_CONTIG",)),
+    # H200, 2026-12-02 from 07:17 UTC (results/device-logs/explore-2026-12-02e/; notes/kernel_log.md, sixteenth session).
     # the group stores for fp16: its FP32 path's sums leave through them too (fp32_acc); bitwise equal,
     # 0.828, 0.832 vs 0.826, 0.825 (without staging 0.645 vs 0.885: the staging is now what bounds it)
     ("conv3d", "04b_wgmma_fp16", ("CF_GROUP_STORE",)),
-    # and on them, a window per round shared by the block's warpgroups (CF_XWIN, tests/test_xwin.py), not measured yet
+    # and on them, a window per round shared by the block's warpgroups (CF_XWIN, tests/test_xwin.py): bitwise equal,
+    # half the staging's items, 0.828, 0.834 vs 0.828, 0.836 (the waits moved to the turns and the output boxes)
     ("conv3d", "04b_wgmma_fp16", ("CF_GROUP_STORE", "CF_XWIN")),
+    # the window staged after the round's stores: 0.799, 0.800 vs 0.814, 0.814 (registered fp16); without MMA turns
+    # 0.885, 0.887, both 0.864, 0.865
+    ("conv3d", "04b_wgmma_fp16", ("CF_GROUP_STORE", "CF_XWIN", "CF_XWIN_LATE")),
+    ("conv3d", "04b_wgmma_fp16", ("CF_GROUP_STORE", "CF_XWIN", "CF_XWIN_NOTURN")),
+    ("conv3d", "04b_wgmma_fp16", ("CF_GROUP_STORE", "CF_XWIN", "CF_XWIN_LATE", "CF_XWIN_NOTURN")),
+    # w_hi alone (0.818, 0.820: slower, not explained) to make room for two sets of group boxes: 0.775, 0.776, 0.774
+    # vs 0.817, 0.817, 0.829 (12.98x, 13.06x eager); protocol, special values, three sanitizers clean. The next
+    # record's fp16 (not registered without one: the 02:14 UTC record's fp16 is the registered build)
+    ("conv3d", "04b_wgmma_fp16", ("CF_GROUP_STORE", "CF_XWIN", "CF_XWIN_LATE", "CF_XWIN_W1")),
+    ("conv3d", "04b_wgmma_fp16", ("CF_GROUP_STORE", "CF_XWIN", "CF_XWIN_LATE", "CF_XWIN_W1", "CF_GROUP_DOUBLE")),
 )
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).

@@ -103,9 +103,10 @@ def window_events(rounds):
     return ev
 
 
-def run_mbarriers(streams, rng):
-    """Warps run in a random order; an mbarrier completes a phase at 16 arrivals; a "use" (the wgmmas reading a
-    window, the staging writing one) must come after the phases it depends on. Returns "ok" or what went wrong."""
+def run_mbarriers(streams, rng, arrivals=lambda bar: WARPS):
+    """Warps run in a random order; an mbarrier completes a phase at `arrivals(bar)` arrivals (16 for the windows'); a
+    "use" (the wgmmas reading a window, the staging writing one) must come after the phases it depends on. Returns "ok"
+    or what went wrong."""
     phase, count, pos = {}, {}, [0] * len(streams)
     while True:
         ready = [w for w in range(len(streams)) if pos[w] < len(streams[w])]
@@ -123,7 +124,7 @@ def run_mbarriers(streams, rng):
                 if c != k:
                     return f"arrival for phase {k} while {bar} is in phase {c}"
                 count[bar] = count.get(bar, 0) + 1
-                if count[bar] == WARPS:
+                if count[bar] == arrivals(bar):
                     phase[bar], count[bar] = c + 1, 0
             else:
                 if c >= k + 2:
@@ -202,5 +203,47 @@ def test_the_model_mirrors_the_kernels_expressions():
         "if (wg + 1 < WGS ? tile + 1 < g.tiles : tile_r + stride < g.tiles)",
         "for (int r = 0; r < 2 && r < rounds; ++r) {",
         "g.tiles_x == 1 && a.Ho >= 3 && g.xlean ? conv3d_wgmma_kernel<true>",
+    ):
+        assert expr in src, expr
+
+
+def group_store_events(wg, warp, rounds, sets):
+    """One warp's events at the group store's mbarriers (store_tile_group, GROUP = 4): round r's box is warp's of set
+    r % sets; slots 0-2 wait until the box's last copy has read it, write their row and arrive on FULL (3 arrivals); the
+    last slot waits for FULL, copies the box out, waits for the copy's reads and arrives on EMPTY (1 arrival)."""
+    ev = []
+    for r in range(rounds):
+        b = (r & 1) * 4 + warp if sets == 2 else warp
+        use = r >> 1 if sets == 2 else r
+        if wg < 3:
+            if use > 0:
+                ev.append(("wait", ("empty", b), use - 1))
+            ev.append(("use", ("empty", b), use))               # the row into the box: its last copy has read it
+            ev.append(("arrive", ("full", b), use))
+        else:
+            ev.append(("use", ("empty", b), use))
+            ev.append(("wait", ("full", b), use))
+            ev.append(("use", ("full", b), use + 1))            # the copy: every slot's row is in
+            ev.append(("arrive", ("empty", b), use))
+    return ev
+
+
+@pytest.mark.parametrize("sets", (1, 2))
+@pytest.mark.parametrize("rounds", (1, 2, 3, 8, 211))
+def test_the_group_stores_boxes_in_one_or_two_sets_never_hang_race_or_alias(sets, rounds):
+    rng = random.Random(rounds * sets)
+    streams = [group_store_events(wg, w, rounds, sets) for wg in range(4) for w in range(4)]
+    for _ in range(3):
+        assert run_mbarriers([list(e) for e in streams], rng, lambda bar: 3 if bar[0] == "full" else 1) == "ok"
+
+
+def test_the_group_store_model_mirrors_the_kernel():
+    src = " ".join((Path(__file__).resolve().parent.parent / "kernels" / "conv3d" / "04b_implicit_gemm_wgmma.cu")
+                   .read_text().split())
+    for expr in (
+        "b = (round & 1) * (GBARS / 2) + (wg / GROUP) * 4 + warp; round >>= 1;",
+        "if (slot < GROUP - 1 && round > 0) mbar_wait(empty, (round - 1) & 1);",
+        "mbar_wait(full, round & 1);",
+        "mbar_init(gbar + threadIdx.x, GROUP - 1);", "mbar_init(gbar + GBARS + threadIdx.x, 1);",
     ):
         assert expr in src, expr

@@ -319,6 +319,23 @@
 //                   and read), in the warpgroups' buffers. Shapes without whole-row tiles of at most two planes per
 //                   round take the registered loop, as a second kernel (in one kernel the two loops spilled 32 B).
 //                   tests/test_xwin.py models the item map, the mbarriers' phases and the turns.
+//                   Measured (H200, explore-2026-12-02e/call2-3): bitwise equal to fp16 on all shapes, 0.828 and 0.834 ms
+//                   against 0.828 and 0.836 with the group stores alone: half the staging's items and no time. The
+//                   duplicate rows it no longer loads were L1 hits (48 % -> 5 %; L2 reads the same), and the waits moved
+//                   from the warpgroup barriers to the MMA turns (6.9 % -> 16.4 % of warp samples) and the boxes.
+//   CF_XWIN_LATE    the window staged after the round's epilogue and stores (as the registered loop stages): 0.799 and
+//                   0.800 against registered fp16's 0.814. CF_XWIN_NOTURN (no MMA turns): 0.885, 0.887; both 0.864.
+//   CF_XWIN_W1      fp16's w_hi alone (1 KB per tap; fp16 never reads w_lo): 0.818, 0.820 against LATE's 0.796, 0.799,
+//                   slower and not explained (every buffer after the weights moves by 28 KB; A's core matrices 1 KB
+//                   apart). It makes room for
+//   CF_GROUP_DOUBLE two sets of group boxes, round r's in set r % 2 (231.5 KB of shared memory): slots 0-2 no longer
+//                   wait for the last round's copy to have read their box (7.8 % of warp samples, call 3). With LATE and
+//                   W1: 0.775, 0.776, 0.774 ms against registered fp16's 0.817, 0.817, 0.829 (12.98x, 12.97x, 13.06x
+//                   eager; 7.5x torch.compile); protocol, special values, memcheck/racecheck/synccheck clean. Left: the
+//                   last slot's wait for its copy's reads (5.8 % of samples), the MMA turns (18.5 %).
+//                   synccheck lost count of the windows' mbarriers ("overflow of tracked cuda::barrier structures", a
+//                   launch failure) while six threads initialised them in both kernels; one thread, window kernel only:
+//                   clean.
 
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory (so the MMAs multiply
