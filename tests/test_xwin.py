@@ -207,10 +207,11 @@ def test_the_model_mirrors_the_kernels_expressions():
         assert expr in src, expr
 
 
-def group_store_events(wg, warp, rounds, sets):
+def group_store_events(wg, warp, rounds, sets, lazy=False):
     """One warp's events at the group store's mbarriers (store_tile_group, GROUP = 4): round r's box is warp's of set
     r % sets; slots 0-2 wait until the box's last copy has read it, write their row and arrive on FULL (3 arrivals); the
-    last slot waits for FULL, copies the box out, waits for the copy's reads and arrives on EMPTY (1 arrival)."""
+    last slot waits for FULL, copies the box out, waits for the copy's reads and arrives on EMPTY (1 arrival). `lazy`
+    (CF_GROUP_LAZY, two sets): it waits only for the last round's copy and frees that box (the other set's)."""
     ev = []
     for r in range(rounds):
         b = (r & 1) * 4 + warp if sets == 2 else warp
@@ -224,15 +225,18 @@ def group_store_events(wg, warp, rounds, sets):
             ev.append(("use", ("empty", b), use))
             ev.append(("wait", ("full", b), use))
             ev.append(("use", ("full", b), use + 1))            # the copy: every slot's row is in
-            ev.append(("arrive", ("empty", b), use))
+            if not lazy:
+                ev.append(("arrive", ("empty", b), use))
+            elif r > 0:
+                ev.append(("arrive", ("empty", b ^ 4), (r - 1) >> 1))
     return ev
 
 
-@pytest.mark.parametrize("sets", (1, 2))
+@pytest.mark.parametrize("sets,lazy", ((1, False), (2, False), (2, True)))
 @pytest.mark.parametrize("rounds", (1, 2, 3, 8, 211))
-def test_the_group_stores_boxes_in_one_or_two_sets_never_hang_race_or_alias(sets, rounds):
-    rng = random.Random(rounds * sets)
-    streams = [group_store_events(wg, w, rounds, sets) for wg in range(4) for w in range(4)]
+def test_the_group_stores_boxes_in_one_or_two_sets_never_hang_race_or_alias(sets, lazy, rounds):
+    rng = random.Random(rounds * sets + lazy)
+    streams = [group_store_events(wg, w, rounds, sets, lazy) for wg in range(4) for w in range(4)]
     for _ in range(3):
         assert run_mbarriers([list(e) for e in streams], rng, lambda bar: 3 if bar[0] == "full" else 1) == "ok"
 
@@ -245,5 +249,28 @@ def test_the_group_store_model_mirrors_the_kernel():
         "if (slot < GROUP - 1 && round > 0) mbar_wait(empty, (round - 1) & 1);",
         "mbar_wait(full, round & 1);",
         "mbar_init(gbar + threadIdx.x, GROUP - 1);", "mbar_init(gbar + GBARS + threadIdx.x, 1);",
+        "bulk_wait_read_but_last(); #else bulk_wait_read();",
+        "if (!first_round) mbar_arrive(gbar + GBARS + (b ^ (GBARS / 2)));",
     ):
         assert expr in src, expr
+
+
+def test_the_group_store_model_catches_a_lazy_arrival_on_the_wrong_box():
+    """Freeing this round's box (not the other set's) before its copy has read it: slots 0-2 of two rounds on would
+    write into a box a copy may still be reading."""
+    def wrong(wg, w, rounds):
+        ev = group_store_events(wg, w, rounds, 2, lazy=True)
+        if wg < 3:
+            return ev
+        out = []
+        for kind, bar, k in ev:
+            if kind == "arrive":              # the arrival moved to this round's box, and before the copy
+                continue
+            out.append((kind, bar, k))
+            if kind == "use" and bar[0] == "empty":
+                out.append(("arrive", ("empty", bar[1]), k))
+        return out
+    rng = random.Random(5)
+    streams = [wrong(wg, w, 8) for wg in range(4) for w in range(4)]
+    results = {run_mbarriers([list(e) for e in streams], rng, lambda bar: 3 if bar[0] == "full" else 1) for _ in range(20)}
+    assert any(r != "ok" for r in results)
