@@ -1471,24 +1471,37 @@ __device__ __forceinline__ void store_tile_out(float (&acc)[NACC], const float2*
 // take it), so Inf and NaN propagate as in eager. A runtime loop: nothing else is live. A whole warp takes it when
 // one of its threads must (__ballot_sync): the copy-engine stores are warp-collective (a __syncwarp, and lane 0 issues
 // the warp's copy), so a thread leaving alone would leave its warp's copy unissued or its lanes at a __syncwarp.
+// Accumulator i's output (this thread's channel co, row oh, column ox) and its FP32 sum v of x and w; false where the
+// output is not stored (the MMA's discarded columns, rows or columns past the output). TAP_UNROLL: the taps unrolled
+// (fp32_tile, nothing else live) or not (fp32_acc, the accumulators live).
+template <int TAP_UNROLL>
+__device__ __forceinline__ bool fp32_output(const float* __restrict__ x, const float* __restrict__ w, const Geom& g,
+                                            TileCoord tc, int warp, int lane, int i, int& co, int& oh, int& ox, float& v) {
+    const long long plane = (long long)g.H * g.W, cstride = (long long)g.D * plane;
+    const int e = i & 1, h = (i >> 1) & 1, j = (i >> 2) % (XW / 8), t = (i >> 2) / (XW / 8);
+    const int col = 8 * j + 2 * (lane & 3) + e;
+    co = acc_channel(warp, lane, h);
+    oh = tc.oh0 + t;
+    ox = tc.ox0 + col;
+    if (oh >= g.Ho || col >= TW || ox >= g.Wo) return false;
+    const float* xp = x + tc.n * CIN * cstride + tc.od * plane + (long long)oh * g.W + ox;
+    v = 0.0f;
+#pragma unroll 1
+    for (int ci = 0; ci < CIN; ++ci)
+#pragma unroll TAP_UNROLL
+        for (int tap = 0; tap < TAPS; ++tap)
+            v = fmaf(__ldg(xp + ci * cstride + (tap / 9) * plane + ((tap / 3) % 3) * g.W + tap % 3),
+                     __ldg(w + (co * CIN + ci) * TAPS + tap), v);
+    return true;
+}
 __device__ __forceinline__ void fp32_tile(const float* __restrict__ x, const float* __restrict__ w,
                                           const float* __restrict__ bias, const float* __restrict__ addend,
                                           float* __restrict__ y, const Geom& g, TileCoord tc, int warp, int lane) {
-    const long long plane = (long long)g.H * g.W, cstride = (long long)g.D * plane;
 #pragma unroll 1
     for (int i = 0; i < NACC; ++i) {
-        const int e = i & 1, h = (i >> 1) & 1, j = (i >> 2) % (XW / 8), t = (i >> 2) / (XW / 8);
-        const int col = 8 * j + 2 * (lane & 3) + e, co = acc_channel(warp, lane, h);
-        const int oh = tc.oh0 + t, ox = tc.ox0 + col;
-        if (oh >= g.Ho || col >= TW || ox >= g.Wo) continue;
-        const float* xp = x + tc.n * CIN * cstride + tc.od * plane + (long long)oh * g.W + ox;
-        float v = 0.0f;
-#pragma unroll 1
-        for (int ci = 0; ci < CIN; ++ci)
-#pragma unroll
-            for (int tap = 0; tap < TAPS; ++tap)
-                v = fmaf(__ldg(xp + ci * cstride + (tap / 9) * plane + ((tap / 3) % 3) * g.W + tap % 3),
-                         __ldg(w + (co * CIN + ci) * TAPS + tap), v);
+        int co, oh, ox;
+        float v;
+        if (!fp32_output<TAPS>(x, w, g, tc, warp, lane, i, co, oh, ox, v)) continue;
         y[(((long long)(tc.n * COUT + co) * g.Do + tc.od) * g.Ho + oh) * g.Wo + ox] =
             epilogue_conv3d(v + __ldg(bias + co), __ldg(addend + co));
     }
@@ -1501,21 +1514,11 @@ __device__ __forceinline__ void fp32_tile(const float* __restrict__ x, const flo
 // takes TF32's: Inf and NaN come out as eager's (the TF32 build passes the same special-value tests this way).
 __device__ __forceinline__ void fp32_acc(float (&acc)[NACC], const float* __restrict__ x, const float* __restrict__ w,
                                          const Geom& g, TileCoord tc, int warp, int lane) {
-    const long long plane = (long long)g.H * g.W, cstride = (long long)g.D * plane;
 #pragma unroll 1
     for (int i = 0; i < NACC; ++i) {
-        const int e = i & 1, h = (i >> 1) & 1, j = (i >> 2) % (XW / 8), t = (i >> 2) / (XW / 8);
-        const int col = 8 * j + 2 * (lane & 3) + e, co = acc_channel(warp, lane, h);
-        const int oh = tc.oh0 + t, ox = tc.ox0 + col;
-        if (oh >= g.Ho || col >= TW || ox >= g.Wo) continue;     // not stored: the accumulator may stay as it is
-        const float* xp = x + tc.n * CIN * cstride + tc.od * plane + (long long)oh * g.W + ox;
-        float v = 0.0f;
-#pragma unroll 1
-        for (int ci = 0; ci < CIN; ++ci)
-#pragma unroll 1
-            for (int tap = 0; tap < TAPS; ++tap)
-                v = fmaf(__ldg(xp + ci * cstride + (tap / 9) * plane + ((tap / 3) % 3) * g.W + tap % 3),
-                         __ldg(w + (co * CIN + ci) * TAPS + tap), v);
+        int co, oh, ox;
+        float v;
+        if (!fp32_output<1>(x, w, g, tc, warp, lane, i, co, oh, ox, v)) continue;   // not stored: left as it is
 #pragma unroll
         for (int k = 0; k < NACC; ++k)          // constant indices: acc stays in registers
             if (k == i) acc[k] = v;
