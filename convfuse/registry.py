@@ -83,6 +83,10 @@ _CONV3D_TF32 = ("CF_MMA_ORDER", "CF_BULK_STORE", "CF_LEAN", "CF_TMA_STORE", "CF_
 # the rows of a block's 4 warpgroups in one sector-aligned tensor copy per channel group (TF32 only: the FP16 builds'
 # FP32 path would leave a slot unwritten): 0.903 and 0.901 vs 0.927 and 0.925 (H200 2026-12-02, explore-2026-12-02b/call5)
 _CONV3D_TF32_ONLY = ("CF_EPI_FOLD", "CF_LOAD_ADDR", "CF_TF32_RN", "CF_GROUP_STORE")
+# FP16: the group stores under a window of input rows per round shared by the block's warpgroups, staged after the
+# round's stores, w_hi alone and two sets of group boxes: 0.775, 0.776, 0.774 vs 0.817, 0.817, 0.829 (H200 2026-12-02,
+# explore-2026-12-02e/call5-6; notes/kernel_log.md, sixteenth session)
+_CONV3D_FP16_ONLY = ("CF_GROUP_STORE", "CF_XWIN", "CF_XWIN_LATE", "CF_XWIN_W1", "CF_GROUP_DOUBLE")
 # What the conv3d 04b candidates below were measured without: they name the later defaults they leave out
 # ("-NAME", with_defines), so each stays the build that was measured (CF_RAW, CF_OUT_SMEM and CF_WINDOW cannot
 # take the bulk store at all).
@@ -123,7 +127,7 @@ def _hopper(problem: str) -> list[Variant]:
                 Variant("04b_wgmma_fp16", problem, "04b", "fp16", "fused",
                         "implicit-GEMM conv+epilogue on Hopper wgmma, FP16 operands (TF32's precision, half "
                         "its tensor time)",
-                        defines=("CF_1XF16",) + _CONV3D_TF32, **_SM90A)]
+                        defines=("CF_1XF16",) + _CONV3D_TF32 + _CONV3D_FP16_ONLY, **_SM90A)]
     if problem == "conv2d":
         out += [Variant("04c_ws_tf32", problem, "04c", "tf32", "fused",
                         "04b with two producer warpgroups (cp.async into a raw buffer, then a 2-stage ring per consumer), TF32",
@@ -230,7 +234,7 @@ _MEASURED_BEFORE_CUTS = (
 )
 # Registered 2026-12-02 (the kernels' headers say why and what each measured). Every candidate above was measured
 # without them, so it leaves out those its variant is now built with ("-NAME"), and stays the build that was measured.
-_CUTS = ("CF_LOAD_ADDR", "CF_DESC_UNIFORM", "CF_TF32_RN", "CF_GROUP_STORE")
+_CUTS = ("CF_LOAD_ADDR", "CF_DESC_UNIFORM", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_FP16_ONLY[1:]
 
 
 def _measured_builds(candidates) -> tuple:
@@ -250,26 +254,23 @@ _MEASURED_ON_CURRENT = (
     # each block takes a contiguous range of rounds (the dealing a window kept across rounds needs); bitwise equal,
     # 0.902, 0.901 vs 0.901, 0.900 with 2.6x the DRAM reads
     ("conv3d", "04b_wgmma_tf32", ("CF_DEAL_CONTIG",)),
-    # H200, 2026-12-02 from 07:17 UTC (results/device-logs/explore-2026-12-02e/; notes/kernel_log.md, sixteenth session).
+    # H200, 2026-12-02 from 07:17 UTC (results/device-logs/explore-2026-12-02e/; notes/kernel_log.md, sixteenth session),
+    # spelled against FP16's registration since (what each leaves out of it):
     # the group stores for fp16: its FP32 path's sums leave through them too (fp32_acc); bitwise equal,
     # 0.828, 0.832 vs 0.826, 0.825 (without staging 0.645 vs 0.885: the staging is now what bounds it)
-    ("conv3d", "04b_wgmma_fp16", ("CF_GROUP_STORE",)),
+    ("conv3d", "04b_wgmma_fp16", ("-CF_XWIN", "-CF_XWIN_LATE", "-CF_XWIN_W1", "-CF_GROUP_DOUBLE")),
     # and on them, a window per round shared by the block's warpgroups (CF_XWIN, tests/test_xwin.py): bitwise equal,
     # half the staging's items, 0.828, 0.834 vs 0.828, 0.836 (the waits moved to the turns and the output boxes)
-    ("conv3d", "04b_wgmma_fp16", ("CF_GROUP_STORE", "CF_XWIN")),
-    # the window staged after the round's stores: 0.799, 0.800 vs 0.814, 0.814 (registered fp16); without MMA turns
-    # 0.885, 0.887, both 0.864, 0.865
-    ("conv3d", "04b_wgmma_fp16", ("CF_GROUP_STORE", "CF_XWIN", "CF_XWIN_LATE")),
-    ("conv3d", "04b_wgmma_fp16", ("CF_GROUP_STORE", "CF_XWIN", "CF_XWIN_NOTURN")),
-    ("conv3d", "04b_wgmma_fp16", ("CF_GROUP_STORE", "CF_XWIN", "CF_XWIN_LATE", "CF_XWIN_NOTURN")),
-    # w_hi alone (0.818, 0.820: slower, not explained) to make room for two sets of group boxes: 0.775, 0.776, 0.774
-    # vs 0.817, 0.817, 0.829 (12.98x, 13.06x eager); protocol, special values, three sanitizers clean. The next
-    # record's fp16 (not registered without one: the 02:14 UTC record's fp16 is the registered build)
-    ("conv3d", "04b_wgmma_fp16", ("CF_GROUP_STORE", "CF_XWIN", "CF_XWIN_LATE", "CF_XWIN_W1")),
-    ("conv3d", "04b_wgmma_fp16", ("CF_GROUP_STORE", "CF_XWIN", "CF_XWIN_LATE", "CF_XWIN_W1", "CF_GROUP_DOUBLE")),
+    ("conv3d", "04b_wgmma_fp16", ("-CF_XWIN_LATE", "-CF_XWIN_W1", "-CF_GROUP_DOUBLE")),
+    # the window staged after the round's stores: 0.799, 0.800 vs 0.814, 0.814 (fp16 as registered then); without MMA
+    # turns 0.885, 0.887, both 0.864, 0.865
+    ("conv3d", "04b_wgmma_fp16", ("-CF_XWIN_W1", "-CF_GROUP_DOUBLE")),
+    ("conv3d", "04b_wgmma_fp16", ("CF_XWIN_NOTURN", "-CF_XWIN_LATE", "-CF_XWIN_W1", "-CF_GROUP_DOUBLE")),
+    ("conv3d", "04b_wgmma_fp16", ("CF_XWIN_NOTURN", "-CF_XWIN_W1", "-CF_GROUP_DOUBLE")),
+    # w_hi alone: 0.818, 0.820 vs 0.796, 0.799 without it (slower, not explained); it makes room for two sets of boxes
+    ("conv3d", "04b_wgmma_fp16", ("-CF_GROUP_DOUBLE",)),
     # and the last slot not waiting for its own copy's reads (CF_GROUP_LAZY): prepared, not measured
-    ("conv3d", "04b_wgmma_fp16", ("CF_GROUP_STORE", "CF_XWIN", "CF_XWIN_LATE", "CF_XWIN_W1", "CF_GROUP_DOUBLE",
-                                  "CF_GROUP_LAZY")),
+    ("conv3d", "04b_wgmma_fp16", ("CF_GROUP_LAZY",)),
 )
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).

@@ -558,15 +558,21 @@ def test_no_store_method_beats_the_geometry_and_the_group_store_does():
     assert m.loc[t + " -DCF_GROUP_STORE", "DRAM bytes written"] == m.loc[t, "DRAM bytes written"]
 
 
-def test_the_group_store_is_registered_for_tf32_only_and_candidates_keep_their_builds():
+def test_the_group_store_is_registered_for_tf32_and_fp16_and_candidates_keep_their_builds():
     from convfuse import registry as R
-    assert "CF_GROUP_STORE" in R.get("conv3d", "04b_wgmma_tf32").defines
-    assert not any("CF_GROUP_STORE" in v.defines for v in R.kernel_variants() if v.key != "04b_wgmma_tf32")
+    grouped = ("04b_wgmma_tf32", "04b_wgmma_fp16")
+    assert all("CF_GROUP_STORE" in R.get("conv3d", k).defines for k in grouped)
+    assert not any("CF_GROUP_STORE" in v.defines for v in R.kernel_variants() if v.key not in grouped)
+    assert set(R._CONV3D_FP16_ONLY) <= set(R.get("conv3d", "04b_wgmma_fp16").defines)
     before = R._measured_builds(R._MEASURED_BEFORE_CUTS)
-    tf32 = [d for p, k, d in before if (p, k) == ("conv3d", "04b_wgmma_tf32")]
-    assert tf32 and all("-CF_GROUP_STORE" in d for d in tf32)
-    # measured on the registration of now: nothing left out
-    assert all(not any(x.startswith("-") for x in d) for p, k, d in R._MEASURED_ON_CURRENT)
+    for key in grouped:
+        old = [d for p, k, d in before if (p, k) == ("conv3d", key)]
+        assert old and all("-CF_GROUP_STORE" in d for d in old)
+    assert all("-CF_XWIN" in d for p, k, d in before if k == "04b_wgmma_fp16")
+    # measured on the registration of then: the TF32 ones leave nothing out, the FP16 ones what came after them
+    assert all(not any(x.startswith("-") for x in d) for p, k, d in R._MEASURED_ON_CURRENT if k != "04b_wgmma_fp16")
+    fp16 = [d for p, k, d in R._MEASURED_ON_CURRENT if k == "04b_wgmma_fp16" and d != ("CF_GROUP_LAZY",)]
+    assert fp16 and all(any(x[1:] in R._CONV3D_FP16_ONLY for x in d if x.startswith("-")) for d in fp16)
     assert set(R.CANDIDATES) == set(before) | set(R._MEASURED_ON_CURRENT)
 
 
