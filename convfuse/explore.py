@@ -461,6 +461,29 @@ XWIN_SANITIZE = {"overflow": LOG_DIR_2E / "call2" / "san_synccheck.log",
 XWIN_DOUBLE_VERIFY = LOG_DIR_2E / "call6" / "verify.log"
 XWIN_BITWISE = LOG_DIR_2E / "call2" / "bitwise.log"
 GROUP_F16_BITWISE = LOG_DIR_2E / "call1" / "bitwise.log"
+# the 02:14 UTC record (results/nvidia-h200.json then, from git), for the sections that discuss it
+RECORD_THIRTEENTH = LOG_DIR_2B / "record" / "record-2026-12-02T0214.json"
+
+# Seventeenth session (2026-12-02, from 09:41 UTC): conv3d fp16 registered with the window and two sets of boxes and
+# recorded (09:47 UTC), CF_GROUP_LAZY measured, registered and recorded again (10:01 UTC)
+LOG_DIR_2F = R.ROOT / "results" / "device-logs" / "explore-2026-12-02f"
+SEVENTEENTH = {
+    "the last box unwaited": (LOG_DIR_2F / "call2" / "time.log",
+                              "CF_GROUP_LAZY on the registered fp16 build (the window, two sets of boxes)"),
+    "the last box unwaited (again)": (LOG_DIR_2F / "call2" / "time2.log", "the same builds, a second run"),
+}
+_logs("seventeenth", SEVENTEENTH)
+# the record made with the window and two sets of boxes registered, 14 minutes before the one with CF_GROUP_LAZY
+RECORD_SEVENTEENTH_FIRST = LOG_DIR_2F / "record1" / "record-2026-12-02T0947.json"
+# the registered fp16 build after the 10:01 UTC record (its ncu counters, and its source page beside
+# SOURCE_SIXTEENTH["two sets of boxes"], the same build without CF_GROUP_LAZY)
+NCU_SEVENTEENTH = LOG_DIR_2F / "record2" / "ncu.log"
+SOURCE_SEVENTEENTH = LOG_DIR_2F / "record2" / "ncu_source_conv3d_04b_wgmma_fp16.csv.gz"
+LAZY_CHECKS = {"bitwise": LOG_DIR_2F / "call2" / "bitwise.log", "verify": LOG_DIR_2F / "call2" / "verify.log",
+               **{tool: LOG_DIR_2F / "call2" / f"san_{tool}.log" for tool in ("memcheck", "racecheck", "synccheck")}}
+GATES_SEVENTEENTH = {"09:47 UTC": LOG_DIR_2F / "record1" / "gate_bitwise.log",
+                     "10:01 UTC": LOG_DIR_2F / "record2" / "gate_bitwise.log"}
+
 # the fp16 builds' mbarriers by shared-memory offset (the group store's as in TF32; CF_XWIN's after its zero row)
 MBARRIERS_04B_FP16 = {"0xf820": "the group store's slots (FULL and EMPTY)",
                       "0x2fdc0": "CF_XWIN's windows: staged", "0x2fdd8": "CF_XWIN's windows: read by every warp",

@@ -748,3 +748,52 @@ def test_two_sets_of_boxes_take_the_slots_waits_away():
     double = E.mbarrier_waits(E.SOURCE_SIXTEENTH["two sets of boxes"])
     assert late["0xf820"] > 0.1 and double["0x1f040"] < 0.07                                # 11.3 % -> 6.5 %
     assert set(double.index[:2]) <= set(E.MBARRIERS_04B_FP16)
+
+
+# Seventeenth session: the window build registered and recorded, CF_GROUP_LAZY measured, registered, recorded again
+LAZY16 = F16 + " -DCF_GROUP_LAZY"
+DOUBLE16 = XWIN + " -DCF_XWIN_LATE -DCF_XWIN_W1 -DCF_GROUP_DOUBLE"
+
+
+def test_the_last_box_unwaited_is_bitwise_equal_clean_and_faster_than_the_goal():
+    assert "0 case(s) differ" in E.LAZY_CHECKS["bitwise"].read_text()
+    text = E.LAZY_CHECKS["verify"].read_text()
+    assert "12/12 pass" in text and text.count(": ok") == 7 and "FAIL" not in text
+    for tool in ("memcheck", "synccheck"):
+        assert "ERROR SUMMARY: 0 errors" in E.LAZY_CHECKS[tool].read_text()
+    assert "0 hazards displayed (0 errors, 0 warnings)" in E.LAZY_CHECKS["racecheck"].read_text()
+    t = E.session_table(E.SEVENTEENTH)
+    for call in E.SEVENTEENTH:
+        assert t.loc[(call, LAZY16), "median ms"] < 0.97 * t.loc[(call, F16), "median ms"]    # 0.738 against 0.772
+    r = E.same_run_ratios(E.SEVENTEENTH, LAZY16)
+    assert len(r) == 2 and (r["median ms"] < 0.8).all()
+    assert (r["× eager"] > 12.8).all() and (r["× torch.compile"] > 7).all()               # 13.6x, 7.9x
+
+
+def test_the_last_box_unwaited_takes_its_wait_away_and_a_third_of_the_turns_waits():
+    before = E.mbarrier_waits(E.SOURCE_SIXTEENTH["two sets of boxes"])
+    after = E.mbarrier_waits(E.SOURCE_SEVENTEENTH)
+    assert before["0x1f040"] > 0.06 and after["0x1f040"] < 0.02                           # 6.5 % -> 1.0 %
+    turn = {}
+    for k, path in (("before", E.SOURCE_SIXTEENTH["two sets of boxes"]), ("after", E.SOURCE_SEVENTEENTH)):
+        s = E._samples(path)
+        turn[k] = max(n for src, n in zip(s.source, s.samples) if "WARPSYNC.ALL" in src) / s.total
+    assert turn["after"] < 0.7 * turn["before"]                                            # 18.5 % -> 11.5 %
+    now = E.launch_metrics(E.NCU_SEVENTEENTH, E.STAGE_METRICS).loc[F16]
+    then = E.launch_metrics(E.NCU_SIXTEENTH["two sets of boxes"], E.STAGE_METRICS).loc[DOUBLE16]
+    assert now["barrier stalls per issue"] < 0.7 * then["barrier stalls per issue"]       # 0.90 against 1.42
+    assert abs(now["warp instructions"] / then["warp instructions"] - 1) < 0.005           # the same work
+    assert now["ms (ncu)"] < 0.95 * then["ms (ncu)"]
+
+
+def test_both_records_of_the_session_were_gated_bitwise_and_the_first_held_the_goal():
+    for path in E.GATES_SEVENTEENTH.values():
+        text = path.read_text()
+        assert "0 case(s) differ" in text and text.count(": equal") == 2 * 13
+    from convfuse import results
+    first = results.load(E.RECORD_SEVENTEENTH_FIRST)
+    fp16 = next(r for r in first["records"] if (r["problem"], r["variant"]) == ("conv3d", F16))
+    assert fp16["verified"] and fp16["median_ms"] < 0.8                                     # 0.773
+    assert fp16["speedup_vs_eager"] > 12.8 and fp16["speedup_vs_compile"] > 7              # 13.01x, 7.54x
+    assert fp16["memcheck_errors"] == fp16["racecheck_hazards"] == fp16["synccheck_errors"] == 0
+    assert "CF_GROUP_LAZY" in R.get("conv3d", F16).defines
