@@ -488,7 +488,9 @@ GATES_SEVENTEENTH = {"09:47 UTC": LOG_DIR_2F / "record1" / "gate_bitwise.log",
 MBARRIERS_04B_FP16 = {"0xf820": "the group store's slots (FULL and EMPTY)",
                       "0x2fdc0": "CF_XWIN's windows: staged", "0x2fdd8": "CF_XWIN's windows: read by every warp",
                       # with CF_XWIN_W1 (28 KB less of weights) and CF_GROUP_DOUBLE (two sets of boxes)
-                      "0x1f040": "the group store's slots, two sets", "0x38600": "CF_XWIN's windows: staged",
+                      "0x1f000": "the group store's slots, two sets: FULL (the other slots' rows are in)",
+                      "0x1f040": "the group store's slots, two sets: EMPTY (the box's copy has read it)",
+                      "0x38600": "CF_XWIN's windows: staged",
                       "0x38618": "CF_XWIN's windows: read by every warp"}
 
 
