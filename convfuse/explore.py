@@ -852,6 +852,13 @@ def mbarrier_waits(path: Path) -> pd.Series:
     return (pd.Series(out, dtype=float) / p.total).sort_values(ascending=False)
 
 
+def turn_waits(path: Path) -> float:
+    """The share of all warp samples at the MMA turns' `bar.sync` (the busiest `WARPSYNC.ALL` line: the named barrier a
+    warpgroup waits at for its turn, CF_MMA_ORDER). One ncu source-page profile."""
+    p = _samples(path)
+    return max(n for src, n in zip(p.source, p.samples) if "WARPSYNC.ALL" in src) / p.total
+
+
 def power_table(path: Path = POWER) -> pd.DataFrame:
     """scripts/power_draw.py's JSON as a table, one row per (kernel, stretch): the median time, the mean and lowest SM
     clock, the mean power, the share of samples the software power cap was active, and cycles per launch (M)."""
