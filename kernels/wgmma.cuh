@@ -90,6 +90,32 @@ __device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, i
                     "r"(smem_addr(bar)) : "memory");
 }
 
+// --- the bulk-copy engine, shared -> global (conv3d 04b's CF_BULK_STORE and group stores, conv2d 04c's CF_BULK_STORE) --
+// cp.async.bulk copies whole 16-byte units whose shared and global addresses agree mod 16; it completes in bulk groups
+// of the issuing thread, and .read says only that its shared memory may be written again.
+__device__ __forceinline__ void bulk_store(const float* gdst, uint32_t ssrc, uint32_t bytes) {
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n"
+                 :: "l"(gdst), "r"(ssrc), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+// all but this thread's newest bulk group have read their shared memory (CF_GROUP_LAZY)
+__device__ __forceinline__ void bulk_wait_read_but_last() { asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+
+// Where a channel row starts in y and how it splits: an 8-byte head up to the next 16-byte boundary, a body of whole
+// 16-byte units for the engine, an 8-byte tail (Wo even, so every part is a pixel pair).
+struct RowSplit { int phase, head, body, tail; };
+__device__ __forceinline__ RowSplit row_split(const float* grow, int lim) {
+    const int phase = (int)((reinterpret_cast<uintptr_t>(grow) >> 2) & 3);     // 0 or 2 floats
+    const int head = phase ? 4 - phase : 0, body = (lim - head) & ~3;
+    return {phase, head, body, lim - head - body};
+}
+
+__device__ __forceinline__ void st_shared_f2(uint32_t addr, float2 v) {
+    asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" :: "r"(addr), "f"(v.x), "f"(v.y) : "memory");
+}
+
 // Descriptor = base + a compile-time byte offset in its address field (shared addresses < 256 KB never
 // carry into the lbo field). The base goes through an opaque move once per tile so the compiler cannot
 // hoist dozens of loop-invariant 64-bit descriptors out of the tile loop (in conv3d 04b that held ~108

@@ -267,8 +267,18 @@ constexpr int MBAR_FLOATS = 2 * PIPES * RAWS;       // an mbarrier (8 B) per raw
 #else
 constexpr int MBAR_FLOATS = 0;
 #endif
-constexpr int SMEM_FLOATS = ZFLOATS + WFLOATS + PIPES * RAWS * RAWF + PIPES * STAGES * XBUF + 4 + MBAR_FLOATS +
-                            SANITIZER_PAD;
+#ifdef CF_BULK_STORE
+// CF_BULK_STORE: per consumer warp, 8 channel rows of one output row (a round: h, t) at their 16-byte phase in y.
+// Pitch 88 floats (24 mod 32 banks): the STS.64 of a half-warp (gid 0-3, 4 quads) land in 32 distinct banks.
+constexpr int OPITCH = XW;
+constexpr int OWARP = 8 * OPITCH;                   // 2,816 B per warp
+constexpr int OUT_FLOATS = CONSUMERS * 4 * OWARP;   // 11,264 B per consumer
+static_assert(OPITCH % 4 == 0 && OPITCH >= TW + 2, "16-byte aligned rows with room for the phase");
+#else
+constexpr int OUT_FLOATS = 0;
+#endif
+constexpr int SMEM_FLOATS = ZFLOATS + WFLOATS + PIPES * RAWS * RAWF + PIPES * STAGES * XBUF + OUT_FLOATS + 4 +
+                            MBAR_FLOATS + SANITIZER_PAD;
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
 constexpr int ROUNDS = (XPIX + PTHREADS - 1) / PTHREADS;   // pixels per producer thread per chunk
 static_assert(XBUF % 4 == 0 && XW % 8 == 0, "16-byte aligned stages, core matrices of 8 rows");
@@ -281,6 +291,7 @@ struct Geom {
     int tiles_x, tiles;
     int xvec;    // 8-byte copies legal (W even, x 8-byte aligned; tile columns start even)
     int tma;     // CF_TMA: the kernel parameter xmap describes x (W % 4 == 0, x 16-byte aligned)
+    int ybulk;   // CF_BULK_STORE: output rows through the bulk-copy engine (Wo even, y 8-byte aligned)
 };
 
 struct TileCoord { int n, oh, ox0; };
@@ -539,6 +550,26 @@ __device__ __forceinline__ void mma_chunk(float (&acc)[NACC], float (&)[NACC], u
 }
 #endif
 
+// A thread's values of output row t for its channel h (16 warp + gid + 8 h): v[2j + e] = column 8j + 2tq + e.
+__device__ __forceinline__ void epilogue_row(const float (&acc)[NACC], float b, float m, float scale, int t, int h,
+                                             float (&v)[2 * NJ]) {
+#pragma unroll
+    for (int j = 0; j < NJ; ++j) {
+#if defined(CF_ABL_RAWEPI)
+        (void)scale, (void)m;
+        v[2 * j]     = acc[4 * (NJ * t + j) + 2 * h] + b;
+        v[2 * j + 1] = acc[4 * (NJ * t + j) + 2 * h + 1] + b;
+#elif defined(CF_1XF16)
+        v[2 * j]     = epilogue_conv2d(fmaf(acc[4 * (NJ * t + j) + 2 * h], scale, b), m);
+        v[2 * j + 1] = epilogue_conv2d(fmaf(acc[4 * (NJ * t + j) + 2 * h + 1], scale, b), m);
+#else
+        (void)scale;
+        v[2 * j]     = epilogue_conv2d(acc[4 * (NJ * t + j) + 2 * h] + b, m);
+        v[2 * j + 1] = epilogue_conv2d(acc[4 * (NJ * t + j) + 2 * h + 1] + b, m);
+#endif
+    }
+}
+
 // 04b's store_tile: bias, epilogue and stores from the accumulators (store_acc_row, kernels/wgmma.cuh).
 __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float (&bias_r)[2],
                                            const float (&param_r)[2], float* __restrict__ y,
@@ -548,31 +579,86 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const int c = 16 * warp + gid + 8 * h;
-        const float b = bias_r[h], m = param_r[h];
         float* yc = y + ((long long)(tc.n * COUT + c) * g.Ho + tc.oh) * g.Wo + tc.ox0 + 2 * tq;
 #pragma unroll
         for (int t = 0; t < TH; ++t) {
             if (tc.oh + t >= g.Ho) break;       // warp-uniform
             float v[2 * NJ];
-#pragma unroll
-            for (int j = 0; j < NJ; ++j) {
-#if defined(CF_ABL_RAWEPI)
-                (void)scale, (void)m;
-                v[2 * j]     = acc[4 * (NJ * t + j) + 2 * h] + b;
-                v[2 * j + 1] = acc[4 * (NJ * t + j) + 2 * h + 1] + b;
-#elif defined(CF_1XF16)
-                v[2 * j]     = epilogue_conv2d(fmaf(acc[4 * (NJ * t + j) + 2 * h], scale, b), m);
-                v[2 * j + 1] = epilogue_conv2d(fmaf(acc[4 * (NJ * t + j) + 2 * h + 1], scale, b), m);
-#else
-                (void)scale;
-                v[2 * j]     = epilogue_conv2d(acc[4 * (NJ * t + j) + 2 * h] + b, m);
-                v[2 * j + 1] = epilogue_conv2d(acc[4 * (NJ * t + j) + 2 * h + 1] + b, m);
-#endif
-            }
+            epilogue_row(acc, bias_r[h], param_r[h], scale, t, h, v);
             store_acc_row<NJ>(yc + t * g.Wo, v, lim);
         }
     }
 }
+
+#ifdef CF_BULK_STORE
+// CF_BULK_STORE (candidate): the output through shared memory and the bulk-copy engine, conv3d 04b's scheme. The
+//   plain stores write each quad's 32 bytes at a column 86 tx of a 254-float row: two partly written sectors per quad,
+//   so every sector of y reaches L2 in two halves, and 44 STG.64 per thread and tile. Here a warp writes one round
+//   (row t, channels 16 warp + 8 h + 0..7) into its 8 x 88-float buffer, each row at its 16-byte phase in y; lane 0
+//   hands the 8 rows' 16-byte bodies to the engine (one cp.async.bulk each, whole sectors but at the rows' ends), lanes
+//   0-7 store the 8-byte head and tail of one row each. Four rounds per tile; a round waits for the engine to have
+//   read the previous one (cp.async.bulk.wait_group.read), its values computed before that wait.
+__device__ __forceinline__ void store_tile_bulk(const float (&acc)[NACC], const float (&bias_r)[2],
+                                                const float (&param_r)[2], float* __restrict__ y, float* sbuf,
+                                                const Geom& g, TileCoord tc, int warp, int lane, float scale = 1.0f) {
+    const int gid = lane >> 2, tq = lane & 3;
+    const int lim = min(TW, g.Wo - tc.ox0);              // even: Wo even, ox0 = 86 tx
+    const long long plane = (long long)g.Ho * g.Wo;
+    float* yrow0 = y + ((long long)(tc.n * COUT + 16 * warp) * g.Ho + tc.oh) * g.Wo + tc.ox0;   // channel 16 warp, row oh
+    // warp-uniform copies for lane 0's bulk copies (per-lane values there make the compiler loop over lanes: conv3d)
+    const float* ybase = reinterpret_cast<const float*>(__shfl_sync(~0u, reinterpret_cast<uintptr_t>(yrow0), 0));
+    const uint32_t sbase = __shfl_sync(~0u, smem_addr(sbuf), 0);
+    const int ulim = __shfl_sync(~0u, lim, 0);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+        for (int t = 0; t < TH; ++t) {
+            if (tc.oh + t >= g.Ho) break;       // warp-uniform
+            float v[2 * NJ];
+            epilogue_row(acc, bias_r[h], param_r[h], scale, t, h, v);
+            if (lane == 0) bulk_wait_read();    // the engine has read this warp's previous round
+            __syncwarp();
+            const float* grow = yrow0 + (gid + 8 * h) * plane + t * g.Wo;
+            float* srow = sbuf + gid * OPITCH + (int)((reinterpret_cast<uintptr_t>(grow) >> 2) & 3);
+#pragma unroll
+            for (int j = 0; j < NJ; ++j)
+                if (8 * j + 2 * tq < lim) *reinterpret_cast<float2*>(srow + 8 * j + 2 * tq) = make_float2(v[2 * j], v[2 * j + 1]);
+            fence_proxy_async();                // the engine reads shared memory through the async proxy
+            __syncwarp();
+#ifdef CF_ABL_NOSTORE
+            continue;                           // ablation: the epilogue into shared memory, no copy out
+#endif
+            if (lane < 8) {                     // the rows' 8-byte ends: row `lane` of the round
+                float* gr = yrow0 + (lane + 8 * h) * plane + t * g.Wo;
+                const RowSplit rs = row_split(gr, lim);
+                const float* sr = sbuf + lane * OPITCH + rs.phase;
+                if (rs.head) __stcs(reinterpret_cast<float2*>(gr), *reinterpret_cast<const float2*>(sr));
+                if (rs.tail)
+                    __stcs(reinterpret_cast<float2*>(gr + lim - 2), *reinterpret_cast<const float2*>(sr + lim - 2));
+            }
+            if (lane == 0) {
+                const float* yb = ybase + 8 * h * plane + t * g.Wo;
+                if (plane % 4 == 0) {           // the 8 rows at one phase (the full problem): one split
+                    const RowSplit rs = row_split(yb, ulim);
+                    if (rs.body > 0) {
+#pragma unroll
+                        for (int r = 0; r < 8; ++r)
+                            bulk_store(yb + r * plane + rs.head, sbase + 4 * (r * OPITCH + rs.phase + rs.head), 4 * rs.body);
+                    }
+                } else {
+#pragma unroll
+                    for (int r = 0; r < 8; ++r) {
+                        const RowSplit rs = row_split(yb + r * plane, ulim);
+                        if (rs.body > 0)
+                            bulk_store(yb + r * plane + rs.head, sbase + 4 * (r * OPITCH + rs.phase + rs.head), 4 * rs.body);
+                    }
+                }
+                bulk_commit();
+            }
+        }
+    }
+}
+#endif
 
 #ifdef CF_F16_OPERANDS
 // The FP32 path of a tile whose input FP16 cannot carry: one output as a plain FP32 dot product.
@@ -615,7 +701,8 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
     float* sw = smem + ZFLOATS;
     float* raws = sw + WFLOATS;
     float* sx = raws + PIPES * RAWS * RAWF;
-    unsigned* smax = reinterpret_cast<unsigned*>(sx + PIPES * STAGES * XBUF);
+    float* sout = sx + PIPES * STAGES * XBUF;            // CF_BULK_STORE: the consumer warps' output buffers
+    unsigned* smax = reinterpret_cast<unsigned*>(sout + OUT_FLOATS);
     for (int i = threadIdx.x; i < ZFLOATS; i += THREADS) zero[i] = 0.0f;
     for (int i = threadIdx.x; i < PIPES * STAGES * XBUF; i += THREADS) sx[i] = 0.0f;   // pads stay 0
     if (threadIdx.x == 0) *smax = 0u;
@@ -813,6 +900,21 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             const TileCoord tc = tile_coord(g, tile);
             float bias_r[2], param_r[2];
             channel_params(bias, mult, warp, lane, bias_r, param_r);
+            auto put_tile = [&](float scale) {
+#ifdef CF_BULK_STORE
+                if (g.ybulk) {
+                    store_tile_bulk(am, bias_r, param_r, y, sout + (4 * k + warp) * OWARP, g, tc, warp, lane, scale);
+                    return;
+                }
+#endif
+                store_tile(am, bias_r, param_r, y, g, tc, warp, lane, scale);
+            };
+#if defined(CF_BULK_STORE) && defined(CF_F16_OPERANDS)
+            // the bulk store is a warp's (__syncwarp, shuffles): a lane's FP32 path takes its whole warp along
+            auto warp_any = [&](bool b) { return g.ybulk ? __any_sync(~0u, b) : b; };
+#elif defined(CF_F16_OPERANDS)
+            auto warp_any = [](bool b) { return b; };
+#endif
 #ifdef CF_3XF16
             bool bad = false;
 #pragma unroll
@@ -820,22 +922,25 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                 am[i] = (am[i] + ac[i]) * inv_scale;
                 bad |= !(fabsf(am[i]) < CF_F32_INF);
             }
-            if (bad) {                           // an Inf or NaN input, or |x| >= 65520: this thread's outputs in FP32
+            if (warp_any(bad)) {                 // an Inf or NaN input, or |x| >= 65520: this thread's outputs in FP32
                 fp32_tile(x, w, bias_r, param_r, y, g, tc, warp, lane);
                 continue;
             }
-            store_tile(am, bias_r, param_r, y, g, tc, warp, lane);
+            put_tile(1.0f);
 #elif defined(CF_1XF16)
-            if (acc_nonfinite(am)) {             // an Inf or NaN input or weight, or |x| >= 65520
+            if (warp_any(acc_nonfinite(am))) {   // an Inf or NaN input or weight, or |x| >= 65520
                 fp32_tile(x, w, bias_r, param_r, y, g, tc, warp, lane);
                 continue;
             }
-            store_tile(am, bias_r, param_r, y, g, tc, warp, lane, inv_scale);
+            put_tile(inv_scale);
 #else
             (void)inv_scale;
-            store_tile(am, bias_r, param_r, y, g, tc, warp, lane);
+            put_tile(1.0f);
 #endif
         }
+#ifdef CF_BULK_STORE
+        if (lane == 0) bulk_wait_all();          // every bulk copy done before the block's shared memory goes
+#endif
     }
 #endif
 }
@@ -861,6 +966,7 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
         return "04c_warp_specialized_wgmma (conv2d): too many tiles for a 32-bit tile index";
     g.tiles = (int)tiles;
     g.xvec = (a.W % 2 == 0) && (reinterpret_cast<uintptr_t>(a.x) % 8 == 0);
+    g.ybulk = (a.Wo % 2 == 0) && (reinterpret_cast<uintptr_t>(a.y) % 8 == 0);
     CUtensorMap xmap{};
     g.tma = 0;
 #ifdef CF_TMA

@@ -1209,28 +1209,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
 // a fence and __syncwarp order the warp's STS before its copies, and before the warp next writes the buffer (a whole
 // tile later) its issuing lanes wait for the engine's reads (cp.async.bulk.wait_group.read). Rows need 8-byte
 // alignment (Wo even, y 8-byte aligned: g.ylean), else store_tile.
-__device__ __forceinline__ void bulk_store(const float* gdst, uint32_t ssrc, uint32_t bytes) {
-    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n"
-                 :: "l"(gdst), "r"(ssrc), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
-// all but this thread's newest bulk group have read their shared memory (CF_GROUP_LAZY)
-__device__ __forceinline__ void bulk_wait_read_but_last() { asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory"); }
-__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
-
-// Where a channel row starts in y and how it splits: an 8-byte head up to the next 16-byte boundary, a body of whole
-// 16-byte units for the engine, an 8-byte tail (Wo even, so every part is a pixel pair).
-struct RowSplit { int phase, head, body, tail; };
-__device__ __forceinline__ RowSplit row_split(const float* grow, int lim) {
-    const int phase = (int)((reinterpret_cast<uintptr_t>(grow) >> 2) & 3);     // 0 or 2 floats
-    const int head = phase ? 4 - phase : 0, body = (lim - head) & ~3;
-    return {phase, head, body, lim - head - body};
-}
-
-__device__ __forceinline__ void st_shared_f2(uint32_t addr, float2 v) {
-    asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" :: "r"(addr), "f"(v.x), "f"(v.y) : "memory");
-}
+// bulk_store, row_split and the other bulk-copy helpers: kernels/wgmma.cuh.
 
 // The epilogue of a warp's 16 channel rows (row r: channel 16 * warp + r) into its output buffer in shared memory, for
 // the copy engine to take out: put(r, col, v, h, j) writes the pixel pair (col, col + 1) of row r (r = gid + 8 h, col =
