@@ -116,6 +116,9 @@ CONV2D = Problem(
     # the last has input rows of a multiple of 16 bytes (W = 92), the only shape besides the full one where
     # 04c's TMA copies run, with boxes past the image's right and bottom edges
     odd_shapes=((1, 64, 39, 55), (3, 64, 6, 69), (2, 64, 19, 130), (1, 64, 21, 92)),
+    # 04c's bulk stores (CF_BULK_STORE): a last tile of 2 columns in planes at one 16-byte phase; three whole tiles per
+    # row and an odd row count in planes of alternating phase; the TMA copies with two output rows
+    bitwise_shapes=((2, 64, 10, 176), (1, 64, 7, 260), (3, 64, 4, 92)),
     description="Conv2d(64->64, k=3) -> x*multiplier -> LeakyReLU(0.01) -> GELU",
     model_slice=(1, 64, 256, 256),
 )

@@ -4,7 +4,8 @@
 
 The first spec is the reference build; every other spec (same problem) must give the same bits on the problem's odd
 shapes, its `bitwise_shapes` and the full shape, with fresh `randn` inputs per shape, into an output written whole
-(NaN-poisoned first) at an 8-byte-aligned address and at one 4 bytes past it. For changes that keep the arithmetic
+(NaN-poisoned first) at a 16-byte-aligned address, 4 bytes past it and 8 bytes past it (the bulk stores' rows then
+start at the other 16-byte phase). For changes that keep the arithmetic
 (addressing, order of work, synchronisation), this is a stronger check than the float64 bounds. Exit status 1 when
 any case differs. Specs as in scripts/check_variant.py (problem:key[@NAME=VALUE,...]).
 
@@ -49,8 +50,8 @@ def main(args) -> int:
             want = runs[base.key](x, *params)
             finish_within(deadline, f"{base.key} {tuple(shape)}")
             for v in others:
-                for off in (0, 1):
-                    buf = torch.full((want.numel() + 1,), float("nan"), device="cuda")
+                for off in (0, 1, 2):
+                    buf = torch.full((want.numel() + 2,), float("nan"), device="cuda")
                     got = runs[v.key](x, *params, out=buf[off:off + want.numel()].view(want.shape))
                     finish_within(deadline, f"{v.key} {tuple(shape)} out+{4 * off} B")
                     same = torch.equal(got, want)

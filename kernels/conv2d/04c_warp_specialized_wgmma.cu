@@ -291,7 +291,9 @@ struct Geom {
     int tiles_x, tiles;
     int xvec;    // 8-byte copies legal (W even, x 8-byte aligned; tile columns start even)
     int tma;     // CF_TMA: the kernel parameter xmap describes x (W % 4 == 0, x 16-byte aligned)
-    int ybulk;   // CF_BULK_STORE: output rows through the bulk-copy engine (Wo even, y 8-byte aligned)
+#ifdef CF_BULK_STORE
+    int ybulk;   // output rows through the bulk-copy engine (Wo even, y 8-byte aligned)
+#endif
 };
 
 struct TileCoord { int n, oh, ox0; };
@@ -966,7 +968,9 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
         return "04c_warp_specialized_wgmma (conv2d): too many tiles for a 32-bit tile index";
     g.tiles = (int)tiles;
     g.xvec = (a.W % 2 == 0) && (reinterpret_cast<uintptr_t>(a.x) % 8 == 0);
+#ifdef CF_BULK_STORE
     g.ybulk = (a.Wo % 2 == 0) && (reinterpret_cast<uintptr_t>(a.y) % 8 == 0);
+#endif
     CUtensorMap xmap{};
     g.tma = 0;
 #ifdef CF_TMA
