@@ -206,7 +206,12 @@ constexpr int PRODUCER_REGS = CF_PRODUCER_REGS;
 constexpr int CONSUMER_REGS = ((THREADS * KERNEL_REGS - 128 * PRODUCERS * PRODUCER_REGS) / (128 * CONSUMERS)) & ~7;
 static_assert(KERNEL_REGS <= 256 && CONSUMER_REGS <= 256 && PRODUCER_REGS >= 24, "setmaxnreg range");
 static_assert(128 * PRODUCERS * PRODUCER_REGS + 128 * CONSUMERS * CONSUMER_REGS <= THREADS * KERNEL_REGS, "register pool");
-static_assert(2 * PIPES * STAGES + PIPES + (PIPES == 1 ? CONSUMERS : 0) <= 15, "named barriers 1..15");
+#ifdef CF_OUT_SHARED
+constexpr int OUT_BARS = CONSUMERS;
+#else
+constexpr int OUT_BARS = 0;
+#endif
+static_assert(2 * PIPES * STAGES + PIPES + (PIPES == 1 ? CONSUMERS : 0) + OUT_BARS <= 15, "named barriers 1..15");
 static_assert(PTHREADS % 32 == 0, "whole producer warps per consumer");
 
 constexpr int XPIX = XH * XW;                       // staged pixels per stage (352 at TH 2)
@@ -272,7 +277,18 @@ constexpr int MBAR_FLOATS = 0;
 // Pitch 88 floats (24 mod 32 banks): the STS.64 of a half-warp (gid 0-3, 4 quads) land in 32 distinct banks.
 constexpr int OPITCH = XW;
 constexpr int OWARP = 8 * OPITCH;                   // 2,816 B per warp
-constexpr int OUT_FLOATS = CONSUMERS * 4 * OWARP;   // 11,264 B per consumer
+#ifdef CF_OUT_SHARED
+// CF_OUT_SHARED (candidate): one set of warp buffers for both consumers. In the shared ring their epilogues alternate
+// a whole chunk loop apart; OUT barriers hand the buffers from the tile's consumer to the next tile's (as ORDER does the
+// ring), so 11,264 B go to a deeper ring instead.
+#if !defined(CF_SHARED_RING) || !defined(CF_BULK_STORE)
+#error "CF_OUT_SHARED: the consumers take the buffers in the shared ring's tile order; it needs CF_SHARED_RING and CF_BULK_STORE"
+#endif
+constexpr int OUT_SETS = 1;
+#else
+constexpr int OUT_SETS = CONSUMERS;
+#endif
+constexpr int OUT_FLOATS = OUT_SETS * 4 * OWARP;    // 11,264 B per set
 static_assert(OPITCH % 4 == 0 && OPITCH >= TW + 2, "16-byte aligned rows with room for the phase");
 #else
 constexpr int OUT_FLOATS = 0;
@@ -313,6 +329,10 @@ __device__ __forceinline__ int full_bar(int k, int s) { return 1 + k * STAGES + 
 __device__ __forceinline__ int empty_bar(int k, int s) { return 1 + PIPES * STAGES + k * STAGES + s; }
 // CF_SHARED_RING: consumer k may start its chunk loop (the previous tile's consumer has issued its last MMAs).
 __device__ __forceinline__ int order_bar(int k) { return 1 + 2 * PIPES * STAGES + PIPES + k; }
+#ifdef CF_OUT_SHARED
+// CF_OUT_SHARED: consumer k may write the output buffers (the previous tile's consumer has finished with them).
+__device__ __forceinline__ int out_bar(int k) { return 1 + 2 * PIPES * STAGES + PIPES + CONSUMERS + k; }
+#endif
 // The tile a block's ring k carries j-th (in CF_SHARED_RING the tiles of all consumers in turn: consumer j % CONSUMERS
 // takes it); the same tiles per consumer either way: blockIdx.x * CONSUMERS + k, then gridDim.x * CONSUMERS apart.
 __device__ __forceinline__ int ring_tile(int k, int j) {
@@ -902,15 +922,29 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             const TileCoord tc = tile_coord(g, tile);
             float bias_r[2], param_r[2];
             channel_params(bias, mult, warp, lane, bias_r, param_r);
+#ifdef CF_OUT_SHARED
+            // every warp of both consumers meets the OUT barriers once per tile, whichever path its outputs take
+            if (g.ybulk && j > 0) asm volatile("bar.sync %0, 256;\n" :: "r"(out_bar(k)) : "memory");
+            auto out_done = [&] {
+                if (!g.ybulk || ring_tile(0, j + 1) >= g.tiles) return;
+                if (lane == 0) bulk_wait_read();     // the engine has read this warp's last round
+                __syncwarp();
+                asm volatile("bar.arrive %0, 256;\n" :: "r"(out_bar((k + 1) % CONSUMERS)) : "memory");
+            };
+#else
+            auto out_done = [] {};
+#endif
             auto put_tile = [&](float scale) {
 #ifdef CF_BULK_STORE
                 if (g.ybulk) {
-                    store_tile_bulk(am, bias_r, param_r, y, sout + (4 * k + warp) * OWARP, g, tc, warp, lane, scale);
+                    store_tile_bulk(am, bias_r, param_r, y, sout + (4 * (k % OUT_SETS) + warp) * OWARP, g, tc, warp, lane,
+                                    scale);
                     return;
                 }
 #endif
                 store_tile(am, bias_r, param_r, y, g, tc, warp, lane, scale);
             };
+            (void)out_done;
 #if defined(CF_BULK_STORE) && defined(CF_F16_OPERANDS)
             // the bulk store is a warp's (__syncwarp, shuffles): a lane's FP32 path takes its whole warp along
             auto warp_any = [&](bool b) { return g.ybulk ? __any_sync(~0u, b) : b; };
@@ -926,18 +960,23 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             }
             if (warp_any(bad)) {                 // an Inf or NaN input, or |x| >= 65520: this thread's outputs in FP32
                 fp32_tile(x, w, bias_r, param_r, y, g, tc, warp, lane);
+                out_done();
                 continue;
             }
             put_tile(1.0f);
+            out_done();
 #elif defined(CF_1XF16)
             if (warp_any(acc_nonfinite(am))) {   // an Inf or NaN input or weight, or |x| >= 65520
                 fp32_tile(x, w, bias_r, param_r, y, g, tc, warp, lane);
+                out_done();
                 continue;
             }
             put_tile(inv_scale);
+            out_done();
 #else
             (void)inv_scale;
             put_tile(1.0f);
+            out_done();
 #endif
         }
 #ifdef CF_BULK_STORE
