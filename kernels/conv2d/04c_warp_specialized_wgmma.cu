@@ -293,8 +293,18 @@ static_assert(OPITCH % 4 == 0 && OPITCH >= TW + 2, "16-byte aligned rows with ro
 #else
 constexpr int OUT_FLOATS = 0;
 #endif
+#ifdef CF_RAW_COUNT
+// CF_RAW_COUNT (candidate, TMA copies): the producer warps count themselves out of a raw buffer (a shared-memory counter
+// per buffer) and the last one out issues its refill, where all PTHREADS met at a barrier for thread 0 to issue it.
+#ifndef CF_TMA
+#error "CF_RAW_COUNT: the TMA producer loop"
+#endif
+constexpr int COUNT_FLOATS = (PIPES * RAWS + 3) & ~3;
+#else
+constexpr int COUNT_FLOATS = 0;
+#endif
 constexpr int SMEM_FLOATS = ZFLOATS + WFLOATS + PIPES * RAWS * RAWF + PIPES * STAGES * XBUF + OUT_FLOATS + 4 +
-                            MBAR_FLOATS + SANITIZER_PAD;
+                            MBAR_FLOATS + COUNT_FLOATS + SANITIZER_PAD;
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
 constexpr int ROUNDS = (XPIX + PTHREADS - 1) / PTHREADS;   // pixels per producer thread per chunk
 static_assert(XBUF % 4 == 0 && XW % 8 == 0, "16-byte aligned stages, core matrices of 8 rows");
@@ -476,6 +486,29 @@ __device__ __forceinline__ void store_words(float* at, const uint32_t (&v)[W]) {
     if constexpr (W == 4) *reinterpret_cast<uint4*>(at) = make_uint4(v[0], v[1], v[2], v[3]);
     else *reinterpret_cast<uint2*>(at) = make_uint2(v[0], v[1]);
 }
+#if defined(CF_STAGE_HALF) && !defined(CF_F16_OPERANDS) && defined(CF_TMA)
+// CF_STAGE_HALF (candidate, TF32 with whole-chunk raw buffers): a staging item is a pixel's 4-channel half (4 loads,
+// 4 roundings, one 16-byte store) where it was the pixel's 8 channels. 704 items over the shared ring's 256 producer
+// threads take 3 rounds of 4 loads at most (12), where 352 pixels took 2 rounds of 8 (16 loads for 96 threads while
+// the other 160 waited at the producers' barrier).
+static_assert(RAW_CH == 8, "CF_STAGE_HALF: whole-chunk raw buffers");
+constexpr int HALF_ROUNDS = (2 * XPIX + PTHREADS - 1) / PTHREADS;
+__device__ __forceinline__ void stage_raw(float* xs, const float* raw, int ptid, int shift = 0, int = 0) {
+#pragma unroll
+    for (int r = 0; r < HALF_ROUNDS; ++r) {
+        const int i = ptid + PTHREADS * r;
+        if (i < 2 * XPIX) {
+            const int half = i >= XPIX, p = i - half * XPIX;
+            const int rp = raw_index(int(opaque(uint32_t(p)))) + shift + half * 4 * RAW_PIX;
+            float v[4];
+#pragma unroll
+            for (int c = 0; c < 4; ++c) v[c] = raw[c * RAW_PIX + rp];
+            *reinterpret_cast<float4*>(xs + half * XPART + 4 * p) =
+                make_float4(CF_TF32_STAGE(v[0]), CF_TF32_STAGE(v[1]), CF_TF32_STAGE(v[2]), CF_TF32_STAGE(v[3]));
+        }
+    }
+}
+#else
 __device__ __forceinline__ void stage_raw(float* xs, const float* raw, int ptid, int shift = 0, int unit = 0) {
 #pragma unroll 2
     for (int r = 0; r < ROUNDS; ++r) {
@@ -510,6 +543,7 @@ __device__ __forceinline__ void stage_raw(float* xs, const float* raw, int ptid,
         }
     }
 }
+#endif
 
 #ifdef CF_3XF16
 // One chunk: per tap both corrections into ac ([w_lo | w_hi] . [x_hi | x_lo]); per tap pair the main
@@ -735,6 +769,9 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         // copies (cp_async_mbar_arrive)
         for (int i = 0; i < PIPES * RAWS; ++i) mbar_init(rawbar + i, g.tma ? 1 : PTHREADS);
         mbar_init_fence();
+#ifdef CF_RAW_COUNT
+        for (int i = 0; i < PIPES * RAWS; ++i) reinterpret_cast<unsigned*>(rawbar + PIPES * RAWS)[i] = 0u;
+#endif
     }
 #endif
     __syncthreads();
@@ -761,10 +798,10 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         int next_tile = ring_tile(k, 0);
         unsigned parity = 0u;                            // bit b: the phase raw buffer b completes next
         TileCoord ntc = tile_coord(g, next_tile);
-        auto copy_next = [&](int b) {
+        auto copy_next = [&](int b, bool issue) {
             if (next_tile < g.tiles) {
                 if (g.tma) {
-                    if (ptid == 0) {
+                    if (issue) {
                         mbar_arrive_expect_tx(bars + b, RAWF * 4);
                         tma_load_4d(raw0 + b * RAWF, &xmap, ntc.ox0 & ~3, ntc.oh, RAW_CH * next_unit, ntc.n, bars + b);
                     }
@@ -779,7 +816,10 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                 ntc = tile_coord(g, next_tile);
             }
         };
-        for (int b = 0; b < RAWS; ++b) copy_next(b);
+        for (int b = 0; b < RAWS; ++b) copy_next(b, ptid == 0);
+#ifdef CF_RAW_COUNT
+        unsigned* rawcnt = reinterpret_cast<unsigned*>(rawbar + PIPES * RAWS) + k * RAWS;
+#endif
 #pragma unroll 1
         for (int j = 0; (tile = ring_tile(k, j)) < g.tiles; ++j) {
             const int shift = g.tma ? tile_coord(g, tile).ox0 & 3 : 0;
@@ -799,8 +839,25 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                         fence_proxy_async();
                         bar_arrive(full_bar(k, slot));
                     }
+#ifdef CF_RAW_COUNT
+                    if (g.tma) {                         // the last warp out of the raw buffer refills it
+                        __syncwarp();
+                        unsigned last = 0u;
+                        if ((ptid & 31) == 0) {
+                            __threadfence_block();
+                            last = atomicAdd(rawcnt + buf, 1u) == PTHREADS / 32 - 1;
+                            if (last) rawcnt[buf] = 0u;  // its next readers count only after this refill lands
+                        }
+                        last = __shfl_sync(~0u, last, 0);
+                        copy_next(buf, last && (ptid & 31) == 0);
+                    } else {
+                        producer_sync(k);
+                        copy_next(buf, false);
+                    }
+#else
                     producer_sync(k);                    // the raw buffer is read: refill it
-                    copy_next(buf);
+                    copy_next(buf, ptid == 0);
+#endif
                     buf = buf + 1 == RAWS ? 0 : buf + 1;
                 }
                 slot = slot + 1 == STAGES ? 0 : slot + 1;
