@@ -76,6 +76,9 @@ _SM90A = dict(source="04b_implicit_gemm_wgmma", archs=("90a",), needs_cc=(9, 0),
 _SM90A_WS = dict(_SM90A, source="04c_warp_specialized_wgmma")
 
 
+# conv2d 04c TF32: one ring for both consumers (CF_SHARED_RING, 3 stages with the output buffers) and the output through
+# shared memory and the bulk-copy engine (CF_BULK_STORE); fp16 takes the bulk stores alone (its ring per consumer fits them)
+_CONV2D_04C_OUT = ("CF_SHARED_RING", "CF_BULK_STORE")
 _CONV3D_TF32 = ("CF_MMA_ORDER", "CF_BULK_STORE", "CF_LEAN", "CF_TMA_STORE", "CF_STAGE_ROT", "CF_BOX_STS",
                 "CF_DESC_UNIFORM")    # conv3d 04b TF32 and fp16
 # folded epilogue: TF32 0.972 vs 0.991 ms, fp16 defines it itself (the kernel); the loads' addresses: TF32 0.957 and 0.961
@@ -131,9 +134,11 @@ def _hopper(problem: str) -> list[Variant]:
                         defines=("CF_1XF16",) + _CONV3D_TF32 + _CONV3D_FP16_ONLY, **_SM90A)]
     if problem == "conv2d":
         out += [Variant("04c_ws_tf32", problem, "04c", "tf32", "fused",
-                        "04b with two producer warpgroups (cp.async into a raw buffer, then a 2-stage ring per consumer), TF32",
-                        # staged operands rounded by cvt.rn: 1.418, 1.413, 1.416 vs 1.431, 1.432, 1.429 ms (2026-12-02)
-                        defines=("CF_GELU_FAST", "CF_TF32_RN"), **_SM90A_WS),
+                        "04b with two producer warpgroups (TMA into raw buffers, then one 3-stage ring for both "
+                        "consumers in turn), output through the bulk-copy engine, TF32",
+                        # staged operands rounded by cvt.rn: 1.418, 1.413, 1.416 vs 1.431, 1.432, 1.429 ms (2026-12-02);
+                        # one ring (3 stages) and the bulk stores: 1.319, 1.304 vs 1.455, 1.455 (2026-12-02 12:47 UTC)
+                        defines=("CF_GELU_FAST", "CF_TF32_RN") + _CONV2D_04C_OUT, **_SM90A_WS),
                 Variant("04c_ws_3xfp16", problem, "04c", "3xfp16", "fused",
                         "warp-specialised wgmma conv+epilogue, FP16 hi/lo operands, three products in 1.5 TF32 "
                         "passes of tensor time (FP32 accuracy)",
@@ -141,7 +146,8 @@ def _hopper(problem: str) -> list[Variant]:
                 Variant("04c_ws_fp16", problem, "04c", "fp16", "fused",
                         "warp-specialised wgmma conv+epilogue, FP16 operands (TF32's precision, half its "
                         "tensor time)",
-                        defines=("CF_GELU_FAST", "CF_1XF16"), **_SM90A_WS)]
+                        # the bulk stores: 1.069, 1.064 vs 1.138, 1.126 ms (2026-12-02 12:47 UTC)
+                        defines=("CF_GELU_FAST", "CF_1XF16", "CF_BULK_STORE"), **_SM90A_WS)]
     return out
 
 
@@ -240,7 +246,8 @@ _CUTS = ("CF_LOAD_ADDR", "CF_DESC_UNIFORM", "CF_TF32_RN", "CF_GROUP_STORE") + _C
 
 def _measured_builds(candidates) -> tuple:
     registered = {(v.problem, v.key): v.defines for p in HOPPER_PROBLEMS for v in _hopper(p)}
-    return tuple((p, k, d + tuple(f"-{c}" for c in _CUTS if c in registered[p, k] and f"-{c}" not in d))
+    cuts = lambda k: _CUTS + (_CONV2D_04C_OUT if k.startswith("04c") else ())   # noqa: E731
+    return tuple((p, k, d + tuple(f"-{c}" for c in cuts(k) if c in registered[p, k] and f"-{c}" not in d))
                  for p, k, d in candidates)
 
 
@@ -274,6 +281,19 @@ _MEASURED_ON_CURRENT = (
     # (registered FP16 then); the 09:47 UTC record's FP16 (0.773 ms). Without that wait (CF_GROUP_LAZY, registered
     # since): 0.738, 0.737 against it, bitwise equal (explore-2026-12-02f/call2)
     ("conv3d", "04b_wgmma_fp16", ("-CF_GROUP_LAZY",)),
+    # H200, 2026-12-02 from 12:46 UTC (results/device-logs/explore-2026-12-02g/; notes/kernel_log.md, eighteenth
+    # session), conv2d 04c TF32 on its registration since; all bitwise equal to the build registered before:
+    # 2 stages and 3 raw buffers: 1.331, 1.316 vs 1.319, 1.304
+    ("conv2d", "04c_ws_tf32", ("CF_STAGES=2", "CF_RAWS=3")),
+    # one set of output buffers for both consumers (OUT barriers): alone 1.340, 1.341 vs 1.333, 1.329; with 3 raw buffers
+    # 1.337, 1.340; with 4 stages 1.338, 1.339: the depth of the copy pipeline does not bound it
+    ("conv2d", "04c_ws_tf32", ("CF_OUT_SHARED",)),
+    ("conv2d", "04c_ws_tf32", ("CF_OUT_SHARED", "CF_RAWS=3")),
+    ("conv2d", "04c_ws_tf32", ("CF_OUT_SHARED", "CF_STAGES=4")),
+    # staging items of half a pixel's channels: 1.310, 1.308 vs 1.293, 1.292; the refill issued by the last warp out of
+    # a raw buffer (no producer barrier): 1.365, 1.366; both 1.362, 1.364
+    ("conv2d", "04c_ws_tf32", ("CF_STAGE_HALF",)),
+    ("conv2d", "04c_ws_tf32", ("CF_RAW_COUNT",)),
 )
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).

@@ -167,6 +167,8 @@ constexpr int NACC = XW * TH / 2;        // accumulators per thread per set
 constexpr int PIPES = 1;
 #if !defined(CF_STAGES) && defined(CF_1XF16)
 #define CF_STAGES 6
+#elif !defined(CF_STAGES) && defined(CF_BULK_STORE)
+#define CF_STAGES 3                      // TF32 with the output buffers (a fourth stage does not fit beside them)
 #elif !defined(CF_STAGES)
 #define CF_STAGES 4
 #endif
