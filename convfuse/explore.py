@@ -484,6 +484,36 @@ LAZY_CHECKS = {"bitwise": LOG_DIR_2F / "call2" / "bitwise.log", "verify": LOG_DI
 GATES_SEVENTEENTH = {"09:47 UTC": LOG_DIR_2F / "record1" / "gate_bitwise.log",
                      "10:01 UTC": LOG_DIR_2F / "record2" / "gate_bitwise.log"}
 
+# Eighteenth session (2026-12-02, from 12:33 UTC): conv2d 04c's output through the bulk-copy engine (CF_BULK_STORE) and,
+# for TF32, one ring for both consumers (CF_SHARED_RING, 3 stages); then deeper rings, balanced staging, a counted
+# refill; both registered and recorded (13:26 UTC). In these logs `04c_ws_tf32` and `04c_ws_fp16` are the builds
+# registered before that record (a ring per consumer for TF32, plain stores for both).
+LOG_DIR_2G = R.ROOT / "results" / "device-logs" / "explore-2026-12-02g"
+EIGHTEENTH = {
+    "bulk stores": (LOG_DIR_2G / "call1" / "time.log", "the output through the bulk-copy engine; TF32 on the shared ring"),
+    "bulk stores (again)": (LOG_DIR_2G / "call1" / "time2.log", "the same builds, a second run in the reverse order"),
+    "deeper rings": (LOG_DIR_2G / "call3" / "time.log", "one set of output buffers for both consumers, deeper rings"),
+    "deeper rings (again)": (LOG_DIR_2G / "call3" / "time2.log", "the same builds, a second run"),
+    "staging and refill": (LOG_DIR_2G / "call4" / "time.log", "half-pixel staging items; the refill by the last warp out"),
+    "staging and refill (again)": (LOG_DIR_2G / "call4" / "time2.log", "the same builds, a second run"),
+}
+_logs("eighteenth", EIGHTEENTH)
+NCU_EIGHTEENTH = {"bulk stores": LOG_DIR_2G / "call1" / "ncu.log", "deeper rings": LOG_DIR_2G / "call3" / "ncu.log"}
+_BULK_SR = "ncu_source_conv2d_04c_ws_tf32_CF_SHARED_RING_CF_BULK_STORE_CF_STAGES_3"
+SOURCE_EIGHTEENTH = {"shared ring, bulk stores": LOG_DIR_2G / "call3" / f"{_BULK_SR}.csv.gz",
+                     "with 3 raw buffers, one set of output buffers": LOG_DIR_2G / "call3" / f"{_BULK_SR}_CF_RAWS_3_CF_OUT_SHARED.csv.gz"}
+BULK_CHECKS = {"bitwise TF32": LOG_DIR_2G / "call1" / "bitwise_tf32.log", "bitwise FP16": LOG_DIR_2G / "call1" / "bitwise_fp16.log",
+               "verify": LOG_DIR_2G / "call1" / "verify.log",
+               **{tool: LOG_DIR_2G / "call2" / f"san_{tool}.log" for tool in ("memcheck", "racecheck", "synccheck")}}
+GATES_EIGHTEENTH = {"TF32": LOG_DIR_2G / "record" / "gate_tf32.log", "FP16": LOG_DIR_2G / "record" / "gate_fp16.log"}
+RECORD_SEVENTEENTH = LOG_DIR_2G / "record" / "record-2026-12-02T1001.json"     # the record the 13:26 UTC one replaced
+# the write side of the output path, for the bulk stores' table (NCU_EIGHTEENTH["bulk stores"])
+BULK_METRICS = {"gpu__time_duration.sum": "ms (ncu)", "lts__t_requests_op_write.sum": "L2 write requests",
+                "lts__t_sectors_op_write.sum": "L2 write sectors", "dram__bytes_write.sum": "DRAM bytes written",
+                "smsp__sass_inst_executed.sum": "warp instructions",
+                "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue active (%)",
+                "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio": "barrier stalls per issue"}
+
 # the fp16 builds' mbarriers by shared-memory offset (the group store's as in TF32; CF_XWIN's after its zero row)
 MBARRIERS_04B_FP16 = {"0xf820": "the group store's slots (FULL and EMPTY)",
                       "0x2fdc0": "CF_XWIN's windows: staged", "0x2fdd8": "CF_XWIN's windows: read by every warp",

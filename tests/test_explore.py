@@ -792,3 +792,70 @@ def test_both_records_of_the_session_were_gated_bitwise_and_the_first_held_the_g
     assert fp16["speedup_vs_eager"] > 12.8 and fp16["speedup_vs_compile"] > 7              # 13.01x, 7.54x
     assert fp16["memcheck_errors"] == fp16["racecheck_hazards"] == fp16["synccheck_errors"] == 0
     assert "CF_GROUP_LAZY" in R.get("conv3d", F16).defines
+
+
+# Eighteenth session: conv2d 04c's output through the bulk-copy engine, TF32 on the shared ring; registered, recorded
+TF32_04C, FP16_04C = "04c_ws_tf32", "04c_ws_fp16"          # in the session's logs: the builds registered before it
+BULK_TF32 = TF32_04C + " -DCF_SHARED_RING -DCF_STAGES=3 -DCF_BULK_STORE"
+RING_TF32 = TF32_04C + " -DCF_SHARED_RING -DCF_STAGES=3"
+BULK_FP16 = FP16_04C + " -DCF_BULK_STORE"
+
+
+def _ms(t, call, build):
+    return t.loc[(call, build), "median ms"]
+
+
+def test_the_bulk_stores_are_bitwise_equal_clean_and_take_the_l2_write_requests_down():
+    for k in ("bitwise TF32", "bitwise FP16"):
+        assert "0 case(s) differ" in E.BULK_CHECKS[k].read_text()
+    assert E.BULK_CHECKS["bitwise TF32"].read_text().count(": equal") == 3 * 8 * 3     # 3 builds, 8 shapes, 3 offsets
+    text = E.BULK_CHECKS["verify"].read_text()
+    assert text.count("15/15 pass") == 2 and text.count(": ok") == 14 and "FAIL" not in text
+    for tool in ("memcheck", "synccheck"):
+        assert "ERROR SUMMARY: 0 errors" in E.BULK_CHECKS[tool].read_text()
+    assert "0 hazards displayed (0 errors, 0 warnings)" in E.BULK_CHECKS["racecheck"].read_text()
+    t = E.session_table(E.EIGHTEENTH, problem="conv2d")
+    for call in ("bulk stores", "bulk stores (again)"):
+        assert _ms(t, call, RING_TF32) < 0.97 * _ms(t, call, TF32_04C)                   # 1.392 against 1.455
+        assert _ms(t, call, BULK_TF32) < 0.93 * _ms(t, call, TF32_04C)                   # 1.319 against 1.455
+        assert _ms(t, call, BULK_TF32) < 0.97 * _ms(t, call, RING_TF32)
+        assert _ms(t, call, BULK_FP16) < 0.96 * _ms(t, call, FP16_04C)                   # 1.069 against 1.138
+    m = E.launch_metrics(E.NCU_EIGHTEENTH["bulk stores"], E.BULK_METRICS)
+    before, after = m.loc[TF32_04C], m.loc[BULK_TF32]
+    assert after["L2 write requests"] < 0.6 * before["L2 write requests"]                # 31.2 M against 55.8 M
+    assert abs(after["DRAM bytes written"] / before["DRAM bytes written"] - 1) < 0.02
+    assert m.loc[BULK_FP16, "L2 write requests"] < 0.6 * m.loc[FP16_04C, "L2 write requests"]
+
+
+def test_neither_deeper_rings_nor_the_staging_changes_paid_and_the_mma_consumer_waits_for_the_producers():
+    t = E.session_table(E.EIGHTEENTH, problem="conv2d")
+    deeper = [TF32_04C + " -DCF_SHARED_RING -DCF_BULK_STORE -DCF_STAGES=3" + d
+              for d in (" -DCF_RAWS=3 -DCF_OUT_SHARED", " -DCF_OUT_SHARED")] + \
+             [TF32_04C + " -DCF_SHARED_RING -DCF_BULK_STORE -DCF_STAGES=4 -DCF_OUT_SHARED"]
+    base3 = TF32_04C + " -DCF_SHARED_RING -DCF_BULK_STORE -DCF_STAGES=3"
+    for call in ("deeper rings", "deeper rings (again)"):
+        for b in deeper:
+            assert abs(_ms(t, call, b) / _ms(t, call, base3) - 1) < 0.02                 # 1.34 against 1.33
+    for call in ("staging and refill", "staging and refill (again)"):
+        for d in (" -DCF_STAGE_HALF", " -DCF_RAW_COUNT", " -DCF_STAGE_HALF -DCF_RAW_COUNT"):
+            assert _ms(t, call, BULK_TF32 + d) > _ms(t, call, BULK_TF32)                 # 1.31, 1.37, 1.36 vs 1.29
+    for path in E.SOURCE_EIGHTEENTH.values():
+        r = E.stall_regions(path)
+        loop = r.loc["consumer: chunk loop (FULL wait, wgmma issue, stage release)"]
+        assert loop["largest stall reasons"].startswith("barrier")
+        assert 0.4 < r.loc["producer: copies, staging, barriers", "share of samples"] < 0.6
+
+
+def test_the_bulk_store_registration_was_gated_bitwise_and_recorded():
+    for path in E.GATES_EIGHTEENTH.values():
+        text = path.read_text()
+        assert "0 case(s) differ" in text and text.count(": equal") == 8 * 3
+    assert {"CF_SHARED_RING", "CF_BULK_STORE"} <= set(R.get("conv2d", TF32_04C).defines)
+    assert "CF_BULK_STORE" in R.get("conv2d", FP16_04C).defines
+    from convfuse import results
+    now = {r["variant"]: r for r in results.load(R.ROOT / "results" / "nvidia-h200.json")["records"] if r["problem"] == "conv2d"}
+    then = {r["variant"]: r for r in results.load(E.RECORD_SEVENTEENTH)["records"] if r["problem"] == "conv2d"}
+    for k in (TF32_04C, FP16_04C):
+        assert now[k]["verified"] and now[k]["median_ms"] < 0.95 * then[k]["median_ms"]      # 1.283 vs 1.426; 1.044 vs 1.104
+        assert now[k]["memcheck_errors"] == now[k]["racecheck_hazards"] == now[k]["synccheck_errors"] == 0
+    assert now[FP16_04C]["median_ms"] < 1.2 and now[FP16_04C]["speedup_vs_compile"] > 2

@@ -126,6 +126,18 @@
 //   by one F2FP.TF32 (cvt.rn) instead of cvt.rna's three or four instructions: 1.418, 1.413, 1.416 against 1.431,
 //   1.432, 1.429 ms; 7.7 % fewer warp instructions (474.1 M -> 437.6 M). CF_DESC_BASE (candidate) cut the consumers'
 //   instructions instead, and was slower (its comment in mma_chunk says why).
+// H200, 2026-12-02 from 12:46 UTC (results/device-logs/explore-2026-12-02g/, four calls, two processes each):
+//   CF_BULK_STORE (TF32's and FP16's default since the 13:26 UTC record): the output through shared memory and the
+//   bulk-copy engine (store_tile_bulk), conv3d 04b's scheme. The plain stores wrote each quad's 32 bytes across two
+//   sectors (tiles start at 86-column steps of 254-float rows): L2 write requests 55.8 M -> 31.2 M (ncu), the DRAM bytes
+//   the same. TF32 has room for the buffers only with the shared ring (CF_SHARED_RING, 3 stages), which alone was
+//   faster now (1.455 -> 1.392 ms; level on 2026-12-01 with 4 stages, before CF_TF32_RN): with both 1.319 and 1.304
+//   against 1.455 and 1.455; FP16 1.069 and 1.064 against 1.138 and 1.126. Bitwise equal at output offsets of 0, 4 and
+//   8 bytes. Not kept (bitwise equal, slower or level): one set of output buffers for both consumers (CF_OUT_SHARED)
+//   with deeper rings (3 stages and 3 raw buffers, or 4 stages: 1.34 against 1.33), half-pixel staging items
+//   (CF_STAGE_HALF: 1.31 against 1.29), the refill issued by the last producer warp out of a raw buffer
+//   (CF_RAW_COUNT: 1.37). The shared-ring build's source page: the consumer issuing MMAs waits at FULL 44 % of its
+//   time and almost never for its MMAs; the producers' chunk is a chain of short waits and steps (kernel log).
 
 namespace cf04c {
 
