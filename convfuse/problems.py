@@ -119,6 +119,9 @@ CONV2D = Problem(
     # 04c's bulk stores (CF_BULK_STORE): a last tile of 2 columns in planes at one 16-byte phase; three whole tiles per
     # row and an odd row count in planes of alternating phase; the TMA copies with two output rows
     bitwise_shapes=((2, 64, 10, 176), (1, 64, 7, 260), (3, 64, 4, 92)),
+    # the bulk stores' rows at alternating phases and a last tile of 4 columns, with the TMA copies: where the special
+    # values' FP32 path meets the warp-collective store (tests/test_gpu_hardening.py), and the sanitizers
+    sanitize_shapes=((1, 64, 7, 92),),
     description="Conv2d(64->64, k=3) -> x*multiplier -> LeakyReLU(0.01) -> GELU",
     model_slice=(1, 64, 256, 256),
 )
