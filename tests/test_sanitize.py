@@ -109,11 +109,20 @@ def test_conv3d_sanitize_shape_takes_the_04b_store_paths_the_odd_shapes_miss():
                for s in prob.sanitize_shapes)
 
 
+def test_conv2d_sanitize_shapes_take_04c_bulk_stores_at_both_row_phases():
+    # 04c's CF_BULK_STORE needs Wo even; rows alternate 16-byte phases where Ho * Wo is no multiple of 4. The first odd
+    # shape (odd Wo) keeps the special-value tests on the stores from registers too.
+    prob = P.CONV2D
+    assert prob.output_shape(prob.odd_shapes[0])[3] % 2 == 1
+    assert any(ho * wo % 4 == 2 and wo % 2 == 0 and wo % 86 != 0
+               for _, _, ho, wo in map(prob.output_shape, prob.sanitize_shapes))
+
+
 def test_job_command():
     cmd = S.job_cmd("/cs", "memcheck", "conv2d", ("03a_seed_fused", "04_mma_tf32"), help_text="  --padding <n>")
     assert cmd[:5] == ["/cs", "--tool", "memcheck", "--padding", "256"]
     assert cmd[cmd.index("--child") + 1:cmd.index("--child") + 3] == ["conv2d", "03a_seed_fused,04_mma_tf32"]
-    assert cmd.count("--shape") == len(P.CONV2D.odd_shapes)
+    assert cmd.count("--shape") == len(P.CONV2D.odd_shapes) + len(P.CONV2D.sanitize_shapes)
     race = S.job_cmd("/cs", "racecheck", "conv3d", "03b_register_tiled", help_text="--padding")
     assert "--padding" not in race and race.count("--shape") == 1 + len(P.CONV3D.sanitize_shapes)
     assert "PYTORCH_NO_CUDA_MEMORY_CACHING=1" in S.command_text(race)
