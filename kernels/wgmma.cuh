@@ -112,6 +112,31 @@ __device__ __forceinline__ RowSplit row_split(const float* grow, int lim) {
     return {phase, head, body, lim - head - body};
 }
 
+// The bodies of R channel rows of y, `plane` floats apart from ybase, whose copies in shared memory lie `pitch` floats
+// apart from sbase, each at its row's 16-byte phase: one cp.async.bulk a row, then one bulk group. The calling lane
+// passes warp-uniform values (a copy is a uniform-datapath instruction: per-lane addresses make the compiler loop over
+// the lanes, conv3d 04b's 2026-12-01 profile). `lim`: the row's columns.
+template <int R>
+__device__ __forceinline__ void bulk_rows(const float* ybase, long long plane, uint32_t sbase, int pitch, int lim) {
+    if (plane % 4 == 0) {                   // every row at one phase (the full problems): one split for all
+        const RowSplit rs = row_split(ybase, lim);
+        if (rs.body > 0) {
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+                bulk_store(ybase + r * plane + rs.head, sbase + 4 * (r * pitch + rs.phase + rs.head), 4 * rs.body);
+        }
+    } else {
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const float* grow = ybase + r * plane;
+            const RowSplit rs = row_split(grow, lim);
+            if (rs.body > 0)
+                bulk_store(grow + rs.head, sbase + 4 * (r * pitch + rs.phase + rs.head), 4 * rs.body);
+        }
+    }
+    bulk_commit();
+}
+
 __device__ __forceinline__ void st_shared_f2(uint32_t addr, float2 v) {
     asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" :: "r"(addr), "f"(v.x), "f"(v.y) : "memory");
 }

@@ -706,25 +706,7 @@ __device__ __forceinline__ void store_tile_bulk(const float (&acc)[NACC], const 
                 if (rs.tail)
                     __stcs(reinterpret_cast<float2*>(gr + lim - 2), *reinterpret_cast<const float2*>(sr + lim - 2));
             }
-            if (lane == 0) {
-                const float* yb = ybase + 8 * h * plane + t * g.Wo;
-                if (plane % 4 == 0) {           // the 8 rows at one phase (the full problem): one split
-                    const RowSplit rs = row_split(yb, ulim);
-                    if (rs.body > 0) {
-#pragma unroll
-                        for (int r = 0; r < 8; ++r)
-                            bulk_store(yb + r * plane + rs.head, sbase + 4 * (r * OPITCH + rs.phase + rs.head), 4 * rs.body);
-                    }
-                } else {
-#pragma unroll
-                    for (int r = 0; r < 8; ++r) {
-                        const RowSplit rs = row_split(yb + r * plane, ulim);
-                        if (rs.body > 0)
-                            bulk_store(yb + r * plane + rs.head, sbase + 4 * (r * OPITCH + rs.phase + rs.head), 4 * rs.body);
-                    }
-                }
-                bulk_commit();
-            }
+            if (lane == 0) bulk_rows<8>(ybase + 8 * h * plane + t * g.Wo, plane, sbase, OPITCH, ulim);
         }
     }
 }

@@ -1263,25 +1263,7 @@ __device__ __forceinline__ void store_tile_bulk(const float (&acc)[NACC], const 
     const float* ybase = reinterpret_cast<const float*>(__shfl_sync(~0u, reinterpret_cast<uintptr_t>(yrow0 + 16 * warp * plane), 0));
     const uint32_t sbase = __shfl_sync(~0u, smem_addr(sout + 16 * warp * BPITCH), 0);
     const int ulim = __shfl_sync(~0u, lim, 0);
-    if (lane == 0) {
-        if (plane % 4 == 0) {               // every row at one phase (the full problem): one split for all 16
-            const RowSplit rs = row_split(ybase, ulim);
-            if (rs.body > 0) {
-#pragma unroll
-                for (int r = 0; r < 16; ++r)
-                    bulk_store(ybase + r * plane + rs.head, sbase + 4 * (r * BPITCH + rs.phase + rs.head), 4 * rs.body);
-            }
-        } else {
-#pragma unroll
-            for (int r = 0; r < 16; ++r) {
-                const float* grow = ybase + r * plane;
-                const RowSplit rs = row_split(grow, ulim);
-                if (rs.body > 0)
-                    bulk_store(grow + rs.head, sbase + 4 * (r * BPITCH + rs.phase + rs.head), 4 * rs.body);
-            }
-        }
-        bulk_commit();
-    }
+    if (lane == 0) bulk_rows<16>(ybase, plane, sbase, BPITCH, ulim);
 }
 
 #ifdef CF_TMA_STORE
