@@ -74,6 +74,7 @@ HOPPER_PROBLEMS = ("conv2d", "conv3d")
 _SM90A = dict(source="04b_implicit_gemm_wgmma", archs=("90a",), needs_cc=(9, 0),
               notes="sm_90a only (H100/H200); refused with a clear error on other GPUs")
 _SM90A_WS = dict(_SM90A, source="04c_warp_specialized_wgmma")
+_SM90A_RS = dict(_SM90A, source="04d_register_a_wgmma")
 
 
 # conv2d 04c TF32: one ring for both consumers (CF_SHARED_RING, 3 stages with the output buffers) and the output through
@@ -147,7 +148,11 @@ def _hopper(problem: str) -> list[Variant]:
                         "warp-specialised wgmma conv+epilogue, FP16 operands (TF32's precision, half its "
                         "tensor time)",
                         # the bulk stores: 1.069, 1.064 vs 1.138, 1.126 ms (2026-12-02 12:47 UTC)
-                        defines=("CF_GELU_FAST", "CF_1XF16", "CF_BULK_STORE"), **_SM90A_WS)]
+                        defines=("CF_GELU_FAST", "CF_1XF16", "CF_BULK_STORE"), **_SM90A_WS),
+                Variant("04d_rs_tf32", problem, "04d", "tf32", "fused",
+                        "implicit GEMM turned around: output pixels as M, the input fragments loaded from the TMA's raw "
+                        "rows into registers (wgmma with A in registers), nothing staged, TF32",
+                        defines=("CF_GELU_FAST",), **_SM90A_RS)]
     return out
 
 

@@ -1,0 +1,312 @@
+// 04d_register_a_wgmma — conv2d step 04d: the implicit GEMM turned around, pixels as M with the input operand
+// loaded into registers, so that nothing is staged (sm_90a only: H100/H200).
+//
+// What changed from 04c and why. 04c multiplies weights (M = 64 Cout, from shared memory) by input pixels (N = 176,
+//   from shared memory). TF32 wgmma reads shared operands K-major only, so every input value must first be transposed
+//   into a pixel-major layout: 04c's producer warpgroups stage each chunk (shared loads, a TF32 rounding, shared
+//   stores), and the 13:26 UTC record's source page (2026-12-02) shows the consumer issuing MMAs waiting at FULL for
+//   them 44 % of its time, with the tensor pipe busy at most 45 %. wgmma can also take A from registers, in the
+//   mma.sync fragment layout (a thread holds rows g, g + 8 and columns t, t + 4 of its warp's 16 x 8 slice), and a
+//   register fragment can be loaded from any layout. So here M = 64 output pixels of one output row (warp w: pixels
+//   16 w .. 16 w + 15), N = 64 Cout, K = 8 channels of one tap per k8 step: A from the raw NCHW rows as the TMA
+//   writes them (four conflict-free 4-byte shared loads and four cvt.rn per fragment: lane (g, t) reads channel t's
+//   row at pixel g, and a channel's pixels are 408 floats = 24 banks apart), B the weights, resident in shared memory
+//   K-major ([chunk][tap][k-half][co][4 channels], 04c's layout). The producer only issues one TMA per chunk.
+// Reuse. A consumer warpgroup owns ROWS output rows x 64 columns (ROWS m64n64 accumulators, 32 registers each).
+//   Input row i of a chunk, shifted by tap column s, is one fragment; it serves output rows i - r for the taps
+//   (r, s) with 0 <= i - r < ROWS: with ROWS 4, 18 fragments per chunk feed 36 wgmmas. Per m64n64k8 wgmma (32 cycles
+//   of an SM's tensor pipe at its TF32 rate) shared memory serves B's 2 KB (16 wavefronts) and half a fragment load
+//   (8): 75 % of the pipe's time against 04c's ~90 % (60 wavefronts per 88-cycle m64n176k8 plus the staging).
+// Pipeline. Per input row: its three fragments loaded into one of two register sets, wgmma.fence, its wgmmas, a
+//   commit, then wgmma.wait_group 1 (the previous row's wgmmas, which read the other set, are done). The chunk's
+//   stage is released (an mbarrier arrive of every consumer thread) once its last fragments are loaded: wgmma never
+//   reads it. Two consumer warpgroups take tiles in turn and issue their MMAs in turn (ORDER barriers, ping-pong), so
+//   one's epilogue runs beside the other's MMAs. Each has a ring of STAGES stages filled by one producer thread's TMA
+//   (8 channels x 6 rows x 68 pixels, out-of-image pixels zero-filled; tiles start at multiples of 64 columns, so
+//   every box starts 16-byte aligned). Shapes TMA cannot take (W % 4 != 0) copy with 4-byte cp.async onto the same
+//   mbarriers.
+// Shared memory: weights 147,456 B | 2 rings x 3 stages x 13,056 B | 12 mbarriers = 225,888 B, one block per SM of
+//   384 threads (a producer warpgroup at 40 registers, of which two threads issue copies; consumers at 232).
+// Epilogue: bias, multiplier, LeakyReLU, GELU (erf polynomial, CF_GELU_FAST) on the accumulators; thread (g, t) holds
+//   pixels g, g + 8 of its warp's 16 and channels 8 j + 2 t, + 1: plain 4-byte streaming stores, 8 lanes writing 32
+//   contiguous bytes of one channel row.
+
+namespace cf04d {
+
+constexpr int CIN = 64, COUT = 64, KS = 3, TAPS = KS * KS;
+constexpr int CHUNK = 8, NCHUNK = CIN / CHUNK;
+#ifndef CF_ROWS
+#define CF_ROWS 4
+#endif
+constexpr int ROWS = CF_ROWS;              // output rows per consumer tile: one m64n64 accumulator set each
+constexpr int TW = 64;                     // output columns per tile: the wgmma's M
+constexpr int XH = ROWS + KS - 1;          // input rows per chunk
+constexpr int PITCH = 68;                  // the TMA box's width: TW + 2 columns, rounded up to 16 bytes
+constexpr int CHP = XH * PITCH;            // floats per channel of a stage
+static_assert(CHP % 32 == 8 || CHP % 32 == 24, "fragment loads: channels t and t + 1 in disjoint banks");
+constexpr int STAGE_FLOATS = CHUNK * CHP;  // [channel][row][PITCH]: the TMA box as it lands
+#ifndef CF_STAGES
+#define CF_STAGES 3
+#endif
+constexpr int STAGES = CF_STAGES, CONSUMERS = 2;
+constexpr int THREADS = 128 * (1 + CONSUMERS);
+constexpr int WFLOATS = NCHUNK * TAPS * 2 * COUT * 4;      // 36,864 floats = 147,456 B
+constexpr int WSTEP = 2 * COUT * 4 * 4;                    // bytes per (chunk, tap): 2 KB
+constexpr int NBARS = 2 * CONSUMERS * STAGES;              // FULL and EMPTY per stage
+constexpr int SMEM_BYTES = (WFLOATS + CONSUMERS * STAGES * STAGE_FLOATS) * 4 + NBARS * 8;
+static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 block can have (227 KB)");
+static_assert((WFLOATS * 4) % 128 == 0 && (STAGE_FLOATS * 4) % 128 == 0, "TMA destinations 128-byte aligned");
+constexpr int KERNEL_REGS = (65536 / THREADS) & ~7;        // what __launch_bounds__(THREADS, 1) allows: 168
+constexpr int PRODUCER_REGS = 40;
+constexpr int CONSUMER_REGS = ((THREADS * KERNEL_REGS - 128 * PRODUCER_REGS) / (128 * CONSUMERS)) & ~7;
+static_assert(CONSUMER_REGS <= 256 && 128 * PRODUCER_REGS + 128 * CONSUMERS * CONSUMER_REGS <= THREADS * KERNEL_REGS,
+              "register pool");
+
+struct Geom {
+    int N, H, W, Ho, Wo;
+    int tiles_x, tiles_y, tiles;
+    int tma;     // the kernel parameter xmap describes x (W % 4 == 0, x 16-byte aligned)
+};
+struct TileCoord { int n, oh, ox0; };
+__device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
+    const int tx = tile % g.tiles_x, t = tile / g.tiles_x;
+    return { t / g.tiles_y, (t % g.tiles_y) * ROWS, tx * TW };
+}
+// Consumer k's tiles: blockIdx.x * 2 + k, then 2 gridDim.x apart (the block's tiles in turn, consumer j % 2 takes j).
+__device__ __forceinline__ int first_tile(int k) { return blockIdx.x * CONSUMERS + k; }
+
+template <int R> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(R)); }
+template <int R> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(R)); }
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(smem_addr(bar)) : "memory");
+}
+// ORDER barrier k: consumer k may issue its tile's MMAs (the other consumer has issued its last ones).
+__device__ __forceinline__ void order_wait(int k) { asm volatile("bar.sync %0, 256;\n" :: "r"(1 + k) : "memory"); }
+__device__ __forceinline__ void order_pass(int k) { asm volatile("bar.arrive %0, 256;\n" :: "r"(2 - k) : "memory"); }
+
+// D (64 pixels x 64 Cout) += A (64 x 8, registers) * B (8 x 64, shared, K-major).
+__device__ __forceinline__ void wgmma_rs(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {" CF_WGMMA_REGS32 "}, "
+                 "{%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+                 : CF_WGMMA_ACC32(d)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(1));
+}
+__device__ __forceinline__ uint32_t tf32_bits(float v) {
+#ifdef CF_TF32_TRUNC
+    return __float_as_uint(v);          // candidate: the tensor core ignores the low 13 bits (truncation)
+#else
+    uint32_t r;
+    asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+    return r;
+#endif
+}
+
+// Weights, once per block, TF32-rounded: f = ((s * 2 + half) * 64 + co) * 4 + e  <-  w[co][8 chunk + 4 half + e][tap],
+// s = chunk * 9 + tap (04c's layout): per (chunk, tap) the B operand of a k8 step, core matrices 8 Cout x 4 channels.
+__device__ __forceinline__ void stage_weights(float* sw, const float* __restrict__ w) {
+    for (int f = threadIdx.x; f < WFLOATS; f += THREADS) {
+        const int e = f & 3, co = (f >> 2) & 63, half = (f >> 8) & 1, s = f >> 9;
+        const int chunk = s / TAPS, tap = s - chunk * TAPS;
+        sw[f] = tf32_round(__ldg(w + (co * CIN + CHUNK * chunk + 4 * half + e) * TAPS + tap));
+    }
+}
+
+// The copy for shapes TMA cannot take: the box's floats with 4-byte cp.async by one warp, zero-filled outside the image.
+__device__ __forceinline__ void load_stage(float* dst, const float* __restrict__ x, const Geom& g, TileCoord tc, int c0,
+                                           int lane) {
+#pragma unroll 1
+    for (int e = lane; e < STAGE_FLOATS; e += 32) {
+        const int ch = e / CHP, rem = e - ch * CHP, row = rem / PITCH, col = rem - row * PITCH;
+        const int gy = tc.oh + row, gx = tc.ox0 + col;
+        const bool ok = gy < g.H && gx < g.W;
+        const float* src = ok ? x + (((long long)tc.n * CIN + c0 + ch) * g.H + gy) * g.W + gx : x;
+        cp_async4(dst + e, src, ok ? 4 : 0);
+    }
+}
+
+// One input row's three fragments (taps s = 0, 1, 2): a0 (pixel g, channel t), a1 (pixel g + 8, t), a2 (g, t + 4),
+// a3 (g + 8, t + 4), from `fb` = the stage at channel t, pixel 16 warp + g.
+template <int I>
+__device__ __forceinline__ void load_fragments(uint32_t (&a)[3][4], const float* fb) {
+#pragma unroll
+    for (int s = 0; s < KS; ++s) {
+        a[s][0] = tf32_bits(fb[I * PITCH + s]);
+        a[s][1] = tf32_bits(fb[I * PITCH + s + 8]);
+        a[s][2] = tf32_bits(fb[4 * CHP + I * PITCH + s]);
+        a[s][3] = tf32_bits(fb[4 * CHP + I * PITCH + s + 8]);
+    }
+}
+// Input row I's wgmmas: tap (r, s) into output row I - r.
+template <int I>
+__device__ __forceinline__ void row_mmas(float (&acc)[ROWS][32], const uint32_t (&a)[3][4], uint32_t wlo, uint32_t whi) {
+#pragma unroll
+    for (int r = 0; r < KS; ++r) {
+        if (I - r < 0 || I - r >= ROWS) continue;
+#pragma unroll
+        for (int s = 0; s < KS; ++s) wgmma_rs(acc[I - r], a[s], desc_at(wlo, whi, (r * KS + s) * WSTEP));
+    }
+}
+template <int I>
+__device__ __forceinline__ void mma_row(float (&acc)[ROWS][32], uint32_t (&frag)[2][3][4], const float* fb,
+                                        uint32_t wlo, uint32_t whi, uint64_t* empty) {
+    load_fragments<I>(frag[I & 1], fb);
+    if (I == XH - 1) mbar_arrive(empty);           // the stage's last shared loads are done: the producer may refill it
+    wgmma_fence();                                 // the fragment registers were written by ordinary instructions
+    row_mmas<I>(acc, frag[I & 1], wlo, whi);
+    wgmma_commit();
+    wgmma_wait<1>();                               // the previous row's wgmmas have read the other register set
+}
+template <int I>
+__device__ __forceinline__ void mma_rows(float (&acc)[ROWS][32], uint32_t (&frag)[2][3][4], const float* fb,
+                                         uint32_t wlo, uint32_t whi, uint64_t* empty) {
+    mma_row<I>(acc, frag, fb, wlo, whi, empty);
+    if constexpr (I + 1 < XH) mma_rows<I + 1>(acc, frag, fb, wlo, whi, empty);
+}
+
+__global__ void __launch_bounds__(THREADS, 1)
+conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restrict__ x, const float* __restrict__ w,
+                 const float* __restrict__ bias, const float* __restrict__ mult, float* __restrict__ y, Geom g) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ __align__(128) float smem[];
+    float* sw = smem;
+    float* rings = sw + WFLOATS;
+    uint64_t* bars = reinterpret_cast<uint64_t*>(rings + CONSUMERS * STAGES * STAGE_FLOATS);
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < CONSUMERS * STAGES; ++i) {
+            mbar_init(bars + i, g.tma ? 1 : 32);                       // FULL: the TMA's expect_tx, or a warp's cp.async
+            mbar_init(bars + CONSUMERS * STAGES + i, 128);             // EMPTY: every thread of the consumer
+        }
+        mbar_init_fence();
+    }
+    stage_weights(sw, w);
+    fence_proxy_async();                         // the weights, written by ordinary stores, are read by wgmma
+    __syncthreads();
+    const int wg = threadIdx.x >> 7;
+    const int stride = CONSUMERS * gridDim.x;
+    if (wg == 0) {
+        // ---- producer: warp k fills consumer k's ring, one TMA per chunk ----
+        setmaxnreg_dec<PRODUCER_REGS>();
+        const int k = threadIdx.x >> 5, lane = threadIdx.x & 31;
+        if (k >= CONSUMERS || (g.tma && lane != 0)) return;     // one thread per ring issues its TMAs
+        float* ring = rings + k * STAGES * STAGE_FLOATS;
+        uint64_t* full = bars + k * STAGES;
+        uint64_t* empty = bars + CONSUMERS * STAGES + k * STAGES;
+        int slot = 0;
+        unsigned phase = 0;
+#pragma unroll 1
+        for (int tile = first_tile(k); tile < g.tiles; tile += stride) {
+            const TileCoord tc = tile_coord(g, tile);
+#pragma unroll 1
+            for (int chunk = 0; chunk < NCHUNK; ++chunk) {
+                mbar_wait(empty + slot, phase ^ 1u);      // a fresh barrier's previous phase counts as complete
+                float* dst = ring + slot * STAGE_FLOATS;
+                if (g.tma) {
+                    if (lane == 0) {
+                        mbar_arrive_expect_tx(full + slot, STAGE_FLOATS * 4);
+                        tma_load_4d(dst, &xmap, tc.ox0, tc.oh, CHUNK * chunk, tc.n, full + slot);
+                    }
+                } else {
+                    load_stage(dst, x, g, tc, CHUNK * chunk, lane);
+                    cp_async_mbar_arrive(full + slot);
+                }
+                if (++slot == STAGES) { slot = 0; phase ^= 1u; }
+            }
+        }
+        cp_async_wait<0>();                          // the fallback's copies have landed before the thread exits
+    } else {
+        // ---- consumer: fragments from the ring, MMAs, epilogue from the accumulators ----
+        setmaxnreg_inc<CONSUMER_REGS>();
+        const int k = wg - 1, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
+        const int gid = lane >> 2, tq = lane & 3;
+        const float* ring = rings + k * STAGES * STAGE_FLOATS + tq * CHP + 16 * warp + gid;
+        uint64_t* full = bars + k * STAGES;
+        uint64_t* empty = bars + CONSUMERS * STAGES + k * STAGES;
+        const uint64_t d0 = wgmma_desc(smem_addr(sw), 1024, 128);      // lbo: k-half 0 -> 1; sbo: 8 Cout
+        const uint32_t whi = (uint32_t)(d0 >> 32);
+        // this thread's 16 channels 8 j + 2 tq + e: bias and multiplier
+        float b_r[16], m_r[16];
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                b_r[2 * j + e] = __ldg(bias + 8 * j + 2 * tq + e);
+                m_r[2 * j + e] = __ldg(mult + 8 * j + 2 * tq + e);
+            }
+        const long long plane = (long long)g.Ho * g.Wo;
+        int slot = 0;
+        unsigned phase = 0;
+        float acc[ROWS][32];
+        uint32_t frag[2][3][4];
+#pragma unroll 1
+        for (int tile = first_tile(k), j = k; tile < g.tiles; tile += stride, j += CONSUMERS) {
+#pragma unroll
+            for (int o = 0; o < ROWS; ++o)
+#pragma unroll
+                for (int i = 0; i < 32; ++i) acc[o][i] = 0.0f;
+            if (j > 0) order_wait(k);
+            const uint32_t wlo0 = opaque((uint32_t)d0);
+#pragma unroll 1
+            for (int chunk = 0; chunk < NCHUNK; ++chunk) {
+                mbar_wait(full + slot, phase);
+                mma_rows<0>(acc, frag, ring + slot * STAGE_FLOATS, wlo0 + chunk * (TAPS * WSTEP >> 4), whi, empty + slot);
+                if (++slot == STAGES) { slot = 0; phase ^= 1u; }
+            }
+            // this tile's MMAs are issued: the block's next tile (the other consumer's) may issue its own
+            if ((k == 0 ? tile + 1 : tile + stride - 1) < g.tiles) order_pass(k);
+            wgmma_wait<0>();
+#pragma unroll
+            for (int o = 0; o < ROWS; ++o) fence_operand(acc[o]);
+            const TileCoord tc = tile_coord(g, tile);
+            const int px = tc.ox0 + 16 * warp + gid;
+            float* yt = y + ((long long)tc.n * COUT + 2 * tq) * plane + (long long)tc.oh * g.Wo + px;
+#pragma unroll
+            for (int o = 0; o < ROWS; ++o) {
+                if (tc.oh + o >= g.Ho) break;
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    if (px + 8 * h >= g.Wo) continue;
+#pragma unroll
+                    for (int jj = 0; jj < 8; ++jj)
+#pragma unroll
+                        for (int e = 0; e < 2; ++e) {
+                            const float v = epilogue_conv2d(acc[o][4 * jj + 2 * h + e] + b_r[2 * jj + e], m_r[2 * jj + e]);
+                            __stcs(yt + (8 * jj + e) * plane + o * g.Wo + 8 * h, v);
+                        }
+                }
+            }
+        }
+    }
+#endif
+}
+
+}  // namespace cf04d
+
+const char* launch(const ConvArgs& a, cudaStream_t stream) {
+    using namespace cf04d;
+    constexpr const char* NAME = "04d_register_a_wgmma (conv2d)";
+    if (a.Cin != CIN || a.Cout != COUT || a.k != KS)
+        return "04d_register_a_wgmma (conv2d) supports only Cin=64, Cout=64, kernel_size=3";
+    if (a.N < 1 || a.H < KS || a.W < KS)
+        return "04d_register_a_wgmma (conv2d) needs N >= 1 and H, W >= 3";
+    if (a.Ho != a.H - KS + 1 || a.Wo != a.W - KS + 1)
+        return "04d_register_a_wgmma (conv2d) computes a valid (unpadded) stride-1 conv: Ho = H-2, Wo = W-2";
+    int dev = 0, sms = 0, grid = 0;
+    if (const char* err = cf_sm90a_device(NAME, dev, sms)) return err;
+    Geom g;
+    g.N = a.N; g.H = a.H; g.W = a.W; g.Ho = a.Ho; g.Wo = a.Wo;
+    g.tiles_x = cf_ceil_div(a.Wo, TW);
+    g.tiles_y = cf_ceil_div(a.Ho, ROWS);
+    const long long tiles = (long long)a.N * g.tiles_y * g.tiles_x;
+    if (tiles > 0x7fffffffLL - 2LL * sms * CONSUMERS)
+        return "04d_register_a_wgmma (conv2d): too many tiles for a 32-bit tile index";
+    g.tiles = (int)tiles;
+    CUtensorMap xmap{};
+    g.tma = cf_encode_tma_4d(&xmap, a.x, {(uint64_t)a.W, (uint64_t)a.H, (uint64_t)CIN, (uint64_t)a.N},
+                             {(uint32_t)PITCH, (uint32_t)XH, (uint32_t)CHUNK, 1u}) ? 1 : 0;
+    if (const char* err = cf_persistent_grid(conv2d_rs_kernel, THREADS, SMEM_BYTES,
+                                             (tiles + CONSUMERS - 1) / CONSUMERS, sms, NAME, grid))
+        return err;
+    conv2d_rs_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(xmap, a.x, a.w, a.bias, a.param, a.y, g);
+    return nullptr;
+}
