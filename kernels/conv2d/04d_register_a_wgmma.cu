@@ -137,28 +137,44 @@ __device__ __forceinline__ void load_fragments(uint32_t (&a)[3][4], const float*
         a[s][3] = tf32_bits(fb[4 * CHP + I * PITCH + s + 8]);
     }
 }
-// Input row I's wgmmas: tap (r, s) into output row I - r.
+// Input row I's wgmmas: tap (r, s) into output row I - r. CF_MMA_INTERLEAVE (candidate): consecutive wgmmas into
+// different accumulators (s outer, r inner) instead of a tap row's three into one; each accumulator still takes its
+// products in the same order, so the sums are bitwise the same.
 template <int I>
 __device__ __forceinline__ void row_mmas(float (&acc)[ROWS][32], const uint32_t (&a)[3][4], uint32_t wlo, uint32_t whi) {
+#ifdef CF_MMA_INTERLEAVE
+#pragma unroll
+    for (int s = 0; s < KS; ++s)
+#pragma unroll
+        for (int r = 0; r < KS; ++r)
+            if (I - r >= 0 && I - r < ROWS) wgmma_rs(acc[I - r], a[s], desc_at(wlo, whi, (r * KS + s) * WSTEP));
+#else
 #pragma unroll
     for (int r = 0; r < KS; ++r) {
         if (I - r < 0 || I - r >= ROWS) continue;
 #pragma unroll
         for (int s = 0; s < KS; ++s) wgmma_rs(acc[I - r], a[s], desc_at(wlo, whi, (r * KS + s) * WSTEP));
     }
+#endif
 }
+// Register sets for the fragments: a row's wgmmas may still read set I % SETS while SETS - 1 later rows load theirs.
+#ifndef CF_FRAG_SETS
+#define CF_FRAG_SETS 2
+#endif
+constexpr int SETS = CF_FRAG_SETS;
+static_assert(XH % SETS == 0, "a chunk's rows leave the sets where the next chunk starts");
 template <int I>
-__device__ __forceinline__ void mma_row(float (&acc)[ROWS][32], uint32_t (&frag)[2][3][4], const float* fb,
+__device__ __forceinline__ void mma_row(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][3][4], const float* fb,
                                         uint32_t wlo, uint32_t whi, uint64_t* empty) {
-    load_fragments<I>(frag[I & 1], fb);
+    load_fragments<I>(frag[I % SETS], fb);
     if (I == XH - 1) mbar_arrive(empty);           // the stage's last shared loads are done: the producer may refill it
     wgmma_fence();                                 // the fragment registers were written by ordinary instructions
-    row_mmas<I>(acc, frag[I & 1], wlo, whi);
+    row_mmas<I>(acc, frag[I % SETS], wlo, whi);
     wgmma_commit();
-    wgmma_wait<1>();                               // the previous row's wgmmas have read the other register set
+    wgmma_wait<SETS - 1>();                        // the row that used the next set has been read
 }
 template <int I>
-__device__ __forceinline__ void mma_rows(float (&acc)[ROWS][32], uint32_t (&frag)[2][3][4], const float* fb,
+__device__ __forceinline__ void mma_rows(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][3][4], const float* fb,
                                          uint32_t wlo, uint32_t whi, uint64_t* empty) {
     mma_row<I>(acc, frag, fb, wlo, whi, empty);
     if constexpr (I + 1 < XH) mma_rows<I + 1>(acc, frag, fb, wlo, whi, empty);
@@ -237,14 +253,16 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         int slot = 0;
         unsigned phase = 0;
         float acc[ROWS][32];
-        uint32_t frag[2][3][4];
+        uint32_t frag[SETS][3][4];
 #pragma unroll 1
         for (int tile = first_tile(k), j = k; tile < g.tiles; tile += stride, j += CONSUMERS) {
 #pragma unroll
             for (int o = 0; o < ROWS; ++o)
 #pragma unroll
                 for (int i = 0; i < 32; ++i) acc[o][i] = 0.0f;
+#ifndef CF_NO_ORDER
             if (j > 0) order_wait(k);
+#endif
             const uint32_t wlo0 = opaque((uint32_t)d0);
 #pragma unroll 1
             for (int chunk = 0; chunk < NCHUNK; ++chunk) {
@@ -253,7 +271,9 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                 if (++slot == STAGES) { slot = 0; phase ^= 1u; }
             }
             // this tile's MMAs are issued: the block's next tile (the other consumer's) may issue its own
+#ifndef CF_NO_ORDER
             if ((k == 0 ? tile + 1 : tile + stride - 1) < g.tiles) order_pass(k);
+#endif
             wgmma_wait<0>();
 #pragma unroll
             for (int o = 0; o < ROWS; ++o) fence_operand(acc[o]);
