@@ -165,19 +165,26 @@ constexpr int SETS = CF_FRAG_SETS;
 static_assert(XH % SETS == 0, "a chunk's rows leave the sets where the next chunk starts");
 template <int I>
 __device__ __forceinline__ void mma_row(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][3][4], const float* fb,
-                                        uint32_t wlo, uint32_t whi, uint64_t* empty) {
+                                        uint32_t wlo, uint32_t whi, uint64_t* empty, bool load) {
+#ifdef CF_ABL_NOLDS
+    if (load)                                      // ablation: fragments loaded in a tile's first chunk only
+#endif
     load_fragments<I>(frag[I % SETS], fb);
-    if (I == XH - 1) mbar_arrive(empty);           // the stage's last shared loads are done: the producer may refill it
+    (void)load;
     wgmma_fence();                                 // the fragment registers were written by ordinary instructions
     row_mmas<I>(acc, frag[I % SETS], wlo, whi);
+    // The stage's last fragments are in registers (the wgmmas above have read them, so their shared loads are
+    // done): the producer may refill it. Arriving right after the loads was a race: the arrive does not wait for
+    // loads in flight (SASS, call 1), and one of 75 bitwise cases differed (call 2).
+    if (I == XH - 1) mbar_arrive(empty);
     wgmma_commit();
     wgmma_wait<SETS - 1>();                        // the row that used the next set has been read
 }
 template <int I>
 __device__ __forceinline__ void mma_rows(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][3][4], const float* fb,
-                                         uint32_t wlo, uint32_t whi, uint64_t* empty) {
-    mma_row<I>(acc, frag, fb, wlo, whi, empty);
-    if constexpr (I + 1 < XH) mma_rows<I + 1>(acc, frag, fb, wlo, whi, empty);
+                                         uint32_t wlo, uint32_t whi, uint64_t* empty, bool load) {
+    mma_row<I>(acc, frag, fb, wlo, whi, empty, load);
+    if constexpr (I + 1 < XH) mma_rows<I + 1>(acc, frag, fb, wlo, whi, empty, load);
 }
 
 __global__ void __launch_bounds__(THREADS, 1)
@@ -260,18 +267,29 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             for (int o = 0; o < ROWS; ++o)
 #pragma unroll
                 for (int i = 0; i < 32; ++i) acc[o][i] = 0.0f;
-#ifndef CF_NO_ORDER
+#ifdef CF_PINGPONG
             if (j > 0) order_wait(k);
+#endif
+#ifdef CF_SKEW
+            if (k == 1 && j == 1) asm volatile("bar.sync 3, 256;\n" ::: "memory");
 #endif
             const uint32_t wlo0 = opaque((uint32_t)d0);
 #pragma unroll 1
             for (int chunk = 0; chunk < NCHUNK; ++chunk) {
                 mbar_wait(full + slot, phase);
-                mma_rows<0>(acc, frag, ring + slot * STAGE_FLOATS, wlo0 + chunk * (TAPS * WSTEP >> 4), whi, empty + slot);
+                // the chunk's weights, broadcast from lane 0 so that the compiler knows the descriptors are warp-uniform
+                // and keeps them in uniform registers (without it, some builds moved each one with two R2UR per wgmma)
+                const uint32_t wlo = __shfl_sync(~0u, wlo0 + chunk * (TAPS * WSTEP >> 4), 0);
+                mma_rows<0>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot, chunk == 0);
+#ifdef CF_SKEW
+                // consumer 1 starts half a tile after consumer 0, so that their epilogues fall apart
+                if (k == 0 && j == 0 && chunk == NCHUNK / 2 - 1 && first_tile(1) < g.tiles)
+                    asm volatile("bar.arrive 3, 256;\n" ::: "memory");
+#endif
                 if (++slot == STAGES) { slot = 0; phase ^= 1u; }
             }
             // this tile's MMAs are issued: the block's next tile (the other consumer's) may issue its own
-#ifndef CF_NO_ORDER
+#ifdef CF_PINGPONG
             if ((k == 0 ? tile + 1 : tile + stride - 1) < g.tiles) order_pass(k);
 #endif
             wgmma_wait<0>();
@@ -290,8 +308,16 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                     for (int jj = 0; jj < 8; ++jj)
 #pragma unroll
                         for (int e = 0; e < 2; ++e) {
+#if defined(CF_ABL_NOEPI)
+                            const float v = acc[o][4 * jj + 2 * h + e];     // ablation: no epilogue, no stores
+                            if (v == 1234.5f) __stcs(yt + (8 * jj + e) * plane + o * g.Wo + 8 * h, v);
+#elif defined(CF_ABL_NOSTORE)
+                            const float v = epilogue_conv2d(acc[o][4 * jj + 2 * h + e] + b_r[2 * jj + e], m_r[2 * jj + e]);
+                            if (v == 1234.5f) __stcs(yt + (8 * jj + e) * plane + o * g.Wo + 8 * h, v);   // ablation
+#else
                             const float v = epilogue_conv2d(acc[o][4 * jj + 2 * h + e] + b_r[2 * jj + e], m_r[2 * jj + e]);
                             __stcs(yt + (8 * jj + e) * plane + o * g.Wo + 8 * h, v);
+#endif
                         }
                 }
             }
