@@ -41,23 +41,40 @@ constexpr int CHUNK = 8, NCHUNK = CIN / CHUNK;
 constexpr int ROWS = CF_ROWS;              // output rows per consumer tile: one m64n64 accumulator set each
 constexpr int TW = 64;                     // output columns per tile: the wgmma's M
 constexpr int XH = ROWS + KS - 1;          // input rows per chunk
-constexpr int PITCH = 68;                  // the TMA box's width: TW + 2 columns, rounded up to 16 bytes
+#ifndef CF_PITCH
+#define CF_PITCH 68
+#endif
+constexpr int PITCH = CF_PITCH;            // the TMA box's width: TW + 2 columns, rounded up to 16 bytes
 constexpr int CHP = XH * PITCH;            // floats per channel of a stage
 static_assert(CHP % 32 == 8 || CHP % 32 == 24, "fragment loads: channels t and t + 1 in disjoint banks");
 constexpr int STAGE_FLOATS = CHUNK * CHP;  // [channel][row][PITCH]: the TMA box as it lands
 #ifndef CF_STAGES
 #define CF_STAGES 3
 #endif
-constexpr int STAGES = CF_STAGES, CONSUMERS = 2;
+#ifndef CF_CONSUMERS
+#define CF_CONSUMERS 2
+#endif
+constexpr int STAGES = CF_STAGES, CONSUMERS = CF_CONSUMERS;
+#if defined(CF_PINGPONG)
+static_assert(CONSUMERS == 2, "CF_PINGPONG alternates two consumers");
+#endif
 constexpr int THREADS = 128 * (1 + CONSUMERS);
 constexpr int WFLOATS = NCHUNK * TAPS * 2 * COUT * 4;      // 36,864 floats = 147,456 B
 constexpr int WSTEP = 2 * COUT * 4 * 4;                    // bytes per (chunk, tap): 2 KB
 constexpr int NBARS = 2 * CONSUMERS * STAGES;              // FULL and EMPTY per stage
-constexpr int SMEM_BYTES = (WFLOATS + CONSUMERS * STAGES * STAGE_FLOATS) * 4 + NBARS * 8;
+#ifdef CF_PARAMS_SMEM
+constexpr int PARAM_FLOATS = 2 * COUT;                     // bias, multiplier: read in the epilogue, not held in registers
+#else
+constexpr int PARAM_FLOATS = 0;
+#endif
+constexpr int SMEM_BYTES = (WFLOATS + CONSUMERS * STAGES * STAGE_FLOATS) * 4 + NBARS * 8 + PARAM_FLOATS * 4;
 static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 block can have (227 KB)");
 static_assert((WFLOATS * 4) % 128 == 0 && (STAGE_FLOATS * 4) % 128 == 0, "TMA destinations 128-byte aligned");
 constexpr int KERNEL_REGS = (65536 / THREADS) & ~7;        // what __launch_bounds__(THREADS, 1) allows: 168
-constexpr int PRODUCER_REGS = 40;
+#ifndef CF_PRODUCER_REGS
+#define CF_PRODUCER_REGS 40
+#endif
+constexpr int PRODUCER_REGS = CF_PRODUCER_REGS;
 constexpr int CONSUMER_REGS = ((THREADS * KERNEL_REGS - 128 * PRODUCER_REGS) / (128 * CONSUMERS)) & ~7;
 static_assert(CONSUMER_REGS <= 256 && 128 * PRODUCER_REGS + 128 * CONSUMERS * CONSUMER_REGS <= THREADS * KERNEL_REGS,
               "register pool");
@@ -162,7 +179,6 @@ __device__ __forceinline__ void row_mmas(float (&acc)[ROWS][32], const uint32_t 
 #define CF_FRAG_SETS 2
 #endif
 constexpr int SETS = CF_FRAG_SETS;
-static_assert(XH % SETS == 0, "a chunk's rows leave the sets where the next chunk starts");
 template <int I>
 __device__ __forceinline__ void mma_row(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][3][4], const float* fb,
                                         uint32_t wlo, uint32_t whi, uint64_t* empty, bool load) {
@@ -178,7 +194,10 @@ __device__ __forceinline__ void mma_row(float (&acc)[ROWS][32], uint32_t (&frag)
     // loads in flight (SASS, call 1), and one of 75 bitwise cases differed (call 2).
     if (I == XH - 1) mbar_arrive(empty);
     wgmma_commit();
-    wgmma_wait<SETS - 1>();                        // the row that used the next set has been read
+    if constexpr (I == XH - 1 && XH % SETS != 0)
+        wgmma_wait<0>();                           // the next chunk's first row takes set 0 again: all of this one read
+    else
+        wgmma_wait<SETS - 1>();                    // the row that used the next set has been read
 }
 template <int I>
 __device__ __forceinline__ void mma_rows(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][3][4], const float* fb,
@@ -195,6 +214,10 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
     float* sw = smem;
     float* rings = sw + WFLOATS;
     uint64_t* bars = reinterpret_cast<uint64_t*>(rings + CONSUMERS * STAGES * STAGE_FLOATS);
+#ifdef CF_PARAMS_SMEM
+    float* sparam = reinterpret_cast<float*>(bars + NBARS);   // bias[64], multiplier[64]
+    if (threadIdx.x < 2 * COUT) sparam[threadIdx.x] = __ldg(threadIdx.x < COUT ? bias + threadIdx.x : mult + threadIdx.x - COUT);
+#endif
     if (threadIdx.x == 0) {
         for (int i = 0; i < CONSUMERS * STAGES; ++i) {
             mbar_init(bars + i, g.tma ? 1 : 32);                       // FULL: the TMA's expect_tx, or a warp's cp.async
@@ -206,10 +229,10 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
     fence_proxy_async();                         // the weights, written by ordinary stores, are read by wgmma
     __syncthreads();
     const int wg = threadIdx.x >> 7;
-    const int stride = CONSUMERS * gridDim.x;
     if (wg == 0) {
         // ---- producer: warp k fills consumer k's ring, one TMA per chunk ----
         setmaxnreg_dec<PRODUCER_REGS>();
+        const int stride = CONSUMERS * gridDim.x;   // in each branch: read before setmaxnreg, it was kept on the stack
         const int k = threadIdx.x >> 5, lane = threadIdx.x & 31;
         if (k >= CONSUMERS || (g.tma && lane != 0)) return;     // one thread per ring issues its TMAs
         float* ring = rings + k * STAGES * STAGE_FLOATS;
@@ -240,6 +263,7 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
     } else {
         // ---- consumer: fragments from the ring, MMAs, epilogue from the accumulators ----
         setmaxnreg_inc<CONSUMER_REGS>();
+        const int stride = CONSUMERS * gridDim.x;
         const int k = wg - 1, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
         const int gid = lane >> 2, tq = lane & 3;
         const float* ring = rings + k * STAGES * STAGE_FLOATS + tq * CHP + 16 * warp + gid;
@@ -248,6 +272,11 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         const uint64_t d0 = wgmma_desc(smem_addr(sw), 1024, 128);      // lbo: k-half 0 -> 1; sbo: 8 Cout
         const uint32_t whi = (uint32_t)(d0 >> 32);
         // this thread's 16 channels 8 j + 2 tq + e: bias and multiplier
+#ifdef CF_PARAMS_SMEM
+        const float* b_r = sparam + 2 * tq;
+        const float* m_r = sparam + COUT + 2 * tq;
+        auto pidx = [](int jj, int e) { return 8 * jj + e; };
+#else
         float b_r[16], m_r[16];
 #pragma unroll
         for (int j = 0; j < 8; ++j)
@@ -256,6 +285,8 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                 b_r[2 * j + e] = __ldg(bias + 8 * j + 2 * tq + e);
                 m_r[2 * j + e] = __ldg(mult + 8 * j + 2 * tq + e);
             }
+        auto pidx = [](int jj, int e) { return 2 * jj + e; };
+#endif
         const long long plane = (long long)g.Ho * g.Wo;
         int slot = 0;
         unsigned phase = 0;
@@ -312,10 +343,10 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                             const float v = acc[o][4 * jj + 2 * h + e];     // ablation: no epilogue, no stores
                             if (v == 1234.5f) __stcs(yt + (8 * jj + e) * plane + o * g.Wo + 8 * h, v);
 #elif defined(CF_ABL_NOSTORE)
-                            const float v = epilogue_conv2d(acc[o][4 * jj + 2 * h + e] + b_r[2 * jj + e], m_r[2 * jj + e]);
+                            const float v = epilogue_conv2d(acc[o][4 * jj + 2 * h + e] + b_r[pidx(jj, e)], m_r[pidx(jj, e)]);
                             if (v == 1234.5f) __stcs(yt + (8 * jj + e) * plane + o * g.Wo + 8 * h, v);   // ablation
 #else
-                            const float v = epilogue_conv2d(acc[o][4 * jj + 2 * h + e] + b_r[2 * jj + e], m_r[2 * jj + e]);
+                            const float v = epilogue_conv2d(acc[o][4 * jj + 2 * h + e] + b_r[pidx(jj, e)], m_r[pidx(jj, e)]);
                             __stcs(yt + (8 * jj + e) * plane + o * g.Wo + 8 * h, v);
 #endif
                         }
