@@ -17,19 +17,35 @@
 //   (r, s) with 0 <= i - r < ROWS: with ROWS 4, 18 fragments per chunk feed 36 wgmmas. Per m64n64k8 wgmma (32 cycles
 //   of an SM's tensor pipe at its TF32 rate) shared memory serves B's 2 KB (16 wavefronts) and half a fragment load
 //   (8): 75 % of the pipe's time against 04c's ~90 % (60 wavefronts per 88-cycle m64n176k8 plus the staging).
-// Pipeline. Per input row: its three fragments loaded into one of two register sets, wgmma.fence, its wgmmas, a
-//   commit, then wgmma.wait_group 1 (the previous row's wgmmas, which read the other set, are done). The chunk's
-//   stage is released (an mbarrier arrive of every consumer thread) once its last fragments are loaded: wgmma never
-//   reads it. Two consumer warpgroups take tiles in turn and issue their MMAs in turn (ORDER barriers, ping-pong), so
-//   one's epilogue runs beside the other's MMAs. Each has a ring of STAGES stages filled by one producer thread's TMA
-//   (8 channels x 6 rows x 68 pixels, out-of-image pixels zero-filled; tiles start at multiples of 64 columns, so
-//   every box starts 16-byte aligned). Shapes TMA cannot take (W % 4 != 0) copy with 4-byte cp.async onto the same
-//   mbarriers.
+// Pipeline. Per input row: its three fragments loaded into one of two register sets, wgmma.fence, its wgmmas, the
+//   stage's release after its last row's wgmmas (an mbarrier arrive of every consumer thread: wgmma never reads the
+//   stage, and an HGMMA cannot issue before its fragment registers have arrived), a commit, then wgmma.wait_group 1
+//   (the previous row's wgmmas, which read the other set, are done). Two consumer warpgroups work on their own tiles
+//   at once, each with a ring of STAGES stages filled by one producer thread's TMA (8 channels x 6 rows x 68 pixels,
+//   out-of-image pixels zero-filled; tiles start at multiples of 64 columns, so every box starts 16-byte aligned).
+//   Shapes TMA cannot take (W % 4 != 0) copy with 4-byte cp.async onto the same mbarriers.
 // Shared memory: weights 147,456 B | 2 rings x 3 stages x 13,056 B | 12 mbarriers = 225,888 B, one block per SM of
 //   384 threads (a producer warpgroup at 40 registers, of which two threads issue copies; consumers at 232).
 // Epilogue: bias, multiplier, LeakyReLU, GELU (erf polynomial, CF_GELU_FAST) on the accumulators; thread (g, t) holds
 //   pixels g, g + 8 of its warp's 16 and channels 8 j + 2 t, + 1: plain 4-byte streaming stores, 8 lanes writing 32
 //   contiguous bytes of one channel row.
+//
+// Measured on the H200, 2026-12-02 16:05-16:30 UTC (results/device-logs/explore-2026-12-02h/, notes/kernel_log.md,
+//   nineteenth session; times are medians of one interleaved run per process, eager and torch.compile beside them):
+//   correct on the first run, its errors against float64 those of 04c TF32 to four digits (same operands, same
+//   rounding). First build, the consumers in ping-pong (CF_PINGPONG, as 04c): 1.327 ms against 04c TF32's 1.343,
+//   nothing gained: ncu counted 32 % fewer shared wavefronts and the tensor pipe still ~50 % busy. A lone warpgroup's
+//   HGMMA issue is the bound there: ping-pong without fragment loads (CF_ABL_NOLDS) took 1.320, with three register
+//   sets (CF_FRAG_SETS=3) 1.347, consecutive HGMMAs into different accumulators (CF_MMA_INTERLEAVE) 1.335. Both
+//   consumers issuing at once (the default since): 1.210/1.205, then with the release moved after the HGMMAs (the
+//   first builds arrived right after the loads, which the SASS showed not waiting for them: one bitwise case of 75
+//   differed) 1.214/1.198 and 1.189/1.166 against 04c's 1.364/1.346 and 1.343/1.318. Ablations: no epilogue at all
+//   (CF_ABL_NOEPI) 1.008, epilogue without stores (CF_ABL_NOSTORE) 1.244, fragments loaded once per tile 1.193: the
+//   epilogue's arithmetic costs ~17 %, because while one consumer computes it the other issues alone. Not kept:
+//   consumer 1 starting half a tile late (CF_SKEW) 1.240/1.218; three consumers of three rows with two stages each
+//   (CF_CONSUMERS=3, CF_ROWS=3, CF_PITCH=72, CF_STAGES=2, CF_PRODUCER_REGS=40, CF_PARAMS_SMEM) 1.313/1.314, with three
+//   register sets 1.249/1.237: their rings run dry (long-scoreboard stalls 4.55 per issue, 1.64 GB read from DRAM
+//   against 1.17); CF_TF32_TRUNC (no cvt, the tensor core truncates) 1.208 against 1.214, rel-L2 5.2e-4 against 3.1e-4.
 
 namespace cf04d {
 
