@@ -70,6 +70,9 @@ def _kernels(problem: str) -> list[Variant]:
 # weights (295 KB either way) do not fit an SM's shared memory next to anything; the CF_TF32BF16 candidate
 # streams them per chunk, which ties the warpgroups of a block to one pipeline (measured 2026-12-01: 4.6 ms,
 # rel-L2 3.2e-6, over the FP32 bound; kernels/conv2d/04b_implicit_gemm_wgmma.cu).
+# Step 04d (sm_90a, conv2d): the implicit GEMM turned around, output pixels as M and the input fragments loaded from the
+# TMA's raw rows into registers (wgmma with A in registers), so nothing is transposed or staged; TF32 (the kernel's
+# header says why and what was measured).
 HOPPER_PROBLEMS = ("conv2d", "conv3d")
 _SM90A = dict(source="04b_implicit_gemm_wgmma", archs=("90a",), needs_cc=(9, 0),
               notes="sm_90a only (H100/H200); refused with a clear error on other GPUs")
@@ -256,6 +259,8 @@ def _measured_builds(candidates) -> tuple:
                  for p, k, d in candidates)
 
 
+# conv2d 04d with three consumers of three output rows (a 72-pixel box keeps a channel 8 banks on; two stages per ring fit)
+_04D_THREE = ("CF_CONSUMERS=3", "CF_ROWS=3", "CF_PITCH=72", "CF_STAGES=2", "CF_PRODUCER_REGS=40", "CF_PARAMS_SMEM")
 # Measured after the cuts, on the builds registered now (nothing to leave out). H200, 2026-12-02 from 03:44 UTC
 # (results/device-logs/explore-2026-12-02c/; the 04b header says why):
 _MEASURED_ON_CURRENT = (
@@ -299,6 +304,21 @@ _MEASURED_ON_CURRENT = (
     # a raw buffer (no producer barrier): 1.365, 1.366; both 1.362, 1.364
     ("conv2d", "04c_ws_tf32", ("CF_STAGE_HALF",)),
     ("conv2d", "04c_ws_tf32", ("CF_RAW_COUNT",)),
+    # H200, 2026-12-02 from 16:05 UTC (results/device-logs/explore-2026-12-02h/; notes/kernel_log.md, nineteenth session),
+    # conv2d 04d on its registration (both consumers issuing at once, each stage released after its last row's wgmmas);
+    # bitwise equal to it but CF_TF32_TRUNC. The consumers in ping-pong, as 04c: 1.335 vs 1.214 (a lone warpgroup's HGMMA
+    # issue bounds it: without its fragment loads 1.320)
+    ("conv2d", "04d_rs_tf32", ("CF_PINGPONG",)),
+    # consumer 1 half a tile late, so that the epilogues fall apart: 1.240, 1.218 vs 1.214, 1.198
+    ("conv2d", "04d_rs_tf32", ("CF_SKEW",)),
+    # consecutive wgmmas into different accumulators: 1.216 vs 1.214 (with ping-pong, call 2: 1.335, 1.331 vs 1.343, 1.340)
+    ("conv2d", "04d_rs_tf32", ("CF_MMA_INTERLEAVE",)),
+    # no cvt, the tensor core truncates: 1.208 vs 1.214, rel-L2 5.2e-4 vs 3.1e-4
+    ("conv2d", "04d_rs_tf32", ("CF_TF32_TRUNC",)),
+    # three consumers of three rows, two stages each: 1.313, 1.314 vs 1.189, 1.166 (their rings run dry); with three
+    # register sets 1.249, 1.237
+    ("conv2d", "04d_rs_tf32", _04D_THREE),
+    ("conv2d", "04d_rs_tf32", _04D_THREE + ("CF_FRAG_SETS=3",)),
 )
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).

@@ -221,6 +221,40 @@ __device__ __forceinline__ void mma_rows(float (&acc)[ROWS][32], uint32_t (&frag
     mma_row<I>(acc, frag, fb, wlo, whi, empty, load);
     if constexpr (I + 1 < XH) mma_rows<I + 1>(acc, frag, fb, wlo, whi, empty, load);
 }
+#ifdef CF_FRAG_PREFETCH
+// CF_FRAG_PREFETCH (candidate): the call-3 source page has the consumers' F2FP waiting for their LDS (short scoreboard,
+// 17 % of all samples) and HGMMA for the F2FP: row I + 1's floats are loaded before row I's wgmmas issue, so their
+// latency passes under the issue, the commit and the wait; row I converts what row I - 1 loaded (12 more registers).
+template <int I>
+__device__ __forceinline__ void load_raw_row(float (&v)[3][4], const float* fb) {
+#pragma unroll
+    for (int s = 0; s < KS; ++s) {
+        v[s][0] = fb[I * PITCH + s];
+        v[s][1] = fb[I * PITCH + s + 8];
+        v[s][2] = fb[4 * CHP + I * PITCH + s];
+        v[s][3] = fb[4 * CHP + I * PITCH + s + 8];
+    }
+}
+template <int I>
+__device__ __forceinline__ void mma_rows_pf(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][3][4], float (&v)[3][4],
+                                            const float* fb, uint32_t wlo, uint32_t whi, uint64_t* empty) {
+    if constexpr (I == 0) load_raw_row<0>(v, fb);
+#pragma unroll
+    for (int s = 0; s < KS; ++s)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) frag[I % SETS][s][q] = tf32_bits(v[s][q]);
+    if constexpr (I + 1 < XH) load_raw_row<I + 1>(v, fb);
+    wgmma_fence();
+    row_mmas<I>(acc, frag[I % SETS], wlo, whi);
+    if (I == XH - 1) mbar_arrive(empty);
+    wgmma_commit();
+    if constexpr (I == XH - 1 && XH % SETS != 0)
+        wgmma_wait<0>();
+    else
+        wgmma_wait<SETS - 1>();
+    if constexpr (I + 1 < XH) mma_rows_pf<I + 1>(acc, frag, v, fb, wlo, whi, empty);
+}
+#endif
 
 __global__ void __launch_bounds__(THREADS, 1)
 conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restrict__ x, const float* __restrict__ w,
@@ -327,7 +361,12 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                 // the chunk's weights, broadcast from lane 0 so that the compiler knows the descriptors are warp-uniform
                 // and keeps them in uniform registers (without it, some builds moved each one with two R2UR per wgmma)
                 const uint32_t wlo = __shfl_sync(~0u, wlo0 + chunk * (TAPS * WSTEP >> 4), 0);
+#ifdef CF_FRAG_PREFETCH
+                float pf[3][4];
+                mma_rows_pf<0>(acc, frag, pf, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot);
+#else
                 mma_rows<0>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot, chunk == 0);
+#endif
 #ifdef CF_SKEW
                 // consumer 1 starts half a tile after consumer 0, so that their epilogues fall apart
                 if (k == 0 && j == 0 && chunk == NCHUNK / 2 - 1 && first_tile(1) < g.tiles)
