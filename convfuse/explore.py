@@ -514,6 +514,57 @@ BULK_METRICS = {"gpu__time_duration.sum": "ms (ncu)", "lts__t_requests_op_write.
                 "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue active (%)",
                 "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio": "barrier stalls per issue"}
 
+# Nineteenth session (2026-12-02, from 15:53 UTC): conv2d 04d, the implicit GEMM turned around (output pixels as M, the
+# input fragments loaded from the TMA's raw rows into registers: wgmma with A in registers, nothing staged), recorded at
+# 16:32 UTC. In calls 1 and 2 `04d_rs_tf32` is the first build (its consumers in ping-pong, each stage released right
+# after its loads, a race); call 2's `-DCF_NO_ORDER` is what call 3 made the default. From call 3 on it is the
+# registered build, and `-DCF_PINGPONG` restores the ping-pong.
+LOG_DIR_2H = R.ROOT / "results" / "device-logs" / "explore-2026-12-02h"
+NINETEENTH = {
+    "first build": (LOG_DIR_2H / "call1" / "time.log", "04d as first written, against 04c; no cvt (CF_TF32_TRUNC)"),
+    "issue order": (LOG_DIR_2H / "call2" / "time.log", "accumulators interleaved, no ping-pong, three register sets"),
+    "issue order (again)": (LOG_DIR_2H / "call2" / "time2.log", "the same builds, a second run in the reverse order"),
+    "ablations": (LOG_DIR_2H / "call3" / "time.log",
+                  "the release after the wgmmas, no ping-pong; skew, truncation; parts switched off"),
+    "ablations (again)": (LOG_DIR_2H / "call3" / "time2.log", "04c, the skewed and the registered build, a second run"),
+    "three consumers": (LOG_DIR_2H / "call4" / "time.log", "three consumers of three rows, two stages each"),
+    "three consumers (again)": (LOG_DIR_2H / "call4" / "time2.log", "the same builds, a second run in the reverse order"),
+    "prefetch": (LOG_DIR_2H / "call5" / "time.log", "the fragment loads one row ahead (after the record)"),
+}
+_logs("nineteenth", NINETEENTH)
+NCU_NINETEENTH = {"first build": LOG_DIR_2H / "call1" / "ncu.log", "issue order": LOG_DIR_2H / "call2" / "ncu.log",
+                  "three consumers": LOG_DIR_2H / "call4" / "ncu.log"}
+SOURCE_NINETEENTH = LOG_DIR_2H / "call3" / "ncu_source.csv.gz"        # the registered build's code, call 3
+SASS_NINETEENTH = LOG_DIR_2H / "call1" / "convfuse_conv2d_04d_rs_tf32.sass.gz"   # the first build's SASS
+RS_CHECKS = {"bitwise, issue order": LOG_DIR_2H / "call2" / "bitwise.log",
+             "bitwise, release after the wgmmas": LOG_DIR_2H / "call3" / "bitwise.log",
+             "bitwise, three consumers": LOG_DIR_2H / "call4" / "bitwise.log",
+             "bitwise, prefetch": LOG_DIR_2H / "call5" / "bitwise.log",
+             "30 repeats": LOG_DIR_2H / "call4" / "repeat.log",
+             "verify": LOG_DIR_2H / "call3" / "verify.log", "verify, three consumers": LOG_DIR_2H / "call4" / "verify.log",
+             "memcheck": LOG_DIR_2H / "call3" / "memcheck.log", "synccheck": LOG_DIR_2H / "call3" / "synccheck.log",
+             "racecheck, three consumers": LOG_DIR_2H / "call4" / "racecheck.log"}
+RECORD_EIGHTEENTH = LOG_DIR_2H / "record" / "record-2026-12-02T1326.json"     # the record the 16:32 UTC one replaced
+# 04d's roles in its SASS: setmaxnreg's allocation starts the consumers, the wait for all MMAs their epilogue, its
+# deallocation the producer (which only issues TMAs)
+ROLE_MARKS_04D = (("USETMAXREG.TRY_ALLOC", "consumer: tile loop (FULL wait, fragment loads, wgmma issue, release)"),
+                  ("WARPGROUP.DEPBAR.LE gsb0, 0x0", "consumer: epilogue and stores"),
+                  ("USETMAXREG.DEALLOC", "producer: TMA issue (one thread a ring)"))
+RS_METRICS = {"gpu__time_duration.sum": "ms (ncu)", "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue active (%)",
+              "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum": "shared wavefronts",
+              "dram__bytes_read.sum": "DRAM bytes read",
+              "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio": "long-scoreboard stalls per issue",
+              "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio": "short-scoreboard stalls per issue",
+              "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio": "barrier stalls per issue"}
+
+
+def pipe_utilisation(path: Path) -> list:
+    """Nsight Compute's ComputeWorkloadAnalysis line naming the busiest pipeline, per launch of an ncu log:
+    [(pipeline, % of elapsed cycles)]."""
+    return [(m.group(1), float(m.group(2))) for m in
+            re.finditer(r"INF\s+(\w+) is the highest-utilized pipeline \(([\d.]+)%\)", Path(path).read_text())]
+
+
 # the fp16 builds' mbarriers by shared-memory offset (the group store's as in TF32; CF_XWIN's after its zero row)
 MBARRIERS_04B_FP16 = {"0xf820": "the group store's slots (FULL and EMPTY)",
                       "0x2fdc0": "CF_XWIN's windows: staged", "0x2fdd8": "CF_XWIN's windows: read by every warp",
@@ -605,11 +656,13 @@ ABLATION_LABELS = {
     "CF_ABL_NOSTORE": "no output stores",
     "CF_ABL_STAGE_ONCE": "first tile staged, its real data multiplied again (no loads or staging after it)",
     "CF_ABL_NOSYNC": "producer: round 0 handed over, then no producer and no handoffs",
+    "CF_ABL_NOEPI": "no epilogue and no stores (04d)",
+    "CF_ABL_NOLDS": "fragments loaded in a tile's first chunk only (04d)",
 }
 SKELETON_04B = ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE", "CF_ABL_RAWEPI", "CF_ABL_NOSTORE")   # all four off: 04b's MMAs alone
 _VALUED = ("CF_TH", "CF_WGS", "CF_GROUP", "CF_XBUFS", "CF_L2_PREFETCH", "CF_PUNROLL", "CF_PRODUCER_REGS", "CF_STAGES",
            "CF_PRODUCERS", "CF_RAWS", "CF_RAW_CH", "CF_STAGE_UNROLL", "CF_WINDOW_ROWS", "CF_PRODUCER_SETS",
-           "CF_ABL_SKIP_ITEM")       # knobs that take a number: -DCF_TH=2
+           "CF_ABL_SKIP_ITEM", "CF_CONSUMERS", "CF_ROWS", "CF_PITCH", "CF_FRAG_SETS")   # knobs that take a number: -DCF_TH=2
 
 _TIMING = re.compile(r"^(conv2d|conv3d) timing, median ms")
 _TIME_ROW = re.compile(r"^\s+(\S+)\s+([\d.]+)\s+\(([\d.]+)-([\d.]+)\)")

@@ -859,3 +859,78 @@ def test_the_bulk_store_registration_was_gated_bitwise_and_recorded():
         assert now[k]["verified"] and now[k]["median_ms"] < 0.95 * then[k]["median_ms"]      # 1.283 vs 1.426; 1.044 vs 1.104
         assert now[k]["memcheck_errors"] == now[k]["racecheck_hazards"] == now[k]["synccheck_errors"] == 0
     assert now[FP16_04C]["median_ms"] < 1.2 and now[FP16_04C]["speedup_vs_compile"] > 2
+
+
+# --- nineteenth session: conv2d 04d, the implicit GEMM turned around (explore-2026-12-02h) ---------------------------
+RS_04D = "04d_rs_tf32"
+
+
+def test_04d_first_build_was_correct_and_no_faster_than_04c_and_one_warpgroup_alone_bounds_the_ping_pong():
+    t = E.session_table(E.NINETEENTH, problem="conv2d")
+    assert abs(_ms(t, "first build", RS_04D) / _ms(t, "first build", TF32_04C) - 1) < 0.03   # 1.327 against 1.343
+    assert t.loc[("first build", RS_04D), "worst rel-L2"] < 4e-4                            # within TF32's bound
+    m = E.launch_metrics(E.NCU_NINETEENTH["first build"], E.RS_METRICS)
+    assert m.loc[RS_04D, "shared wavefronts"] < 0.75 * m.loc[TF32_04C, "shared wavefronts"]   # 120 M against 177 M
+    assert E.pipe_utilisation(E.LOG_DIR_2H / "call1" / "ncu_sections.log") == [("Tensor", 49.7)]
+    for call in ("issue order", "issue order (again)"):                                    # both consumers at once
+        assert _ms(t, call, RS_04D + " -DCF_NO_ORDER") < 0.92 * _ms(t, call, RS_04D)       # 1.21 against 1.34
+        assert abs(_ms(t, call, RS_04D + " -DCF_MMA_INTERLEAVE -DCF_FRAG_SETS=3") / _ms(t, call, RS_04D) - 1) < 0.01
+    # ping-pong without fragment loads runs at the ping-pong build's pace: a lone warpgroup's HGMMA issue bounds it
+    pp, pp_nolds = RS_04D + " -DCF_PINGPONG", RS_04D + " -DCF_PINGPONG -DCF_ABL_NOLDS"
+    assert abs(_ms(t, "ablations", pp_nolds) / _ms(t, "ablations", pp) - 1) < 0.02
+    assert _ms(t, "ablations", pp) > 1.08 * _ms(t, "ablations", RS_04D)                    # 1.335 against 1.214
+
+
+def test_04d_release_race_was_seen_then_gone_and_every_later_build_is_bitwise_equal():
+    text = E.RS_CHECKS["bitwise, issue order"].read_text()
+    assert text.count("DIFFERENT") == 1 and "[check_bitwise] 1 case(s) differ" in text      # the early release
+    for k, n in (("bitwise, release after the wgmmas", 3 * 8 * 3), ("bitwise, three consumers", 2 * 8 * 3),
+                 ("bitwise, prefetch", 8 * 3)):
+        text = E.RS_CHECKS[k].read_text()
+        assert "0 case(s) differ" in text and text.count(": equal") == n
+    assert E.RS_CHECKS["30 repeats"].read_text().count("0 of 30 runs differ from the first") == 2
+    for k in ("verify", "verify, three consumers"):
+        text = E.RS_CHECKS[k].read_text()
+        assert "15/15 pass" in text and text.count(": ok") == 7 and "FAIL" not in text
+    for k in ("memcheck", "synccheck"):
+        assert "ERROR SUMMARY: 0 errors" in E.RS_CHECKS[k].read_text()
+    assert "0 hazards displayed (0 errors, 0 warnings)" in E.RS_CHECKS["racecheck, three consumers"].read_text()
+    # the first build's SASS: the EMPTY arrive issues right after the chunk's last shared loads
+    import gzip
+    import re
+    sass = [ln for ln in gzip.open(E.SASS_NINETEENTH, "rt").read().splitlines() if re.search(r"/\*[0-9a-f]{4}\*/", ln)]
+    i = next(k for k, ln in enumerate(sass) if "SYNCS.ARRIVE.TRANS64.A1T0" in ln)
+    assert any(" LDS " in ln for ln in sass[i - 4:i]) and not any("HGMMA" in ln for ln in sass[i - 4:i])
+
+
+def test_04d_epilogue_costs_a_sixth_and_neither_more_consumers_nor_skew_nor_prefetch_paid():
+    t = E.session_table(E.NINETEENTH, problem="conv2d")
+    full = _ms(t, "ablations", RS_04D)
+    assert _ms(t, "ablations", RS_04D + " -DCF_ABL_NOEPI") < 0.86 * full                    # 1.008 against 1.214
+    assert abs(_ms(t, "ablations", RS_04D + " -DCF_ABL_NOLDS") / full - 1) < 0.03          # 1.193
+    for call in ("ablations", "ablations (again)"):
+        assert _ms(t, call, RS_04D + " -DCF_SKEW") > _ms(t, call, RS_04D)
+    three = RS_04D + " " + E.flags(R._04D_THREE)
+    for call in ("three consumers", "three consumers (again)"):
+        assert _ms(t, call, three) > 1.08 * _ms(t, call, RS_04D)                           # 1.313 against 1.189
+    m = E.launch_metrics(E.NCU_NINETEENTH["three consumers"], E.RS_METRICS)
+    assert m.loc[three, "long-scoreboard stalls per issue"] > 4                             # the rings run dry
+    assert m.loc[three, "DRAM bytes read"] > 1.5e9
+    assert _ms(t, "prefetch", RS_04D + " -DCF_FRAG_PREFETCH") == _ms(t, "prefetch", RS_04D)  # 1.167 both
+    r = E.stall_regions(E.SOURCE_NINETEENTH, E.ROLE_MARKS_04D)
+    loop, epi = r.loc[E.ROLE_MARKS_04D[0][1]], r.loc[E.ROLE_MARKS_04D[1][1]]
+    assert loop["largest stall reasons"].startswith("short_sb")
+    assert epi["warp instructions (M)"] > 1.3 * loop["warp instructions (M)"]              # 203 M against 137 M
+
+
+def test_04d_was_recorded_verified_clean_and_faster_than_04c():
+    from convfuse import results
+    now = {r["variant"]: r for r in results.load(R.ROOT / "results" / "nvidia-h200.json")["records"] if r["problem"] == "conv2d"}
+    then = {r["variant"]: r for r in results.load(E.RECORD_EIGHTEENTH)["records"] if r["problem"] == "conv2d"}
+    rs = now[RS_04D]
+    assert RS_04D not in then and rs["verified"] and rs["verified_odd"] and rs["large_tensor"] == "ok"
+    assert rs["memcheck_errors"] == rs["racecheck_hazards"] == rs["synccheck_errors"] == 0 and rs["spill_bytes"] == 0
+    assert rs["median_ms"] < 0.92 * now[TF32_04C]["median_ms"]                              # 1.153 against 1.286
+    assert rs["rel_l2_err_fp64"] == now[TF32_04C]["rel_l2_err_fp64"]                       # same operands, same rounding
+    for k in (TF32_04C, FP16_04C, "04c_ws_3xfp16"):                                         # unchanged machine code
+        assert abs(now[k]["median_ms"] / then[k]["median_ms"] - 1) < 0.03

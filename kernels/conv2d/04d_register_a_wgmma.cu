@@ -38,7 +38,7 @@
 //   HGMMA issue is the bound there: ping-pong without fragment loads (CF_ABL_NOLDS) took 1.320, with three register
 //   sets (CF_FRAG_SETS=3) 1.347, consecutive HGMMAs into different accumulators (CF_MMA_INTERLEAVE) 1.335. Both
 //   consumers issuing at once (the default since): 1.210/1.205, then with the release moved after the HGMMAs (the
-//   first builds arrived right after the loads, which the SASS showed not waiting for them: one bitwise case of 75
+//   first builds arrived right after the loads, which the SASS showed not waiting for them: one bitwise case of 120
 //   differed) 1.214/1.198 and 1.189/1.166 against 04c's 1.364/1.346 and 1.343/1.318. Ablations: no epilogue at all
 //   (CF_ABL_NOEPI) 1.008, epilogue without stores (CF_ABL_NOSTORE) 1.244, fragments loaded once per tile 1.193: the
 //   epilogue's arithmetic costs ~17 %, because while one consumer computes it the other issues alone. Not kept:
@@ -46,6 +46,9 @@
 //   (CF_CONSUMERS=3, CF_ROWS=3, CF_PITCH=72, CF_STAGES=2, CF_PRODUCER_REGS=40, CF_PARAMS_SMEM) 1.313/1.314, with three
 //   register sets 1.249/1.237: their rings run dry (long-scoreboard stalls 4.55 per issue, 1.64 GB read from DRAM
 //   against 1.17); CF_TF32_TRUNC (no cvt, the tensor core truncates) 1.208 against 1.214, rel-L2 5.2e-4 against 3.1e-4.
+//   The record of 16:32 UTC: 1.153 ms, 4.31x eager, 1.99x torch.compile (04c TF32 1.286 in the same run). After it,
+//   the fragment loads one row ahead (CF_FRAG_PREFETCH, bitwise equal): 1.167 against 1.167. The call-3 source page:
+//   the consumers' epilogue executes 203 M warp instructions against their tile loop's 137 M.
 
 namespace cf04d {
 
@@ -207,7 +210,7 @@ __device__ __forceinline__ void mma_row(float (&acc)[ROWS][32], uint32_t (&frag)
     row_mmas<I>(acc, frag[I % SETS], wlo, whi);
     // The stage's last fragments are in registers (the wgmmas above have read them, so their shared loads are
     // done): the producer may refill it. Arriving right after the loads was a race: the arrive does not wait for
-    // loads in flight (SASS, call 1), and one of 75 bitwise cases differed (call 2).
+    // loads in flight (SASS, call 1), and one of 120 bitwise cases differed (call 2).
     if (I == XH - 1) mbar_arrive(empty);
     wgmma_commit();
     if constexpr (I == XH - 1 && XH % SETS != 0)
