@@ -405,6 +405,14 @@ inline const char* cf_sm90a_device(const char* name, int& dev, int& sms) {
                                 "(H100/H200); use 04_mma_* elsewhere");
     return nullptr;
 }
+// The shapes conv2d's sm_90a kernels compute: Cin = Cout = 64, k = 3, a valid (unpadded) stride-1 conv.
+inline const char* cf_conv2d_shape(const ConvArgs& a, const char* name) {
+    if (a.Cin != 64 || a.Cout != 64 || a.k != 3) return cf_message(name, " supports only Cin=64, Cout=64, kernel_size=3");
+    if (a.N < 1 || a.H < 3 || a.W < 3) return cf_message(name, " needs N >= 1 and H, W >= 3");
+    if (a.Ho != a.H - 2 || a.Wo != a.W - 2)
+        return cf_message(name, " computes a valid (unpadded) stride-1 conv: Ho = H-2, Wo = W-2");
+    return nullptr;
+}
 // A TMA map of a 4-D FP32 tensor (dims innermost first, densely packed) with box `box`; out-of-range elements
 // read as zero. cuTensorMapEncodeTiled is a driver function: reached through the runtime's entry-point query, so
 // the extension needs no -lcuda. False where TMA cannot take the tensor (base not 16-byte aligned, a row's bytes

@@ -420,12 +420,8 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
 const char* launch(const ConvArgs& a, cudaStream_t stream) {
     using namespace cf04d;
     constexpr const char* NAME = "04d_register_a_wgmma (conv2d)";
-    if (a.Cin != CIN || a.Cout != COUT || a.k != KS)
-        return "04d_register_a_wgmma (conv2d) supports only Cin=64, Cout=64, kernel_size=3";
-    if (a.N < 1 || a.H < KS || a.W < KS)
-        return "04d_register_a_wgmma (conv2d) needs N >= 1 and H, W >= 3";
-    if (a.Ho != a.H - KS + 1 || a.Wo != a.W - KS + 1)
-        return "04d_register_a_wgmma (conv2d) computes a valid (unpadded) stride-1 conv: Ho = H-2, Wo = W-2";
+    static_assert(CIN == 64 && COUT == 64 && KS == 3, "the shapes cf_conv2d_shape checks");
+    if (const char* err = cf_conv2d_shape(a, NAME)) return err;
     int dev = 0, sms = 0, grid = 0;
     if (const char* err = cf_sm90a_device(NAME, dev, sms)) return err;
     Geom g;
