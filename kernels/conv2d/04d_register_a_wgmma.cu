@@ -48,7 +48,8 @@
 //   against 1.17); CF_TF32_TRUNC (no cvt, the tensor core truncates) 1.208 against 1.214, rel-L2 5.2e-4 against 3.1e-4.
 //   The record of 16:32 UTC: 1.153 ms, 4.31x eager, 1.99x torch.compile (04c TF32 1.286 in the same run). After it,
 //   the fragment loads one row ahead (CF_FRAG_PREFETCH, bitwise equal): 1.167 against 1.167. The call-3 source page:
-//   the consumers' epilogue executes 203 M warp instructions against their tile loop's 137 M.
+//   the consumers' epilogue executes 203 M warp instructions against their tile loop's 137 M. CF_EPI_LEAN (prepared after
+//   the session's last device call, not measured): the epilogue in 2,828 SASS instructions instead of 3,127.
 
 namespace cf04d {
 
@@ -387,6 +388,36 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             const TileCoord tc = tile_coord(g, tile);
             const int px = tc.ox0 + 16 * warp + gid;
             float* yt = y + ((long long)tc.n * COUT + 2 * tq) * plane + (long long)tc.oh * g.Wo + px;
+#ifdef CF_EPI_LEAN
+            // CF_EPI_LEAN (candidate, not measured yet): the epilogue in fewer instructions. Call 3's ablation puts its
+            // arithmetic at 17 % of the time and its source page at 203 M warp instructions, more than the MMA loop's
+            // 137 M (SASS: ~24 per output, ~3 of them 64-bit address arithmetic). Here (acc + b) m is one FMA with
+            // b m folded per channel (one rounding fewer, not bitwise the same), LeakyReLU(0.01) one FMNMX (max(v,
+            // 0.01 v): NaN and +-Inf pass as before), and the 16 channel rows' addresses are formed once per tile and
+            // stepped by Wo per output row.
+            if (true) {
+                float* yc[16];
+#pragma unroll
+                for (int c = 0; c < 16; ++c) yc[c] = yt + (8 * (c >> 1) + (c & 1)) * plane;
+#pragma unroll
+                for (int o = 0; o < ROWS; ++o) {
+                    if (tc.oh + o >= g.Ho) break;
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        if (px + 8 * h >= g.Wo) continue;
+#pragma unroll
+                        for (int c = 0; c < 16; ++c) {
+                            const int jj = c >> 1, e = c & 1;
+                            const float m = m_r[pidx(jj, e)], v = fmaf(acc[o][4 * jj + 2 * h + e], m, b_r[pidx(jj, e)] * m);
+                            __stcs(yc[c] + 8 * h, gelu_erf_fast(fmaxf(v, 0.01f * v)));
+                        }
+                    }
+#pragma unroll
+                    for (int c = 0; c < 16; ++c) yc[c] += g.Wo;
+                }
+                continue;
+            }
+#endif
 #pragma unroll
             for (int o = 0; o < ROWS; ++o) {
                 if (tc.oh + o >= g.Ho) break;
