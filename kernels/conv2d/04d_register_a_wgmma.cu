@@ -395,28 +395,9 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             // b m folded per channel (one rounding fewer, not bitwise the same), LeakyReLU(0.01) one FMNMX (max(v,
             // 0.01 v): NaN and +-Inf pass as before), and the 16 channel rows' addresses are formed once per tile and
             // stepped by Wo per output row.
-            if (true) {
-                float* yc[16];
+            float* yc[16];
 #pragma unroll
-                for (int c = 0; c < 16; ++c) yc[c] = yt + (8 * (c >> 1) + (c & 1)) * plane;
-#pragma unroll
-                for (int o = 0; o < ROWS; ++o) {
-                    if (tc.oh + o >= g.Ho) break;
-#pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        if (px + 8 * h >= g.Wo) continue;
-#pragma unroll
-                        for (int c = 0; c < 16; ++c) {
-                            const int jj = c >> 1, e = c & 1;
-                            const float m = m_r[pidx(jj, e)], v = fmaf(acc[o][4 * jj + 2 * h + e], m, b_r[pidx(jj, e)] * m);
-                            __stcs(yc[c] + 8 * h, gelu_erf_fast(fmaxf(v, 0.01f * v)));
-                        }
-                    }
-#pragma unroll
-                    for (int c = 0; c < 16; ++c) yc[c] += g.Wo;
-                }
-                continue;
-            }
+            for (int c = 0; c < 16; ++c) yc[c] = yt + (8 * (c >> 1) + (c & 1)) * plane;
 #endif
 #pragma unroll
             for (int o = 0; o < ROWS; ++o) {
@@ -428,18 +409,28 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                     for (int jj = 0; jj < 8; ++jj)
 #pragma unroll
                         for (int e = 0; e < 2; ++e) {
-#if defined(CF_ABL_NOEPI)
-                            const float v = acc[o][4 * jj + 2 * h + e];     // ablation: no epilogue, no stores
-                            if (v == 1234.5f) __stcs(yt + (8 * jj + e) * plane + o * g.Wo + 8 * h, v);
-#elif defined(CF_ABL_NOSTORE)
-                            const float v = epilogue_conv2d(acc[o][4 * jj + 2 * h + e] + b_r[pidx(jj, e)], m_r[pidx(jj, e)]);
-                            if (v == 1234.5f) __stcs(yt + (8 * jj + e) * plane + o * g.Wo + 8 * h, v);   // ablation
+#ifdef CF_EPI_LEAN
+                            const float m = m_r[pidx(jj, e)], s = fmaf(acc[o][4 * jj + 2 * h + e], m, b_r[pidx(jj, e)] * m);
+                            const float v = gelu_erf_fast(fmaxf(s, 0.01f * s));
+                            float* const at = yc[2 * jj + e] + 8 * h;
+#else
+#ifdef CF_ABL_NOEPI
+                            const float v = acc[o][4 * jj + 2 * h + e];     // ablation: no epilogue
 #else
                             const float v = epilogue_conv2d(acc[o][4 * jj + 2 * h + e] + b_r[pidx(jj, e)], m_r[pidx(jj, e)]);
-                            __stcs(yt + (8 * jj + e) * plane + o * g.Wo + 8 * h, v);
 #endif
+                            float* const at = yt + (8 * jj + e) * plane + o * g.Wo + 8 * h;
+#endif
+#if defined(CF_ABL_NOEPI) || defined(CF_ABL_NOSTORE)
+                            if (v == 1234.5f)                               // ablation: values kept alive, no stores
+#endif
+                            __stcs(at, v);
                         }
                 }
+#ifdef CF_EPI_LEAN
+#pragma unroll
+                for (int c = 0; c < 16; ++c) yc[c] += g.Wo;
+#endif
             }
         }
     }
