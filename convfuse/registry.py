@@ -156,6 +156,11 @@ def _hopper(problem: str) -> list[Variant]:
                         "implicit GEMM turned around: output pixels as M, the input fragments loaded from the TMA's raw "
                         "rows into registers (wgmma with A in registers), nothing staged, TF32",
                         defines=("CF_GELU_FAST",), **_SM90A_RS)]
+    if problem == "conv3d":
+        out += [Variant("04d_rs_tf32", problem, "04d", "tf32", "fused",
+                        "implicit GEMM turned around: output pixels as M, the input fragments loaded from the TMA's raw "
+                        "rows into registers (wgmma with A in registers), nothing staged, TF32",
+                        **_SM90A_RS)]
     return out
 
 
@@ -321,12 +326,16 @@ _MEASURED_ON_CURRENT = (
     ("conv2d", "04d_rs_tf32", _04D_THREE + ("CF_FRAG_SETS=3",)),
 )
 # Prepared and compiled, not yet measured: the next device call's first builds.
+_04D3_THREE = ("CF_CONSUMERS=3", "CF_ROWS=3", "CF_PITCH=72", "CF_STAGES=5", "CF_PARAMS_SMEM")
 _WAITING = (
     # conv2d 04d's epilogue in fewer instructions (bias folded into the multiplier's FMA, LeakyReLU as one FMNMX, the
     # channel rows' addresses stepped per output row): 2,828 SASS instructions in the epilogue against 3,127 (local
     # nvcc 13.0). Predicted 1-2 % faster (the epilogue is 17 % of the time by ablation); not bitwise equal (one rounding
     # fewer), so the protocol decides.
     ("conv2d", "04d_rs_tf32", ("CF_EPI_LEAN",)),
+    # conv3d 04d (first build, not measured): three consumers of three rows (a 72-pixel box keeps a channel 8 banks on;
+    # the conv3d weights leave room for five stages per ring), bias and sum in shared memory for the 152-register budget
+    ("conv3d", "04d_rs_tf32", _04D3_THREE),
 )
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _WAITING
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).

@@ -1,0 +1,364 @@
+// 04d_register_a_wgmma — conv3d step 04d: conv2d 04d's turned-around implicit GEMM for the 3-D conv (pixels as M, the
+// input operand loaded into registers from the TMA's raw rows, nothing staged; sm_90a only: H100/H200).
+//
+// What changed from 04b and why. 04b multiplies weights (M = 64 Cout, shared memory) by input pixels (N, shared
+//   memory); TF32 wgmma reads shared operands K-major only, so each warpgroup loads its tile's input and transposes it
+//   into a pixel-major layout before its 27 wgmmas. Measured on real data (2026-12-02, fourteenth session) that staging
+//   costs 0.165 of the registered 0.898 ms: the build without it took 0.739. No design that kept the staging and moved
+//   it elsewhere got under 0.8 (a producer warpgroup 1.16-1.20, TMA boxes transposed from shared memory 1.05: the
+//   kernel log has each). conv2d 04d (2026-12-02, nineteenth session) took the operand out of shared memory's K-major
+//   rule instead: wgmma's A may come from registers in the mma.sync fragment layout (thread (g, t) of a warp holds rows
+//   g, g + 8 and columns t, t + 4 of its 16 x 8 slice), and a fragment can be loaded from any layout. Here M = 64 output
+//   pixels of one output row (warp w: pixels 16 w .. 16 w + 15), N = 64 Cout, K = the 8 input channels of one tap: with
+//   Cin = 8, one k8 step per tap, 27 per output row. A comes from the raw NCDHW rows as the TMA writes them (four
+//   4-byte shared loads and four cvt.rn per fragment: lane (g, t) reads channel t's row at pixel g, and a channel's
+//   pixels are CHP floats apart, CHP = 8 or 24 mod 32, so no bank conflicts), B is the weights, resident in shared
+//   memory K-major ([tap][k-half][co][4 channels], 04b's layout).
+// Reuse. A consumer warpgroup owns ROWS consecutive output rows of one output depth x 64 columns (ROWS m64n64
+//   accumulators, 32 registers each). A tile's input is three chunks, one per depth tap kd: XH = ROWS + 2 input rows of
+//   depth od + kd, 8 channels, PITCH columns (one TMA box). Input row i of a chunk, shifted by tap column s, is one
+//   fragment; it serves output rows i - r for the taps (kd, r, s) with 0 <= i - r < ROWS: with ROWS 4, 18 fragments per
+//   chunk feed 36 wgmmas, 108 per tile (27 per output row, as 04b's tile).
+// Pipeline: conv2d 04d's. Per input row its three fragments are loaded into one of two register sets, wgmma.fence, its
+//   wgmmas, the stage released after the chunk's last row's wgmmas, a commit, wgmma.wait_group 1. Consumers work on
+//   their own tiles at once, each with a ring of STAGES stages filled by one producer thread's TMA (4-D map of x as
+//   (W, H, D, N * 8): box PITCH x XH x 1 depth x 8 channels, out-of-image pixels zero-filled; tiles start at multiples
+//   of 64 columns, so boxes start 16-byte aligned). Shapes TMA cannot take (W % 4 != 0) copy with 4-byte cp.async.
+//   A tile is 3 chunks where conv2d's is 8, so the rings hold two tiles (STAGES 6): the producer runs a tile ahead.
+// Shared memory (as registered: 2 consumers, ROWS 4, PITCH 68, 6 stages): weights 55,296 B | 2 rings x 6 stages x
+//   13,056 B | 24 mbarriers = 212,160 B, one block per SM of 384 threads (a producer warpgroup at 40 registers, of which
+//   two threads issue copies; consumers at 232).
+// Epilogue: 04b's folded form (epilogue_conv3d_folded: bias and sum folded per channel, leaky as one FMNMX, clamp,
+//   the clamped-range GELU polynomial) on the accumulators; thread (g, t) holds pixels g, g + 8 of its warp's 16 and
+//   channels 8 j + 2 t, + 1: plain 4-byte streaming stores, 8 lanes writing 32 contiguous bytes of one channel row.
+//
+// Predicted before its first device call (notes/kernel_log.md, twentieth session): correct, errors against float64 as
+//   04b TF32's (same TF32 operands; cvt.rn here, as 04b's CF_TF32_RN); 0.78-0.92 ms against 04b's ~0.90.
+
+namespace cf04d3 {
+
+constexpr int CIN = 8, COUT = 64, KS = 3, TAPS = KS * KS;   // TAPS: the (kh, kw) taps of one depth tap kd (a chunk)
+constexpr int NCHUNK = KS;                                  // chunks per tile: the depth taps
+#ifndef CF_ROWS
+#define CF_ROWS 4
+#endif
+constexpr int ROWS = CF_ROWS;              // output rows per consumer tile: one m64n64 accumulator set each
+constexpr int TW = 64;                     // output columns per tile: the wgmma's M
+constexpr int XH = ROWS + KS - 1;          // input rows per chunk
+#ifndef CF_PITCH
+#define CF_PITCH 68
+#endif
+constexpr int PITCH = CF_PITCH;            // the TMA box's width: TW + 2 columns, rounded up to 16 bytes
+#ifndef CF_BOX_ROWS
+#define CF_BOX_ROWS XH
+#endif
+// the box's rows: XH, or more where XH * PITCH would put channels t and t + 2 in the same banks (XH = 4: 16 mod 32)
+constexpr int BOX_ROWS = CF_BOX_ROWS;
+static_assert(BOX_ROWS >= XH, "the box holds the chunk's input rows");
+constexpr int CHP = BOX_ROWS * PITCH;      // floats per channel of a stage
+static_assert(CHP % 32 == 8 || CHP % 32 == 24, "fragment loads: channels t and t + 1 in disjoint banks");
+constexpr int STAGE_FLOATS = CIN * CHP;    // [channel][row][PITCH]: the TMA box as it lands
+#ifndef CF_STAGES
+#define CF_STAGES 6
+#endif
+#ifndef CF_CONSUMERS
+#define CF_CONSUMERS 2
+#endif
+constexpr int STAGES = CF_STAGES, CONSUMERS = CF_CONSUMERS;
+constexpr int THREADS = 128 * (1 + CONSUMERS);
+constexpr int WFLOATS = KS * TAPS * 2 * COUT * 4;          // 13,824 floats = 55,296 B
+constexpr int WSTEP = 2 * COUT * 4 * 4;                    // bytes per tap: 2 KB
+constexpr int NBARS = 2 * CONSUMERS * STAGES;              // FULL and EMPTY per stage
+#ifdef CF_PARAMS_SMEM
+constexpr int PARAM_FLOATS = 2 * COUT;                     // bias + sum, 0.2 bias + sum: read in the epilogue
+#else
+constexpr int PARAM_FLOATS = 0;
+#endif
+constexpr int SMEM_BYTES = (WFLOATS + CONSUMERS * STAGES * STAGE_FLOATS) * 4 + NBARS * 8 + PARAM_FLOATS * 4;
+static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 block can have (227 KB)");
+static_assert((WFLOATS * 4) % 128 == 0 && (STAGE_FLOATS * 4) % 128 == 0, "TMA destinations 128-byte aligned");
+constexpr int KERNEL_REGS = (65536 / THREADS) & ~7;        // what __launch_bounds__(THREADS, 1) allows
+#ifndef CF_PRODUCER_REGS
+#define CF_PRODUCER_REGS 40
+#endif
+constexpr int PRODUCER_REGS = CF_PRODUCER_REGS;
+constexpr int CONSUMER_REGS = ((THREADS * KERNEL_REGS - 128 * PRODUCER_REGS) / (128 * CONSUMERS)) & ~7;
+static_assert(CONSUMER_REGS <= 256 && 128 * PRODUCER_REGS + 128 * CONSUMERS * CONSUMER_REGS <= THREADS * KERNEL_REGS,
+              "register pool");
+
+struct Geom {
+    int N, D, H, W, Do, Ho, Wo;
+    int tiles_x, tiles_y, tiles;
+    int tma;     // the kernel parameter xmap describes x (W % 4 == 0, x 16-byte aligned)
+};
+struct TileCoord { int n, od, oh, ox0; };
+__device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
+    const int tx = tile % g.tiles_x;
+    int t = tile / g.tiles_x;
+    const int ty = t % g.tiles_y;
+    t /= g.tiles_y;
+    return { t / g.Do, t % g.Do, ty * ROWS, tx * TW };
+}
+// Consumer k's tiles: blockIdx.x * CONSUMERS + k, then CONSUMERS gridDim.x apart.
+__device__ __forceinline__ int first_tile(int k) { return blockIdx.x * CONSUMERS + k; }
+
+template <int R> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(R)); }
+template <int R> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(R)); }
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(smem_addr(bar)) : "memory");
+}
+
+// D (64 pixels x 64 Cout) += A (64 x 8, registers) * B (8 x 64, shared, K-major).
+__device__ __forceinline__ void wgmma_rs(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {" CF_WGMMA_REGS32 "}, "
+                 "{%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+                 : CF_WGMMA_ACC32(d)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(1));
+}
+__device__ __forceinline__ uint32_t tf32_bits(float v) {
+    uint32_t r;
+    asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+    return r;
+}
+
+// Weights, once per block, TF32-rounded: f = ((s * 2 + half) * 64 + co) * 4 + e  <-  w[co][4 half + e][s], s = the tap
+// kd * 9 + kh * 3 + kw (04b's layout): per tap the B operand of a k8 step, core matrices 8 Cout x 4 channels.
+__device__ __forceinline__ void stage_weights(float* sw, const float* __restrict__ w) {
+    for (int f = threadIdx.x; f < WFLOATS; f += THREADS) {
+        const int e = f & 3, co = (f >> 2) & 63, half = (f >> 8) & 1, s = f >> 9;
+        sw[f] = tf32_round(__ldg(w + (co * CIN + 4 * half + e) * (KS * TAPS) + s));
+    }
+}
+
+// The copy for shapes TMA cannot take: the box's floats with 4-byte cp.async by one warp, zero-filled outside the image.
+__device__ __forceinline__ void load_stage(float* dst, const float* __restrict__ x, const Geom& g, TileCoord tc, int kd,
+                                           int lane) {
+    const int gz = tc.od + kd;                   // < D: od <= D - 3
+#pragma unroll 1
+    for (int e = lane; e < STAGE_FLOATS; e += 32) {
+        const int ch = e / CHP, rem = e - ch * CHP, row = rem / PITCH, col = rem - row * PITCH;
+        const int gy = tc.oh + row, gx = tc.ox0 + col;
+        const bool ok = gy < g.H && gx < g.W;
+        const float* src = ok ? x + ((((long long)tc.n * CIN + ch) * g.D + gz) * g.H + gy) * g.W + gx : x;
+        cp_async4(dst + e, src, ok ? 4 : 0);
+    }
+}
+
+// One input row's three fragments (taps s = 0, 1, 2): a0 (pixel g, channel t), a1 (pixel g + 8, t), a2 (g, t + 4),
+// a3 (g + 8, t + 4), from `fb` = the stage at channel t, pixel 16 warp + g.
+template <int I>
+__device__ __forceinline__ void load_fragments(uint32_t (&a)[3][4], const float* fb) {
+#pragma unroll
+    for (int s = 0; s < KS; ++s) {
+        a[s][0] = tf32_bits(fb[I * PITCH + s]);
+        a[s][1] = tf32_bits(fb[I * PITCH + s + 8]);
+        a[s][2] = tf32_bits(fb[4 * CHP + I * PITCH + s]);
+        a[s][3] = tf32_bits(fb[4 * CHP + I * PITCH + s + 8]);
+    }
+}
+// Input row I's wgmmas: tap (r, s) of the chunk into output row I - r.
+template <int I>
+__device__ __forceinline__ void row_mmas(float (&acc)[ROWS][32], const uint32_t (&a)[3][4], uint32_t wlo, uint32_t whi) {
+#pragma unroll
+    for (int r = 0; r < KS; ++r) {
+        if (I - r < 0 || I - r >= ROWS) continue;
+#pragma unroll
+        for (int s = 0; s < KS; ++s) wgmma_rs(acc[I - r], a[s], desc_at(wlo, whi, (r * KS + s) * WSTEP));
+    }
+}
+// Register sets for the fragments: a row's wgmmas may still read set I % SETS while SETS - 1 later rows load theirs.
+#ifndef CF_FRAG_SETS
+#define CF_FRAG_SETS 2
+#endif
+constexpr int SETS = CF_FRAG_SETS;
+template <int I>
+__device__ __forceinline__ void mma_row(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][3][4], const float* fb,
+                                        uint32_t wlo, uint32_t whi, uint64_t* empty) {
+    load_fragments<I>(frag[I % SETS], fb);
+    wgmma_fence();                                 // the fragment registers were written by ordinary instructions
+    row_mmas<I>(acc, frag[I % SETS], wlo, whi);
+    // The stage's last fragments are in registers (an HGMMA cannot issue before its fragment registers have arrived):
+    // the producer may refill it. conv2d 04d's first builds arrived right after the loads, a race (its kernel log).
+    if (I == XH - 1) mbar_arrive(empty);
+    wgmma_commit();
+    if constexpr (I == XH - 1 && XH % SETS != 0)
+        wgmma_wait<0>();                           // the next chunk's first row takes set 0 again: all of this one read
+    else
+        wgmma_wait<SETS - 1>();                    // the row that used the next set has been read
+}
+template <int I>
+__device__ __forceinline__ void mma_rows(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][3][4], const float* fb,
+                                         uint32_t wlo, uint32_t whi, uint64_t* empty) {
+    mma_row<I>(acc, frag, fb, wlo, whi, empty);
+    if constexpr (I + 1 < XH) mma_rows<I + 1>(acc, frag, fb, wlo, whi, empty);
+}
+
+__global__ void __launch_bounds__(THREADS, 1)
+conv3d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restrict__ x, const float* __restrict__ w,
+                 const float* __restrict__ bias, const float* __restrict__ sum, float* __restrict__ y, Geom g) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ __align__(128) float smem[];
+    float* sw = smem;
+    float* rings = sw + WFLOATS;
+    uint64_t* bars = reinterpret_cast<uint64_t*>(rings + CONSUMERS * STAGES * STAGE_FLOATS);
+#ifdef CF_PARAMS_SMEM
+    float* sparam = reinterpret_cast<float*>(bars + NBARS);   // b + s [64], 0.2 b + s [64]
+    if (threadIdx.x < COUT) {
+        const float b = __ldg(bias + threadIdx.x), s = __ldg(sum + threadIdx.x);
+        sparam[threadIdx.x] = b + s;
+        sparam[COUT + threadIdx.x] = fmaf(0.2f, b, s);
+    }
+#endif
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < CONSUMERS * STAGES; ++i) {
+            mbar_init(bars + i, g.tma ? 1 : 32);                       // FULL: the TMA's expect_tx, or a warp's cp.async
+            mbar_init(bars + CONSUMERS * STAGES + i, 128);             // EMPTY: every thread of the consumer
+        }
+        mbar_init_fence();
+    }
+    stage_weights(sw, w);
+    fence_proxy_async();                         // the weights, written by ordinary stores, are read by wgmma
+    __syncthreads();
+    const int wg = threadIdx.x >> 7;
+    if (wg == 0) {
+        // ---- producer: warp k fills consumer k's ring, one TMA per chunk ----
+        setmaxnreg_dec<PRODUCER_REGS>();
+        const int stride = CONSUMERS * gridDim.x;
+        const int k = threadIdx.x >> 5, lane = threadIdx.x & 31;
+        if (k >= CONSUMERS || (g.tma && lane != 0)) return;     // one thread per ring issues its TMAs
+        float* ring = rings + k * STAGES * STAGE_FLOATS;
+        uint64_t* full = bars + k * STAGES;
+        uint64_t* empty = bars + CONSUMERS * STAGES + k * STAGES;
+        int slot = 0;
+        unsigned phase = 0;
+#pragma unroll 1
+        for (int tile = first_tile(k); tile < g.tiles; tile += stride) {
+            const TileCoord tc = tile_coord(g, tile);
+#pragma unroll 1
+            for (int kd = 0; kd < NCHUNK; ++kd) {
+                mbar_wait(empty + slot, phase ^ 1u);      // a fresh barrier's previous phase counts as complete
+                float* dst = ring + slot * STAGE_FLOATS;
+                if (g.tma) {
+                    mbar_arrive_expect_tx(full + slot, STAGE_FLOATS * 4);
+                    tma_load_4d(dst, &xmap, tc.ox0, tc.oh, tc.od + kd, tc.n * CIN, full + slot);
+                } else {
+                    load_stage(dst, x, g, tc, kd, lane);
+                    cp_async_mbar_arrive(full + slot);
+                }
+                if (++slot == STAGES) { slot = 0; phase ^= 1u; }
+            }
+        }
+        cp_async_wait<0>();                          // the fallback's copies have landed before the thread exits
+    } else {
+        // ---- consumer: fragments from the ring, MMAs, epilogue from the accumulators ----
+        setmaxnreg_inc<CONSUMER_REGS>();
+        const int stride = CONSUMERS * gridDim.x;
+        const int k = wg - 1, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
+        const int gid = lane >> 2, tq = lane & 3;
+        const float* ring = rings + k * STAGES * STAGE_FLOATS + tq * CHP + 16 * warp + gid;
+        uint64_t* full = bars + k * STAGES;
+        uint64_t* empty = bars + CONSUMERS * STAGES + k * STAGES;
+        const uint64_t d0 = wgmma_desc(smem_addr(sw), 1024, 128);      // lbo: k-half 0 -> 1; sbo: 8 Cout
+        const uint32_t whi = (uint32_t)(d0 >> 32);
+        // this thread's 16 channels 8 j + 2 tq + e: b + s and 0.2 b + s (epilogue_conv3d_folded)
+#ifdef CF_PARAMS_SMEM
+        const float* bs_r = sparam + 2 * tq;
+        const float* b2s_r = sparam + COUT + 2 * tq;
+        auto pidx = [](int jj, int e) { return 8 * jj + e; };
+#else
+        float bs_r[16], b2s_r[16];
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const float b = __ldg(bias + 8 * j + 2 * tq + e), s = __ldg(sum + 8 * j + 2 * tq + e);
+                bs_r[2 * j + e] = b + s;
+                b2s_r[2 * j + e] = fmaf(0.2f, b, s);
+            }
+        auto pidx = [](int jj, int e) { return 2 * jj + e; };
+#endif
+        const int plane = g.Do * g.Ho * g.Wo;      // < 2^31 / 64: launch() checks
+        int slot = 0;
+        unsigned phase = 0;
+        float acc[ROWS][32];
+        uint32_t frag[SETS][3][4];
+        const uint32_t wlo0 = opaque((uint32_t)d0);
+#pragma unroll 1
+        for (int tile = first_tile(k); tile < g.tiles; tile += stride) {
+#pragma unroll
+            for (int o = 0; o < ROWS; ++o)
+#pragma unroll
+                for (int i = 0; i < 32; ++i) acc[o][i] = 0.0f;
+#pragma unroll 1
+            for (int kd = 0; kd < NCHUNK; ++kd) {
+                mbar_wait(full + slot, phase);
+                // the depth tap's weights, broadcast from lane 0 so that the compiler knows the descriptors are
+                // warp-uniform and keeps them in uniform registers (conv2d 04d: without it, two R2UR per wgmma)
+                const uint32_t wlo = __shfl_sync(~0u, wlo0 + kd * (TAPS * WSTEP >> 4), 0);
+                mma_rows<0>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot);
+                if (++slot == STAGES) { slot = 0; phase ^= 1u; }
+            }
+            wgmma_wait<0>();
+#pragma unroll
+            for (int o = 0; o < ROWS; ++o) fence_operand(acc[o]);
+            const TileCoord tc = tile_coord(g, tile);
+            const int px = tc.ox0 + 16 * warp + gid;
+            float* yt = y + ((long long)tc.n * COUT + 2 * tq) * plane + ((long long)tc.od * g.Ho + tc.oh) * g.Wo + px;
+#pragma unroll
+            for (int o = 0; o < ROWS; ++o) {
+                if (tc.oh + o >= g.Ho) break;
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    if (px + 8 * h >= g.Wo) continue;
+#pragma unroll
+                    for (int jj = 0; jj < 8; ++jj)
+#pragma unroll
+                        for (int e = 0; e < 2; ++e) {
+#ifdef CF_ABL_NOEPI
+                            const float v = acc[o][4 * jj + 2 * h + e];     // ablation: no epilogue
+#else
+                            const float v = epilogue_conv3d_folded(acc[o][4 * jj + 2 * h + e], 1.0f,
+                                                                   bs_r[pidx(jj, e)], b2s_r[pidx(jj, e)]);
+#endif
+                            __stcs(yt + (8 * jj + e) * plane + o * g.Wo + 8 * h, v);
+                        }
+                }
+            }
+        }
+    }
+#endif
+}
+
+}  // namespace cf04d3
+
+const char* launch(const ConvArgs& a, cudaStream_t stream) {
+    using namespace cf04d3;
+    constexpr const char* NAME = "04d_register_a_wgmma (conv3d)";
+    if (a.Cin != CIN || a.Cout != COUT || a.k != KS)
+        return cf_message(NAME, " supports only Cin=8, Cout=64, kernel_size=3");
+    if (a.N < 1 || a.D < KS || a.H < KS || a.W < KS) return cf_message(NAME, " needs N >= 1 and D, H, W >= 3");
+    if (a.Do != a.D - KS + 1 || a.Ho != a.H - KS + 1 || a.Wo != a.W - KS + 1)
+        return cf_message(NAME, " computes a valid (unpadded) stride-1 conv: Do = D-2, Ho = H-2, Wo = W-2");
+    if ((long long)COUT * a.Do * a.Ho * a.Wo >= 0x80000000LL)
+        return cf_message(NAME, ": an image's output must have fewer than 2^31 elements (32-bit offsets)");
+    int dev = 0, sms = 0, grid = 0;
+    if (const char* err = cf_sm90a_device(NAME, dev, sms)) return err;
+    Geom g;
+    g.N = a.N; g.D = a.D; g.H = a.H; g.W = a.W; g.Do = a.Do; g.Ho = a.Ho; g.Wo = a.Wo;
+    g.tiles_x = cf_ceil_div(a.Wo, TW);
+    g.tiles_y = cf_ceil_div(a.Ho, ROWS);
+    const long long tiles = (long long)a.N * a.Do * g.tiles_y * g.tiles_x;
+    if (tiles > 0x7fffffffLL - 2LL * sms * CONSUMERS)
+        return cf_message(NAME, ": too many tiles for a 32-bit tile index");
+    g.tiles = (int)tiles;
+    CUtensorMap xmap{};
+    g.tma = (long long)a.N * CIN < 0x7fffffffLL &&
+            cf_encode_tma_4d(&xmap, a.x, {(uint64_t)a.W, (uint64_t)a.H, (uint64_t)a.D, (uint64_t)a.N * CIN},
+                             {(uint32_t)PITCH, (uint32_t)BOX_ROWS, 1u, (uint32_t)CIN}) ? 1 : 0;
+    if (const char* err = cf_persistent_grid(conv3d_rs_kernel, THREADS, SMEM_BYTES,
+                                             (tiles + CONSUMERS - 1) / CONSUMERS, sms, NAME, grid))
+        return err;
+    conv3d_rs_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(xmap, a.x, a.w, a.bias, a.param, a.y, g);
+    return nullptr;
+}
