@@ -239,6 +239,11 @@ conv3d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             for (int kd = 0; kd < NCHUNK; ++kd) {
                 mbar_wait(empty + slot, phase ^ 1u);      // a fresh barrier's previous phase counts as complete
                 float* dst = ring + slot * STAGE_FLOATS;
+#ifdef CF_ABL_NOTMA
+                if (g.tma) {                              // ablation: no copy, the stage as it is (timed only)
+                    mbar_arrive(full + slot);
+                } else
+#endif
                 if (g.tma) {
                     mbar_arrive_expect_tx(full + slot, STAGE_FLOATS * 4);
                     tma_load_4d(dst, &xmap, tc.ox0, tc.oh, tc.od + kd, tc.n * CIN, full + slot);
@@ -320,6 +325,9 @@ conv3d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
 #else
                             const float v = epilogue_conv3d_folded(acc[o][4 * jj + 2 * h + e], 1.0f,
                                                                    bs_r[pidx(jj, e)], b2s_r[pidx(jj, e)]);
+#endif
+#ifdef CF_ABL_NOSTORE
+                            if (v == 1234.5f)                               // ablation: values kept alive, no stores
 #endif
                             __stcs(yt + (8 * jj + e) * plane + o * g.Wo + 8 * h, v);
                         }
