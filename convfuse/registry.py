@@ -333,6 +333,8 @@ _WAITING = (
     # nvcc 13.0). Predicted 1-2 % faster (the epilogue is 17 % of the time by ablation); not bitwise equal (one rounding
     # fewer), so the protocol decides.
     ("conv2d", "04d_rs_tf32", ("CF_EPI_LEAN",)),
+    # conv2d 04d: each output row's epilogue while the last chunk's later wgmmas are in flight (the last chunk peeled)
+    ("conv2d", "04d_rs_tf32", ("CF_EPI_OVERLAP",)),
     # conv3d 04d (first build, not measured): three consumers of three rows (a 72-pixel box keeps a channel 8 banks on;
     # the conv3d weights leave room for five stages per ring), bias and sum in shared memory for the 152-register budget
     ("conv3d", "04d_rs_tf32", _04D3_THREE),

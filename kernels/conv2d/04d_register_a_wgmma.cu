@@ -225,6 +225,49 @@ __device__ __forceinline__ void mma_rows(float (&acc)[ROWS][32], uint32_t (&frag
     mma_row<I>(acc, frag, fb, wlo, whi, empty, load);
     if constexpr (I + 1 < XH) mma_rows<I + 1>(acc, frag, fb, wlo, whi, empty, load);
 }
+#ifdef CF_EPI_OVERLAP
+// CF_EPI_OVERLAP (candidate): in a tile's last chunk, output row o's sums are final once input row o + 2's wgmmas are
+// done, which mma_row<o + 3>'s wait_group 1 guarantees; its epilogue then runs while row o + 3's wgmmas are in flight
+// (they write the accumulators of rows o + 1 .. o + 3 only), instead of every row's after the last wgmma. The same
+// arithmetic and stores as the registered epilogue, so bitwise the same.
+static_assert(SETS == 2, "CF_EPI_OVERLAP: after mma_row<I>, the rows up to I - KS are final with two register sets");
+#if defined(CF_EPI_LEAN) || defined(CF_PARAMS_SMEM) || defined(CF_ABL_NOEPI) || defined(CF_ABL_NOSTORE) || defined(CF_FRAG_PREFETCH)
+#error "CF_EPI_OVERLAP is written for the registered epilogue only"
+#endif
+__device__ __forceinline__ void st_cs_if(float* p, float v, int ok) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n@p st.global.cs.f32 [%0], %1;\n}\n" :: "l"(p), "f"(v), "r"(ok) : "memory");
+}
+template <int O>
+__device__ __forceinline__ void epilogue_row(float (&a)[32], const float (&b_r)[16], const float (&m_r)[16], float* yt,
+                                             long long plane, const Geom& g, int oh, int px) {
+    fence_operand(a);
+    // no branches while wgmmas are in flight: ptxas serializes every wgmma of the kernel if it must wait for them in a
+    // divergent path (C7518), so the edges are predicates on the stores
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int ok = oh + O < g.Ho && px + 8 * h < g.Wo;
+#pragma unroll
+        for (int jj = 0; jj < 8; ++jj)
+#pragma unroll
+            for (int e = 0; e < 2; ++e)
+                st_cs_if(yt + (8 * jj + e) * plane + O * g.Wo + 8 * h,
+                         epilogue_conv2d(a[4 * jj + 2 * h + e] + b_r[2 * jj + e], m_r[2 * jj + e]), ok);
+    }
+}
+template <int I>
+__device__ __forceinline__ void mma_rows_epi(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][3][4], const float* fb,
+                                             uint32_t wlo, uint32_t whi, uint64_t* empty, const float (&b_r)[16],
+                                             const float (&m_r)[16], float* yt, long long plane, const Geom& g, int oh, int px) {
+    mma_row<I>(acc, frag, fb, wlo, whi, empty, false);
+    if constexpr (I >= KS) epilogue_row<I - KS>(acc[I - KS], b_r, m_r, yt, plane, g, oh, px);
+    if constexpr (I + 1 < XH) {
+        mma_rows_epi<I + 1>(acc, frag, fb, wlo, whi, empty, b_r, m_r, yt, plane, g, oh, px);
+    } else {
+        wgmma_wait<0>();
+        epilogue_row<ROWS - 1>(acc[ROWS - 1], b_r, m_r, yt, plane, g, oh, px);
+    }
+}
+#endif
 #ifdef CF_FRAG_PREFETCH
 // CF_FRAG_PREFETCH (candidate): the call-3 source page has the consumers' F2FP waiting for their LDS (short scoreboard,
 // 17 % of all samples) and HGMMA for the F2FP: row I + 1's floats are loaded before row I's wgmmas issue, so their
@@ -360,7 +403,11 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
 #endif
             const uint32_t wlo0 = opaque((uint32_t)d0);
 #pragma unroll 1
+#ifdef CF_EPI_OVERLAP
+            for (int chunk = 0; chunk < NCHUNK - 1; ++chunk) {
+#else
             for (int chunk = 0; chunk < NCHUNK; ++chunk) {
+#endif
                 mbar_wait(full + slot, phase);
                 // the chunk's weights, broadcast from lane 0 so that the compiler knows the descriptors are warp-uniform
                 // and keeps them in uniform registers (without it, some builds moved each one with two R2UR per wgmma)
@@ -381,6 +428,19 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             // this tile's MMAs are issued: the block's next tile (the other consumer's) may issue its own
 #ifdef CF_PINGPONG
             if ((k == 0 ? tile + 1 : tile + stride - 1) < g.tiles) order_pass(k);
+#endif
+#ifdef CF_EPI_OVERLAP
+            {   // the last chunk, peeled: no branch around it (ptxas serializes all wgmmas if a wait falls in one)
+                mbar_wait(full + slot, phase);
+                const uint32_t wlo = __shfl_sync(~0u, wlo0 + (NCHUNK - 1) * (TAPS * WSTEP >> 4), 0);
+                const TileCoord tc = tile_coord(g, tile);
+                const int px = tc.ox0 + 16 * warp + gid;
+                float* yt = y + ((long long)tc.n * COUT + 2 * tq) * plane + (long long)tc.oh * g.Wo + px;
+                mma_rows_epi<0>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot, b_r, m_r, yt, plane, g,
+                                tc.oh, px);
+                if (++slot == STAGES) { slot = 0; phase ^= 1u; }
+                continue;                                  // every row's epilogue ran in the last chunk
+            }
 #endif
             wgmma_wait<0>();
 #pragma unroll
