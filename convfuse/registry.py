@@ -70,9 +70,10 @@ def _kernels(problem: str) -> list[Variant]:
 # weights (295 KB either way) do not fit an SM's shared memory next to anything; the CF_TF32BF16 candidate
 # streams them per chunk, which ties the warpgroups of a block to one pipeline (measured 2026-12-01: 4.6 ms,
 # rel-L2 3.2e-6, over the FP32 bound; kernels/conv2d/04b_implicit_gemm_wgmma.cu).
-# Step 04d (sm_90a, conv2d): the implicit GEMM turned around, output pixels as M and the input fragments loaded from the
-# TMA's raw rows into registers (wgmma with A in registers), so nothing is transposed or staged; TF32 (the kernel's
-# header says why and what was measured).
+# Step 04d (sm_90a): the implicit GEMM turned around, output pixels as M and the input fragments loaded from the TMA's
+# raw rows into registers (wgmma with A in registers), so nothing is transposed or staged; TF32 (the kernels' headers say
+# why and what was measured). conv2d's fastest TF32 kernel; on conv3d a measured negative (1.82 ms against 04b's 0.90:
+# its short tiles cannot hide their stores).
 HOPPER_PROBLEMS = ("conv2d", "conv3d")
 _SM90A = dict(source="04b_implicit_gemm_wgmma", archs=("90a",), needs_cc=(9, 0),
               notes="sm_90a only (H100/H200); refused with a clear error on other GPUs")
@@ -266,6 +267,11 @@ def _measured_builds(candidates) -> tuple:
 
 # conv2d 04d with three consumers of three output rows (a 72-pixel box keeps a channel 8 banks on; two stages per ring fit)
 _04D_THREE = ("CF_CONSUMERS=3", "CF_ROWS=3", "CF_PITCH=72", "CF_STAGES=2", "CF_PRODUCER_REGS=40", "CF_PARAMS_SMEM")
+# conv3d 04d with three consumers of three rows (a 72-pixel box; the 55 KB of conv3d weights leave room for five stages
+# per ring; bias and sum in shared memory for the 152-register budget), and four of two (a 4-row box puts a channel 16
+# banks on at any width, so the box takes a fifth row it never reads; three stages; consumers at 104 registers)
+_04D3_THREE = ("CF_CONSUMERS=3", "CF_ROWS=3", "CF_PITCH=72", "CF_STAGES=5", "CF_PARAMS_SMEM")
+_04D3_FOUR = ("CF_CONSUMERS=4", "CF_ROWS=2", "CF_PITCH=72", "CF_BOX_ROWS=5", "CF_STAGES=3", "CF_PARAMS_SMEM")
 # Measured after the cuts, on the builds registered now (nothing to leave out). H200, 2026-12-02 from 03:44 UTC
 # (results/device-logs/explore-2026-12-02c/; the 04b header says why):
 _MEASURED_ON_CURRENT = (
@@ -324,21 +330,21 @@ _MEASURED_ON_CURRENT = (
     # register sets 1.249, 1.237
     ("conv2d", "04d_rs_tf32", _04D_THREE),
     ("conv2d", "04d_rs_tf32", _04D_THREE + ("CF_FRAG_SETS=3",)),
+    # H200, 2026-12-02 from 17:45 UTC (results/device-logs/explore-2026-12-02i/; notes/kernel_log.md, twentieth session).
+    # conv2d 04d's epilogue in fewer instructions (bias folded into the multiplier's FMA, LeakyReLU as one FMNMX, the
+    # channel rows' addresses stepped per output row; 2,828 SASS instructions against 3,127; one rounding fewer, within
+    # the TF32 bound): 1.244 vs 1.239, 1.187 vs 1.177
+    ("conv2d", "04d_rs_tf32", ("CF_EPI_LEAN",)),
+    # each output row's epilogue while the last chunk's later wgmmas are in flight (the last chunk peeled); bitwise
+    # equal: 1.222 vs 1.177, 1.195 vs 1.159
+    ("conv2d", "04d_rs_tf32", ("CF_EPI_OVERLAP",)),
+    # conv3d 04d, bitwise equal to its registration: three consumers of three rows 2.010, 2.011 vs 1.820, 1.819; four of
+    # two 1.888, 1.876 (without stores, CF_ABL_NOSTORE: 0.867 vs 0.973; 04b TF32 0.894 with everything)
+    ("conv3d", "04d_rs_tf32", _04D3_THREE),
+    ("conv3d", "04d_rs_tf32", _04D3_FOUR),
 )
 # Prepared and compiled, not yet measured: the next device call's first builds.
-_04D3_THREE = ("CF_CONSUMERS=3", "CF_ROWS=3", "CF_PITCH=72", "CF_STAGES=5", "CF_PARAMS_SMEM")
-_WAITING = (
-    # conv2d 04d's epilogue in fewer instructions (bias folded into the multiplier's FMA, LeakyReLU as one FMNMX, the
-    # channel rows' addresses stepped per output row): 2,828 SASS instructions in the epilogue against 3,127 (local
-    # nvcc 13.0). Predicted 1-2 % faster (the epilogue is 17 % of the time by ablation); not bitwise equal (one rounding
-    # fewer), so the protocol decides.
-    ("conv2d", "04d_rs_tf32", ("CF_EPI_LEAN",)),
-    # conv2d 04d: each output row's epilogue while the last chunk's later wgmmas are in flight (the last chunk peeled)
-    ("conv2d", "04d_rs_tf32", ("CF_EPI_OVERLAP",)),
-    # conv3d 04d (first build, not measured): three consumers of three rows (a 72-pixel box keeps a channel 8 banks on;
-    # the conv3d weights leave room for five stages per ring), bias and sum in shared memory for the 152-register budget
-    ("conv3d", "04d_rs_tf32", _04D3_THREE),
-)
+_WAITING = ()
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _WAITING
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
 ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE"),

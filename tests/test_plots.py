@@ -29,7 +29,7 @@ _MS = {
                "01_epilogue_fused": 7.1, "02_epilogue_vec3d": 6.6, "03a_seed_fused": 41.7,
                "03b_register_tiled": 5.0, "04_mma_tf32": 1.5, "04_mma_3xtf32": 2.6,
                "04b_wgmma_tf32": 1.2, "04b_wgmma_3xtf32": 2.4, "04b_wgmma_tf32bf16": 2.2,
-               "04b_wgmma_3xfp16": 1.7, "04b_wgmma_fp16": 1.0},
+               "04b_wgmma_3xfp16": 1.7, "04b_wgmma_fp16": 1.0, "04d_rs_tf32": 1.8},
 }
 _ALONE = {"01_epilogue_fused": 1.55, "02_epilogue_vec3d": 1.05}   # x the copy time
 _ERR = {"fp32": (2.8e-6, 5.1e-7), "3xtf32": (3.1e-6, 5.4e-7), "tf32+bf16": (5.5e-6, 6.4e-7), "3xfp16": (1.0e-5, 1.0e-6),

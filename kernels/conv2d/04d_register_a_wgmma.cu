@@ -48,8 +48,10 @@
 //   against 1.17); CF_TF32_TRUNC (no cvt, the tensor core truncates) 1.208 against 1.214, rel-L2 5.2e-4 against 3.1e-4.
 //   The record of 16:32 UTC: 1.153 ms, 4.31x eager, 1.99x torch.compile (04c TF32 1.286 in the same run). After it,
 //   the fragment loads one row ahead (CF_FRAG_PREFETCH, bitwise equal): 1.167 against 1.167. The call-3 source page:
-//   the consumers' epilogue executes 203 M warp instructions against their tile loop's 137 M. CF_EPI_LEAN (prepared after
-//   the session's last device call, not measured): the epilogue in 2,828 SASS instructions instead of 3,127.
+//   the consumers' epilogue executes 203 M warp instructions against their tile loop's 137 M. Twentieth session
+//   (2026-12-02 from 17:45 UTC, explore-2026-12-02i/): CF_EPI_LEAN (the epilogue in 2,828 SASS instructions instead of
+//   3,127) 1.244 against 1.239 and 1.187 against 1.177: fewer instructions, no faster. CF_EPI_OVERLAP (each row's
+//   epilogue under the last chunk's later wgmmas, bitwise equal) 1.222 against 1.177 and 1.195 against 1.159: slower.
 
 namespace cf04d {
 
@@ -449,7 +451,7 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             const int px = tc.ox0 + 16 * warp + gid;
             float* yt = y + ((long long)tc.n * COUT + 2 * tq) * plane + (long long)tc.oh * g.Wo + px;
 #ifdef CF_EPI_LEAN
-            // CF_EPI_LEAN (candidate, not measured yet): the epilogue in fewer instructions. Call 3's ablation puts its
+            // CF_EPI_LEAN (candidate; measured no faster): the epilogue in fewer instructions. Call 3's ablation puts its
             // arithmetic at 17 % of the time and its source page at 203 M warp instructions, more than the MMA loop's
             // 137 M (SASS: ~24 per output, ~3 of them 64-bit address arithmetic). Here (acc + b) m is one FMA with
             // b m folded per channel (one rounding fewer, not bitwise the same), LeakyReLU(0.01) one FMNMX (max(v,

@@ -32,8 +32,18 @@
 //   the clamped-range GELU polynomial) on the accumulators; thread (g, t) holds pixels g, g + 8 of its warp's 16 and
 //   channels 8 j + 2 t, + 1: plain 4-byte streaming stores, 8 lanes writing 32 contiguous bytes of one channel row.
 //
-// Predicted before its first device call (notes/kernel_log.md, twentieth session): correct, errors against float64 as
-//   04b TF32's (same TF32 operands; cvt.rn here, as 04b's CF_TF32_RN); 0.78-0.92 ms against 04b's ~0.90.
+// Measured on the H200, 2026-12-02 17:45-17:54 UTC (results/device-logs/explore-2026-12-02i/, notes/kernel_log.md,
+//   twentieth session; medians of one interleaved run per process): correct on the first run, its errors against
+//   float64 those of 04b TF32 to four digits; and a measured negative: 1.820 and 1.825 ms against 04b TF32's 0.898 and
+//   0.894 (predicted 0.90-1.05 from conv2d 04d's rates). Three consumers of three rows (CF_CONSUMERS=3, CF_ROWS=3,
+//   CF_PITCH=72, CF_STAGES=5, CF_PARAMS_SMEM) 2.010; four of two (CF_CONSUMERS=4, CF_ROWS=2, CF_PITCH=72, CF_BOX_ROWS=5,
+//   CF_STAGES=3, CF_PARAMS_SMEM) 1.888. What bounds it is the output: without stores (CF_ABL_NOSTORE) 0.973 (four
+//   consumers 0.867), without the epilogue's arithmetic (CF_ABL_NOEPI, stores kept) 1.790, without input copies
+//   (CF_ABL_NOTMA) 1.673. The source page puts 26 % of all warp samples on the STG, 22 % on lg throttle (the LSU's queue
+//   full): a tile stores the 64 KB that conv2d 04d's does behind 108 wgmmas instead of 288, and its 8-pixel runs of a
+//   248-byte row straddle L2 sectors (97.8 M sectors for 55.1 M ideal). Even stores for free (0.867) would not beat 04b
+//   (0.894 with everything), so this mapping is not the way to conv3d's 0.8 ms goal: with K = 216 per output there is
+//   too little MMA time per output to hide the epilogue behind.
 
 namespace cf04d3 {
 
