@@ -557,6 +557,47 @@ RS_METRICS = {"gpu__time_duration.sum": "ms (ncu)", "smsp__issue_active.avg.pct_
               "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio": "short-scoreboard stalls per issue",
               "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio": "barrier stalls per issue"}
 
+RECORD_NINETEENTH = R.ROOT / "results" / "device-logs" / "explore-2026-12-02i" / "record" / "record-2026-12-02T1632.json"
+
+# Twentieth session (2026-12-02, from 17:38 UTC): conv3d 04d, conv2d 04d's turned-around GEMM for the 3-D conv (a measured
+# negative: its tiles are too short to hide their stores), and two conv2d 04d epilogue candidates; recorded at 18:08 UTC
+# (the record the 16:32 UTC one was replaced by). Call 1's conv2d timing and verify log did not come back (a call returns
+# at most eight files: the later calls' logs came as one archive); call 2 verified call 1's builds again.
+LOG_DIR_2I = R.ROOT / "results" / "device-logs" / "explore-2026-12-02i"
+TWENTIETH_CONV3D = {
+    "first builds": (LOG_DIR_2I / "call1" / "time.log",
+                     "04d as registered (two consumers of four rows), three of three, four of two; without the epilogue"),
+    "stores and copies": (LOG_DIR_2I / "call2" / "time.log", "without stores, without input copies, without both"),
+}
+TWENTIETH_CONV2D = {
+    "epilogue overlap": (LOG_DIR_2I / "call3" / "time.log", "each row's epilogue under the last chunk's wgmmas; the lean "
+                         "epilogue"),
+    "epilogue overlap (again)": (LOG_DIR_2I / "call3" / "time2.log", "the same two builds, a second run"),
+}
+_logs("twentieth", {**TWENTIETH_CONV3D, **TWENTIETH_CONV2D})
+NCU_TWENTIETH = LOG_DIR_2I / "call1" / "ncu.log"                      # conv3d 04d: two, three, four consumers
+SOURCE_TWENTIETH = LOG_DIR_2I / "call2" / "ncu_source.csv.gz"         # conv3d 04d as registered
+RS3_CHECKS = {"bitwise, block shapes": LOG_DIR_2I / "call1" / "bitwise.log",
+              "verify, block shapes": LOG_DIR_2I / "call2" / "verify.log",
+              "bitwise, overlap": LOG_DIR_2I / "call3" / "bitwise.log", "30 repeats, overlap": LOG_DIR_2I / "call3" / "repeat.log",
+              "verify, overlap": LOG_DIR_2I / "call3" / "verify.log",
+              "racecheck, overlap": LOG_DIR_2I / "call3" / "racecheck.log"}
+RS_METRICS_STORES = {**RS_METRICS, "dram__bytes_write.sum": "DRAM bytes written",
+                     "smsp__inst_executed.sum": "warp instructions"}
+
+
+def store_sectors(path: Path) -> dict:
+    """The global stores of one ncu source-page profile: warp instructions, L2 sectors touched, the ideal count, and
+    their share of all warp samples (all, and on lg throttle)."""
+    hdr, data = _source_table(path)
+    ix = {k: i for i, k in enumerate(hdr)}
+    total = sum(_num(r[ix["Warp Stall Sampling (All Samples)"]]) for r in data)
+    st = [r for r in data if _opcode(r[ix["Source"]]).startswith("STG")]
+    def col(k): return sum(_num(r[ix[k]]) for r in st)
+    return {"store instructions": col("Instructions Executed"), "L2 sectors": col("L2 Theoretical Sectors Global"),
+            "L2 sectors ideal": col("L2 Theoretical Sectors Global Ideal"),
+            "share of samples": col("Warp Stall Sampling (All Samples)") / total, "share on lg throttle": col("stall_lg") / total}
+
 
 def pipe_utilisation(path: Path) -> list:
     """Nsight Compute's ComputeWorkloadAnalysis line naming the busiest pipeline, per launch of an ncu log:
