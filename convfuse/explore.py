@@ -561,8 +561,8 @@ RECORD_NINETEENTH = R.ROOT / "results" / "device-logs" / "explore-2026-12-02i" /
 
 # Twentieth session (2026-12-02, from 17:38 UTC): conv3d 04d, conv2d 04d's turned-around GEMM for the 3-D conv (a measured
 # negative: its tiles are too short to hide their stores), and two conv2d 04d epilogue candidates; recorded at 18:08 UTC
-# (the record the 16:32 UTC one was replaced by). Call 1's conv2d timing and verify log did not come back (a call returns
-# at most eight files: the later calls' logs came as one archive); call 2 verified call 1's builds again.
+# (the record the 16:32 UTC one was replaced by). Call 1's conv2d timing and verify log did not come back (the device tool
+# left them out for their count; the later calls' logs came as one archive); call 2 verified call 1's builds again.
 LOG_DIR_2I = R.ROOT / "results" / "device-logs" / "explore-2026-12-02i"
 TWENTIETH_CONV3D = {
     "first builds": (LOG_DIR_2I / "call1" / "time.log",
