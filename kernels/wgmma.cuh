@@ -80,6 +80,13 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, unsigned parity) {
                  "WAIT:\n\tmbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
                  "\t@!done bra WAIT;\n}\n" :: "r"(smem_addr(bar)), "r"(parity) : "memory");
 }
+// One arrival of this thread on `bar` (a consumer releasing a stage, a warp telling others its rows are in).
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(smem_addr(bar)) : "memory");
+}
+// Warp-specialised blocks (04c, 04d): the producer warpgroup gives registers back, the consumers take them.
+template <int R> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(R)); }
+template <int R> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(R)); }
 // A box of a 4-D tensor (coordinates innermost first, out-of-range elements zero-filled) into shared memory
 // (128-byte aligned), completing on `bar`. `map` is a __grid_constant__ kernel parameter.
 __device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, int c0, int c1, int c2, int c3,
@@ -383,6 +390,94 @@ __device__ __forceinline__ void store_acc_row(float* yq, const float (&v)[2 * NJ
         }
     }
 }
+
+// --- register-A TF32 wgmma over the rows of a TMA box (step 04d, conv2d and conv3d) ---------------------------------
+// The box lands as [channel][row][PITCH], a channel CHP floats on. M = 64 output pixels of one output row (warp w: pixels
+// 16 w .. 16 w + 15), N = 64 Cout (B: the weights, K-major in shared memory, WSTEP bytes a tap), K = 8 channels of one
+// tap. A thread (g, t)'s fragment is mma.sync's: pixels g and g + 8, channels t and t + 4, four 4-byte shared loads and
+// four cvt.rn straight from the box (CHP = 8 or 24 mod 32: the warp's loads hit 32 banks). Input row I of a chunk,
+// shifted by tap column s, is one fragment and serves output rows I - r for the taps (r, s) with 0 <= I - r < ROWS.
+// D (64 pixels x 64 Cout) += A (64 x 8, registers) * B (8 x 64, shared, K-major).
+__device__ __forceinline__ void wgmma_rs_m64n64k8(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {" CF_WGMMA_REGS32 "}, "
+                 "{%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+                 : CF_WGMMA_ACC32(d)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(1));
+}
+__device__ __forceinline__ uint32_t tf32_bits(float v) {
+#ifdef CF_TF32_TRUNC
+    return __float_as_uint(v);          // candidate (conv2d 04d): the tensor core ignores the low 13 bits (truncation)
+#else
+    uint32_t r;
+    asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+    return r;
+#endif
+}
+// One chunk (one box) of a consumer tile of ROWS output rows: XH = ROWS + 2 input rows, each loaded into register set
+// I % SETS, fenced, its wgmmas issued and committed, then wait_group SETS - 1 (the row that used the next set is done).
+// The stage is released (`empty`, an mbarrier arrive of every consumer thread) after the last row's wgmmas: an HGMMA
+// cannot issue before its fragment registers have arrived, so the box's loads are done (conv2d 04d's first builds
+// arrived right after the loads, a race: its kernel log).
+template <int ROWS, int PITCH, int CHP, int SETS, int WSTEP>
+struct RsChunk {
+    static constexpr int KS = 3, XH = ROWS + KS - 1;
+    // input row I's three fragments (taps s = 0, 1, 2): a0 (pixel g, channel t), a1 (g + 8, t), a2 (g, t + 4),
+    // a3 (g + 8, t + 4), from `fb` = the box at channel t, pixel 16 warp + g
+    template <int I>
+    static __device__ __forceinline__ void load_fragments(uint32_t (&a)[KS][4], const float* fb) {
+#pragma unroll
+        for (int s = 0; s < KS; ++s) {
+            a[s][0] = tf32_bits(fb[I * PITCH + s]);
+            a[s][1] = tf32_bits(fb[I * PITCH + s + 8]);
+            a[s][2] = tf32_bits(fb[4 * CHP + I * PITCH + s]);
+            a[s][3] = tf32_bits(fb[4 * CHP + I * PITCH + s + 8]);
+        }
+    }
+    // input row I's wgmmas: tap (r, s) into output row I - r. CF_MMA_INTERLEAVE (candidate, conv2d): consecutive
+    // wgmmas into different accumulators (s outer, r inner); each accumulator takes its products in the same order.
+    template <int I>
+    static __device__ __forceinline__ void row_mmas(float (&acc)[ROWS][32], const uint32_t (&a)[KS][4], uint32_t wlo,
+                                                    uint32_t whi) {
+#ifdef CF_MMA_INTERLEAVE
+#pragma unroll
+        for (int s = 0; s < KS; ++s)
+#pragma unroll
+            for (int r = 0; r < KS; ++r)
+                if (I - r >= 0 && I - r < ROWS) wgmma_rs_m64n64k8(acc[I - r], a[s], desc_at(wlo, whi, (r * KS + s) * WSTEP));
+#else
+#pragma unroll
+        for (int r = 0; r < KS; ++r) {
+            if (I - r < 0 || I - r >= ROWS) continue;
+#pragma unroll
+            for (int s = 0; s < KS; ++s) wgmma_rs_m64n64k8(acc[I - r], a[s], desc_at(wlo, whi, (r * KS + s) * WSTEP));
+        }
+#endif
+    }
+    template <int I>
+    static __device__ __forceinline__ void mma_row(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][KS][4], const float* fb,
+                                                   uint32_t wlo, uint32_t whi, uint64_t* empty, bool load) {
+#ifdef CF_ABL_NOLDS
+        if (load)                                  // ablation (conv2d): fragments loaded in a tile's first chunk only
+#endif
+        load_fragments<I>(frag[I % SETS], fb);
+        (void)load;
+        wgmma_fence();                             // the fragment registers were written by ordinary instructions
+        row_mmas<I>(acc, frag[I % SETS], wlo, whi);
+        if (I == XH - 1) mbar_arrive(empty);
+        wgmma_commit();
+        if constexpr (I == XH - 1 && XH % SETS != 0)
+            wgmma_wait<0>();                       // the next chunk's first row takes set 0 again: all of this one read
+        else
+            wgmma_wait<SETS - 1>();
+    }
+    template <int I>
+    static __device__ __forceinline__ void mma_rows(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][KS][4], const float* fb,
+                                                    uint32_t wlo, uint32_t whi, uint64_t* empty, bool load) {
+        mma_row<I>(acc, frag, fb, wlo, whi, empty, load);
+        if constexpr (I + 1 < XH) mma_rows<I + 1>(acc, frag, fb, wlo, whi, empty, load);
+    }
+};
 
 // --- host side of the sm_90a launches ----------------------------------------------------------------------
 #include <string>

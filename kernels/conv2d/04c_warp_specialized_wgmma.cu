@@ -367,8 +367,6 @@ __device__ __forceinline__ int ring_tile(int k, int j) {
 __device__ __forceinline__ void producer_sync(int k) {
     asm volatile("bar.sync %0, %1;\n" :: "r"(1 + 2 * PIPES * STAGES + k), "n"(PTHREADS) : "memory");
 }
-template <int R> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(R)); }
-template <int R> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(R)); }
 
 // SBO 128 B (core matrices 8 rows apart) for every operand here; lbo varies per wgmma.
 __device__ __forceinline__ uint64_t desc(uint32_t addr, uint32_t lbo) { return wgmma_desc(addr, lbo, 128); }

@@ -114,32 +114,9 @@ __device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
 // Consumer k's tiles: blockIdx.x * 2 + k, then 2 gridDim.x apart (the block's tiles in turn, consumer j % 2 takes j).
 __device__ __forceinline__ int first_tile(int k) { return blockIdx.x * CONSUMERS + k; }
 
-template <int R> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(R)); }
-template <int R> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(R)); }
-__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(smem_addr(bar)) : "memory");
-}
 // ORDER barrier k: consumer k may issue its tile's MMAs (the other consumer has issued its last ones).
 __device__ __forceinline__ void order_wait(int k) { asm volatile("bar.sync %0, 256;\n" :: "r"(1 + k) : "memory"); }
 __device__ __forceinline__ void order_pass(int k) { asm volatile("bar.arrive %0, 256;\n" :: "r"(2 - k) : "memory"); }
-
-// D (64 pixels x 64 Cout) += A (64 x 8, registers) * B (8 x 64, shared, K-major).
-__device__ __forceinline__ void wgmma_rs(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {" CF_WGMMA_REGS32 "}, "
-                 "{%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
-                 : CF_WGMMA_ACC32(d)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(1));
-}
-__device__ __forceinline__ uint32_t tf32_bits(float v) {
-#ifdef CF_TF32_TRUNC
-    return __float_as_uint(v);          // candidate: the tensor core ignores the low 13 bits (truncation)
-#else
-    uint32_t r;
-    asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
-    return r;
-#endif
-}
 
 // Weights, once per block, TF32-rounded: f = ((s * 2 + half) * 64 + co) * 4 + e  <-  w[co][8 chunk + 4 half + e][tap],
 // s = chunk * 9 + tap (04c's layout): per (chunk, tap) the B operand of a k8 step, core matrices 8 Cout x 4 channels.
@@ -164,69 +141,12 @@ __device__ __forceinline__ void load_stage(float* dst, const float* __restrict__
     }
 }
 
-// One input row's three fragments (taps s = 0, 1, 2): a0 (pixel g, channel t), a1 (pixel g + 8, t), a2 (g, t + 4),
-// a3 (g + 8, t + 4), from `fb` = the stage at channel t, pixel 16 warp + g.
-template <int I>
-__device__ __forceinline__ void load_fragments(uint32_t (&a)[3][4], const float* fb) {
-#pragma unroll
-    for (int s = 0; s < KS; ++s) {
-        a[s][0] = tf32_bits(fb[I * PITCH + s]);
-        a[s][1] = tf32_bits(fb[I * PITCH + s + 8]);
-        a[s][2] = tf32_bits(fb[4 * CHP + I * PITCH + s]);
-        a[s][3] = tf32_bits(fb[4 * CHP + I * PITCH + s + 8]);
-    }
-}
-// Input row I's wgmmas: tap (r, s) into output row I - r. CF_MMA_INTERLEAVE (candidate): consecutive wgmmas into
-// different accumulators (s outer, r inner) instead of a tap row's three into one; each accumulator still takes its
-// products in the same order, so the sums are bitwise the same.
-template <int I>
-__device__ __forceinline__ void row_mmas(float (&acc)[ROWS][32], const uint32_t (&a)[3][4], uint32_t wlo, uint32_t whi) {
-#ifdef CF_MMA_INTERLEAVE
-#pragma unroll
-    for (int s = 0; s < KS; ++s)
-#pragma unroll
-        for (int r = 0; r < KS; ++r)
-            if (I - r >= 0 && I - r < ROWS) wgmma_rs(acc[I - r], a[s], desc_at(wlo, whi, (r * KS + s) * WSTEP));
-#else
-#pragma unroll
-    for (int r = 0; r < KS; ++r) {
-        if (I - r < 0 || I - r >= ROWS) continue;
-#pragma unroll
-        for (int s = 0; s < KS; ++s) wgmma_rs(acc[I - r], a[s], desc_at(wlo, whi, (r * KS + s) * WSTEP));
-    }
-#endif
-}
 // Register sets for the fragments: a row's wgmmas may still read set I % SETS while SETS - 1 later rows load theirs.
 #ifndef CF_FRAG_SETS
 #define CF_FRAG_SETS 2
 #endif
 constexpr int SETS = CF_FRAG_SETS;
-template <int I>
-__device__ __forceinline__ void mma_row(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][3][4], const float* fb,
-                                        uint32_t wlo, uint32_t whi, uint64_t* empty, bool load) {
-#ifdef CF_ABL_NOLDS
-    if (load)                                      // ablation: fragments loaded in a tile's first chunk only
-#endif
-    load_fragments<I>(frag[I % SETS], fb);
-    (void)load;
-    wgmma_fence();                                 // the fragment registers were written by ordinary instructions
-    row_mmas<I>(acc, frag[I % SETS], wlo, whi);
-    // The stage's last fragments are in registers (the wgmmas above have read them, so their shared loads are
-    // done): the producer may refill it. Arriving right after the loads was a race: the arrive does not wait for
-    // loads in flight (SASS, call 1), and one of 120 bitwise cases differed (call 2).
-    if (I == XH - 1) mbar_arrive(empty);
-    wgmma_commit();
-    if constexpr (I == XH - 1 && XH % SETS != 0)
-        wgmma_wait<0>();                           // the next chunk's first row takes set 0 again: all of this one read
-    else
-        wgmma_wait<SETS - 1>();                    // the row that used the next set has been read
-}
-template <int I>
-__device__ __forceinline__ void mma_rows(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][3][4], const float* fb,
-                                         uint32_t wlo, uint32_t whi, uint64_t* empty, bool load) {
-    mma_row<I>(acc, frag, fb, wlo, whi, empty, load);
-    if constexpr (I + 1 < XH) mma_rows<I + 1>(acc, frag, fb, wlo, whi, empty, load);
-}
+using Chunk = RsChunk<ROWS, PITCH, CHP, SETS, WSTEP>;   // fragment loads and wgmmas of one chunk (wgmma.cuh)
 #ifdef CF_EPI_OVERLAP
 // CF_EPI_OVERLAP (candidate): in a tile's last chunk, output row o's sums are final once input row o + 2's wgmmas are
 // done, which mma_row<o + 3>'s wait_group 1 guarantees; its epilogue then runs while row o + 3's wgmmas are in flight
@@ -260,7 +180,7 @@ template <int I>
 __device__ __forceinline__ void mma_rows_epi(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][3][4], const float* fb,
                                              uint32_t wlo, uint32_t whi, uint64_t* empty, const float (&b_r)[16],
                                              const float (&m_r)[16], float* yt, long long plane, const Geom& g, int oh, int px) {
-    mma_row<I>(acc, frag, fb, wlo, whi, empty, false);
+    Chunk::mma_row<I>(acc, frag, fb, wlo, whi, empty, false);
     if constexpr (I >= KS) epilogue_row<I - KS>(acc[I - KS], b_r, m_r, yt, plane, g, oh, px);
     if constexpr (I + 1 < XH) {
         mma_rows_epi<I + 1>(acc, frag, fb, wlo, whi, empty, b_r, m_r, yt, plane, g, oh, px);
@@ -294,7 +214,7 @@ __device__ __forceinline__ void mma_rows_pf(float (&acc)[ROWS][32], uint32_t (&f
         for (int q = 0; q < 4; ++q) frag[I % SETS][s][q] = tf32_bits(v[s][q]);
     if constexpr (I + 1 < XH) load_raw_row<I + 1>(v, fb);
     wgmma_fence();
-    row_mmas<I>(acc, frag[I % SETS], wlo, whi);
+    Chunk::row_mmas<I>(acc, frag[I % SETS], wlo, whi);
     if (I == XH - 1) mbar_arrive(empty);
     wgmma_commit();
     if constexpr (I == XH - 1 && XH % SETS != 0)
@@ -418,7 +338,7 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                 float pf[3][4];
                 mma_rows_pf<0>(acc, frag, pf, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot);
 #else
-                mma_rows<0>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot, chunk == 0);
+                Chunk::mma_rows<0>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot, chunk == 0);
 #endif
 #ifdef CF_SKEW
                 // consumer 1 starts half a tile after consumer 0, so that their epilogues fall apart

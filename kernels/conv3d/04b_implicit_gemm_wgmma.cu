@@ -1345,9 +1345,6 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[NACC], const f
 // writes its 16 channels' row into slot wg % GROUP of box w; the last slot's warp waits for the others (FULL), copies
 // the box out, waits until the engine has read it and tells the others (EMPTY), which wait for that before they next
 // write the box. The epilogue's math runs before that wait, so only its 16 shared stores do.
-__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(smem_addr(bar)) : "memory");
-}
 __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float2* schan, float* gbuf, uint64_t* gbar,
                                                  const CUtensorMap* ymap, const Geom& g, TileCoord tc, int wg,
                                                  int warp, int lane, unsigned round, float scale = 1.0f) {

@@ -112,26 +112,6 @@ __device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
 // Consumer k's tiles: blockIdx.x * CONSUMERS + k, then CONSUMERS gridDim.x apart.
 __device__ __forceinline__ int first_tile(int k) { return blockIdx.x * CONSUMERS + k; }
 
-template <int R> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(R)); }
-template <int R> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(R)); }
-__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(smem_addr(bar)) : "memory");
-}
-
-// D (64 pixels x 64 Cout) += A (64 x 8, registers) * B (8 x 64, shared, K-major).
-__device__ __forceinline__ void wgmma_rs(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {" CF_WGMMA_REGS32 "}, "
-                 "{%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
-                 : CF_WGMMA_ACC32(d)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(1));
-}
-__device__ __forceinline__ uint32_t tf32_bits(float v) {
-    uint32_t r;
-    asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
-    return r;
-}
-
 // Weights, once per block, TF32-rounded: f = ((s * 2 + half) * 64 + co) * 4 + e  <-  w[co][4 half + e][s], s = the tap
 // kd * 9 + kh * 3 + kw (04b's layout): per tap the B operand of a k8 step, core matrices 8 Cout x 4 channels.
 __device__ __forceinline__ void stage_weights(float* sw, const float* __restrict__ w) {
@@ -155,54 +135,12 @@ __device__ __forceinline__ void load_stage(float* dst, const float* __restrict__
     }
 }
 
-// One input row's three fragments (taps s = 0, 1, 2): a0 (pixel g, channel t), a1 (pixel g + 8, t), a2 (g, t + 4),
-// a3 (g + 8, t + 4), from `fb` = the stage at channel t, pixel 16 warp + g.
-template <int I>
-__device__ __forceinline__ void load_fragments(uint32_t (&a)[3][4], const float* fb) {
-#pragma unroll
-    for (int s = 0; s < KS; ++s) {
-        a[s][0] = tf32_bits(fb[I * PITCH + s]);
-        a[s][1] = tf32_bits(fb[I * PITCH + s + 8]);
-        a[s][2] = tf32_bits(fb[4 * CHP + I * PITCH + s]);
-        a[s][3] = tf32_bits(fb[4 * CHP + I * PITCH + s + 8]);
-    }
-}
-// Input row I's wgmmas: tap (r, s) of the chunk into output row I - r.
-template <int I>
-__device__ __forceinline__ void row_mmas(float (&acc)[ROWS][32], const uint32_t (&a)[3][4], uint32_t wlo, uint32_t whi) {
-#pragma unroll
-    for (int r = 0; r < KS; ++r) {
-        if (I - r < 0 || I - r >= ROWS) continue;
-#pragma unroll
-        for (int s = 0; s < KS; ++s) wgmma_rs(acc[I - r], a[s], desc_at(wlo, whi, (r * KS + s) * WSTEP));
-    }
-}
 // Register sets for the fragments: a row's wgmmas may still read set I % SETS while SETS - 1 later rows load theirs.
 #ifndef CF_FRAG_SETS
 #define CF_FRAG_SETS 2
 #endif
 constexpr int SETS = CF_FRAG_SETS;
-template <int I>
-__device__ __forceinline__ void mma_row(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][3][4], const float* fb,
-                                        uint32_t wlo, uint32_t whi, uint64_t* empty) {
-    load_fragments<I>(frag[I % SETS], fb);
-    wgmma_fence();                                 // the fragment registers were written by ordinary instructions
-    row_mmas<I>(acc, frag[I % SETS], wlo, whi);
-    // The stage's last fragments are in registers (an HGMMA cannot issue before its fragment registers have arrived):
-    // the producer may refill it. conv2d 04d's first builds arrived right after the loads, a race (its kernel log).
-    if (I == XH - 1) mbar_arrive(empty);
-    wgmma_commit();
-    if constexpr (I == XH - 1 && XH % SETS != 0)
-        wgmma_wait<0>();                           // the next chunk's first row takes set 0 again: all of this one read
-    else
-        wgmma_wait<SETS - 1>();                    // the row that used the next set has been read
-}
-template <int I>
-__device__ __forceinline__ void mma_rows(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][3][4], const float* fb,
-                                         uint32_t wlo, uint32_t whi, uint64_t* empty) {
-    mma_row<I>(acc, frag, fb, wlo, whi, empty);
-    if constexpr (I + 1 < XH) mma_rows<I + 1>(acc, frag, fb, wlo, whi, empty);
-}
+using Chunk = RsChunk<ROWS, PITCH, CHP, SETS, WSTEP>;   // fragment loads and wgmmas of one chunk (wgmma.cuh)
 
 __global__ void __launch_bounds__(THREADS, 1)
 conv3d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restrict__ x, const float* __restrict__ w,
@@ -311,7 +249,7 @@ conv3d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                 // the depth tap's weights, broadcast from lane 0 so that the compiler knows the descriptors are
                 // warp-uniform and keeps them in uniform registers (conv2d 04d: without it, two R2UR per wgmma)
                 const uint32_t wlo = __shfl_sync(~0u, wlo0 + kd * (TAPS * WSTEP >> 4), 0);
-                mma_rows<0>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot);
+                Chunk::mma_rows<0>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot, true);
                 if (++slot == STAGES) { slot = 0; phase ^= 1u; }
             }
             wgmma_wait<0>();
