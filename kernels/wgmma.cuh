@@ -508,6 +508,14 @@ inline const char* cf_conv2d_shape(const ConvArgs& a, const char* name) {
         return cf_message(name, " computes a valid (unpadded) stride-1 conv: Ho = H-2, Wo = W-2");
     return nullptr;
 }
+// The shapes conv3d's sm_90a kernels compute: Cin = 8, Cout = 64, k = 3, a valid (unpadded) stride-1 conv.
+inline const char* cf_conv3d_shape(const ConvArgs& a, const char* name) {
+    if (a.Cin != 8 || a.Cout != 64 || a.k != 3) return cf_message(name, " supports only Cin=8, Cout=64, kernel_size=3");
+    if (a.N < 1 || a.D < 3 || a.H < 3 || a.W < 3) return cf_message(name, " needs N >= 1 and D, H, W >= 3");
+    if (a.Do != a.D - 2 || a.Ho != a.H - 2 || a.Wo != a.W - 2)
+        return cf_message(name, " computes a valid (unpadded) stride-1 conv: Do = D-2, Ho = H-2, Wo = W-2");
+    return nullptr;
+}
 // A TMA map of a 4-D FP32 tensor (dims innermost first, densely packed) with box `box`; out-of-range elements
 // read as zero. cuTensorMapEncodeTiled is a driver function: reached through the runtime's entry-point query, so
 // the extension needs no -lcuda. False where TMA cannot take the tensor (base not 16-byte aligned, a row's bytes

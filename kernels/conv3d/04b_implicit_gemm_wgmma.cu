@@ -2276,14 +2276,9 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
 
 const char* launch(const ConvArgs& a, cudaStream_t stream) {
     using namespace cf04b;
-    if (a.Cin != CIN || a.Cout != COUT || a.k != KS)
-        return "04b_implicit_gemm_wgmma (conv3d) supports only Cin=8, Cout=64, kernel_size=3";
-    if (a.N < 1 || a.D < KS || a.H < KS || a.W < KS)
-        return "04b_implicit_gemm_wgmma (conv3d) needs N >= 1 and D, H, W >= 3";
-    if (a.Do != a.D - KS + 1 || a.Ho != a.H - KS + 1 || a.Wo != a.W - KS + 1)
-        return "04b_implicit_gemm_wgmma (conv3d) computes a valid (unpadded) stride-1 conv: "
-               "Do = D-2, Ho = H-2, Wo = W-2";
     constexpr const char* NAME = "04b_implicit_gemm_wgmma (conv3d)";
+    static_assert(CIN == 8 && COUT == 64 && KS == 3, "the shapes cf_conv3d_shape checks");
+    if (const char* err = cf_conv3d_shape(a, NAME)) return err;
     int dev = 0, sms = 0, grid = 0;
     if (const char* err = cf_sm90a_device(NAME, dev, sms)) return err;
 

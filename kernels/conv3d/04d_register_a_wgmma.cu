@@ -291,11 +291,8 @@ conv3d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
 const char* launch(const ConvArgs& a, cudaStream_t stream) {
     using namespace cf04d3;
     constexpr const char* NAME = "04d_register_a_wgmma (conv3d)";
-    if (a.Cin != CIN || a.Cout != COUT || a.k != KS)
-        return cf_message(NAME, " supports only Cin=8, Cout=64, kernel_size=3");
-    if (a.N < 1 || a.D < KS || a.H < KS || a.W < KS) return cf_message(NAME, " needs N >= 1 and D, H, W >= 3");
-    if (a.Do != a.D - KS + 1 || a.Ho != a.H - KS + 1 || a.Wo != a.W - KS + 1)
-        return cf_message(NAME, " computes a valid (unpadded) stride-1 conv: Do = D-2, Ho = H-2, Wo = W-2");
+    static_assert(CIN == 8 && COUT == 64 && KS == 3, "the shapes cf_conv3d_shape checks");
+    if (const char* err = cf_conv3d_shape(a, NAME)) return err;
     if ((long long)COUT * a.Do * a.Ho * a.Wo >= 0x80000000LL)
         return cf_message(NAME, ": an image's output must have fewer than 2^31 elements (32-bit offsets)");
     int dev = 0, sms = 0, grid = 0;
