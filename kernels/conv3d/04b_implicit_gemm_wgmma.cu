@@ -542,6 +542,35 @@ constexpr int PROD_FLOATS = 0;
 #if defined(CF_GROUP_LAZY) && !defined(CF_GROUP_DOUBLE)
 #error "CF_GROUP_LAZY: with CF_GROUP_DOUBLE (one set of boxes: the other slots would wait a round for their box)"
 #endif
+#ifdef CF_DWIN
+// CF_DWIN (candidate, TF32): the depth sweep. A block takes a contiguous range of rounds; a round is its 4 warpgroups on
+// output rows oh0..oh0 + 3 of one plane (oh0 = 4 grp, the last group of a plane at Ho - 4: rows 58-59 computed twice at
+// the full shape, the same values written twice), and the block's next round is the same rows one depth on. Their
+// input is 6 rows of 3 depths; one depth on, only the deepest slab (6 rows, 12 KB) is new: a round stages 192 items
+// (k-half, row, quad) over the block's 512 threads where the registered loop stages 4 x 288, and 576 on a unit's first
+// round (or the block's). Slab s in slot s % 8; round r's taps kd read slabs e - 3 + kd (e: slabs staged through round
+// r); the slabs of round r + 2 are staged at the end of round r, once round r - 1's wgmmas have read theirs (with 8
+// slots and Do >= 2 none of round r's is overwritten). Handoffs as CF_XWIN's: an mbarrier per round (ring of 3) for
+// "staged", one for "read".
+#if defined(CF_F16_OPERANDS) || defined(CF_3XTF32) || defined(CF_TF32BF16) || !defined(CF_GROUP_STORE) || \
+    !defined(CF_LEAN) || !defined(CF_MMA_ORDER) || !defined(CF_STAGE_ROT) || !defined(CF_DESC_UNIFORM) || \
+    defined(CF_XWIN) || defined(CF_DEAL_CONTIG) || defined(CF_ABL_STAGE_ONCE) || defined(CF_XDOUBLE) || \
+    defined(CF_LOAD_EARLY) || defined(CF_NO_PREFETCH) || CF_WGS != 4 || (defined(CF_GROUP) && CF_GROUP != 4) || CF_TH != 1
+#error "CF_DWIN: the TF32 build's registered loop with CF_GROUP_STORE, 4 warpgroups, one group of 4 (a round's rows)"
+#endif
+constexpr int DW_ROWS = WGS + KS - 1;                // input rows of a slab: a round's 4 output rows and the halo
+constexpr int DW_HALF = DW_ROWS * XP * 4;            // floats per k-half of a slab
+constexpr int DW_SLAB = 2 * DW_HALF;                 // 12,288 B
+constexpr int DW_SLOTS = 8;
+constexpr int DW_SLAB_ITEMS = 2 * DW_ROWS * (XW / 4);   // (k-half, row, quad) items of a slab: 192
+constexpr int DW_ITEMS = 2;                          // a thread's items per round: up to 3 slabs, 144 per warpgroup
+static_assert(3 * DW_SLAB_ITEMS <= WGS * 128 * DW_ITEMS && DW_SLAB_ITEMS % WGS == 0, "a round's items over the threads");
+constexpr int DW_BARS_AT = DW_SLOTS * DW_SLAB + 16;  // + 64 B the discarded columns read past the last slot
+constexpr int DW_FLOATS = DW_BARS_AT + 4 * 3;        // 3 "staged" and 3 "read" mbarriers
+constexpr int XREGION = WGS * (XBUF + XRAW + XOUT + XBULK) > DW_FLOATS ? WGS * (XBUF + XRAW + XOUT + XBULK) : DW_FLOATS;
+#else
+constexpr int XREGION = WGS * (XBUF + XRAW + XOUT + XBULK);   // the warpgroups' buffers (the slabs with CF_DWIN)
+#endif
 #ifdef CF_XWIN
 constexpr int WROWS = 8;                             // window rows per depth
 constexpr int WBUF = XD * WROWS * XP * 4 + 16;       // floats per window buffer (+ 64 B the discarded columns read)
@@ -549,12 +578,12 @@ constexpr int WBUFS = 3;
 static_assert(WBUFS * WBUF <= WGS * XBUF, "the windows fit in the warpgroups' buffers (used when a round has no window)");
 constexpr int WIN_ITEMS = 2;                         // a thread's (k-half, depth, row, quad) items per round: <= 768 of 1024
 constexpr int WIN_FLOATS = XP * 4 + 4 * WBUFS;       // a zero row (tap 26's partner in B) and 2 mbarriers per buffer
-constexpr int WIN_AT = WFLOATS + WGS * (XBUF + XRAW + XOUT + XBULK) + GBUF_FLOATS + PROD_FLOATS;
+constexpr int WIN_AT = WFLOATS + XREGION + GBUF_FLOATS + PROD_FLOATS;
 #else
 constexpr int WIN_FLOATS = 0;
 #endif
 constexpr int CHAN_FLOATS = 2 * COUT;                // (bias, sum) per channel, for the epilogue
-constexpr int SMEM_FLOATS = WFLOATS + WGS * (XBUF + XRAW + XOUT + XBULK) + GBUF_FLOATS + PROD_FLOATS + WIN_FLOATS + CHAN_FLOATS + 4;   // + the weights' max (FP16)
+constexpr int SMEM_FLOATS = WFLOATS + XREGION + GBUF_FLOATS + PROD_FLOATS + WIN_FLOATS + CHAN_FLOATS + 4;   // + the weights' max (FP16)
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
 constexpr int X_ITEMS = 2 * XD * XH * (XW / 4);     // (k-half, depth, row, 4-pixel quad) per tile
 static_assert(NMMA == 64 || NMMA == 128 || NMMA == 256, "wgmma N");
@@ -575,6 +604,9 @@ struct Geom {
     int sx, sy, sd, sn;   // the tile stride (grid x warpgroups) in digits (tx, ty, od, n): CF_LEAN
 #ifdef CF_DEAL_CONTIG
     int rpb;     // rounds (WGS consecutive tiles) per block: block b takes rounds [b rpb, (b + 1) rpb)
+#endif
+#ifdef CF_DWIN
+    int dw_groups, dw_rounds;   // groups of 4 output rows per plane, rounds (n, group, od) in all
 #endif
 };
 
@@ -1573,6 +1605,80 @@ __device__ __forceinline__ void win_mma_issue(float (&acc)[NACC], const float* s
 #endif
 
 
+#ifdef CF_DWIN
+// Round q: plane (n, od), rows oh0..oh0 + 3 (q = (n groups + grp) Do + od)
+struct DwRound { int n, od, oh0; };
+__device__ __forceinline__ DwRound dw_round(const Geom& g, int q) {
+    const int u = q / g.Do, od = q - u * g.Do, n = u / g.dw_groups, grp = u - n * g.dw_groups;
+    return { n, od, min(WGS * grp, g.Ho - WGS) };
+}
+// the first round of a unit (od = 0) or of the block stages three slabs, the others one
+__device__ __forceinline__ bool dw_first(const Geom& g, int q, int q0) { return q == q0 || q % g.Do == 0; }
+// A round's new slabs (depths od..od + 2 when first, else od + 2) from slot s0 on: warpgroup wg loads items
+// wg m .. wg m + m - 1 of them (m = 48 per slab), quads fastest (a warp reads two 256-byte row runs per channel).
+// Every item is inside the input: W = 64, rows oh0..oh0 + 5 <= H - 1, depths <= D - 1 (dw shapes, launch).
+struct DwItems { float4 v[DW_ITEMS][4]; int at[DW_ITEMS]; };   // at: the item's first float in the slots, or -1
+__device__ __forceinline__ void dw_load(DwItems& s, const float* __restrict__ x, const Geom& g, const DwRound& r,
+                                        bool first, int s0, int wg, int tid) {
+    const int m = (first ? 3 : 1) * (DW_SLAB_ITEMS / WGS);
+    const int d0 = first ? r.od : r.od + KS - 1;
+    const uint64_t plane_bytes = 4ull * g.D * g.H * g.W;
+#pragma unroll
+    for (int k = 0; k < DW_ITEMS; ++k) {
+        const int li = tid + 128 * k, gi = wg * m + li;
+        const bool ok = li < m;
+        const int j = gi / DW_SLAB_ITEMS, rest = gi - j * DW_SLAB_ITEMS;
+        const int half = rest / (DW_SLAB_ITEMS / 2), rr = rest - half * (DW_SLAB_ITEMS / 2);
+        const int row = rr >> 4, quad = rr & 15;
+        uint64_t a = reinterpret_cast<uint64_t>(
+            x + ((((long long)r.n * CIN + 4 * half) * g.D + d0 + j) * g.H + r.oh0 + row) * g.W + 4 * quad);
+#pragma unroll
+        for (int c = 0; c < 4; ++c, a += plane_bytes) s.v[k][c] = ldg4_if(a, ok);
+        const int slot = (s0 + j) & (DW_SLOTS - 1);
+        s.at[k] = ok ? slot * DW_SLAB + half * DW_HALF + (row * XP + 4 * quad) * 4 : -1;
+    }
+}
+// The items into their slots: transposed to pixel-major, rounded, rotated as store_input's (CF_STAGE_ROT)
+__device__ __forceinline__ void dw_stage(float* slabs, const DwItems& s, int tid) {
+    const int rot_of_lane = (tid >> 1) & 3;
+#pragma unroll
+    for (int k = 0; k < DW_ITEMS; ++k) {
+        if (s.at[k] < 0) continue;
+        int rot = rot_of_lane;
+        asm volatile("" : "+r"(rot));
+        float4 v[4];
+#pragma unroll
+        for (int c = 0; c < 4; ++c) v[c] = rotate4(s.v[k][c], rot);
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {
+            float e[4];
+#pragma unroll
+            for (int c = 0; c < 4; ++c) e[c] = (&v[c].x)[p];
+            *reinterpret_cast<float4*>(slabs + s.at[k] + 4 * ((p + rot) & 3)) =
+                make_float4(CF_TF32_STAGE(e[0]), CF_TF32_STAGE(e[1]), CF_TF32_STAGE(e[2]), CF_TF32_STAGE(e[3]));
+        }
+    }
+}
+// A tile's 27 wgmmas (mma_issue's order): tap (kd, kh, kw) reads row wg + kh of the slab in slot sk[kd], kw pixels in
+__device__ __forceinline__ void dw_mma_issue(float (&acc)[NACC], const float* sw, const float* slabs, int e, int wg) {
+    constexpr uint32_t A_LBO = COUT * 16, SBO = 128, B_LBO = DW_HALF * 4;
+    const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO), b0 = wgmma_desc(smem_addr(slabs + wg * XP * 4), B_LBO, SBO);
+    const uint32_t alo = opaque((uint32_t)a0), blo = __shfl_sync(0xffffffffu, opaque((uint32_t)b0), 0);
+    const uint32_t ahi = (uint32_t)(a0 >> 32), bhi = (uint32_t)(b0 >> 32);
+    uint32_t bkd[KS];
+#pragma unroll
+    for (int kd = 0; kd < KS; ++kd)
+        bkd[kd] = __shfl_sync(0xffffffffu, blo + (((e - KS + kd) & (DW_SLOTS - 1)) * DW_SLAB * 4 >> 4), 0);
+    wgmma_fence();
+#pragma unroll
+    for (int tap = 0; tap < TAPS; ++tap) {
+        const int kd = tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
+        wgmma_tf32(acc, desc_at(alo, ahi, tap * WTAP * 4), desc_at(bkd[kd], bhi, (kh * XP + kw) * 16), tap > 0);
+    }
+    wgmma_commit();
+}
+#endif
+
 #ifdef CF_OUT_SMEM
 // CF_OUT_SMEM (candidate): the epilogue writes the tile to shared memory ([channel][row][OPITCH]) and the
 // warpgroup copies it out to global memory during the NEXT tile's MMAs, one warp per channel row: a store
@@ -1651,7 +1757,7 @@ __device__ __forceinline__ void fill_raw(float* raw, const float* __restrict__ x
 }
 #endif
 
-#ifdef CF_XWIN
+#if defined(CF_XWIN) || defined(CF_DWIN)
 template <bool WIN>     // the windows' loop (WIN) and the registered one as two kernels: each gets its own registers
 #endif
 __global__ void __launch_bounds__(THREADS, 1)
@@ -1711,7 +1817,7 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
 #endif
     for (int c = threadIdx.x; c < COUT; c += THREADS) schan[c] = make_float2(__ldg(bias + c), __ldg(addend + c));
 #ifdef CF_GROUP_STORE
-    float* gbuf = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(smem + WFLOATS + WGS * (XBUF + XRAW + XOUT + XBULK))
+    float* gbuf = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(smem + WFLOATS + XREGION)
                                             + 127) & ~uintptr_t(127));
     uint64_t* gbar = reinterpret_cast<uint64_t*>(gbuf + GBARS * GBOX);
     if (threadIdx.x < GBARS) {
@@ -1728,6 +1834,14 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
         if (threadIdx.x == 0) {                            // (one thread, an init each: synccheck lost count with
 #pragma unroll                                             // six threads' inits in both kernels, 2026-12-02)
             for (int i = 0; i < 2 * WBUFS; ++i) mbar_init(reinterpret_cast<uint64_t*>(smem + WIN_AT + XP * 4) + i, THREADS / 32);
+        }
+    }
+#endif
+#ifdef CF_DWIN
+    if constexpr (WIN) {                                   // the slabs of round r staged / read: 16 warps each
+        if (threadIdx.x == 0) {
+#pragma unroll
+            for (int i = 0; i < 6; ++i) mbar_init(reinterpret_cast<uint64_t*>(smem + WFLOATS + DW_BARS_AT) + i, THREADS / 32);
         }
     }
 #endif
@@ -2022,6 +2136,68 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
         return;
     }
 #endif
+#ifdef CF_DWIN
+    if constexpr (WIN) {
+        // Rounds q0..q1 - 1 of the block (contiguous); a thread loads round r + 3's items at the end of round r, while
+        // its epilogue and round r + 1 run, and stages them at the end of round r + 1.
+        float* const slabs = smem + WFLOATS;
+        uint64_t* const wfull = reinterpret_cast<uint64_t*>(slabs + DW_BARS_AT);
+        uint64_t* const wempty = wfull + 3;
+        const int q0 = (int)((long long)blockIdx.x * g.dw_rounds / gridDim.x);
+        const int rounds = (int)((long long)(blockIdx.x + 1) * g.dw_rounds / gridDim.x) - q0;
+        int ql = q0, el = 0;                    // the next round to load, and the slabs staged before it
+        DwItems st;
+#pragma unroll 1
+        for (int r = 0; r < 2 && r < rounds; ++r, ++ql) {
+            const bool f = dw_first(g, ql, q0);
+            dw_load(st, x, g, dw_round(g, ql), f, el & (DW_SLOTS - 1), wg, tid);
+            dw_stage(slabs, st, tid);
+            fence_proxy_async();
+            __syncwarp();
+            if (lane == 0) mbar_arrive(wfull + r);
+            el += f ? KS : 1;
+        }
+        bool fl = false;
+        if (rounds > 2) {
+            fl = dw_first(g, ql, q0);
+            dw_load(st, x, g, dw_round(g, ql), fl, el & (DW_SLOTS - 1), wg, tid);
+        }
+        int e = 0;                              // slabs staged through round r
+#pragma unroll 1
+        for (int r = 0; r < rounds; ++r) {
+            const int q = q0 + r, b = r % 3;
+            const DwRound rd = dw_round(g, q);
+            e += dw_first(g, q, q0) ? KS : 1;
+            const TileCoord tc = { rd.n, rd.od, rd.oh0 + wg, 0 };
+            mbar_wait(wfull + b, (r / 3) & 1);
+            float acc[NACC];
+            if (!(wg == 0 && r == 0)) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory");
+            dw_mma_issue(acc, sw, slabs, e, wg);
+            if (wg + 1 < WGS || r + 1 < rounds)
+                asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + WGS + (wg + 1) % WGS) : "memory");
+            wgmma_wait<0>();
+            fence_operand(acc);
+            __syncwarp();
+            if (lane == 0) mbar_arrive(wempty + b);
+            store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r));
+            if (r + 2 < rounds) {
+                if (r >= 1) mbar_wait(wempty + (r - 1) % 3, ((r - 1) / 3) & 1);   // round r - 1's wgmmas have read theirs
+                dw_stage(slabs, st, tid);
+                fence_proxy_async();
+                __syncwarp();
+                if (lane == 0) mbar_arrive(wfull + (r + 2) % 3);
+                el += fl ? KS : 1;
+                ++ql;
+                if (r + 3 < rounds) {
+                    fl = dw_first(g, ql, q0);
+                    dw_load(st, x, g, dw_round(g, ql), fl, el & (DW_SLOTS - 1), wg, tid);
+                }
+            }
+        }
+        if (lane == 0) bulk_wait_all();             // every bulk copy done before the block's shared memory goes
+        return;
+    }
+#endif
 #ifdef CF_XWIN
     if constexpr (WIN) {
         // Round r: the block's tiles t0 + r stride + 0..3, warpgroup wg's the wg-th. Window r in buffer r % 3; in round r
@@ -2295,7 +2471,18 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     g.ylean = a.Wo % 2 == 0 && (reinterpret_cast<uintptr_t>(a.y) % 8 == 0) &&
               (long long)COUT * a.Do * a.Ho * a.Wo < 0x80000000LL;
 
-#ifdef CF_XWIN
+#ifdef CF_DWIN
+    // the depth sweep where a tile is a whole row of 64 input pixels (Wo = 62), a plane has 4 rows or more, a unit 2
+    // rounds or more (8 slots), loads are lean and the output takes the group store's tensor copies (checked below)
+    g.dw_groups = cf_ceil_div(a.Ho, WGS);
+    const long long dw_rounds = (long long)a.N * g.dw_groups * a.Do;
+    g.dw_rounds = (int)(dw_rounds < 0x7fffffffLL ? dw_rounds : 0);
+    const bool dw_shape = a.Wo == TW && a.Ho >= WGS && a.Do >= 2 && g.xlean && dw_rounds < 0x7fffffffLL;
+    if (const char* err = cf_persistent_grid(conv3d_wgmma_kernel<true>, THREADS, SMEM_BYTES, (tiles + WGS - 1) / WGS,
+                                             sms, NAME, grid))
+        return err;
+#define CF_KERNEL conv3d_wgmma_kernel<false>
+#elif defined(CF_XWIN)
     // the windows where a round's 4 tiles are whole rows (tiles_x = 1) of at most two planes (Ho >= 3), loads lean
     auto* const kernel_of_shape = g.tiles_x == 1 && a.Ho >= 3 && g.xlean ? conv3d_wgmma_kernel<true>
                                                                          : conv3d_wgmma_kernel<false>;
@@ -2339,6 +2526,11 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
                               {XW, XH, XD, CIN});
     CF_KERNEL<<<grid, THREADS, SMEM_BYTES, stream>>>(xmap, ymap, a.x, a.w, a.bias, a.param, a.y, g);
 #else
+#ifdef CF_DWIN
+    if (dw_shape && g.ytma)
+        conv3d_wgmma_kernel<true><<<grid, THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
+    else
+#endif
     CF_KERNEL<<<grid, THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
 #endif
 #else
