@@ -397,6 +397,7 @@ def c3_mma_operand_bytes(taps: int = C3_TAPS) -> int:
 # block's warpgroups hold WGS consecutive tiles. Each channel's output row is one run of y; CF_GROUP_STORE writes the
 # rows of GROUP consecutive warpgroups of a block as one run when they are the same planes' consecutive rows.
 C3_TW, C3_WGS = C3_XW - 2, 4
+C3_KS = 3                            # the kernel's extent in each dimension
 
 
 def c3_store_runs(shape, group: int = 1, sms: int = 132) -> list:
@@ -480,3 +481,66 @@ def shared_sectors(runs, sector: int = 32) -> float:
     """The share of run ends (starts and ends) that fall inside a `sector`-byte sector: a sector that another run
     (another tile's, written at another time) completes."""
     return sum((s % sector != 0) + ((s + b) % sector != 0) for s, b in runs) / (2 * len(runs))
+
+
+def c3_depth_sweep(shape, grid: int, slots: int = 8) -> dict:
+    """conv3d 04b's CF_DWIN bookkeeping, as the kernel does it: block b takes rounds [b R / grid, (b + 1) R / grid) of
+    the R = N x groups x Do rounds (q = (n groups + grp) Do + od; a round is C3_WGS output rows oh0.. of plane (n, od),
+    oh0 = min(C3_WGS grp, Ho - C3_WGS)). A unit's first round (od = 0) or the block's stages the slabs of depths
+    od..od + 2, any other round the slab of depth od + 2; slab s goes to slot s % slots; round r's tap kd reads slot
+    (e - 3 + kd) % slots, e = slabs staged through round r. Round r + 2's slabs are written at the end of round r, once
+    round r - 1's wgmmas are done, so rounds r and r + 1 may still be reading.
+
+    Returns "wrong reads" (a tap that would read a slot holding another slab), "hazards" (a slot written while round
+    r or r + 1 reads it), "out of bounds" (a staged row or depth outside the input), the output rows covered, the
+    slabs staged and the rounds per block (most)."""
+    n_img, _, d, h, w = shape
+    do, ho = d - (C3_KS - 1), h - (C3_KS - 1)
+    assert w - (C3_KS - 1) == C3_TW and ho >= C3_WGS and do >= 2, "the shapes the depth sweep takes"
+    groups = -(-ho // C3_WGS)
+    total = n_img * groups * do
+
+    def rnd(q):
+        u, od = divmod(q, do)
+        n, grp = divmod(u, groups)
+        return n, od, min(C3_WGS * grp, ho - C3_WGS)
+
+    wrong, hazards, oob, covered, slabs, most = [], [], [], set(), 0, 0
+    for b in range(grid):
+        q0, q1 = b * total // grid, (b + 1) * total // grid
+        most = max(most, q1 - q0)
+        staged, el = [], 0                                  # per round: [(slot, (n, depth, oh0))]
+        for q in range(q0, q1):
+            n, od, oh0 = rnd(q)
+            new = [(n, od + j, oh0) for j in range(3)] if (q == q0 or od == 0) else [(n, od + 2, oh0)]
+            staged.append([((el + j) % slots, c) for j, c in enumerate(new)])
+            el += len(new)
+            for (_, (nn, dd, r0)) in staged[-1]:
+                if not (0 <= r0 and r0 + C3_WGS + C3_KS - 2 < h and dd < d and nn < n_img):
+                    oob.append((b, q))
+        slabs += el
+        content, reads, e = {}, [], 0
+        for r in range(min(2, len(staged))):
+            content.update(staged[r])
+        for r, q in enumerate(range(q0, q1)):
+            n, od, oh0 = rnd(q)
+            e += 3 if (q == q0 or od == 0) else 1
+            reads.append([(e - 3 + kd) % slots for kd in range(3)])
+            for kd, s in enumerate(reads[-1]):
+                if content.get(s) != (n, od + kd, oh0):
+                    wrong.append((b, q, kd))
+            covered.update((n, od, oh0 + i) for i in range(C3_WGS))
+            if r + 2 < len(staged):
+                for s, c in staged[r + 2]:
+                    if s in reads[r] or (r + 1 < len(staged) and s in _c3_sweep_reads(staged, r + 1, slots)):
+                        hazards.append((b, q, s))
+                    content[s] = c
+    return {"wrong reads": wrong, "hazards": hazards, "out of bounds": oob,
+            "covered": covered == {(n, od, oh) for n in range(n_img) for od in range(do) for oh in range(ho)},
+            "slabs staged": slabs, "rounds per block": most}
+
+
+def _c3_sweep_reads(staged, r: int, slots: int) -> list:
+    """The slots round r of a block reads (its e from the slabs staged through it)."""
+    e = sum(len(s) for s in staged[:r + 1])
+    return [(e - 3 + kd) % slots for kd in range(3)]

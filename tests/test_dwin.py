@@ -1,0 +1,33 @@
+"""conv3d 04b's depth sweep (CF_DWIN): its slab bookkeeping, modelled on the CPU (convfuse.wgmma_model.c3_depth_sweep)."""
+import pytest
+
+from convfuse import problems as P
+from convfuse import wgmma_model as M
+
+
+SHAPES = [(1, 8, 4, 6, 64), (2, 8, 5, 9, 64), (3, 8, 4, 9, 64), (2, 8, 6, 10, 64), (3, 8, 10, 64, 64),
+          (2, 8, 16, 64, 64)]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("grid", [1, 2, 5, 7, 132])
+def test_every_round_reads_its_own_depths_and_no_slot_is_written_under_a_reader(shape, grid):
+    rounds = shape[0] * -(-(shape[3] - 2) // 4) * (shape[2] - 2)
+    m = M.c3_depth_sweep(shape, min(grid, rounds))
+    assert m["wrong reads"] == [] and m["hazards"] == [] and m["out of bounds"] == [] and m["covered"]
+
+
+def test_the_full_shape_stages_a_fifth_of_the_registered_items_in_balanced_ranges():
+    m = M.c3_depth_sweep(P.CONV3D.input_shape, 132)
+    assert not (m["wrong reads"] or m["hazards"] or m["out of bounds"]) and m["covered"]
+    n, _, d, h, _ = P.CONV3D.input_shape
+    registered = n * (d - 2) * (h - 2) * 3 * 3            # 9 rows per tile (one output row)
+    ratio = 6 * m["slabs staged"] / registered           # 6 rows per slab
+    assert 0.19 < ratio < 0.20 and m["rounds per block"] == 218   # 28,672 rounds over 132 blocks: 217 or 218
+
+
+def test_the_model_catches_too_few_slots_and_a_unit_of_one_depth():
+    hazards = M.c3_depth_sweep((2, 8, 6, 10, 64), 3, slots=5)["hazards"]
+    assert hazards                                       # a unit's three new slabs land on a slab still read
+    with pytest.raises(AssertionError):
+        M.c3_depth_sweep((2, 8, 3, 10, 64), 1)           # Do = 1: the kernel takes the registered loop
