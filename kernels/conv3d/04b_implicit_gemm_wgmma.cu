@@ -2179,20 +2179,28 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
             fence_operand(acc);
             __syncwarp();
             if (lane == 0) mbar_arrive(wempty + b);
-            store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r));
-            if (r + 2 < rounds) {
-                if (r >= 1) mbar_wait(wempty + (r - 1) % 3, ((r - 1) / 3) & 1);   // round r - 1's wgmmas have read theirs
-                dw_stage(slabs, st, tid);
-                fence_proxy_async();
-                __syncwarp();
-                if (lane == 0) mbar_arrive(wfull + (r + 2) % 3);
-                el += fl ? KS : 1;
-                ++ql;
-                if (r + 3 < rounds) {
-                    fl = dw_first(g, ql, q0);
-                    dw_load(st, x, g, dw_round(g, ql), fl, el & (DW_SLOTS - 1), wg, tid);
-                }
+#define CF_DWIN_AHEAD()                                                                                                 \
+            if (r + 2 < rounds) {                                                                                   \
+                if (r >= 1) mbar_wait(wempty + (r - 1) % 3, ((r - 1) / 3) & 1);   /* round r - 1's wgmmas are done */ \
+                dw_stage(slabs, st, tid);                                                                           \
+                fence_proxy_async();                                                                                \
+                __syncwarp();                                                                                       \
+                if (lane == 0) mbar_arrive(wfull + (r + 2) % 3);                                                    \
+                el += fl ? KS : 1;                                                                                  \
+                ++ql;                                                                                               \
+                if (r + 3 < rounds) {                                                                               \
+                    fl = dw_first(g, ql, q0);                                                                       \
+                    dw_load(st, x, g, dw_round(g, ql), fl, el & (DW_SLOTS - 1), wg, tid);                           \
+                }                                                                                                   \
             }
+#ifdef CF_DWIN_EARLY
+            CF_DWIN_AHEAD()             // CF_DWIN_EARLY (candidate): round r + 2's slabs staged before this round's epilogue
+#endif
+            store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r));
+#ifndef CF_DWIN_EARLY
+            CF_DWIN_AHEAD()
+#endif
+#undef CF_DWIN_AHEAD
         }
         if (lane == 0) bulk_wait_all();             // every bulk copy done before the block's shared memory goes
         return;
