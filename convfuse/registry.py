@@ -343,8 +343,13 @@ _MEASURED_ON_CURRENT = (
     ("conv3d", "04d_rs_tf32", _04D3_THREE),
     ("conv3d", "04d_rs_tf32", _04D3_FOUR),
 )
-# Prepared and compiled, not yet measured: the next device call's first builds.
-_WAITING = ()
+# Prepared and compiled, not yet measured: the next device call's first builds. conv3d TF32's depth sweep (a block's
+# rounds move along depth; one 6-row slab staged per round into a ring of 8 slots; tests/test_dwin.py), its slab staged
+# after the round's stores and before its epilogue
+_WAITING = (
+    ("conv3d", "04b_wgmma_tf32", ("CF_DWIN",)),
+    ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_EARLY")),
+)
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _WAITING
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
 ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE"),
