@@ -544,3 +544,89 @@ def _c3_sweep_reads(staged, r: int, slots: int) -> list:
     """The slots round r of a block reads (its e from the slabs staged through it)."""
     e = sum(len(s) for s in staged[:r + 1])
     return [(e - 3 + kd) % slots for kd in range(3)]
+
+
+# conv3d 04b CF_DWIN's slab ring, as the kernel lays it out (floats): slot [k-half][row 0..5][pixel 0..63][4 channels]
+C3_DW_ROWS, C3_DW_SLOTS = C3_WGS + C3_KS - 1, 8
+C3_DW_HALF = C3_DW_ROWS * C3_XW * 4
+C3_DW_SLAB = 2 * C3_DW_HALF
+C3_DW_ITEMS = 2 * C3_DW_ROWS * (C3_XW // 4)       # (k-half, row, quad) items per slab
+
+
+def _c3_dw_load_at(wg: int, tid: int, k: int, first: bool, s0: int):
+    """dw_load's item of thread (wg, tid), k-th: (j, half, row, quad, its first float in the ring) or None."""
+    m = (3 if first else 1) * (C3_DW_ITEMS // C3_WGS)
+    li = tid + 128 * k
+    if li >= m:
+        return None
+    gi = wg * m + li
+    j, rest = divmod(gi, C3_DW_ITEMS)
+    half, rr = divmod(rest, C3_DW_ITEMS // 2)
+    row, quad = rr >> 4, rr & 15
+    slot = (s0 + j) & (C3_DW_SLOTS - 1)
+    return j, half, row, quad, slot * C3_DW_SLAB + half * C3_DW_HALF + (row * C3_XW + 4 * quad) * 4
+
+
+def c3_dwin_block_tiles(x: np.ndarray, w: np.ndarray, grid: int, block: int):
+    """The tiles block `block` of `grid` computes with CF_DWIN, emulated: each round's slabs written item by item at
+    dw_load / dw_stage's addresses (the rotation's permutation included) into a byte image of the ring, each
+    warpgroup's tile read back through dw_mma_issue's descriptors (tap (kd, kh, kw): slot (e - 3 + kd) % 8, row wg +
+    kh, kw pixels in; lbo one k-half of a slab). Yields ((n, od, oh), 64 Cout x 62 conv sums without bias)."""
+    n_img, _, d, h, wd = x.shape
+    do, ho = d - 2, h - 2
+    groups = -(-ho // C3_WGS)
+    total = n_img * groups * do
+    q0, q1 = block * total // grid, (block + 1) * total // grid
+
+    def rnd(q):
+        u, od = divmod(q, do)
+        n, grp = divmod(u, groups)
+        return n, od, min(C3_WGS * grp, ho - C3_WGS)
+
+    first = lambda q: q == q0 or q % do == 0        # noqa: E731
+    wimg = np.zeros(C3_TAPS * 2 * COUT * 16, np.uint8)
+    wf = wimg.view(np.float32)
+    for t in range(C3_TAPS):
+        kd, kh, kw = t // 9, (t // 3) % 3, t % 3
+        for hh in range(2):
+            at = (t * 2 + hh) * COUT * 4
+            wf[at:at + COUT * 4] = w[:, 4 * hh:4 * hh + 4, kd, kh, kw].reshape(-1)
+    ring = np.zeros(C3_DW_SLOTS * C3_DW_SLAB + 16, np.float32)
+
+    def stage(q, s0):
+        n, od, oh0 = rnd(q)
+        f = first(q)
+        d0 = od if f else od + 2
+        for wg in range(C3_WGS):
+            for tid in range(128):
+                rot = (tid >> 1) & 3
+                for k in range(2):
+                    it = _c3_dw_load_at(wg, tid, k, f, s0)
+                    if it is None:
+                        continue
+                    j, half, row, quad, at = it
+                    v = x[n, 4 * half:4 * half + 4, d0 + j, oh0 + row, 4 * quad:4 * quad + 4].astype(np.float32)
+                    v = np.roll(v, -rot, axis=1)                     # rotate4: component j <- component (j + rot) % 4
+                    for p in range(4):
+                        ring[at + 4 * ((p + rot) & 3):at + 4 * ((p + rot) & 3) + 4] = v[:, p]
+        return 3 if f else 1
+
+    el = 0
+    for q in range(q0, min(q0 + 2, q1)):
+        el += stage(q, el % C3_DW_SLOTS)
+    e = 0
+    for r, q in enumerate(range(q0, q1)):
+        n, od, oh0 = rnd(q)
+        e += 3 if first(q) else 1
+        mem = np.concatenate([wimg, ring.view(np.uint8)])
+        for wg in range(C3_WGS):
+            acc = np.zeros((COUT, C3_XW))
+            for t in range(C3_TAPS):
+                kd, kh, kw = t // 9, (t // 3) % 3, t % 3
+                b0 = len(wimg) + wg * C3_XW * 16 + ((e - 3 + kd) & (C3_DW_SLOTS - 1)) * C3_DW_SLAB * 4
+                a = operand(mem, t * 2 * COUT * 16, COUT * 16, COUT, 8, 4)
+                b = operand(mem, b0 + (kh * C3_XW + kw) * 16, C3_DW_HALF * 4, C3_XW, 8, 4)
+                acc += a @ b.T
+            yield (n, od, oh0 + wg), acc[:, :C3_TW]
+        if r + 2 < q1 - q0:
+            el += stage(q + 2, el % C3_DW_SLOTS)
