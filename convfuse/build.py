@@ -8,6 +8,7 @@ fresh process with unchanged sources only re-imports the cached library.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -244,7 +245,10 @@ def resource_usage(variant: Variant, arch: str = "90", nvcc: str | None = None) 
         raise BuildError("nvcc not found (set CUDA_HOME or put nvcc on PATH)")
     out_dir = BUILD_DIR / "ptxas"
     out_dir.mkdir(parents=True, exist_ok=True)
-    src = out_dir / f"{variant.problem}_{variant.key}.cu"
+    stem = f"{variant.problem}_{variant.key}"
+    if len(stem) > 150:     # nvcc's temporary files carry the name and a prefix: 255 bytes is the file-name limit
+        stem = f"{stem[:130]}_{hashlib.sha1(stem.encode()).hexdigest()[:12]}"
+    src = out_dir / f"{stem}.cu"
     src.write_text(kernel_source(variant))
     cmd = [nvcc, *NVCC_FLAGS, "-c", str(src), "-o", str(src.with_suffix(f".sm{arch}.o")),
            f"-gencode=arch=compute_{arch},code=sm_{arch}", "-Xptxas", "-v", "-I", str(KERNELS)]
