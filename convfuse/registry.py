@@ -349,6 +349,8 @@ _MEASURED_ON_CURRENT = (
 _WAITING = (
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN",)),
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_EARLY")),
+    ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES")),
+    ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY")),
 )
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _WAITING
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).

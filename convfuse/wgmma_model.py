@@ -483,10 +483,31 @@ def shared_sectors(runs, sector: int = 32) -> float:
     return sum((s % sector != 0) + ((s + b) % sector != 0) for s, b in runs) / (2 * len(runs))
 
 
-def c3_depth_sweep(shape, grid: int, slots: int = 8) -> dict:
-    """conv3d 04b's CF_DWIN bookkeeping, as the kernel does it: block b takes rounds [b R / grid, (b + 1) R / grid) of
-    the R = N x groups x Do rounds (q = (n groups + grp) Do + od; a round is C3_WGS output rows oh0.. of plane (n, od),
-    oh0 = min(C3_WGS grp, Ho - C3_WGS)). A unit's first round (od = 0) or the block's stages the slabs of depths
+def c3_dwin_rounds(total: int, do: int, grid: int, block: int, waves: bool = False) -> list:
+    """The rounds q block `block` of `grid` takes with CF_DWIN, in order, with whether each stages three slabs (a
+    first: the block's first round, a unit's (od = 0), or one that does not follow the round before it). Contiguous:
+    [b R / grid, (b + 1) R / grid). Waves (CF_DWIN_WAVES): whole units (Do rounds, one n and group of rows) dealt
+    round-robin, unit b + i grid in the block's i-th wave, so that neighbouring groups of rows (two input rows shared)
+    run at once on neighbouring blocks, then the units left over split contiguously by rounds (no range starting at a
+    unit's last round)."""
+    if not waves:
+        qs = list(range(block * total // grid, (block + 1) * total // grid))
+    else:
+        units = total // do
+        full = units // grid
+        tail = (units - full * grid) * do
+        qs = [(block + i * grid) * do + od for i in range(full) for od in range(do)]
+        def cut(b):         # a cut one round before a unit's end moves on one: two firsts in a row would need 9 slots
+            t = b * tail // grid
+            return t + 1 if t % do == do - 1 else t
+        qs += [full * grid * do + t for t in range(cut(block), cut(block + 1))]
+    return [(q, r == 0 or q % do == 0 or q != qs[r - 1] + 1) for r, q in enumerate(qs)]
+
+
+def c3_depth_sweep(shape, grid: int, slots: int = 8, waves: bool = False) -> dict:
+    """conv3d 04b's CF_DWIN bookkeeping, as the kernel does it: block b takes rounds [b R / grid, (b + 1) R / grid) (or
+    CF_DWIN_WAVES's order with `waves`: c3_dwin_rounds) of the R = N x groups x Do rounds (q = (n groups + grp) Do + od; a round is C3_WGS output rows oh0.. of plane (n, od),
+    oh0 = min(C3_WGS grp, Ho - C3_WGS)). A first round (c3_dwin_rounds) stages the slabs of depths
     od..od + 2, any other round the slab of depth od + 2; slab s goes to slot s % slots; round r's tap kd reads slot
     (e - 3 + kd) % slots, e = slabs staged through round r. Round r + 2's slabs are written at the end of round r, once
     round r - 1's wgmmas are done, so rounds r and r + 1 may still be reading.
@@ -507,12 +528,12 @@ def c3_depth_sweep(shape, grid: int, slots: int = 8) -> dict:
 
     wrong, hazards, oob, covered, slabs, most = [], [], [], set(), 0, 0
     for b in range(grid):
-        q0, q1 = b * total // grid, (b + 1) * total // grid
-        most = max(most, q1 - q0)
+        order = c3_dwin_rounds(total, do, grid, b, waves)
+        most = max(most, len(order))
         staged, el = [], 0                                  # per round: [(slot, (n, depth, oh0))]
-        for q in range(q0, q1):
+        for q, f in order:
             n, od, oh0 = rnd(q)
-            new = [(n, od + j, oh0) for j in range(3)] if (q == q0 or od == 0) else [(n, od + 2, oh0)]
+            new = [(n, od + j, oh0) for j in range(3)] if f else [(n, od + 2, oh0)]
             staged.append([((el + j) % slots, c) for j, c in enumerate(new)])
             el += len(new)
             for (_, (nn, dd, r0)) in staged[-1]:
@@ -522,9 +543,9 @@ def c3_depth_sweep(shape, grid: int, slots: int = 8) -> dict:
         content, reads, e = {}, [], 0
         for r in range(min(2, len(staged))):
             content.update(staged[r])
-        for r, q in enumerate(range(q0, q1)):
+        for r, (q, f) in enumerate(order):
             n, od, oh0 = rnd(q)
-            e += 3 if (q == q0 or od == 0) else 1
+            e += 3 if f else 1
             reads.append([(e - 3 + kd) % slots for kd in range(3)])
             for kd, s in enumerate(reads[-1]):
                 if content.get(s) != (n, od + kd, oh0):
@@ -567,7 +588,7 @@ def _c3_dw_load_at(wg: int, tid: int, k: int, first: bool, s0: int):
     return j, half, row, quad, slot * C3_DW_SLAB + half * C3_DW_HALF + (row * C3_XW + 4 * quad) * 4
 
 
-def c3_dwin_block_tiles(x: np.ndarray, w: np.ndarray, grid: int, block: int):
+def c3_dwin_block_tiles(x: np.ndarray, w: np.ndarray, grid: int, block: int, waves: bool = False):
     """The tiles block `block` of `grid` computes with CF_DWIN, emulated: each round's slabs written item by item at
     dw_load / dw_stage's addresses (the rotation's permutation included) into a byte image of the ring, each
     warpgroup's tile read back through dw_mma_issue's descriptors (tap (kd, kh, kw): slot (e - 3 + kd) % 8, row wg +
@@ -576,14 +597,13 @@ def c3_dwin_block_tiles(x: np.ndarray, w: np.ndarray, grid: int, block: int):
     do, ho = d - 2, h - 2
     groups = -(-ho // C3_WGS)
     total = n_img * groups * do
-    q0, q1 = block * total // grid, (block + 1) * total // grid
+    order = c3_dwin_rounds(total, do, grid, block, waves)
 
     def rnd(q):
         u, od = divmod(q, do)
         n, grp = divmod(u, groups)
         return n, od, min(C3_WGS * grp, ho - C3_WGS)
 
-    first = lambda q: q == q0 or q % do == 0        # noqa: E731
     wimg = np.zeros(C3_TAPS * 2 * COUT * 16, np.uint8)
     wf = wimg.view(np.float32)
     for t in range(C3_TAPS):
@@ -593,9 +613,8 @@ def c3_dwin_block_tiles(x: np.ndarray, w: np.ndarray, grid: int, block: int):
             wf[at:at + COUT * 4] = w[:, 4 * hh:4 * hh + 4, kd, kh, kw].reshape(-1)
     ring = np.zeros(C3_DW_SLOTS * C3_DW_SLAB + 16, np.float32)
 
-    def stage(q, s0):
+    def stage(q, f, s0):
         n, od, oh0 = rnd(q)
-        f = first(q)
         d0 = od if f else od + 2
         for wg in range(C3_WGS):
             for tid in range(128):
@@ -612,12 +631,12 @@ def c3_dwin_block_tiles(x: np.ndarray, w: np.ndarray, grid: int, block: int):
         return 3 if f else 1
 
     el = 0
-    for q in range(q0, min(q0 + 2, q1)):
-        el += stage(q, el % C3_DW_SLOTS)
+    for q, f in order[:2]:
+        el += stage(q, f, el % C3_DW_SLOTS)
     e = 0
-    for r, q in enumerate(range(q0, q1)):
+    for r, (q, f) in enumerate(order):
         n, od, oh0 = rnd(q)
-        e += 3 if first(q) else 1
+        e += 3 if f else 1
         mem = np.concatenate([wimg, ring.view(np.uint8)])
         for wg in range(C3_WGS):
             acc = np.zeros((COUT, C3_XW))
@@ -628,5 +647,5 @@ def c3_dwin_block_tiles(x: np.ndarray, w: np.ndarray, grid: int, block: int):
                 b = operand(mem, b0 + (kh * C3_XW + kw) * 16, C3_DW_HALF * 4, C3_XW, 8, 4)
                 acc += a @ b.T
             yield (n, od, oh0 + wg), acc[:, :C3_TW]
-        if r + 2 < q1 - q0:
-            el += stage(q + 2, el % C3_DW_SLOTS)
+        if r + 2 < len(order):
+            el += stage(*order[r + 2], el % C3_DW_SLOTS)

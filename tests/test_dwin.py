@@ -11,9 +11,10 @@ SHAPES = [(1, 8, 4, 6, 64), (2, 8, 5, 9, 64), (3, 8, 4, 9, 64), (2, 8, 6, 10, 64
 
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("grid", [1, 2, 5, 7, 132])
-def test_every_round_reads_its_own_depths_and_no_slot_is_written_under_a_reader(shape, grid):
+@pytest.mark.parametrize("waves", [False, True])
+def test_every_round_reads_its_own_depths_and_no_slot_is_written_under_a_reader(shape, grid, waves):
     rounds = shape[0] * -(-(shape[3] - 2) // 4) * (shape[2] - 2)
-    m = M.c3_depth_sweep(shape, min(grid, rounds))
+    m = M.c3_depth_sweep(shape, min(grid, rounds), waves=waves)
     assert m["wrong reads"] == [] and m["hazards"] == [] and m["out of bounds"] == [] and m["covered"]
 
 
@@ -26,6 +27,21 @@ def test_the_full_shape_stages_a_fifth_of_the_registered_items_in_balanced_range
     assert 0.19 < ratio < 0.20 and m["rounds per block"] == 218   # 28,672 rounds over 132 blocks: 217 or 218
 
 
+def test_waves_deal_whole_units_round_robin_then_split_the_rest_by_rounds():
+    n, _, d, h, _ = P.CONV3D.input_shape
+    do, total = d - 2, n * 16 * (d - 2)                  # 2,048 units of 14 rounds
+    blocks = [M.c3_dwin_rounds(total, do, 132, b, waves=True) for b in range(132)]
+    qs = sorted(q for bl in blocks for q, _ in bl)
+    assert qs == list(range(total)) and max(map(len, blocks)) <= 219 and min(map(len, blocks)) >= 216
+    b7 = [q for q, _ in blocks[7]]
+    assert b7[:do] == list(range(7 * do, 8 * do)) and b7[do] == (7 + 132) * do   # wave 1: unit 7 + 132
+    firsts = [(r, q) for r, (q, f) in enumerate(blocks[7]) if f]
+    assert [r for r, _ in firsts[:16]] == [i * do for i in range(16)]   # 15 whole units, then the leftover rounds
+    assert all(q % do == 0 for _, q in firsts[16:])      # after which a unit's start
+    m = M.c3_depth_sweep(P.CONV3D.input_shape, 132, waves=True)
+    assert not (m["wrong reads"] or m["hazards"] or m["out of bounds"]) and m["covered"]
+
+
 def test_the_model_catches_too_few_slots_and_a_unit_of_one_depth():
     hazards = M.c3_depth_sweep((2, 8, 6, 10, 64), 3, slots=5)["hazards"]
     assert hazards                                       # a unit's three new slabs land on a slab still read
@@ -33,15 +49,16 @@ def test_the_model_catches_too_few_slots_and_a_unit_of_one_depth():
         M.c3_depth_sweep((2, 8, 3, 10, 64), 1)           # Do = 1: the kernel takes the registered loop
 
 
-@pytest.mark.parametrize("shape,grid", [((2, 8, 5, 9, 64), 3), ((1, 8, 6, 6, 64), 2)])
-def test_the_slabs_as_staged_and_read_by_the_descriptors_give_each_tile_its_convolution(shape, grid):
+@pytest.mark.parametrize("shape,grid,waves", [((2, 8, 5, 9, 64), 3, False), ((1, 8, 6, 6, 64), 2, False),
+                                              ((3, 8, 5, 9, 64), 4, True)])
+def test_the_slabs_as_staged_and_read_by_the_descriptors_give_each_tile_its_convolution(shape, grid, waves):
     import numpy as np
     rng = np.random.default_rng(0)
     x = rng.standard_normal(shape).astype(np.float32)
     w = rng.standard_normal((64, 8, 3, 3, 3)).astype(np.float32)
     seen = set()
     for b in range(grid):
-        for (n, od, oh), acc in M.c3_dwin_block_tiles(x, w, grid, b):
+        for (n, od, oh), acc in M.c3_dwin_block_tiles(x, w, grid, b, waves):
             win = x[n, :, od:od + 3, oh:oh + 3, :].astype(np.float64)                # 8 x 3 x 3 x 64
             ref = np.zeros((64, 62))
             for kd in range(3):

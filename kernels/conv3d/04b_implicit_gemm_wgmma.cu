@@ -543,7 +543,8 @@ constexpr int PROD_FLOATS = 0;
 #error "CF_GROUP_LAZY: with CF_GROUP_DOUBLE (one set of boxes: the other slots would wait a round for their box)"
 #endif
 #ifdef CF_DWIN
-// CF_DWIN (candidate, TF32): the depth sweep. A block takes a contiguous range of rounds; a round is its 4 warpgroups on
+// CF_DWIN (candidate, TF32): the depth sweep. A block takes a contiguous range of rounds (CF_DWIN_WAVES: whole units
+// dealt round-robin, dw_order); a round is its 4 warpgroups on
 // output rows oh0..oh0 + 3 of one plane (oh0 = 4 grp, the last group of a plane at Ho - 4: rows 58-59 computed twice at
 // the full shape, the same values written twice), and the block's next round is the same rows one depth on. Their
 // input is 6 rows of 3 depths; one depth on, only the deepest slab (6 rows, 12 KB) is new: a round stages 192 items
@@ -557,6 +558,9 @@ constexpr int PROD_FLOATS = 0;
     defined(CF_XWIN) || defined(CF_DEAL_CONTIG) || defined(CF_ABL_STAGE_ONCE) || defined(CF_XDOUBLE) || \
     defined(CF_LOAD_EARLY) || defined(CF_NO_PREFETCH) || CF_WGS != 4 || (defined(CF_GROUP) && CF_GROUP != 4) || CF_TH != 1
 #error "CF_DWIN: the TF32 build's registered loop with CF_GROUP_STORE, 4 warpgroups, one group of 4 (a round's rows)"
+#endif
+#if defined(CF_DWIN_WAVES) && !defined(CF_DWIN)
+#error "CF_DWIN_WAVES orders CF_DWIN's rounds"
 #endif
 constexpr int DW_ROWS = WGS + KS - 1;                // input rows of a slab: a round's 4 output rows and the halo
 constexpr int DW_HALF = DW_ROWS * XP * 4;            // floats per k-half of a slab
@@ -597,7 +601,7 @@ struct Geom {
     bool xlean;  // CF_LEAN's loads: xvec, and one image's input has fewer than 2^31 elements (32-bit offsets)
     bool ylean;  // CF_LEAN's stores: Wo even, y 8-byte aligned, one image's output under 2^31 elements
     bool ytma;   // CF_TMA_STORE: the kernel parameter ymap describes y (ylean, a plane a multiple of 4 floats)
-    bool ygroup; // CF_GROUP_STORE: ytma, Wo = 62 (a tile is a whole row) and Do * Ho a multiple of GROUP
+    bool ygroup; // CF_GROUP_STORE: ytma, Wo = 62 (a tile is a whole row) and Do * Ho a multiple of GROUP (or CF_DWIN's)
 #if defined(CF_PRODUCER) || defined(CF_TMA_STAGE)
     bool xtma;   // the kernel parameter xmap describes x (W % 4 == 0, x 16-byte aligned): TMA boxes of the input
 #endif
@@ -1612,8 +1616,47 @@ __device__ __forceinline__ DwRound dw_round(const Geom& g, int q) {
     const int u = q / g.Do, od = q - u * g.Do, n = u / g.dw_groups, grp = u - n * g.dw_groups;
     return { n, od, min(WGS * grp, g.Ho - WGS) };
 }
-// the first round of a unit (od = 0) or of the block stages three slabs, the others one
-__device__ __forceinline__ bool dw_first(const Geom& g, int q, int q0) { return q == q0 || q % g.Do == 0; }
+// The block's rounds. Contiguous: q0 + r, r < rounds. CF_DWIN_WAVES (candidate): whole units (n, group: Do rounds) dealt
+// round-robin, unit b + i grid in wave i < full, so that neighbouring groups of rows, which share two input rows, run
+// at once on neighbouring blocks and the second read of those rows finds them in L2 (contiguous ranges read the input
+// 1.73 times from DRAM, explore-2026-12-03/call1); then the units left over split by rounds from t0 (a cut one round
+// before a unit's end moves on one: two three-slab rounds in a row would need 9 slots; wgmma_model.c3_dwin_rounds).
+struct DwOrder { int q0, full, t0, rounds; };
+__device__ __forceinline__ DwOrder dw_order(const Geom& g) {
+#ifdef CF_DWIN_WAVES
+    const int units = g.dw_rounds / g.Do, full = units / (int)gridDim.x;
+    const long long tail = (long long)(units - full * (int)gridDim.x) * g.Do;
+    auto cut = [&](int b) { const int t = (int)(b * tail / gridDim.x); return t % g.Do == g.Do - 1 ? t + 1 : t; };
+    const int t0 = cut(blockIdx.x);
+    return { 0, full, t0, full * g.Do + cut(blockIdx.x + 1) - t0 };
+#else
+    const int q0 = (int)((long long)blockIdx.x * g.dw_rounds / gridDim.x);
+    return { q0, 0, 0, (int)((long long)(blockIdx.x + 1) * g.dw_rounds / gridDim.x) - q0 };
+#endif
+}
+__device__ __forceinline__ int dw_q(const Geom& g, const DwOrder& o, int r) {
+#ifdef CF_DWIN_WAVES
+    if (r < o.full * g.Do) {
+        const int i = r / g.Do;
+        return (int)(blockIdx.x + i * gridDim.x) * g.Do + r - i * g.Do;
+    }
+    return o.full * (int)gridDim.x * g.Do + o.t0 + r - o.full * g.Do;
+#else
+    return o.q0 + r;
+#endif
+}
+// A cursor over the block's rounds: the variable divisions of dw_q / dw_round once per unit, not three or four times
+// per round in each of the two walks (call1's build: 957 instructions per warp and tile against the registered loop's
+// 941, though it stages a fifth of the items). A seek lands on a first round: r = 0, a unit's start or the tail's.
+struct DwCur { int r, n, od, oh0; bool first; };
+__device__ __forceinline__ DwCur dw_seek(const Geom& g, const DwOrder& o, int r) {
+    const DwRound d = dw_round(g, dw_q(g, o, r));
+    return { r, d.n, d.od, d.oh0, true };
+}
+__device__ __forceinline__ void dw_next(DwCur& c, const Geom& g, const DwOrder& o) {
+    if (c.od + 1 < g.Do && c.r + 1 != o.full * g.Do) { ++c.r; ++c.od; c.first = false; }
+    else c = dw_seek(g, o, c.r + 1);
+}
 // A round's new slabs (depths od..od + 2 when first, else od + 2) from slot s0 on: warpgroup wg loads items
 // wg m .. wg m + m - 1 of them (m = 48 per slab), quads fastest (a warp reads two 256-byte row runs per channel).
 // Every item is inside the input: W = 64, rows oh0..oh0 + 5 <= H - 1, depths <= D - 1 (dw shapes, launch).
@@ -2138,37 +2181,37 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
 #endif
 #ifdef CF_DWIN
     if constexpr (WIN) {
-        // Rounds q0..q1 - 1 of the block (contiguous); a thread loads round r + 3's items at the end of round r, while
+        // The block's rounds r (dw_order, dw_q); a thread loads round r + 3's items at the end of round r, while
         // its epilogue and round r + 1 run, and stages them at the end of round r + 1.
         float* const slabs = smem + WFLOATS;
         uint64_t* const wfull = reinterpret_cast<uint64_t*>(slabs + DW_BARS_AT);
         uint64_t* const wempty = wfull + 3;
-        const int q0 = (int)((long long)blockIdx.x * g.dw_rounds / gridDim.x);
-        const int rounds = (int)((long long)(blockIdx.x + 1) * g.dw_rounds / gridDim.x) - q0;
-        int ql = q0, el = 0;                    // the next round to load, and the slabs staged before it
+        const DwOrder o = dw_order(g);
+        const int rounds = o.rounds;
+        DwCur cl = dw_seek(g, o, 0), cc = cl;   // the next round to load, the round computed
+        int el = 0;                             // the slabs staged before the next round to load
         DwItems st;
 #pragma unroll 1
-        for (int r = 0; r < 2 && r < rounds; ++r, ++ql) {
-            const bool f = dw_first(g, ql, q0);
-            dw_load(st, x, g, dw_round(g, ql), f, el & (DW_SLOTS - 1), wg, tid);
+        for (int r = 0; r < 2 && r < rounds; ++r) {
+            dw_load(st, x, g, { cl.n, cl.od, cl.oh0 }, cl.first, el & (DW_SLOTS - 1), wg, tid);
             dw_stage(slabs, st, tid);
             fence_proxy_async();
             __syncwarp();
             if (lane == 0) mbar_arrive(wfull + r);
-            el += f ? KS : 1;
+            el += cl.first ? KS : 1;
+            dw_next(cl, g, o);
         }
         bool fl = false;
         if (rounds > 2) {
-            fl = dw_first(g, ql, q0);
-            dw_load(st, x, g, dw_round(g, ql), fl, el & (DW_SLOTS - 1), wg, tid);
+            fl = cl.first;
+            dw_load(st, x, g, { cl.n, cl.od, cl.oh0 }, fl, el & (DW_SLOTS - 1), wg, tid);
         }
         int e = 0;                              // slabs staged through round r
 #pragma unroll 1
-        for (int r = 0; r < rounds; ++r) {
-            const int q = q0 + r, b = r % 3;
-            const DwRound rd = dw_round(g, q);
-            e += dw_first(g, q, q0) ? KS : 1;
-            const TileCoord tc = { rd.n, rd.od, rd.oh0 + wg, 0 };
+        for (int r = 0; r < rounds; ++r, dw_next(cc, g, o)) {
+            const int b = r % 3;
+            e += cc.first ? KS : 1;
+            const TileCoord tc = { cc.n, cc.od, cc.oh0 + wg, 0 };
             mbar_wait(wfull + b, (r / 3) & 1);
             float acc[NACC];
             if (!(wg == 0 && r == 0)) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory");
@@ -2187,10 +2230,10 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
                 __syncwarp();                                                                                       \
                 if (lane == 0) mbar_arrive(wfull + (r + 2) % 3);                                                    \
                 el += fl ? KS : 1;                                                                                  \
-                ++ql;                                                                                               \
+                dw_next(cl, g, o);                                                                                  \
                 if (r + 3 < rounds) {                                                                               \
-                    fl = dw_first(g, ql, q0);                                                                       \
-                    dw_load(st, x, g, dw_round(g, ql), fl, el & (DW_SLOTS - 1), wg, tid);                           \
+                    fl = cl.first;                                                                                  \
+                    dw_load(st, x, g, { cl.n, cl.od, cl.oh0 }, fl, el & (DW_SLOTS - 1), wg, tid);                   \
                 }                                                                                                   \
             }
 #ifdef CF_DWIN_EARLY
@@ -2520,7 +2563,13 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     const long long plane = (long long)a.Do * a.Ho * a.Wo;
 #ifdef CF_GROUP_STORE
     const uint32_t box0 = GPX;          // GROUP whole rows: only where a tile is a whole row (Wo = TW)
+#ifdef CF_DWIN
+    // the depth sweep's rounds are 4 rows of one plane whatever Do Ho is: its box is the group's (with the registered
+    // loop's box of one row, the copies of Ho = 7 ended in an illegal instruction, explore-2026-12-03/call1)
+    const bool group_shape = a.Wo == TW && ((a.Do * a.Ho) % GROUP == 0 || dw_shape);
+#else
     const bool group_shape = a.Wo == TW && (a.Do * a.Ho) % GROUP == 0;
+#endif
 #else
     const uint32_t box0 = TBOX;
     const bool group_shape = false;
@@ -2535,7 +2584,7 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     CF_KERNEL<<<grid, THREADS, SMEM_BYTES, stream>>>(xmap, ymap, a.x, a.w, a.bias, a.param, a.y, g);
 #else
 #ifdef CF_DWIN
-    if (dw_shape && g.ytma)
+    if (dw_shape && g.ygroup)
         conv3d_wgmma_kernel<true><<<grid, THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
     else
 #endif
