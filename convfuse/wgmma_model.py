@@ -517,7 +517,7 @@ def c3_depth_sweep(shape, grid: int, slots: int = 8, waves: bool = False) -> dic
     slabs staged and the rounds per block (most)."""
     n_img, _, d, h, w = shape
     do, ho = d - (C3_KS - 1), h - (C3_KS - 1)
-    assert w - (C3_KS - 1) == C3_TW and ho >= C3_WGS and do >= 2, "the shapes the depth sweep takes"
+    assert w - (C3_KS - 1) == C3_TW and ho >= C3_WGS and ho % 2 == 0 and do >= 2, "the shapes the depth sweep takes"
     groups = -(-ho // C3_WGS)
     total = n_img * groups * do
 

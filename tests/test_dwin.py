@@ -5,7 +5,7 @@ from convfuse import problems as P
 from convfuse import wgmma_model as M
 
 
-SHAPES = [(1, 8, 4, 6, 64), (2, 8, 5, 9, 64), (3, 8, 4, 9, 64), (2, 8, 6, 10, 64), (3, 8, 10, 64, 64),
+SHAPES = [(1, 8, 4, 6, 64), (2, 8, 5, 10, 64), (3, 8, 4, 8, 64), (2, 8, 6, 10, 64), (3, 8, 10, 64, 64),
           (2, 8, 16, 64, 64)]
 
 
@@ -47,10 +47,12 @@ def test_the_model_catches_too_few_slots_and_a_unit_of_one_depth():
     assert hazards                                       # a unit's three new slabs land on a slab still read
     with pytest.raises(AssertionError):
         M.c3_depth_sweep((2, 8, 3, 10, 64), 1)           # Do = 1: the kernel takes the registered loop
+    with pytest.raises(AssertionError):
+        M.c3_depth_sweep((2, 8, 4, 9, 64), 1)            # Ho odd: so does it (a group's copy 8 bytes off alignment)
 
 
-@pytest.mark.parametrize("shape,grid,waves", [((2, 8, 5, 9, 64), 3, False), ((1, 8, 6, 6, 64), 2, False),
-                                              ((3, 8, 5, 9, 64), 4, True)])
+@pytest.mark.parametrize("shape,grid,waves", [((2, 8, 5, 8, 64), 3, False), ((1, 8, 6, 6, 64), 2, False),
+                                              ((3, 8, 5, 8, 64), 4, True)])
 def test_the_slabs_as_staged_and_read_by_the_descriptors_give_each_tile_its_convolution(shape, grid, waves):
     import numpy as np
     rng = np.random.default_rng(0)

@@ -2212,7 +2212,9 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
             const int b = r % 3;
             e += cc.first ? KS : 1;
             const TileCoord tc = { cc.n, cc.od, cc.oh0 + wg, 0 };
+#ifndef CF_ABL_DWIN_NOWAIT
             mbar_wait(wfull + b, (r / 3) & 1);
+#endif
             float acc[NACC];
             if (!(wg == 0 && r == 0)) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory");
             dw_mma_issue(acc, sw, slabs, e, wg);
@@ -2222,9 +2224,16 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
             fence_operand(acc);
             __syncwarp();
             if (lane == 0) mbar_arrive(wempty + b);
+#ifdef CF_ABL_DWIN_NOWAIT
+// CF_ABL_DWIN_NOWAIT (ablation, wrong results on purpose: timed only): no wait on the "staged" and "read" mbarriers,
+// what the block-wide handoff costs
+#define CF_DWIN_NOWAIT true
+#else
+#define CF_DWIN_NOWAIT false
+#endif
 #define CF_DWIN_AHEAD()                                                                                                 \
             if (r + 2 < rounds) {                                                                                   \
-                if (r >= 1) mbar_wait(wempty + (r - 1) % 3, ((r - 1) / 3) & 1);   /* round r - 1's wgmmas are done */ \
+                if (r >= 1 && !CF_DWIN_NOWAIT) mbar_wait(wempty + (r - 1) % 3, ((r - 1) / 3) & 1);   /* r - 1 read */    \
                 dw_stage(slabs, st, tid);                                                                           \
                 fence_proxy_async();                                                                                \
                 __syncwarp();                                                                                       \
@@ -2528,7 +2537,9 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     g.dw_groups = cf_ceil_div(a.Ho, WGS);
     const long long dw_rounds = (long long)a.N * g.dw_groups * a.Do;
     g.dw_rounds = (int)(dw_rounds < 0x7fffffffLL ? dw_rounds : 0);
-    const bool dw_shape = a.Wo == TW && a.Ho >= WGS && a.Do >= 2 && g.xlean && dw_rounds < 0x7fffffffLL;
+    // Ho even: a group's copy starts at pixel (od Ho + oh0) 62 of its plane, 16-byte aligned only for an even row (an
+    // inner coordinate of 2 mod 4 floats is an illegal instruction: explore-2026-12-03/call2 at Ho = 7, Do = 2)
+    const bool dw_shape = a.Wo == TW && a.Ho >= WGS && a.Ho % 2 == 0 && a.Do >= 2 && g.xlean && dw_rounds < 0x7fffffffLL;
     if (const char* err = cf_persistent_grid(conv3d_wgmma_kernel<true>, THREADS, SMEM_BYTES, (tiles + WGS - 1) / WGS,
                                              sms, NAME, grid))
         return err;
@@ -2564,8 +2575,7 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
 #ifdef CF_GROUP_STORE
     const uint32_t box0 = GPX;          // GROUP whole rows: only where a tile is a whole row (Wo = TW)
 #ifdef CF_DWIN
-    // the depth sweep's rounds are 4 rows of one plane whatever Do Ho is: its box is the group's (with the registered
-    // loop's box of one row, the copies of Ho = 7 ended in an illegal instruction, explore-2026-12-03/call1)
+    // the depth sweep's rounds are 4 rows of one plane whatever Do Ho is: its box is the group's
     const bool group_shape = a.Wo == TW && ((a.Do * a.Ho) % GROUP == 0 || dw_shape);
 #else
     const bool group_shape = a.Wo == TW && (a.Do * a.Ho) % GROUP == 0;
