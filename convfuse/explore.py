@@ -585,6 +585,31 @@ RS3_CHECKS = {"bitwise, block shapes": LOG_DIR_2I / "call1" / "bitwise.log",
 RS_METRICS_STORES = {**RS_METRICS, "dram__bytes_write.sum": "DRAM bytes written",
                      "smsp__inst_executed.sum": "warp instructions"}
 
+# Twenty-second session (2026-12-03, from 06:22 UTC): conv3d 04b's depth sweep (CF_DWIN), prepared by the twenty-first
+# (which got no device), measured. Call 1 timed the sweep as prepared (contiguous rounds; the indices divided out per
+# round); call 2 the walk by cursors (CF_DWIN itself from then on), the units dealt round-robin (CF_DWIN_WAVES) and the
+# early staging on top. Both calls' bitwise checks ended in an illegal instruction at (3, 8, 4, 9, 64), an odd row's
+# group copy (the sweep takes even Ho only since).
+LOG_DIR_3A = R.ROOT / "results" / "device-logs" / "explore-2026-12-03"
+TWENTY_SECOND = {
+    "sweep as prepared": (LOG_DIR_3A / "call1" / "time.log", "contiguous rounds, indices by division; early staging"),
+    "sweep as prepared (again)": (LOG_DIR_3A / "call1" / "time2.log", "the same builds, a second run in reverse order"),
+    "cursors, waves": (LOG_DIR_3A / "call2" / "time.log",
+                       "the walk by cursors; units dealt round-robin; early staging on top"),
+    "cursors, waves (again)": (LOG_DIR_3A / "call2" / "time2.log", "the same builds, a second run in reverse order"),
+}
+_logs("twenty-second", TWENTY_SECOND)
+NCU_TWENTY_SECOND = {"sweep as prepared": LOG_DIR_3A / "call1" / "ncu.log", "cursors, waves": LOG_DIR_3A / "call2" / "ncu.log"}
+DWIN_CHECKS = {"bitwise, as prepared": LOG_DIR_3A / "call1" / "bitwise.log", "verify, as prepared": LOG_DIR_3A / "call1" / "verify.log",
+               "memcheck, as prepared": LOG_DIR_3A / "call1" / "san_memcheck.log",
+               "bitwise, cursors": LOG_DIR_3A / "call2" / "bitwise.log", "verify, waves": LOG_DIR_3A / "call2" / "verify.log",
+               "memcheck, cursors": LOG_DIR_3A / "call2" / "san_memcheck.log"}
+DWIN_METRICS = {"gpu__time_duration.sum": "ms (ncu)", "dram__bytes_read.sum": "DRAM bytes read",
+                "dram__bytes_write.sum": "DRAM bytes written",
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": "L1 global-load sectors",
+                "lts__t_sector_hit_rate.pct": "L2 hit rate (%)", "smsp__inst_executed.sum": "warp instructions",
+                "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue active (%)"}
+
 
 def store_sectors(path: Path) -> dict:
     """The global stores of one ncu source-page profile: warp instructions, L2 sectors touched, the ideal count, and
