@@ -589,7 +589,7 @@ RS_METRICS_STORES = {**RS_METRICS, "dram__bytes_write.sum": "DRAM bytes written"
 # (which got no device), measured. Call 1 timed the sweep as prepared (contiguous rounds; the indices divided out per
 # round); call 2 the walk by cursors (CF_DWIN itself from then on), the units dealt round-robin (CF_DWIN_WAVES) and the
 # early staging on top. Both calls' bitwise checks ended in an illegal instruction at (3, 8, 4, 9, 64), an odd row's
-# group copy (the sweep takes even Ho only since).
+# group copy (the sweep takes even Ho only since). Call 3 checked that fix and timed two ablations.
 LOG_DIR_3A = R.ROOT / "results" / "device-logs" / "explore-2026-12-03"
 TWENTY_SECOND = {
     "sweep as prepared": (LOG_DIR_3A / "call1" / "time.log", "contiguous rounds, indices by division; early staging"),
@@ -597,13 +597,24 @@ TWENTY_SECOND = {
     "cursors, waves": (LOG_DIR_3A / "call2" / "time.log",
                        "the walk by cursors; units dealt round-robin; early staging on top"),
     "cursors, waves (again)": (LOG_DIR_3A / "call2" / "time2.log", "the same builds, a second run in reverse order"),
+    "handoff ablation": (LOG_DIR_3A / "call3" / "time.log", "even Ho only; the sweep without its mbarrier waits; the "
+                         "registered loop without its staging"),
+    "handoff ablation (again)": (LOG_DIR_3A / "call3" / "time2.log", "the same builds, a second run in reverse order"),
 }
 _logs("twenty-second", TWENTY_SECOND)
 NCU_TWENTY_SECOND = {"sweep as prepared": LOG_DIR_3A / "call1" / "ncu.log", "cursors, waves": LOG_DIR_3A / "call2" / "ncu.log"}
 DWIN_CHECKS = {"bitwise, as prepared": LOG_DIR_3A / "call1" / "bitwise.log", "verify, as prepared": LOG_DIR_3A / "call1" / "verify.log",
                "memcheck, as prepared": LOG_DIR_3A / "call1" / "san_memcheck.log",
                "bitwise, cursors": LOG_DIR_3A / "call2" / "bitwise.log", "verify, waves": LOG_DIR_3A / "call2" / "verify.log",
-               "memcheck, cursors": LOG_DIR_3A / "call2" / "san_memcheck.log"}
+               "memcheck, cursors": LOG_DIR_3A / "call2" / "san_memcheck.log",
+               "bitwise, even Ho": LOG_DIR_3A / "call3" / "bitwise.log", "verify, even Ho": LOG_DIR_3A / "call3" / "verify.log",
+               **{f"{t}, even Ho": LOG_DIR_3A / "call3" / f"san_{t}.log" for t in ("memcheck", "racecheck", "synccheck")}}
+NCU_DWIN_STALLS = LOG_DIR_3A / "call3" / "ncu.log"      # the registered loop and the sweep (waves, early)
+DWIN_STALL_METRICS = {"smsp__inst_executed.sum": "warp instructions",
+                      "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue active (%)",
+                      **{f"smsp__average_warps_issue_stalled_{k}_per_issue_active.ratio": f"{k.replace('_', ' ')} stalls per issue"
+                         for k in ("barrier", "long_scoreboard", "short_scoreboard", "wait", "dispatch_stall",
+                                   "not_selected", "math_pipe_throttle")}}
 DWIN_METRICS = {"gpu__time_duration.sum": "ms (ncu)", "dram__bytes_read.sum": "DRAM bytes read",
                 "dram__bytes_write.sum": "DRAM bytes written",
                 "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": "L1 global-load sectors",

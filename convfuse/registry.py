@@ -342,16 +342,19 @@ _MEASURED_ON_CURRENT = (
     # two 1.888, 1.876 (without stores, CF_ABL_NOSTORE: 0.867 vs 0.973; 04b TF32 0.894 with everything)
     ("conv3d", "04d_rs_tf32", _04D3_THREE),
     ("conv3d", "04d_rs_tf32", _04D3_FOUR),
-)
-# Prepared and compiled, not yet measured: the next device call's first builds. conv3d TF32's depth sweep (a block's
-# rounds move along depth; one 6-row slab staged per round into a ring of 8 slots; tests/test_dwin.py), its slab staged
-# after the round's stores and before its epilogue
-_WAITING = (
+    # H200, 2026-12-03 from 06:24 UTC (results/device-logs/explore-2026-12-03/; notes/kernel_log.md, twenty-second
+    # session). conv3d TF32's depth sweep: a block's rounds move along depth, one 6-row slab staged per round into a ring
+    # of 8 slots (tests/test_dwin.py), a fifth of the registered rows; bitwise equal (even Ho only) and slower, per round
+    # as fast as the registered loop with 3.2 % more rounds (rows 58-59 twice): 0.985, 0.984 vs 0.892, 0.893 (walk by
+    # cursors); units dealt round-robin 0.955, 0.956, 0.954; the slab staged before the epilogue 0.945, 0.943, 0.942
+    # vs 0.893; the same without its mbarrier waits (CF_ABL_DWIN_NOWAIT) 0.937
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN",)),
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_EARLY")),
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES")),
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY")),
 )
+# Prepared and compiled, not yet measured: the next device call's first builds (none now)
+_WAITING = ()
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _WAITING
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
 ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE"),
