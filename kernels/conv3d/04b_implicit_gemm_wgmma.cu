@@ -559,8 +559,8 @@ constexpr int PROD_FLOATS = 0;
     defined(CF_LOAD_EARLY) || defined(CF_NO_PREFETCH) || CF_WGS != 4 || (defined(CF_GROUP) && CF_GROUP != 4) || CF_TH != 1
 #error "CF_DWIN: the TF32 build's registered loop with CF_GROUP_STORE, 4 warpgroups, one group of 4 (a round's rows)"
 #endif
-#if defined(CF_DWIN_WAVES) && !defined(CF_DWIN)
-#error "CF_DWIN_WAVES orders CF_DWIN's rounds"
+#if (defined(CF_DWIN_WAVES) || defined(CF_DWIN_BRANCH)) && !defined(CF_DWIN)
+#error "CF_DWIN_WAVES and CF_DWIN_BRANCH are variants of CF_DWIN"
 #endif
 constexpr int DW_ROWS = WGS + KS - 1;                // input rows of a slab: a round's 4 output rows and the halo
 constexpr int DW_HALF = DW_ROWS * XP * 4;            // floats per k-half of a slab
@@ -1670,6 +1670,13 @@ __device__ __forceinline__ void dw_load(DwItems& s, const float* __restrict__ x,
     for (int k = 0; k < DW_ITEMS; ++k) {
         const int li = tid + 128 * k, gi = wg * m + li;
         const bool ok = li < m;
+#ifdef CF_DWIN_BRANCH
+        // CF_DWIN_BRANCH (candidate): a thread without the item skips its address arithmetic (whole warps do: items are
+        // warp-contiguous). Without it every thread computes both items' addresses and predicates the loads off:
+        // the sweep kept 2/3 of the registered loop's load-side instructions for a fifth of its items (ncu source
+        // pages, explore-2026-12-03/call4: IMAD 83.8 per warp tile against 98.7, 14.4 with no staging at all)
+        if (!ok) { s.at[k] = -1; continue; }
+#endif
         const int j = gi / DW_SLAB_ITEMS, rest = gi - j * DW_SLAB_ITEMS;
         const int half = rest / (DW_SLAB_ITEMS / 2), rr = rest - half * (DW_SLAB_ITEMS / 2);
         const int row = rr >> 4, quad = rr & 15;
