@@ -610,6 +610,10 @@ DWIN_CHECKS = {"bitwise, as prepared": LOG_DIR_3A / "call1" / "bitwise.log", "ve
                "bitwise, even Ho": LOG_DIR_3A / "call3" / "bitwise.log", "verify, even Ho": LOG_DIR_3A / "call3" / "verify.log",
                **{f"{t}, even Ho": LOG_DIR_3A / "call3" / f"san_{t}.log" for t in ("memcheck", "racecheck", "synccheck")}}
 NCU_DWIN_STALLS = LOG_DIR_3A / "call3" / "ncu.log"      # the registered loop and the sweep (waves, early)
+# call 4: ncu source pages of the registered loop, the sweep (waves, early) and the registered loop without staging
+SOURCE_DWIN = {"registered": LOG_DIR_3A / "call4" / "ncu_source_registered.csv.gz",
+               "sweep (waves, early)": LOG_DIR_3A / "call4" / "ncu_source_sweep.csv.gz",
+               "registered without staging": LOG_DIR_3A / "call4" / "ncu_source_stage_once.csv.gz"}
 DWIN_STALL_METRICS = {"smsp__inst_executed.sum": "warp instructions",
                       "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue active (%)",
                       **{f"smsp__average_warps_issue_stalled_{k}_per_issue_active.ratio": f"{k.replace('_', ' ')} stalls per issue"
@@ -1076,6 +1080,37 @@ def opcode_shares(path: Path, top: int = 8) -> pd.Series:
             op = op.split(".")[0]
             out[op] = out.get(op, 0.0) + n
     return (pd.Series(out) / sum(out.values())).sort_values(ascending=False).head(top)
+
+
+def opcode_instructions(paths: dict) -> pd.DataFrame:
+    """Warp instructions per warp tile of conv3d 04b (warp_tiles_04b) by SASS opcode (its first word, predicate and
+    modifiers dropped), one column per ncu source-page profile ({name: path}), largest first by the first column."""
+    cols = {}
+    for name, path in paths.items():
+        p = _samples(path)
+        out: dict = {}
+        for src, n in zip(p.source, p.instructions):
+            if op := _opcode(src):
+                op = op.split(".")[0]
+                out[op] = out.get(op, 0.0) + n
+        cols[name] = pd.Series(out) / warp_tiles_04b()
+    df = pd.DataFrame(cols).fillna(0.0)
+    df.index.name = "opcode"
+    return df.sort_values(df.columns[0], ascending=False)
+
+
+def barrier_waits(path: Path) -> dict:
+    """Where conv3d 04b's warps wait on barriers, as shares of all warp samples in one ncu source-page profile: at the
+    named barriers (the MMA turns' and the warpgroup's `bar.sync`: samples with the barrier stall reason, which ncu
+    puts a few instructions after a `BAR.SYNC.DEFER_BLOCKING`), and at the wait for the warpgroup's own wgmmas
+    (`WARPGROUP.DEPBAR`, whose stall is also `barrier`)."""
+    hdr, data = _source_table(path)
+    p = _samples_of(hdr, data)
+    j = hdr.index("stall_barrier")
+    depbar = [k for k, src in enumerate(p.source) if "WARPGROUP.DEPBAR" in src]
+    named = sum(_num(r[j]) for r in data) - sum(_num(data[k][j]) for k in depbar)
+    return {"named barriers (turns, warpgroup)": named / p.total,
+            "own wgmmas (WARPGROUP.DEPBAR)": sum(p.samples[k] for k in depbar) / p.total}
 
 
 def bulk_issue_loop(path: Path) -> dict:
