@@ -1,7 +1,7 @@
 #!/bin/bash
 # Prepared for the next device call (twenty-second session; not run: the device time ran out). Run from the repo
 # root with the session helper beside it: cp results/device-logs/explore-2026-12-03/call3/xk.py . && bash <this file>
-D=$OUT/call5; mkdir -p $D; date > $D/start.txt; cp call5.sh $D/
+D=$OUT/call5; mkdir -p $D; date > $D/start.txt; cp "$0" $D/
 B=conv3d:04b_wgmma_tf32; E=$B@CF_DWIN,CF_DWIN_WAVES,CF_DWIN_EARLY; F=$E,CF_DWIN_BRANCH
 export PYTHONUNBUFFERED=1
 timeout 60 python3 xk.py build $B $E $F > $D/build.log 2>&1; echo "build rc $?" | tee -a $D/build.log
