@@ -346,6 +346,15 @@
 //   CF_GROUP_LAZY: bitwise equal to that build on all shapes, protocol, special values, memcheck/racecheck/synccheck
 //   clean, 0.738 and 0.737 ms against 0.772 and 0.774 (H200, explore-2026-12-02f/call2): 4.7 %, past the prediction's
 //   fast edge. Registered.
+// Twenty-second session (2026-12-03 from 06:22 UTC; results/device-logs/explore-2026-12-03/): CF_DWIN, the depth sweep
+//   (below), a fifth of the registered rows staged. Bitwise equal on every shape once limited to even Ho (an odd row's
+//   group copy is 8 bytes off the TMA's alignment: an illegal instruction, calls 1-2), sanitizers clean, and slower:
+//   1.030 ms as prepared against 0.895; walked by cursors (CF_DWIN itself since), units dealt round-robin
+//   (CF_DWIN_WAVES: DRAM reads 464 -> 272 MB) and the slab staged before the epilogue (CF_DWIN_EARLY) 0.942 against
+//   0.893; its mbarrier waits cost 0.005 ms (CF_ABL_DWIN_NOWAIT); per round as fast as the registered loop, 3.2 % more
+//   rounds. ncu source pages: the registered loop without staging (CF_ABL_STAGE_ONCE) runs at 73 % of the instructions
+//   and 82 % of the time; the sweep removed 38 of those 252 instructions per warp tile (each thread still computed its
+//   item slots' addresses). CF_DWIN_BRANCH (the address arithmetic only where a thread has an item) waits for a device.
 
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory (so the MMAs multiply
