@@ -561,6 +561,16 @@ def c3_depth_sweep(shape, grid: int, slots: int = 8, waves: bool = False) -> dic
             "slabs staged": slabs, "rounds per block": most}
 
 
+def c3_dwin_misaligned_copies(shape) -> int:
+    """How many of CF_DWIN's group copies would start off the 16-byte alignment a TMA box needs in y: a round's copy
+    starts at pixel (od Ho + oh0) Wo of its plane (Wo = 62), 2 mod 4 floats for an odd row. Any Ho, so that the
+    launch's rule (even Ho only) has its reason under test: an odd Ho gives misaligned copies, an even one none."""
+    _, _, d, h, _ = shape
+    do, ho = d - (C3_KS - 1), h - (C3_KS - 1)
+    groups = -(-ho // C3_WGS)
+    return sum((od * ho + min(C3_WGS * g, ho - C3_WGS)) * C3_TW % 4 != 0 for od in range(do) for g in range(groups))
+
+
 def _c3_sweep_reads(staged, r: int, slots: int) -> list:
     """The slots round r of a block reads (its e from the slabs staged through it)."""
     e = sum(len(s) for s in staged[:r + 1])

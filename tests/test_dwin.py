@@ -42,6 +42,12 @@ def test_waves_deal_whole_units_round_robin_then_split_the_rest_by_rounds():
     assert not (m["wrong reads"] or m["hazards"] or m["out of bounds"]) and m["covered"]
 
 
+def test_the_sweep_takes_only_shapes_whose_group_copies_are_aligned():
+    # explore-2026-12-03 calls 1-2: Ho = 7 faulted (illegal instruction) at the copies of odd rows
+    assert M.c3_dwin_misaligned_copies((3, 8, 4, 9, 64)) > 0
+    assert all(M.c3_dwin_misaligned_copies(s) == 0 for s in SHAPES + [P.CONV3D.input_shape])
+
+
 def test_the_model_catches_too_few_slots_and_a_unit_of_one_depth():
     hazards = M.c3_depth_sweep((2, 8, 6, 10, 64), 3, slots=5)["hazards"]
     assert hazards                                       # a unit's three new slabs land on a slab still read
