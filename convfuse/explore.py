@@ -1070,15 +1070,21 @@ def _opcode(src: str) -> str:
     return words[0] if words else ""
 
 
+def _per_opcode(sources, values) -> dict:
+    """Per SASS opcode (its first word, predicate and modifiers dropped): the sum of one per-line column."""
+    out: dict = {}
+    for src, n in zip(sources, values):
+        if op := _opcode(src):
+            op = op.split(".")[0]
+            out[op] = out.get(op, 0.0) + n
+    return out
+
+
 def opcode_shares(path: Path, top: int = 8) -> pd.Series:
     """The share of all warp samples at each SASS opcode (its first word, predicate dropped) in one ncu source-page
     profile, largest first."""
     p = _samples(path)
-    out: dict = {}
-    for src, n in zip(p.source, p.samples):
-        if op := _opcode(src):
-            op = op.split(".")[0]
-            out[op] = out.get(op, 0.0) + n
+    out = _per_opcode(p.source, p.samples)
     return (pd.Series(out) / sum(out.values())).sort_values(ascending=False).head(top)
 
 
@@ -1088,12 +1094,7 @@ def opcode_instructions(paths: dict) -> pd.DataFrame:
     cols = {}
     for name, path in paths.items():
         p = _samples(path)
-        out: dict = {}
-        for src, n in zip(p.source, p.instructions):
-            if op := _opcode(src):
-                op = op.split(".")[0]
-                out[op] = out.get(op, 0.0) + n
-        cols[name] = pd.Series(out) / warp_tiles_04b()
+        cols[name] = pd.Series(_per_opcode(p.source, p.instructions)) / warp_tiles_04b()
     df = pd.DataFrame(cols).fillna(0.0)
     df.index.name = "opcode"
     return df.sort_values(df.columns[0], ascending=False)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Prepared for the next device call (twenty-second session; not run: the device time ran out). Run from the repo
-# root with the session helper beside it: cp results/device-logs/explore-2026-12-03/call3/xk.py . && bash <this file>
+# root with the session helper beside it: cp results/device-logs/explore-2026-12-02h/call4/xk.py . && bash <this file>
 D=$OUT/call5; mkdir -p $D; date > $D/start.txt; cp "$0" $D/
 B=conv3d:04b_wgmma_tf32; E=$B@CF_DWIN,CF_DWIN_WAVES,CF_DWIN_EARLY; F=$E,CF_DWIN_BRANCH
 export PYTHONUNBUFFERED=1
