@@ -483,6 +483,21 @@ def shared_sectors(runs, sector: int = 32) -> float:
     return sum((s % sector != 0) + ((s + b) % sector != 0) for s, b in runs) / (2 * len(runs))
 
 
+def _c3_dw_rounds_of(shape):
+    """CF_DWIN's round geometry of an input shape: (Do, Ho, groups of C3_WGS output rows per plane, rounds in all, and
+    round q's (n, od, oh0): q = (n groups + grp) Do + od, oh0 = min(C3_WGS grp, Ho - C3_WGS), dw_round's map)."""
+    n_img, _, d, h, _ = shape
+    do, ho = d - (C3_KS - 1), h - (C3_KS - 1)
+    groups = -(-ho // C3_WGS)
+
+    def rnd(q):
+        u, od = divmod(q, do)
+        n, grp = divmod(u, groups)
+        return n, od, min(C3_WGS * grp, ho - C3_WGS)
+
+    return do, ho, groups, n_img * groups * do, rnd
+
+
 def c3_dwin_rounds(total: int, do: int, grid: int, block: int, waves: bool = False) -> list:
     """The rounds q block `block` of `grid` takes with CF_DWIN, in order, with whether each stages three slabs (a
     first: the block's first round, a unit's (od = 0), or one that does not follow the round before it). Contiguous:
@@ -516,16 +531,9 @@ def c3_depth_sweep(shape, grid: int, slots: int = 8, waves: bool = False) -> dic
     r or r + 1 reads it), "out of bounds" (a staged row or depth outside the input), the output rows covered, the
     slabs staged and the rounds per block (most)."""
     n_img, _, d, h, w = shape
-    do, ho = d - (C3_KS - 1), h - (C3_KS - 1)
-    assert w - (C3_KS - 1) == C3_TW and ho >= C3_WGS and ho % 2 == 0 and do >= 2, "the shapes the depth sweep takes"
-    groups = -(-ho // C3_WGS)
-    total = n_img * groups * do
-
-    def rnd(q):
-        u, od = divmod(q, do)
-        n, grp = divmod(u, groups)
-        return n, od, min(C3_WGS * grp, ho - C3_WGS)
-
+    do, ho, _, total, rnd = _c3_dw_rounds_of(shape)
+    assert w - (C3_KS - 1) == C3_TW and ho >= C3_WGS and do >= 2 and c3_dwin_misaligned_copies(shape) == 0, \
+        "the shapes the depth sweep takes"
     wrong, hazards, oob, covered, slabs, most = [], [], [], set(), 0, 0
     for b in range(grid):
         order = c3_dwin_rounds(total, do, grid, b, waves)
@@ -565,10 +573,8 @@ def c3_dwin_misaligned_copies(shape) -> int:
     """How many of CF_DWIN's group copies would start off the 16-byte alignment a TMA box needs in y: a round's copy
     starts at pixel (od Ho + oh0) Wo of its plane (Wo = 62), 2 mod 4 floats for an odd row. Any Ho, so that the
     launch's rule (even Ho only) has its reason under test: an odd Ho gives misaligned copies, an even one none."""
-    _, _, d, h, _ = shape
-    do, ho = d - (C3_KS - 1), h - (C3_KS - 1)
-    groups = -(-ho // C3_WGS)
-    return sum((od * ho + min(C3_WGS * g, ho - C3_WGS)) * C3_TW % 4 != 0 for od in range(do) for g in range(groups))
+    _, ho, _, total, rnd = _c3_dw_rounds_of(shape)
+    return sum((od * ho + oh0) * C3_TW % 4 != 0 for _, od, oh0 in map(rnd, range(total)))
 
 
 def _c3_sweep_reads(staged, r: int, slots: int) -> list:
@@ -603,17 +609,8 @@ def c3_dwin_block_tiles(x: np.ndarray, w: np.ndarray, grid: int, block: int, wav
     dw_load / dw_stage's addresses (the rotation's permutation included) into a byte image of the ring, each
     warpgroup's tile read back through dw_mma_issue's descriptors (tap (kd, kh, kw): slot (e - 3 + kd) % 8, row wg +
     kh, kw pixels in; lbo one k-half of a slab). Yields ((n, od, oh), 64 Cout x 62 conv sums without bias)."""
-    n_img, _, d, h, wd = x.shape
-    do, ho = d - 2, h - 2
-    groups = -(-ho // C3_WGS)
-    total = n_img * groups * do
+    do, _, _, total, rnd = _c3_dw_rounds_of(x.shape)
     order = c3_dwin_rounds(total, do, grid, block, waves)
-
-    def rnd(q):
-        u, od = divmod(q, do)
-        n, grp = divmod(u, groups)
-        return n, od, min(C3_WGS * grp, ho - C3_WGS)
-
     wimg = np.zeros(C3_TAPS * 2 * COUT * 16, np.uint8)
     wf = wimg.view(np.float32)
     for t in range(C3_TAPS):
