@@ -575,6 +575,13 @@ constexpr int DW_ROWS = WGS + KS - 1;                // input rows of a slab: a 
 constexpr int DW_HALF = DW_ROWS * XP * 4;            // floats per k-half of a slab
 constexpr int DW_SLAB = 2 * DW_HALF;                 // 12,288 B
 constexpr int DW_SLOTS = 8;
+#ifdef CF_ABL_DWIN_NOWAIT
+// CF_ABL_DWIN_NOWAIT (ablation, wrong results on purpose: timed only): no wait on the "staged" and "read" mbarriers,
+// what the block-wide handoff costs
+constexpr bool DW_NOWAIT = true;
+#else
+constexpr bool DW_NOWAIT = false;
+#endif
 constexpr int DW_SLAB_ITEMS = 2 * DW_ROWS * (XW / 4);   // (k-half, row, quad) items of a slab: 192
 constexpr int DW_ITEMS = 2;                          // a thread's items per round: up to 3 slabs, 144 per warpgroup
 static_assert(3 * DW_SLAB_ITEMS <= WGS * 128 * DW_ITEMS && DW_SLAB_ITEMS % WGS == 0, "a round's items over the threads");
@@ -2228,9 +2235,7 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
             const int b = r % 3;
             e += cc.first ? KS : 1;
             const TileCoord tc = { cc.n, cc.od, cc.oh0 + wg, 0 };
-#ifndef CF_ABL_DWIN_NOWAIT
-            mbar_wait(wfull + b, (r / 3) & 1);
-#endif
+            if (!DW_NOWAIT) mbar_wait(wfull + b, (r / 3) & 1);
             float acc[NACC];
             if (!(wg == 0 && r == 0)) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory");
             dw_mma_issue(acc, sw, slabs, e, wg);
@@ -2240,16 +2245,9 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
             fence_operand(acc);
             __syncwarp();
             if (lane == 0) mbar_arrive(wempty + b);
-#ifdef CF_ABL_DWIN_NOWAIT
-// CF_ABL_DWIN_NOWAIT (ablation, wrong results on purpose: timed only): no wait on the "staged" and "read" mbarriers,
-// what the block-wide handoff costs
-#define CF_DWIN_NOWAIT true
-#else
-#define CF_DWIN_NOWAIT false
-#endif
 #define CF_DWIN_AHEAD()                                                                                                 \
             if (r + 2 < rounds) {                                                                                   \
-                if (r >= 1 && !CF_DWIN_NOWAIT) mbar_wait(wempty + (r - 1) % 3, ((r - 1) / 3) & 1);   /* r - 1 read */    \
+                if (r >= 1 && !DW_NOWAIT) mbar_wait(wempty + (r - 1) % 3, ((r - 1) / 3) & 1);   /* r - 1 read */         \
                 dw_stage(slabs, st, tid);                                                                           \
                 fence_proxy_async();                                                                                \
                 __syncwarp();                                                                                       \
