@@ -352,12 +352,16 @@ _MEASURED_ON_CURRENT = (
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_EARLY")),
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES")),
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY")),
-)
-# Prepared and compiled, not yet measured: the next device call's first builds. The sweep with each item's address
-# arithmetic only in the threads that have one (CF_DWIN_BRANCH)
-_WAITING = (
+    # H200, 2026-12-03 08:33 UTC (results/device-logs/explore-2026-12-03b/call1; twenty-third session): the item's
+    # address arithmetic only in the threads that have one (CF_DWIN_BRANCH); bitwise equal, protocol 12/12, memcheck
+    # clean: 0.943, 0.945 without and 0.888, 0.890 with the early staging, vs 0.898, 0.901 registered
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_BRANCH")),
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY", "CF_DWIN_BRANCH")),
+)
+# Prepared and compiled, not yet measured: the next device call's first builds. The sweep's staging in channel quads
+# spread over all four warps of a warpgroup (CF_DWIN_CHAN)
+_WAITING = (
+    ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY", "CF_DWIN_CHAN")),
 )
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _WAITING
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).

@@ -604,7 +604,56 @@ def _c3_dw_load_at(wg: int, tid: int, k: int, first: bool, s0: int):
     return j, half, row, quad, slot * C3_DW_SLAB + half * C3_DW_HALF + (row * C3_XW + 4 * quad) * 4
 
 
-def c3_dwin_block_tiles(x: np.ndarray, w: np.ndarray, grid: int, block: int, waves: bool = False):
+C3_DW_CQ = 5                                      # CF_DWIN_CHAN: channel quads per thread and round, at most
+
+
+def _c3_dw_load_chan_at(wg: int, tid: int, k: int, first: bool, s0: int):
+    """CF_DWIN_CHAN's dw_load: the k-th channel quad of thread (wg, tid): (j, half, channel, row, quad, its float in
+    the ring) or None. Lanes: quad's low 3 bits, then the channel; the warp's index gives (slab, k-half, row, quad's
+    high bit)."""
+    m = (3 if first else 1) * (4 * C3_DW_ITEMS // C3_WGS)
+    li = tid + 128 * k
+    if li >= m:
+        return None
+    wi, lane = divmod(wg * m + li, 32)
+    qh, rest = wi & 1, wi >> 1
+    jh, row = divmod(rest, C3_DW_ROWS)
+    half, j, c, quad = jh & 1, jh >> 1, (lane >> 3) & 3, 8 * qh + (lane & 7)
+    slot = (s0 + j) & (C3_DW_SLOTS - 1)
+    return j, half, c, row, quad, slot * C3_DW_SLAB + half * C3_DW_HALF + (row * C3_XW + 4 * quad) * 4 + c
+
+
+def c3_dwin_stage_stores(first: bool, chan: bool) -> dict:
+    """One warpgroup's staging stores in one CF_DWIN round, as dw_stage issues them: per warp, its store instructions
+    and their shared-memory wavefronts (a wavefront serves lanes in different 4-byte banks; 16-byte stores serve a
+    quarter-warp in different 16-byte groups), for the 4-channel items (chan False: CF_DWIN, CF_DWIN_BRANCH) or
+    CF_DWIN_CHAN's channel quads. {warp: (instructions, wavefronts)}; a warp without work is left out."""
+    out: dict = {}
+    width = 4 if chan else 16
+    for warp in range(4):
+        ins = wf = 0
+        for k in range(C3_DW_CQ if chan else 2):
+            rows = {}                                     # step p -> {lane: float address}
+            for lane in range(32):
+                tid = 32 * warp + lane
+                rot = (tid >> 1) & 3
+                it = (_c3_dw_load_chan_at if chan else _c3_dw_load_at)(0, tid, k, first, 0)
+                if it is None:
+                    continue
+                for p in range(4):
+                    rows.setdefault(p, {})[lane] = it[-1] + 4 * ((p + rot) & 3)
+            for p, addr in rows.items():
+                ins += 1
+                per = 128 // width
+                for q in range(0, 32, per):
+                    groups = [(a * 4 // width) % (128 // width) for ln, a in addr.items() if q <= ln < q + per]
+                    wf += max((groups.count(b) for b in set(groups)), default=0)
+        if ins:
+            out[warp] = (ins, wf)
+    return out
+
+
+def c3_dwin_block_tiles(x: np.ndarray, w: np.ndarray, grid: int, block: int, waves: bool = False, chan: bool = False):
     """The tiles block `block` of `grid` computes with CF_DWIN, emulated: each round's slabs written item by item at
     dw_load / dw_stage's addresses (the rotation's permutation included) into a byte image of the ring, each
     warpgroup's tile read back through dw_mma_issue's descriptors (tap (kd, kh, kw): slot (e - 3 + kd) % 8, row wg +
@@ -626,6 +675,16 @@ def c3_dwin_block_tiles(x: np.ndarray, w: np.ndarray, grid: int, block: int, wav
         for wg in range(C3_WGS):
             for tid in range(128):
                 rot = (tid >> 1) & 3
+                if chan:
+                    for k in range(C3_DW_CQ):
+                        it = _c3_dw_load_chan_at(wg, tid, k, f, s0)
+                        if it is None:
+                            continue
+                        j, half, c, row, quad, at = it
+                        v = np.roll(x[n, 4 * half + c, d0 + j, oh0 + row, 4 * quad:4 * quad + 4], -rot)
+                        for p in range(4):
+                            ring[at + 4 * ((p + rot) & 3)] = v[p]
+                    continue
                 for k in range(2):
                     it = _c3_dw_load_at(wg, tid, k, f, s0)
                     if it is None:

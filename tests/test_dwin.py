@@ -76,3 +76,44 @@ def test_the_slabs_as_staged_and_read_by_the_descriptors_give_each_tile_its_conv
             assert np.abs(acc - ref).max() < 1e-3, (b, n, od, oh)
             seen.add((n, od, oh))
     assert len(seen) == shape[0] * (shape[2] - 2) * (shape[3] - 2)
+
+
+@pytest.mark.parametrize("shape,grid,waves", [((2, 8, 5, 8, 64), 3, False), ((3, 8, 5, 8, 64), 4, True)])
+def test_channel_quads_as_staged_and_read_by_the_descriptors_give_each_tile_its_convolution(shape, grid, waves):
+    import numpy as np
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal((64, 8, 3, 3, 3)).astype(np.float32)
+    seen = set()
+    for b in range(grid):
+        for (n, od, oh), acc in M.c3_dwin_block_tiles(x, w, grid, b, waves, chan=True):
+            win = x[n, :, od:od + 3, oh:oh + 3, :].astype(np.float64)
+            ref = sum(w[:, :, kd, kh, kw].astype(np.float64) @ win[:, kd, kh, kw:kw + 62]
+                      for kd in range(3) for kh in range(3) for kw in range(3))
+            assert np.abs(acc - ref).max() < 1e-3, (b, n, od, oh)
+            seen.add((n, od, oh))
+    assert len(seen) == shape[0] * (shape[2] - 2) * (shape[3] - 2)
+
+
+@pytest.mark.parametrize("first", [False, True])
+def test_channel_quads_cover_each_slab_once_and_their_stores_meet_no_bank_conflict(first):
+    cover = {}
+    for wg in range(4):
+        for tid in range(128):
+            for k in range(M.C3_DW_CQ):
+                it = M._c3_dw_load_chan_at(wg, tid, k, first, 0)
+                if it is not None:
+                    cover[it[:5]] = cover.get(it[:5], 0) + 1
+    assert len(cover) == (3 if first else 1) * 2 * 4 * 6 * 16 and set(cover.values()) == {1}
+    stores = M.c3_dwin_stage_stores(first, chan=True)
+    assert all(ins == wf for ins, wf in stores.values())               # one wavefront per scalar store
+    assert len(stores) == 4                                           # every warp stages
+    assert M.c3_dwin_stage_stores(first, chan=False).keys() <= {0, 1, 2, 3}
+
+
+def test_channel_quads_halve_the_busiest_warps_staging_in_a_depth_step():
+    items = M.c3_dwin_stage_stores(False, chan=False)                 # 4-channel items: warps 0-1 only
+    chan = M.c3_dwin_stage_stores(False, chan=True)
+    assert set(items) == {0, 1} and set(chan) == {0, 1, 2, 3}
+    # values each lane of the busiest warp loads, rotates and rounds: 16-byte stores carry 4, scalar ones 1
+    assert max(4 * ins for ins, _ in items.values()) == 16 and max(ins for ins, _ in chan.values()) == 8

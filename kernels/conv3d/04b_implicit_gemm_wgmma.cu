@@ -568,8 +568,11 @@ constexpr int PROD_FLOATS = 0;
     defined(CF_LOAD_EARLY) || defined(CF_NO_PREFETCH) || CF_WGS != 4 || (defined(CF_GROUP) && CF_GROUP != 4) || CF_TH != 1
 #error "CF_DWIN: the TF32 build's registered loop with CF_GROUP_STORE, 4 warpgroups, one group of 4 (a round's rows)"
 #endif
-#if (defined(CF_DWIN_WAVES) || defined(CF_DWIN_BRANCH)) && !defined(CF_DWIN)
-#error "CF_DWIN_WAVES and CF_DWIN_BRANCH are variants of CF_DWIN"
+#if (defined(CF_DWIN_WAVES) || defined(CF_DWIN_BRANCH) || defined(CF_DWIN_CHAN)) && !defined(CF_DWIN)
+#error "CF_DWIN_WAVES, CF_DWIN_BRANCH and CF_DWIN_CHAN are variants of CF_DWIN"
+#endif
+#if defined(CF_DWIN_CHAN) && defined(CF_DWIN_BRANCH)
+#error "CF_DWIN_CHAN skips empty slots itself (CF_DWIN_BRANCH's rule for its own items)"
 #endif
 constexpr int DW_ROWS = WGS + KS - 1;                // input rows of a slab: a round's 4 output rows and the halo
 constexpr int DW_HALF = DW_ROWS * XP * 4;            // floats per k-half of a slab
@@ -1676,6 +1679,53 @@ __device__ __forceinline__ void dw_next(DwCur& c, const Geom& g, const DwOrder& 
 // A round's new slabs (depths od..od + 2 when first, else od + 2) from slot s0 on: warpgroup wg loads items
 // wg m .. wg m + m - 1 of them (m = 48 per slab), quads fastest (a warp reads two 256-byte row runs per channel).
 // Every item is inside the input: W = 64, rows oh0..oh0 + 5 <= H - 1, depths <= D - 1 (dw shapes, launch).
+#ifdef CF_DWIN_CHAN
+// CF_DWIN_CHAN (candidate): a thread's unit of staging is one channel's quad (4 pixels, one 16-byte load) where
+// CF_DWIN's is a (k-half, row, quad) item of 4 channels. With CF_DWIN_BRANCH a round's 48 items per warpgroup fell on
+// warps 0-1 only (threads 0-47: one whole item stream each, 4 loads, 16 roundings, 4 rotations), warps 2-3 had none,
+// and a warpgroup runs at its slowest warp's pace (the wgmmas, the turns): the ncu source page of that build
+// (explore-2026-12-03b/call1) has 820 warp instructions per warp tile on average, 0.888 ms, where the model fitted to
+// the average (689.5 -> 0.736, 942 -> 0.893) says 0.85. Here the 192 channel quads of a warpgroup's round spread over
+// all four warps (two each in warps 0-1, one in warps 2-3): the slowest warp's staging halves.
+// Lanes: quad low 3 bits fastest, then the channel (a warp load reads 4 rows of 128 contiguous bytes), the warp's
+// (slab, k-half, row, quad high bit) from its index. Stores: 4 scalar stores per quad, pixel (p + rot) % 4 at step p,
+// rot = (lane / 2) % 4: banks (16 (quad & 1) + 4 pixel + channel) differ in every lane, one wavefront per store.
+constexpr int DW_CQ = 5;                             // channel quads per thread: 4.5 per thread on a 3-slab round, else 1.5
+static_assert(3 * 4 * DW_SLAB_ITEMS <= WGS * 128 * DW_CQ && (4 * DW_SLAB_ITEMS / WGS) % 32 == 0,
+              "a round's channel quads over the threads, warp by warp");
+struct DwItems { float4 v[DW_CQ]; int at[DW_CQ]; };   // at: the quad's first float in the slots, or -1
+__device__ __forceinline__ void dw_load(DwItems& s, const float* __restrict__ x, const Geom& g, const DwRound& r,
+                                        bool first, int s0, int wg, int tid) {
+    const int m = (first ? 3 : 1) * (4 * DW_SLAB_ITEMS / WGS);   // channel quads per warpgroup: 192 or 576
+    const int d0 = first ? r.od : r.od + KS - 1;
+    const int ql = tid & 7, c = (tid >> 3) & 3;
+#pragma unroll
+    for (int k = 0; k < DW_CQ; ++k) {
+        const int li = tid + 128 * k;
+        if (li >= m) { s.at[k] = -1; continue; }      // warp-uniform: m is a multiple of 32
+        const int wi = (wg * m + li) >> 5;            // the warp's (slab j, k-half, row, quad high bit)
+        const int qh = wi & 1, rest = wi >> 1;
+        const int jh = rest / DW_ROWS, row = rest - jh * DW_ROWS, half = jh & 1, j = jh >> 1;
+        const int quad = 8 * qh + ql;
+        s.v[k] = __ldg(reinterpret_cast<const float4*>(
+            x + ((((long long)r.n * CIN + 4 * half + c) * g.D + d0 + j) * g.H + r.oh0 + row) * g.W + 4 * quad));
+        const int slot = (s0 + j) & (DW_SLOTS - 1);
+        s.at[k] = slot * DW_SLAB + half * DW_HALF + (row * XP + 4 * quad) * 4 + c;
+    }
+}
+__device__ __forceinline__ void dw_stage(float* slabs, const DwItems& s, int tid) {
+    const int rot_of_lane = (tid >> 1) & 3;
+#pragma unroll
+    for (int k = 0; k < DW_CQ; ++k) {
+        if (s.at[k] < 0) continue;
+        int rot = rot_of_lane;
+        asm volatile("" : "+r"(rot));
+        const float4 v = rotate4(s.v[k], rot);
+#pragma unroll
+        for (int p = 0; p < 4; ++p) slabs[s.at[k] + 4 * ((p + rot) & 3)] = CF_TF32_STAGE((&v.x)[p]);
+    }
+}
+#else
 struct DwItems { float4 v[DW_ITEMS][4]; int at[DW_ITEMS]; };   // at: the item's first float in the slots, or -1
 __device__ __forceinline__ void dw_load(DwItems& s, const float* __restrict__ x, const Geom& g, const DwRound& r,
                                         bool first, int s0, int wg, int tid) {
@@ -1725,6 +1775,7 @@ __device__ __forceinline__ void dw_stage(float* slabs, const DwItems& s, int tid
         }
     }
 }
+#endif
 // A tile's 27 wgmmas (mma_issue's order): tap (kd, kh, kw) reads row wg + kh of the slab in slot sk[kd], kw pixels in
 __device__ __forceinline__ void dw_mma_issue(float (&acc)[NACC], const float* sw, const float* slabs, int e, int wg) {
     constexpr uint32_t A_LBO = COUT * 16, SBO = 128, B_LBO = DW_HALF * 4;
