@@ -857,7 +857,7 @@ def _builds(path: Path, problem: str):
     for build, r in t.iterrows():
         if build in ("eager", "compile"):
             continue
-        c = chk[chk["build"] == build]
+        c = chk[chk["build"] == build] if len(chk) else chk     # a log with timings only (no check lines)
         worst = (c["rel_l2"].max(), c["max_abs"].max()) if len(c) else (float("nan"), float("nan"))
         yield parse_key(problem, build), r, t, (*worst, len(c))
 

@@ -357,11 +357,15 @@ _MEASURED_ON_CURRENT = (
     # clean: 0.943, 0.945 without and 0.888, 0.890 with the early staging, vs 0.898, 0.901 registered
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_BRANCH")),
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY", "CF_DWIN_BRANCH")),
-)
-# Prepared and compiled, not yet measured: the next device call's first builds. The sweep's staging in channel quads
-# spread over all four warps of a warpgroup (CF_DWIN_CHAN)
-_WAITING = (
+    # 08:45 UTC (call2): the sweep's staging in channel quads over all four warps (CF_DWIN_CHAN); bitwise equal,
+    # protocol 12/12, memcheck/racecheck/synccheck clean, slower: 0.980, 0.980 vs 0.879, 0.882 (CF_DWIN_BRANCH) and
+    # 0.892, 0.893 registered (915 warp instructions per warp tile against 820: each quad's address worked out alone)
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY", "CF_DWIN_CHAN")),
+)
+# Prepared and compiled, not yet measured: the next device call's first builds. CF_DWIN_BRANCH with a depth step's item
+# address stepped one depth plane on instead of worked out again (CF_DWIN_STEP)
+_WAITING = (
+    ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY", "CF_DWIN_BRANCH", "CF_DWIN_STEP")),
 )
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _WAITING
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).

@@ -117,3 +117,30 @@ def test_channel_quads_halve_the_busiest_warps_staging_in_a_depth_step():
     assert set(items) == {0, 1} and set(chan) == {0, 1, 2, 3}
     # values each lane of the busiest warp loads, rotates and rounds: 16-byte stores carry 4, scalar ones 1
     assert max(4 * ins for ins, _ in items.values()) == 16 and max(ins for ins, _ in chan.values()) == 8
+
+
+@pytest.mark.parametrize("shape", [(2, 8, 5, 10, 64), (3, 8, 10, 64, 64)])
+@pytest.mark.parametrize("grid,waves", [(1, False), (7, True), (132, True)])
+def test_the_depth_steps_cursor_finds_the_item_dw_load_would_work_out(shape, grid, waves):
+    """CF_DWIN_STEP: a unit's first round works out each thread's depth-step item at depth od + 3 (an offset in the
+    image); every depth step loads there and moves it one depth plane on. It must equal CF_DWIN_BRANCH's item."""
+    _, _, d, h, w = shape
+    do, _, _, total, rnd = M._c3_dw_rounds_of(shape)
+
+    def offset(half, depth, row, quad, oh0):                     # x's offset in image n of (4 half, depth, row, 4 quad)
+        return ((4 * half * d + depth) * h + oh0 + row) * w + 4 * quad
+
+    for b in range(grid):
+        step = {}
+        for q, first in M.c3_dwin_rounds(total, do, grid, b, waves):
+            n, od, oh0 = rnd(q)
+            for wg in range(4):
+                for tid in range(48):
+                    if first:
+                        _, half, row, quad, _ = M._c3_dw_load_at(wg, tid, 0, False, 0)
+                        step[wg, tid] = offset(half, od + 3, row, quad, oh0)
+                        continue
+                    j, half, row, quad, _ = M._c3_dw_load_at(wg, tid, 0, False, 0)
+                    assert j == 0 and step[wg, tid] == offset(half, od + 2, row, quad, oh0)
+                    step[wg, tid] += h * w
+                assert M._c3_dw_load_at(wg, 48, 0, False, 0) is None    # threads 48-127 have no depth-step item

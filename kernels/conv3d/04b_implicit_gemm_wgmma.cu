@@ -574,6 +574,9 @@ constexpr int PROD_FLOATS = 0;
 #if defined(CF_DWIN_CHAN) && defined(CF_DWIN_BRANCH)
 #error "CF_DWIN_CHAN skips empty slots itself (CF_DWIN_BRANCH's rule for its own items)"
 #endif
+#if defined(CF_DWIN_STEP) && !defined(CF_DWIN_BRANCH)
+#error "CF_DWIN_STEP: with CF_DWIN_BRANCH (its first rounds' items)"
+#endif
 constexpr int DW_ROWS = WGS + KS - 1;                // input rows of a slab: a round's 4 output rows and the halo
 constexpr int DW_HALF = DW_ROWS * XP * 4;            // floats per k-half of a slab
 constexpr int DW_SLAB = 2 * DW_HALF;                 // 12,288 B
@@ -1726,12 +1729,42 @@ __device__ __forceinline__ void dw_stage(float* slabs, const DwItems& s, int tid
     }
 }
 #else
-struct DwItems { float4 v[DW_ITEMS][4]; int at[DW_ITEMS]; };   // at: the item's first float in the slots, or -1
+struct DwItems {
+    float4 v[DW_ITEMS][4]; int at[DW_ITEMS];   // at: the item's first float in the slots, or -1
+#ifdef CF_DWIN_STEP
+    unsigned step_x; int step_at;              // the thread's item in the unit's next depth step: its offset in
+                                               // the image (32 bits: dw shapes are xlean), its floats in a slot
+#endif
+};
 __device__ __forceinline__ void dw_load(DwItems& s, const float* __restrict__ x, const Geom& g, const DwRound& r,
                                         bool first, int s0, int wg, int tid) {
     const int m = (first ? 3 : 1) * (DW_SLAB_ITEMS / WGS);
     const int d0 = first ? r.od : r.od + KS - 1;
     const uint64_t plane_bytes = 4ull * g.D * g.H * g.W;
+#ifdef CF_DWIN_STEP
+    // CF_DWIN_STEP (candidate, with CF_DWIN_BRANCH): in a depth step (a round that is not a unit's first) a thread's
+    // item is the same (k-half, row, quad) as in the step before, one depth on: its address steps by one depth plane
+    // and its place by one slot, where dw_load divided the item's index out and multiplied its address up each round
+    // (CF_DWIN_BRANCH's source page, explore-2026-12-03b/call1: IMAD 50.2, LEA 9.7, LOP3 15.2 per warp tile, against
+    // 14.4 IMAD with no staging at all). A unit's first round works out the step's item once (depth od + 3).
+    constexpr int STEP_ITEMS = DW_SLAB_ITEMS / WGS;   // 48: threads 0-47 of each warpgroup
+    if (!first) {
+        s.at[1] = -1;
+        if (tid >= STEP_ITEMS) { s.at[0] = -1; return; }
+        uint64_t a = reinterpret_cast<uint64_t>(x + (long long)r.n * (CIN * g.D * g.H * g.W) + s.step_x);
+#pragma unroll
+        for (int c = 0; c < 4; ++c, a += plane_bytes) s.v[0][c] = ldg4_if(a, true);
+        s.step_x += g.H * g.W;
+        s.at[0] = (s0 & (DW_SLOTS - 1)) * DW_SLAB + s.step_at;
+        return;
+    }
+    if (tid < STEP_ITEMS) {
+        const int gi = wg * STEP_ITEMS + tid, half = gi / (DW_SLAB_ITEMS / 2), rr = gi - half * (DW_SLAB_ITEMS / 2);
+        const int row = rr >> 4, quad = rr & 15;
+        s.step_x = (((unsigned)(4 * half) * g.D + r.od + KS) * g.H + r.oh0 + row) * g.W + 4 * quad;
+        s.step_at = half * DW_HALF + (row * XP + 4 * quad) * 4;
+    }
+#endif
 #pragma unroll
     for (int k = 0; k < DW_ITEMS; ++k) {
         const int li = tid + 128 * k, gi = wg * m + li;
