@@ -1,7 +1,7 @@
 #!/bin/bash
 # Twenty-third session, call 3. Run from the repo root with the session helper beside it:
 # cp results/device-logs/explore-2026-12-02h/call4/xk.py . && bash <this file>
-# About 250 s: CF_DWIN_BRANCH,CF_DWIN_STEP (channel quads) against CF_DWIN_BRANCH and the registered loop; bitwise, protocol,
+# About 250 s: CF_DWIN_STEP (the depth step's item address stepped) against CF_DWIN_BRANCH and the registered loop; bitwise, protocol,
 # memcheck/racecheck/synccheck, two timings, ncu counters and a source page of the step build.
 D=$OUT/call3; mkdir -p $D; cp "$0" $D/
 B=conv3d:04b_wgmma_tf32; F=$B@CF_DWIN,CF_DWIN_WAVES,CF_DWIN_EARLY,CF_DWIN_BRANCH; H=$B@CF_DWIN,CF_DWIN_WAVES,CF_DWIN_EARLY,CF_DWIN_BRANCH,CF_DWIN_STEP
