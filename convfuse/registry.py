@@ -90,7 +90,12 @@ _CONV3D_TF32 = ("CF_MMA_ORDER", "CF_BULK_STORE", "CF_LEAN", "CF_TMA_STORE", "CF_
 # vs 0.978 and 0.978, fp16 slower (a candidate); cvt.rn rounding (TF32 only): 0.937 and 0.940 vs 0.978
 # the rows of a block's 4 warpgroups in one sector-aligned tensor copy per channel group (TF32 only: the FP16 builds'
 # FP32 path would leave a slot unwritten): 0.903 and 0.901 vs 0.927 and 0.925 (H200 2026-12-02, explore-2026-12-02b/call5)
-_CONV3D_TF32_ONLY = ("CF_EPI_FOLD", "CF_LOAD_ADDR", "CF_TF32_RN", "CF_GROUP_STORE")
+# the depth sweep (TF32, at shapes with Wo = 62, even Ho, Do >= 2; others take the loop above): a block's rounds move
+# along depth, one 6-row slab staged per round, units dealt round-robin, the slab staged before the epilogue, the
+# address arithmetic only in threads with an item: 0.888, 0.890 vs 0.898, 0.901; 0.879, 0.882 vs 0.892, 0.893; 0.885,
+# 0.883 vs 0.895, 0.896 (H200 2026-12-03, explore-2026-12-03b/call1-3; notes/kernel_log.md, twenty-third session)
+_CONV3D_TF32_SWEEP = ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY", "CF_DWIN_BRANCH")
+_CONV3D_TF32_ONLY = ("CF_EPI_FOLD", "CF_LOAD_ADDR", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_TF32_SWEEP
 # FP16: the group stores under a window of input rows per round shared by the block's warpgroups, staged after the
 # round's stores, w_hi alone and two sets of group boxes: 0.775, 0.776, 0.774 vs 0.817, 0.817, 0.829 (H200 2026-12-02,
 # explore-2026-12-02e/call5-6; notes/kernel_log.md, sixteenth session); and the last slot's lane waiting for the previous
@@ -255,7 +260,21 @@ _MEASURED_BEFORE_CUTS = (
 )
 # Registered 2026-12-02 (the kernels' headers say why and what each measured). Every candidate above was measured
 # without them, so it leaves out those its variant is now built with ("-NAME"), and stays the build that was measured.
-_CUTS = ("CF_LOAD_ADDR", "CF_DESC_UNIFORM", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_FP16_ONLY[1:]
+_CUTS = ("CF_LOAD_ADDR", "CF_DESC_UNIFORM", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_FP16_ONLY[1:] + _CONV3D_TF32_SWEEP
+
+
+def _against_sweep(candidates) -> tuple:
+    """conv3d 04b TF32 builds measured before the depth sweep's registration, spelled against it: each leaves out the
+    sweep's defines it was measured without ("-NAME") and keeps its own; one the registration now is, is dropped."""
+    out = []
+    for p, k, d in candidates:
+        if (p, k) == ("conv3d", "04b_wgmma_tf32"):
+            d = tuple(x for x in d if x not in _CONV3D_TF32_SWEEP) + \
+                tuple(f"-{x}" for x in _CONV3D_TF32_SWEEP if x not in d)
+            if not d:
+                continue
+        out.append((p, k, d))
+    return tuple(out)
 
 
 def _measured_builds(candidates) -> tuple:
@@ -272,9 +291,9 @@ _04D_THREE = ("CF_CONSUMERS=3", "CF_ROWS=3", "CF_PITCH=72", "CF_STAGES=2", "CF_P
 # banks on at any width, so the box takes a fifth row it never reads; three stages; consumers at 104 registers)
 _04D3_THREE = ("CF_CONSUMERS=3", "CF_ROWS=3", "CF_PITCH=72", "CF_STAGES=5", "CF_PARAMS_SMEM")
 _04D3_FOUR = ("CF_CONSUMERS=4", "CF_ROWS=2", "CF_PITCH=72", "CF_BOX_ROWS=5", "CF_STAGES=3", "CF_PARAMS_SMEM")
-# Measured after the cuts, on the builds registered now (nothing to leave out). H200, 2026-12-02 from 03:44 UTC
-# (results/device-logs/explore-2026-12-02c/; the 04b header says why):
-_MEASURED_ON_CURRENT = (
+# Measured after the cuts, on the builds registered then (conv3d TF32: before its depth sweep, _against_sweep spells
+# them against it). H200, 2026-12-02 from 03:44 UTC (results/device-logs/explore-2026-12-02c/; the 04b header says why):
+_MEASURED_ON_CURRENT = _against_sweep((
     # a producer warpgroup: TMA boxes transposed from shared memory, a buffer per consumer; bitwise equal
     ("conv3d", "04b_wgmma_tf32", ("CF_PRODUCER",)),      # 1.190, 1.191, 1.198 vs 0.896, 0.899, 0.905
     # each warpgroup stages from TMA boxes: first version hung on (3, 8, 10, 64, 64); with one named barrier per
@@ -361,12 +380,13 @@ _MEASURED_ON_CURRENT = (
     # protocol 12/12, memcheck/racecheck/synccheck clean, slower: 0.980, 0.980 vs 0.879, 0.882 (CF_DWIN_BRANCH) and
     # 0.892, 0.893 registered (915 warp instructions per warp tile against 820: each quad's address worked out alone)
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY", "CF_DWIN_CHAN")),
-)
-# Prepared and compiled, not yet measured: the next device call's first builds. CF_DWIN_BRANCH with a depth step's item
-# address stepped one depth plane on instead of worked out again (CF_DWIN_STEP)
-_WAITING = (
+    # 08:52 UTC (call3): CF_DWIN_BRANCH with a depth step's item address stepped one depth plane on (CF_DWIN_STEP);
+    # bitwise equal, protocol 12/12, sanitizers clean, slower: 0.917, 0.917 vs 0.885, 0.883 (832 warp instructions per
+    # warp tile against 820: the IMADs it was to remove are the rotation's moves, not the addresses)
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY", "CF_DWIN_BRANCH", "CF_DWIN_STEP")),
-)
+))
+# Prepared and compiled, not yet measured: the next device call's first builds (none)
+_WAITING = ()
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _WAITING
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
 ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE"),
@@ -404,7 +424,7 @@ def explore_specs() -> list[str]:
 def _before_bulk(v: Variant) -> tuple:
     """The ablation switches act on conv3d 04b's register-staged loop and store_tile, not on the bulk or tensor-copy
     store or the lean loop: an ablation build leaves those out, as the builds the ablations measured did."""
-    return tuple(d for d in _BEFORE_BULK if d[1:] in v.defines)
+    return tuple(d for d in _BEFORE_BULK + tuple(f"-{x}" for x in _CONV3D_TF32_SWEEP) if d[1:] in v.defines)
 
 
 def _ladder(problem: str) -> list[Variant]:

@@ -355,6 +355,15 @@
 //   rounds. ncu source pages: the registered loop without staging (CF_ABL_STAGE_ONCE) runs at 73 % of the instructions
 //   and 82 % of the time; the sweep removed 38 of those 252 instructions per warp tile (each thread still computed its
 //   item slots' addresses). CF_DWIN_BRANCH (the address arithmetic only where a thread has an item) waits for a device.
+// Twenty-third session (2026-12-03 from 08:32 UTC; results/device-logs/explore-2026-12-03b/): CF_DWIN_BRANCH measured
+//   in three calls, with waves and early staging: 0.888, 0.890 vs 0.898, 0.901; 0.879, 0.882 vs 0.892, 0.893; 0.885,
+//   0.883 vs 0.895, 0.896 registered (820 warp instructions per warp tile against 942; bitwise equal, protocol 12/12,
+//   memcheck clean). Registered for TF32 (CF_DWIN, CF_DWIN_WAVES, CF_DWIN_EARLY, CF_DWIN_BRANCH) at the shapes the sweep
+//   takes (Wo = 62, even Ho, Do >= 2, xlean; the others run the loop before it). Two candidates on it, both bitwise
+//   equal and sanitizer-clean, both slower: CF_DWIN_CHAN (channel quads over all four warps) 0.980 vs 0.879 (+95
+//   instructions per warp tile: each quad works out its own index and store addresses) and CF_DWIN_STEP (a depth step's
+//   item address stepped, not worked out) 0.917 vs 0.885 (+12.6: the IMADs it meant to remove are the rotation's
+//   register moves, IMAD.MOV, not address arithmetic).
 
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory (so the MMAs multiply
@@ -552,7 +561,7 @@ constexpr int PROD_FLOATS = 0;
 #error "CF_GROUP_LAZY: with CF_GROUP_DOUBLE (one set of boxes: the other slots would wait a round for their box)"
 #endif
 #ifdef CF_DWIN
-// CF_DWIN (candidate, TF32): the depth sweep. A block takes a contiguous range of rounds (CF_DWIN_WAVES: whole units
+// CF_DWIN (TF32, registered 2026-12-03 with CF_DWIN_WAVES, CF_DWIN_EARLY and CF_DWIN_BRANCH): the depth sweep. A block takes a contiguous range of rounds (CF_DWIN_WAVES: whole units
 // dealt round-robin, dw_order); a round is its 4 warpgroups on
 // output rows oh0..oh0 + 3 of one plane (oh0 = 4 grp, the last group of a plane at Ho - 4: rows 58-59 computed twice at
 // the full shape, the same values written twice), and the block's next round is the same rows one depth on. Their
@@ -1638,7 +1647,7 @@ __device__ __forceinline__ DwRound dw_round(const Geom& g, int q) {
     const int u = q / g.Do, od = q - u * g.Do, n = u / g.dw_groups, grp = u - n * g.dw_groups;
     return { n, od, min(WGS * grp, g.Ho - WGS) };
 }
-// The block's rounds. Contiguous: q0 + r, r < rounds. CF_DWIN_WAVES (candidate): whole units (n, group: Do rounds) dealt
+// The block's rounds. Contiguous: q0 + r, r < rounds. CF_DWIN_WAVES (registered): whole units (n, group: Do rounds) dealt
 // round-robin, unit b + i grid in wave i < full, so that neighbouring groups of rows, which share two input rows, run
 // at once on neighbouring blocks and the second read of those rows finds them in L2 (contiguous ranges read the input
 // 1.73 times from DRAM, explore-2026-12-03/call1); then the units left over split by rounds from t0 (a cut one round
@@ -1770,7 +1779,7 @@ __device__ __forceinline__ void dw_load(DwItems& s, const float* __restrict__ x,
         const int li = tid + 128 * k, gi = wg * m + li;
         const bool ok = li < m;
 #ifdef CF_DWIN_BRANCH
-        // CF_DWIN_BRANCH (candidate): a thread without the item skips its address arithmetic (whole warps do: items are
+        // CF_DWIN_BRANCH (registered): a thread without the item skips its address arithmetic (whole warps do: items are
         // warp-contiguous). Without it every thread computes both items' addresses and predicates the loads off:
         // the sweep kept 2/3 of the registered loop's load-side instructions for a fifth of its items (ncu source
         // pages, explore-2026-12-03/call4: IMAD 83.8 per warp tile against 98.7, 14.4 with no staging at all)
@@ -2344,7 +2353,7 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
                 }                                                                                                   \
             }
 #ifdef CF_DWIN_EARLY
-            CF_DWIN_AHEAD()             // CF_DWIN_EARLY (candidate): round r + 2's slabs staged before this round's epilogue
+            CF_DWIN_AHEAD()             // CF_DWIN_EARLY (registered): round r + 2's slabs staged before this round's epilogue
 #endif
             store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r));
 #ifndef CF_DWIN_EARLY
