@@ -625,6 +625,60 @@ DWIN_METRICS = {"gpu__time_duration.sum": "ms (ncu)", "dram__bytes_read.sum": "D
                 "lts__t_sector_hit_rate.pct": "L2 hit rate (%)", "smsp__inst_executed.sum": "warp instructions",
                 "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue active (%)"}
 
+# Twenty-third session (2026-12-03, from 08:32 UTC): CF_DWIN_BRANCH measured (call 1), two changes on it (CF_DWIN_CHAN,
+# CF_DWIN_STEP; calls 2-3), then the sweep registered and recorded (09:10 UTC). Call 1's timing logs did not come back
+# (the device tool returns 8 files); its printed output did (output_tail.txt), and calls 2-3 printed both runs into
+# call.log: the time*.log files are cut from those, unchanged.
+LOG_DIR_3B = R.ROOT / "results" / "device-logs" / "explore-2026-12-03b"
+TWENTY_THIRD = {
+    "branch": (LOG_DIR_3B / "call1" / "time.log", "the item's address arithmetic only in threads with an item; the sweep "
+               "without it; the registered loop"),
+    "branch (again)": (LOG_DIR_3B / "call1" / "time2.log", "the same builds, a second run in reverse order"),
+    "channel quads": (LOG_DIR_3B / "call2" / "time.log", "the staging in channel quads over all four warps"),
+    "channel quads (again)": (LOG_DIR_3B / "call2" / "time2.log", "the same builds, a second run in reverse order"),
+    "depth step": (LOG_DIR_3B / "call3" / "time.log", "a depth step's item address stepped, not worked out"),
+    "depth step (again)": (LOG_DIR_3B / "call3" / "time2.log", "the same builds, a second run in reverse order"),
+}
+_logs("twenty-third", TWENTY_THIRD)
+NCU_TWENTY_THIRD = {"branch": LOG_DIR_3B / "call1" / "ncu.log"}
+DWIN23_CHECKS = {"bitwise, branch": LOG_DIR_3B / "call1" / "bitwise.log",
+                 "memcheck, branch": LOG_DIR_3B / "call1" / "san_memcheck.log",
+                 "printed, branch": LOG_DIR_3B / "call1" / "output_tail.txt",
+                 **{f"{what}, {name}": LOG_DIR_3B / c / f for name, c in (("channel quads", "call2"), ("depth step", "call3"))
+                    for what, f in (("bitwise", "bitwise.log"), ("printed", "call.log"), ("memcheck", "san_memcheck.log"),
+                                    ("racecheck", "san_racecheck.log"), ("synccheck", "san_synccheck.log"))}}
+# ncu source pages (SASS with stall samples) of the sweep's builds with waves and early staging; the registered loop's is
+# the twenty-second session's (SOURCE_DWIN)
+SOURCE_DWIN23 = {"registered loop": LOG_DIR_3A / "call4" / "ncu_source_registered.csv.gz",
+                 "branch (registered since)": LOG_DIR_3B / "call1" / "ncu_source_branch.csv.gz",
+                 "channel quads": LOG_DIR_3B / "call2" / "ncu_source_chan.csv.gz",
+                 "depth step": LOG_DIR_3B / "call3" / "ncu_source_step.csv.gz"}
+RECORD_TWENTIETH = LOG_DIR_3B / "record" / "record-2026-12-02T1808.json"   # the record the 09:10 UTC one replaced
+
+
+def sass_bins(path: Path, width: int = 60, top: int = 5, least: float = 2.0) -> pd.DataFrame:
+    """One ncu source page of conv3d 04b cut into bins of `width` SASS lines, in program order: each bin's warp
+    instructions per warp tile and its `top` opcodes (bins under `least` left out). Read before a change: which part
+    of the loop (descriptors, HGMMA issue, staging, loads, epilogue, stores) an opcode's count comes from."""
+    p = _samples(path)
+    rows = []
+    for b in range(0, len(p.source), width):
+        ops = pd.Series(_per_opcode(p.source[b:b + width], p.instructions[b:b + width]), dtype=float) / warp_tiles_04b()
+        if ops.sum() < least:
+            continue
+        ops = ops.sort_values(ascending=False)
+        rows.append({"SASS lines": f"{b}–{b + width - 1}", "instructions per warp tile": ops.sum(),
+                     "largest": ", ".join(f"{k} {v:.1f}" for k, v in ops.head(top).items())})
+    return pd.DataFrame(rows).set_index("SASS lines")
+
+
+def sass_region(path: Path, first: int, last: int) -> pd.Series:
+    """Warp instructions per warp tile of conv3d 04b by SASS opcode (predicate and modifiers dropped) over source-page
+    lines first..last (0-based, inclusive) of one ncu profile: where a count comes from, read before a change."""
+    p = _samples(path)
+    out = _per_opcode(p.source[first:last + 1], p.instructions[first:last + 1])
+    return (pd.Series(out) / warp_tiles_04b()).sort_values(ascending=False)
+
 
 def store_sectors(path: Path) -> dict:
     """The global stores of one ncu source-page profile: warp instructions, L2 sectors touched, the ideal count, and

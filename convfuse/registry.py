@@ -382,7 +382,7 @@ _MEASURED_ON_CURRENT = _against_sweep((
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY", "CF_DWIN_CHAN")),
     # 08:52 UTC (call3): CF_DWIN_BRANCH with a depth step's item address stepped one depth plane on (CF_DWIN_STEP);
     # bitwise equal, protocol 12/12, sanitizers clean, slower: 0.917, 0.917 vs 0.885, 0.883 (832 warp instructions per
-    # warp tile against 820: the IMADs it was to remove are the rotation's moves, not the addresses)
+    # warp tile against 820: its load path fell from 23.5 to 10.9, and LOP3/LEA grew around the group store at 128 registers)
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY", "CF_DWIN_BRANCH", "CF_DWIN_STEP")),
 ))
 # Prepared and compiled, not yet measured: the next device call's first builds (none)

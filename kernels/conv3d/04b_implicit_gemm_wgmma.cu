@@ -362,8 +362,8 @@
 //   takes (Wo = 62, even Ho, Do >= 2, xlean; the others run the loop before it). Two candidates on it, both bitwise
 //   equal and sanitizer-clean, both slower: CF_DWIN_CHAN (channel quads over all four warps) 0.980 vs 0.879 (+95
 //   instructions per warp tile: each quad works out its own index and store addresses) and CF_DWIN_STEP (a depth step's
-//   item address stepped, not worked out) 0.917 vs 0.885 (+12.6: the IMADs it meant to remove are the rotation's
-//   register moves, IMAD.MOV, not address arithmetic).
+//   item address stepped, not worked out) 0.917 vs 0.885 (+12.6 net: its load path fell from 23.5 to 10.9 instructions
+//   per warp tile, and LOP3/LEA grew where the epilogue hands its outputs to the group store, at 128 registers).
 
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory (so the MMAs multiply
