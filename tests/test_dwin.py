@@ -57,39 +57,24 @@ def test_the_model_catches_too_few_slots_and_a_unit_of_one_depth():
         M.c3_depth_sweep((2, 8, 4, 9, 64), 1)            # Ho odd: so does it (a group's copy 8 bytes off alignment)
 
 
-@pytest.mark.parametrize("shape,grid,waves", [((2, 8, 5, 8, 64), 3, False), ((1, 8, 6, 6, 64), 2, False),
-                                              ((3, 8, 5, 8, 64), 4, True)])
-def test_the_slabs_as_staged_and_read_by_the_descriptors_give_each_tile_its_convolution(shape, grid, waves):
+@pytest.mark.parametrize("shape,grid,waves,chan", [((2, 8, 5, 8, 64), 3, False, False), ((1, 8, 6, 6, 64), 2, False, False),
+                                                   ((3, 8, 5, 8, 64), 4, True, False), ((2, 8, 5, 8, 64), 3, False, True),
+                                                   ((3, 8, 5, 8, 64), 4, True, True)])
+def test_the_slabs_as_staged_and_read_by_the_descriptors_give_each_tile_its_convolution(shape, grid, waves, chan):
+    """chan: CF_DWIN_CHAN's channel quads in place of the 4-channel items."""
     import numpy as np
     rng = np.random.default_rng(0)
     x = rng.standard_normal(shape).astype(np.float32)
     w = rng.standard_normal((64, 8, 3, 3, 3)).astype(np.float32)
     seen = set()
     for b in range(grid):
-        for (n, od, oh), acc in M.c3_dwin_block_tiles(x, w, grid, b, waves):
+        for (n, od, oh), acc in M.c3_dwin_block_tiles(x, w, grid, b, waves, chan=chan):
             win = x[n, :, od:od + 3, oh:oh + 3, :].astype(np.float64)                # 8 x 3 x 3 x 64
             ref = np.zeros((64, 62))
             for kd in range(3):
                 for kh in range(3):
                     for kw in range(3):
                         ref += w[:, :, kd, kh, kw].astype(np.float64) @ win[:, kd, kh, kw:kw + 62]
-            assert np.abs(acc - ref).max() < 1e-3, (b, n, od, oh)
-            seen.add((n, od, oh))
-    assert len(seen) == shape[0] * (shape[2] - 2) * (shape[3] - 2)
-
-
-@pytest.mark.parametrize("shape,grid,waves", [((2, 8, 5, 8, 64), 3, False), ((3, 8, 5, 8, 64), 4, True)])
-def test_channel_quads_as_staged_and_read_by_the_descriptors_give_each_tile_its_convolution(shape, grid, waves):
-    import numpy as np
-    rng = np.random.default_rng(1)
-    x = rng.standard_normal(shape).astype(np.float32)
-    w = rng.standard_normal((64, 8, 3, 3, 3)).astype(np.float32)
-    seen = set()
-    for b in range(grid):
-        for (n, od, oh), acc in M.c3_dwin_block_tiles(x, w, grid, b, waves, chan=True):
-            win = x[n, :, od:od + 3, oh:oh + 3, :].astype(np.float64)
-            ref = sum(w[:, :, kd, kh, kw].astype(np.float64) @ win[:, kd, kh, kw:kw + 62]
-                      for kd in range(3) for kh in range(3) for kw in range(3))
             assert np.abs(acc - ref).max() < 1e-3, (b, n, od, oh)
             seen.add((n, od, oh))
     assert len(seen) == shape[0] * (shape[2] - 2) * (shape[3] - 2)
