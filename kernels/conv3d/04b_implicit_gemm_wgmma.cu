@@ -364,6 +364,9 @@
 //   instructions per warp tile: each quad works out its own index and store addresses) and CF_DWIN_STEP (a depth step's
 //   item address stepped, not worked out) 0.917 vs 0.885 (+12.6 net: its load path fell from 23.5 to 10.9 instructions
 //   per warp tile, and LOP3/LEA grew where the epilogue hands its outputs to the group store, at 128 registers).
+//   Prepared, not measured (no device time left): CF_DESC_HI (dw_mma_issue: the descriptors' high words kept in
+//   registers, 3 uniform instructions per wgmma instead of 4 in scripts/sass.py's SASS) and CF_GELU_Q3 (common.cuh: a
+//   degree-3 clamped GELU, one FFMA fewer per output); notes/next_call_conv3d_epilogue_descriptors.sh.
 
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory (so the MMAs multiply
@@ -1823,7 +1826,14 @@ __device__ __forceinline__ void dw_mma_issue(float (&acc)[NACC], const float* sw
     constexpr uint32_t A_LBO = COUT * 16, SBO = 128, B_LBO = DW_HALF * 4;
     const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO), b0 = wgmma_desc(smem_addr(slabs + wg * XP * 4), B_LBO, SBO);
     const uint32_t alo = opaque((uint32_t)a0), blo = __shfl_sync(0xffffffffu, opaque((uint32_t)b0), 0);
+#ifdef CF_DESC_HI
+    // CF_DESC_HI (candidate): high words ptxas cannot prove constant, nor equal to each other (both are 8: a shared
+    // address is below 2^30), so each stays in the odd register of its pair; with the constant 8 ptxas wrote both
+    // again before every wgmma (UMOV UR5, 0x8; UMOV UR7, 0x8: 54 instructions per tile, the record's SASS)
+    const uint32_t ahi = (uint32_t)(a0 >> 32) | (smem_addr(sw) >> 30), bhi = (uint32_t)(b0 >> 32) | (smem_addr(slabs) >> 30);
+#else
     const uint32_t ahi = (uint32_t)(a0 >> 32), bhi = (uint32_t)(b0 >> 32);
+#endif
     uint32_t bkd[KS];
 #pragma unroll
     for (int kd = 0; kd < KS; ++kd)
