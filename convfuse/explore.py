@@ -656,6 +656,12 @@ SOURCE_DWIN23 = {"registered loop": LOG_DIR_3A / "call4" / "ncu_source_registere
 RECORD_TWENTIETH = LOG_DIR_3B / "record" / "record-2026-12-02T1808.json"   # the record the 09:10 UTC one replaced
 
 
+def _opcodes_per_tile(p, first: int, last: int) -> pd.Series:
+    """Warp instructions per warp tile of conv3d 04b by opcode over lines first..last (inclusive) of a read page."""
+    ops = _per_opcode(p.source[first:last + 1], p.instructions[first:last + 1])
+    return (pd.Series(ops, dtype=float) / warp_tiles_04b()).sort_values(ascending=False)
+
+
 def sass_bins(path: Path, width: int = 60, top: int = 5, least: float = 2.0) -> pd.DataFrame:
     """One ncu source page of conv3d 04b cut into bins of `width` SASS lines, in program order: each bin's warp
     instructions per warp tile and its `top` opcodes (bins under `least` left out). Read before a change: which part
@@ -663,22 +669,17 @@ def sass_bins(path: Path, width: int = 60, top: int = 5, least: float = 2.0) -> 
     p = _samples(path)
     rows = []
     for b in range(0, len(p.source), width):
-        ops = pd.Series(_per_opcode(p.source[b:b + width], p.instructions[b:b + width]), dtype=float) / warp_tiles_04b()
-        if ops.sum() < least:
-            continue
-        ops = ops.sort_values(ascending=False)
-        rows.append({"SASS lines": f"{b}–{b + width - 1}", "instructions per warp tile": ops.sum(),
-                     "largest": ", ".join(f"{k} {v:.1f}" for k, v in ops.head(top).items())})
+        ops = _opcodes_per_tile(p, b, b + width - 1)
+        if ops.sum() >= least:
+            rows.append({"SASS lines": f"{b}–{b + width - 1}", "instructions per warp tile": ops.sum(),
+                         "largest": ", ".join(f"{k} {v:.1f}" for k, v in ops.head(top).items())})
     return pd.DataFrame(rows).set_index("SASS lines")
 
 
 def sass_region(path: Path, first: int, last: int) -> pd.Series:
     """Warp instructions per warp tile of conv3d 04b by SASS opcode (predicate and modifiers dropped) over source-page
     lines first..last (0-based, inclusive) of one ncu profile: where a count comes from, read before a change."""
-    p = _samples(path)
-    out = _per_opcode(p.source[first:last + 1], p.instructions[first:last + 1])
-    return (pd.Series(out) / warp_tiles_04b()).sort_values(ascending=False)
-
+    return _opcodes_per_tile(_samples(path), first, last)
 
 def store_sectors(path: Path) -> dict:
     """The global stores of one ncu source-page profile: warp instructions, L2 sectors touched, the ideal count, and
@@ -1148,7 +1149,7 @@ def opcode_instructions(paths: dict) -> pd.DataFrame:
     cols = {}
     for name, path in paths.items():
         p = _samples(path)
-        cols[name] = pd.Series(_per_opcode(p.source, p.instructions)) / warp_tiles_04b()
+        cols[name] = _opcodes_per_tile(p, 0, len(p.source) - 1)
     df = pd.DataFrame(cols).fillna(0.0)
     df.index.name = "opcode"
     return df.sort_values(df.columns[0], ascending=False)

@@ -263,25 +263,23 @@ _MEASURED_BEFORE_CUTS = (
 _CUTS = ("CF_LOAD_ADDR", "CF_DESC_UNIFORM", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_FP16_ONLY[1:] + _CONV3D_TF32_SWEEP
 
 
-def _against_sweep(candidates) -> tuple:
-    """conv3d 04b TF32 builds measured before the depth sweep's registration, spelled against it: each leaves out the
-    sweep's defines it was measured without ("-NAME") and keeps its own; one the registration now is, is dropped."""
+def _spelled_against(candidates, cuts) -> tuple:
+    """Candidates measured before the defines `cuts(key)` were registered, spelled against the registration now, so
+    each stays the build that was measured: a cut its variant is built with now and it was measured without becomes
+    "-NAME"; one it was measured with is the default now and is dropped from its list; a candidate left with no
+    defines is the registration itself and is dropped."""
+    registered = {(v.problem, v.key): v.defines for p in HOPPER_PROBLEMS for v in _hopper(p)}
     out = []
     for p, k, d in candidates:
-        if (p, k) == ("conv3d", "04b_wgmma_tf32"):
-            d = tuple(x for x in d if x not in _CONV3D_TF32_SWEEP) + \
-                tuple(f"-{x}" for x in _CONV3D_TF32_SWEEP if x not in d)
-            if not d:
-                continue
-        out.append((p, k, d))
+        now = [c for c in cuts(k) if c in registered.get((p, k), ())]
+        d = tuple(x for x in d if x not in now) + tuple(f"-{c}" for c in now if c not in d and f"-{c}" not in d)
+        if d:
+            out.append((p, k, d))
     return tuple(out)
 
 
 def _measured_builds(candidates) -> tuple:
-    registered = {(v.problem, v.key): v.defines for p in HOPPER_PROBLEMS for v in _hopper(p)}
-    cuts = lambda k: _CUTS + (_CONV2D_04C_OUT if k.startswith("04c") else ())   # noqa: E731
-    return tuple((p, k, d + tuple(f"-{c}" for c in cuts(k) if c in registered[p, k] and f"-{c}" not in d))
-                 for p, k, d in candidates)
+    return _spelled_against(candidates, lambda k: _CUTS + (_CONV2D_04C_OUT if k.startswith("04c") else ()))
 
 
 # conv2d 04d with three consumers of three output rows (a 72-pixel box keeps a channel 8 banks on; two stages per ring fit)
@@ -291,9 +289,9 @@ _04D_THREE = ("CF_CONSUMERS=3", "CF_ROWS=3", "CF_PITCH=72", "CF_STAGES=2", "CF_P
 # banks on at any width, so the box takes a fifth row it never reads; three stages; consumers at 104 registers)
 _04D3_THREE = ("CF_CONSUMERS=3", "CF_ROWS=3", "CF_PITCH=72", "CF_STAGES=5", "CF_PARAMS_SMEM")
 _04D3_FOUR = ("CF_CONSUMERS=4", "CF_ROWS=2", "CF_PITCH=72", "CF_BOX_ROWS=5", "CF_STAGES=3", "CF_PARAMS_SMEM")
-# Measured after the cuts, on the builds registered then (conv3d TF32: before its depth sweep, _against_sweep spells
-# them against it). H200, 2026-12-02 from 03:44 UTC (results/device-logs/explore-2026-12-02c/; the 04b header says why):
-_MEASURED_ON_CURRENT = _against_sweep((
+# Measured after the cuts, on the builds registered then (conv3d TF32: before its depth sweep, spelled against it by
+# _spelled_against). H200, 2026-12-02 from 03:44 UTC (results/device-logs/explore-2026-12-02c/; the 04b header says why):
+_MEASURED_ON_CURRENT = _spelled_against((
     # a producer warpgroup: TMA boxes transposed from shared memory, a buffer per consumer; bitwise equal
     ("conv3d", "04b_wgmma_tf32", ("CF_PRODUCER",)),      # 1.190, 1.191, 1.198 vs 0.896, 0.899, 0.905
     # each warpgroup stages from TMA boxes: first version hung on (3, 8, 10, 64, 64); with one named barrier per
@@ -384,7 +382,7 @@ _MEASURED_ON_CURRENT = _against_sweep((
     # bitwise equal, protocol 12/12, sanitizers clean, slower: 0.917, 0.917 vs 0.885, 0.883 (832 warp instructions per
     # warp tile against 820: its load path fell from 23.5 to 10.9, and LOP3/LEA grew around the group store at 128 registers)
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY", "CF_DWIN_BRANCH", "CF_DWIN_STEP")),
-))
+), lambda k: _CONV3D_TF32_SWEEP)
 # Prepared and compiled, not yet measured: the next device call's first builds. The clamped GELU with a degree-3
 # polynomial (common.cuh gelu_clamped_q3: one FFMA fewer per output, max abs error 2.6e-7; predicted 0.85-0.865 ms);
 # the sweep's descriptors with high words ptxas cannot fold (CF_DESC_HI: 3 uniform instructions per wgmma, not 4, in

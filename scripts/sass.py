@@ -85,16 +85,14 @@ def main(argv=None) -> int:
         counts[spec] = opcode_counts(sass)
     first = counts[a.specs[0]]
     for entry, c in first.items():
-        print(f"\n{entry}")
+        per_spec = [counts[s].get(entry, Counter()) for s in a.specs]
+        differ = {op for other in per_spec[1:] for op in set(c) | set(other) if other[op] != c[op]}
         ops = [op for op, _ in c.most_common(a.top)]
-        for spec in a.specs[1:]:            # opcodes whose count differs between the specs, too
-            ops += [op for op in set(counts[spec].get(entry, {})) | set(c) if counts[spec].get(entry, Counter())[op] != c[op]
-                    and op not in ops]
-        print(f"  {'opcode':14s}" + "".join(f"{s[-28:]:>30s}" for s in a.specs))
-        for op in ops + ["(all)"]:
-            vals = [sum(counts[s].get(entry, Counter()).values()) if op == "(all)" else counts[s].get(entry, Counter())[op]
-                    for s in a.specs]
-            print(f"  {op:14s}" + "".join(f"{v:30d}" for v in vals))
+        ops += sorted(differ - set(ops))                # opcodes whose count differs between the specs, too
+        print(f"\n{entry}\n  {'opcode':14s}" + "".join(f"{s[-28:]:>30s}" for s in a.specs))
+        for op in ops:
+            print(f"  {op:14s}" + "".join(f"{n[op]:30d}" for n in per_spec))
+        print(f"  {'(all)':14s}" + "".join(f"{sum(n.values()):30d}" for n in per_spec))
     return 0
 
 

@@ -8,8 +8,8 @@ import numpy as np
 from convfuse.registry import KERNELS
 
 
-def _coefficients():
-    body = re.search(r"float gelu_clamped\(float v\) \{(.*?)\n\}", (KERNELS / "common.cuh").read_text(), re.S).group(1)
+def _coefficients(name: str = "gelu_clamped"):
+    body = re.search(rf"float {name}\(float v\) \{{(.*?)\n\}}", (KERNELS / "common.cuh").read_text(), re.S).group(1)
     return [float(c) for c in re.findall(r"(-?\d+\.\d+(?:e-?\d+)?)f", body)]   # highest degree first, then 0.5
 
 
@@ -75,8 +75,7 @@ def test_gelu_erf_fast_is_accurate_for_every_float():
 
 def test_gelu_clamped_q3_is_accurate_over_the_clamped_range():
     """CF_GELU_Q3's degree-3 polynomial (conv3d TF32 candidate): one FFMA fewer per output for 2.6e-7."""
-    body = re.search(r"float gelu_clamped_q3\(float v\) \{(.*?)\n\}", (KERNELS / "common.cuh").read_text(), re.S).group(1)
-    coeffs = [float(c) for c in re.findall(r"(-?\d+\.\d+(?:e-?\d+)?)f", body)]
+    coeffs = _coefficients("gelu_clamped_q3")
     assert len(coeffs) == 5
     _, y, ref = _clamped_gelu_error(coeffs)
     err = np.abs(y - ref).max()
