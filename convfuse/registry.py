@@ -386,11 +386,19 @@ _MEASURED_ON_CURRENT = _spelled_against((
 # Prepared and compiled, not yet measured: the next device call's first builds. The clamped GELU with a degree-3
 # polynomial (common.cuh gelu_clamped_q3: one FFMA fewer per output, max abs error 2.6e-7; predicted 0.85-0.865 ms);
 # the sweep's descriptors with high words ptxas cannot fold (CF_DESC_HI: 3 uniform instructions per wgmma, not 4, in
-# scripts/sass.py's SASS; predicted 0.86-0.87); both (predicted 0.83-0.85)
+# scripts/sass.py's SASS; predicted 0.86-0.87); both (predicted 0.83-0.85). The clamped GELU of the clamp's output halved
+# (CF_GELU_HALF, 2026-12-03: one FMUL fewer per output; sweep kernel 2,424 -> 2,392 static instructions; predicted
+# 0.855-0.87); and all three (2,344; predicted 0.82-0.845)
 _WAITING = (
     ("conv3d", "04b_wgmma_tf32", ("CF_GELU_Q3",)),
     ("conv3d", "04b_wgmma_tf32", ("CF_DESC_HI",)),
     ("conv3d", "04b_wgmma_tf32", ("CF_DESC_HI", "CF_GELU_Q3")),
+    ("conv3d", "04b_wgmma_tf32", ("CF_GELU_HALF",)),
+    ("conv3d", "04b_wgmma_tf32", ("CF_DESC_HI", "CF_GELU_Q3", "CF_GELU_HALF")),
+    # the sweep's kernel on 2 warpgroups of two rows, one m64n128k8 per tap (CF_DWIN_N128: 226 registers, no spill;
+    # predicted 0.80-0.86 ms alone), and with the three cuts above (198 registers; predicted 0.76-0.83)
+    ("conv3d", "04b_wgmma_tf32", ("CF_DWIN_N128",)),
+    ("conv3d", "04b_wgmma_tf32", ("CF_DWIN_N128", "CF_DESC_HI", "CF_GELU_Q3", "CF_GELU_HALF")),
 )
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _WAITING
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).

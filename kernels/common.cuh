@@ -79,31 +79,42 @@ __device__ __forceinline__ float fmin_nan(float a, float b) {
     return d;
 }
 
+// CF_GELU_HALF (candidate, conv3d 04b TF32; 2026-12-03): the clamped GELU of u = v / 2, the clamp's output halved
+// (the epilogue's per-channel constants and the clamp's bounds halved: exact). gelu(v) = v/2 + t Q(t), t = v^2, and with
+// s = u^2 = t/4 and R(s) = 4 Q(4 s) (coefficient k scaled by 4^(k+1): exact), gelu = fma(s, R(s), u): one FFMA where
+// v (0.5 + v Q) takes an FFMA and an FMUL. Every Horner step is 4^(k+1) times Q's (powers of two scale exactly), so
+// only the last rounding differs from the form below (one rounding of t Q + v/2 where it rounds v Q + 0.5, then v x).
+// gelu_clamped<true>(u) returns gelu(2 u).
+template <bool HALF, int K>
+__device__ __forceinline__ constexpr float quarter_scale() { return HALF ? float(1 << (2 * K + 2)) : 1; }
+
 // GELU for |v| <= 1 only, which is all conv3d's clamp lets through: gelu(v) = v (0.5 + 0.5 erf(v/sqrt2))
 // = v (0.5 + v Q(v^2)), Q a degree-4 polynomial (erf(x) = x P(x^2), P fitted for relative error on
 // |x| <= 0.7072; Q(t) = P(t/2) / (2 sqrt2)). 7 FP32 instructions; erff must serve every float (~10
 // selects and two polynomials in SASS). Max abs error 8.4e-8 on [-1, 1] in FP32 Horner
 // (tests/test_erf_poly.py checks it). NaN in gives NaN out.
+template <bool HALF = false>
 __device__ __forceinline__ float gelu_clamped(float v) {
     const float t = v * v;
-    float q = 9.501314343651757e-05f;
-    q = fmaf(q, t, -0.001170811359770596f);
-    q = fmaf(q, t, 0.009968046098947525f);
-    q = fmaf(q, t, -0.06648974120616913f);
-    q = fmaf(q, t, 0.3989422619342804f);
-    return v * fmaf(v, q, 0.5f);
+    float q = 9.501314343651757e-05f * quarter_scale<HALF, 4>();
+    q = fmaf(q, t, -0.001170811359770596f * quarter_scale<HALF, 3>());
+    q = fmaf(q, t, 0.009968046098947525f * quarter_scale<HALF, 2>());
+    q = fmaf(q, t, -0.06648974120616913f * quarter_scale<HALF, 1>());
+    q = fmaf(q, t, 0.3989422619342804f * quarter_scale<HALF, 0>());
+    return HALF ? fmaf(t, q, v) : v * fmaf(v, q, 0.5f);
 }
 
 // The same with a degree-3 Q (-DCF_GELU_Q3, candidate for conv3d 04b TF32; 2026-12-03): one FFMA fewer per output,
 // max abs error 2.6e-7 on [-1, 1] in FP32 Horner (tests/test_erf_poly.py), against a TF32 output's ~1e-3. Fitted for
 // the absolute error of gelu (weight v^2 on Q's error), near-minimax by reweighted least squares.
+template <bool HALF = false>
 __device__ __forceinline__ float gelu_clamped_q3(float v) {
     const float t = v * v;
-    float q = -0.0009404191572896882f;
-    q = fmaf(q, t, 0.009775658211267935f);
-    q = fmaf(q, t, -0.06642652036206113f);
-    q = fmaf(q, t, 0.39893582628911944f);
-    return v * fmaf(v, q, 0.5f);
+    float q = -0.0009404191572896882f * quarter_scale<HALF, 3>();
+    q = fmaf(q, t, 0.009775658211267935f * quarter_scale<HALF, 2>());
+    q = fmaf(q, t, -0.06642652036206113f * quarter_scale<HALF, 1>());
+    q = fmaf(q, t, 0.39893582628911944f * quarter_scale<HALF, 0>());
+    return HALF ? fmaf(t, q, v) : v * fmaf(v, q, 0.5f);
 }
 #ifdef CF_GELU_Q3
 #define CF_GELU_CLAMPED gelu_clamped_q3
@@ -122,9 +133,15 @@ __device__ __forceinline__ float epilogue_conv3d(float acc, float sum_c) {
 // leaky(scale acc + b) + s = max(scale acc + bs, 0.2 scale acc + b2s), two FFMA and one FMNMX where the form
 // above takes FADD, FMUL, FMNMX, FADD (and an FMUL to undo a weight scale). Rounding: an ulp from eager's order.
 __device__ __forceinline__ float epilogue_conv3d_folded(float acc, float scale, float bs, float b2s) {
+#ifdef CF_GELU_HALF
+    float u = fmaxf(fmaf(acc, 0.5f * scale, 0.5f * bs), fmaf(acc, 0.5f * (0.2f * scale), 0.5f * b2s));   // v / 2
+    u = fmin_nan(fmax_nan(u, -0.5f), 0.5f);
+    return CF_GELU_CLAMPED<true>(u);
+#else
     float v = fmaxf(fmaf(acc, scale, bs), fmaf(acc, 0.2f * scale, b2s));
     v = fmin_nan(fmax_nan(v, -1.0f), 1.0f);
     return CF_GELU_CLAMPED(v);
+#endif
 }
 
 __device__ __forceinline__ float4 ld_global_f4(const float* p) {

@@ -80,3 +80,31 @@ def test_gelu_clamped_q3_is_accurate_over_the_clamped_range():
     _, y, ref = _clamped_gelu_error(coeffs)
     err = np.abs(y - ref).max()
     assert 1.5e-7 < err < 3e-7, err      # worse than the degree-4 polynomial's, far under any bound
+
+
+def _clamped_gelu_half_error(coeffs):
+    """CF_GELU_HALF's form: gelu(2u) = fma(s, R(s), u) for u = v/2 on [-1/2, 1/2], s = u^2, R's coefficient of degree k
+    Q's times 4^(k+1), in FP32 Horner as the device evaluates it: (v, results, float64 reference)."""
+    assert coeffs[-1] == 0.5
+    q_coeffs = coeffs[:-1]
+    degree = len(q_coeffs) - 1
+    v = np.linspace(-1.0, 1.0, 200_001, dtype=np.float32)
+    u = (v * np.float32(0.5)).astype(np.float32)
+    s = (u * u).astype(np.float32)
+    r = np.full_like(u, np.float32(q_coeffs[0]) * np.float32(4.0 ** (degree + 1)))
+    for k, c in zip(range(degree - 1, -1, -1), q_coeffs[1:]):
+        r = _fma(r, s, np.float32(c) * np.float32(4.0 ** (k + 1)))
+    y = _fma(s, r, u)
+    ref = np.array([0.5 * x * (1 + math.erf(x / math.sqrt(2))) for x in v.astype(np.float64)])
+    return v, y, ref
+
+
+def test_gelu_half_form_scales_every_horner_step_exactly():
+    """CF_GELU_HALF's Horner steps are Q's times powers of two, so its
+    error is the last rounding's: within an ulp of 1 of the v (0.5 + v Q) form, for both polynomials."""
+    for name, bound in (("gelu_clamped", 1.5e-7), ("gelu_clamped_q3", 3e-7)):
+        coeffs = _coefficients(name)
+        _, y_half, ref = _clamped_gelu_half_error(coeffs)
+        _, y, _ = _clamped_gelu_error(coeffs)
+        assert np.abs(y_half - ref).max() < bound, (name, np.abs(y_half - ref).max())
+        assert 0 < np.abs(y_half - y).max() <= 2 ** -23, (name, np.abs(y_half - y).max())   # not the same, an ulp apart

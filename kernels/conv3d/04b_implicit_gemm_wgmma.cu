@@ -589,7 +589,24 @@ constexpr int PROD_FLOATS = 0;
 #if defined(CF_DWIN_STEP) && !defined(CF_DWIN_BRANCH)
 #error "CF_DWIN_STEP: with CF_DWIN_BRANCH (its first rounds' items)"
 #endif
-constexpr int DW_ROWS = WGS + KS - 1;                // input rows of a slab: a round's 4 output rows and the halo
+#if defined(CF_DWIN_N128) && (!defined(CF_DWIN) || defined(CF_DWIN_CHAN) || defined(CF_DWIN_STEP))
+#error "CF_DWIN_N128 is a variant of CF_DWIN (its staging's: not with CF_DWIN_CHAN or CF_DWIN_STEP)"
+#endif
+#ifdef CF_DWIN_N128
+// CF_DWIN_N128 (candidate, 2026-12-03): the sweep's kernel with 2 warpgroups of 2 output rows each, one m64n128k8 per tap
+// over both rows (contiguous in the slab: XP = 64 pixels is the row pitch): 27 wgmmas and their descriptors per two rows
+// where CF_DWIN issues 27 per row (the registered build's MMA issue: 124 of 820 warp instructions per warp tile), the
+// round's fixed costs (turns, handoffs, cursors) over 8 warps, not 16; 64 accumulators per thread, up to 255 registers
+// (256 threads a block). The other shapes' kernel keeps 4 warpgroups of one row.
+constexpr int DW_WGS = 2, DW_TH = 2;
+#else
+constexpr int DW_WGS = WGS, DW_TH = 1;
+#endif
+constexpr int DW_RROWS = DW_WGS * DW_TH;             // output rows of a round
+static_assert(DW_RROWS == GROUP && DW_RROWS == WGS, "a round's rows are one group's: 4 (dw_groups, the box)");
+constexpr int DW_THREADS = 128 * DW_WGS;
+constexpr int DW_NACC = NACC * DW_TH;
+constexpr int DW_ROWS = DW_RROWS + KS - 1;           // input rows of a slab: a round's 4 output rows and the halo
 constexpr int DW_HALF = DW_ROWS * XP * 4;            // floats per k-half of a slab
 constexpr int DW_SLAB = 2 * DW_HALF;                 // 12,288 B
 constexpr int DW_SLOTS = 8;
@@ -601,8 +618,8 @@ constexpr bool DW_NOWAIT = true;
 constexpr bool DW_NOWAIT = false;
 #endif
 constexpr int DW_SLAB_ITEMS = 2 * DW_ROWS * (XW / 4);   // (k-half, row, quad) items of a slab: 192
-constexpr int DW_ITEMS = 2;                          // a thread's items per round: up to 3 slabs, 144 per warpgroup
-static_assert(3 * DW_SLAB_ITEMS <= WGS * 128 * DW_ITEMS && DW_SLAB_ITEMS % WGS == 0, "a round's items over the threads");
+constexpr int DW_ITEMS = DW_WGS == 4 ? 2 : 3;        // a thread's items per round: up to 3 slabs, 576 / DW_WGS per warpgroup
+static_assert(3 * DW_SLAB_ITEMS <= DW_WGS * 128 * DW_ITEMS && DW_SLAB_ITEMS % DW_WGS == 0, "a round's items over the threads");
 constexpr int DW_BARS_AT = DW_SLOTS * DW_SLAB + 16;  // + 64 B the discarded columns read past the last slot
 constexpr int DW_FLOATS = DW_BARS_AT + 4 * 3;        // 3 "staged" and 3 "read" mbarriers
 constexpr int XREGION = WGS * (XBUF + XRAW + XOUT + XBULK) > DW_FLOATS ? WGS * (XBUF + XRAW + XOUT + XBULK) : DW_FLOATS;
@@ -1648,7 +1665,7 @@ __device__ __forceinline__ void win_mma_issue(float (&acc)[NACC], const float* s
 struct DwRound { int n, od, oh0; };
 __device__ __forceinline__ DwRound dw_round(const Geom& g, int q) {
     const int u = q / g.Do, od = q - u * g.Do, n = u / g.dw_groups, grp = u - n * g.dw_groups;
-    return { n, od, min(WGS * grp, g.Ho - WGS) };
+    return { n, od, min(DW_RROWS * grp, g.Ho - DW_RROWS) };
 }
 // The block's rounds. Contiguous: q0 + r, r < rounds. CF_DWIN_WAVES (registered): whole units (n, group: Do rounds) dealt
 // round-robin, unit b + i grid in wave i < full, so that neighbouring groups of rows, which share two input rows, run
@@ -1750,7 +1767,7 @@ struct DwItems {
 };
 __device__ __forceinline__ void dw_load(DwItems& s, const float* __restrict__ x, const Geom& g, const DwRound& r,
                                         bool first, int s0, int wg, int tid) {
-    const int m = (first ? 3 : 1) * (DW_SLAB_ITEMS / WGS);
+    const int m = (first ? 3 : 1) * (DW_SLAB_ITEMS / DW_WGS);
     const int d0 = first ? r.od : r.od + KS - 1;
     const uint64_t plane_bytes = 4ull * g.D * g.H * g.W;
 #ifdef CF_DWIN_STEP
@@ -1821,10 +1838,12 @@ __device__ __forceinline__ void dw_stage(float* slabs, const DwItems& s, int tid
     }
 }
 #endif
-// A tile's 27 wgmmas (mma_issue's order): tap (kd, kh, kw) reads row wg + kh of the slab in slot sk[kd], kw pixels in
-__device__ __forceinline__ void dw_mma_issue(float (&acc)[NACC], const float* sw, const float* slabs, int e, int wg) {
+// A tile's 27 wgmmas (mma_issue's order): tap (kd, kh, kw) reads row DW_TH wg + kh of the slab in slot sk[kd], kw pixels
+// in (CF_DWIN_N128: 128 pixels from there, the warpgroup's two rows; the wgmma's N from the accumulators' count)
+__device__ __forceinline__ void dw_mma_issue(float (&acc)[DW_NACC], const float* sw, const float* slabs, int e, int wg) {
     constexpr uint32_t A_LBO = COUT * 16, SBO = 128, B_LBO = DW_HALF * 4;
-    const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO), b0 = wgmma_desc(smem_addr(slabs + wg * XP * 4), B_LBO, SBO);
+    const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO);
+    const uint64_t b0 = wgmma_desc(smem_addr(slabs + DW_TH * wg * XP * 4), B_LBO, SBO);
     const uint32_t alo = opaque((uint32_t)a0), blo = __shfl_sync(0xffffffffu, opaque((uint32_t)b0), 0);
 #ifdef CF_DESC_HI
     // CF_DESC_HI (candidate): high words ptxas cannot prove constant, nor equal to each other (both are 8: a shared
@@ -1846,6 +1865,54 @@ __device__ __forceinline__ void dw_mma_issue(float (&acc)[NACC], const float* sw
     }
     wgmma_commit();
 }
+#ifdef CF_DWIN_N128
+// store_tile_group for CF_DWIN_N128: warp w of warpgroup wg writes its 16 channels' two rows (accumulators j < 8: the
+// first row, j >= 8: the second) into slots 2 wg and 2 wg + 1 of box w; warpgroup 0's warp arrives on FULL (count 1),
+// warpgroup 1's waits for it, copies the box out, waits until the engine has read it and arrives on EMPTY, which
+// warpgroup 0's warp waits for before it next writes the box. tc.oh0: the warpgroup's first row.
+__device__ __forceinline__ void dw_store_group(float (&acc)[DW_NACC], const float2* schan, float* gbuf, uint64_t* gbar,
+                                               const CUtensorMap* ymap, const Geom& g, TileCoord tc, int wg, int warp,
+                                               int lane, unsigned round) {
+    const int gid = lane >> 2, tq = lane & 3;
+    float* box = gbuf + warp * GBOX;
+    uint64_t* full = gbar + warp;
+    uint64_t* empty = gbar + GBARS + warp;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const float2 bs_c = schan[16 * warp + gid + 8 * h];
+#pragma unroll
+        for (int j = 0; j < 8 * DW_TH; ++j) {
+            acc[4 * j + 2 * h] = epilogue_acc(acc[4 * j + 2 * h], 1.0f, bs_c.x, bs_c.y);
+            acc[4 * j + 2 * h + 1] = epilogue_acc(acc[4 * j + 2 * h + 1], 1.0f, bs_c.x, bs_c.y);
+        }
+    }
+    if (wg < DW_WGS - 1 && round > 0) mbar_wait(empty, (round - 1) & 1);   // the last round's copy has read the box
+    const uint32_t lane_box = smem_addr(box) + 4u * (gid * GPX + DW_TH * wg * TW + 2 * tq);
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int j = 0; j < 8 * DW_TH; ++j)     // not a row's columns 62-63 (j % 8 = 7, tq = 3): the next row's 0-1
+            if (j % 8 < 7 || tq < 3)
+                st_shared_f2(lane_box + 4u * (8 * h * GPX + (j / 8) * TW + 8 * (j % 8)),
+                             make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]));
+    fence_proxy_async();                    // the copy engine reads shared memory through the async proxy
+    __syncwarp();
+    if (wg < DW_WGS - 1) {
+        if (lane == 0) mbar_arrive(full);
+        return;
+    }
+    mbar_wait(full, round & 1);             // the other warpgroups' rows are in the box
+    if (lane == 0) {
+#ifndef CF_ABL_NOSTORE
+        tma_store_4d(ymap, box, (tc.od * g.Ho + tc.oh0 - DW_TH * wg) * g.Wo, 16 * warp, tc.n, 0);
+        bulk_commit();
+        bulk_wait_read();                   // the box is free again: at most the one copy in flight per box
+#endif
+        mbar_arrive(empty);
+    }
+    __syncwarp();
+}
+#endif
 #endif
 
 #ifdef CF_OUT_SMEM
@@ -1929,11 +1996,20 @@ __device__ __forceinline__ void fill_raw(float* raw, const float* __restrict__ x
 #if defined(CF_XWIN) || defined(CF_DWIN)
 template <bool WIN>     // the windows' loop (WIN) and the registered one as two kernels: each gets its own registers
 #endif
+#ifdef CF_DWIN
+__global__ void __launch_bounds__(WIN ? DW_THREADS : THREADS, 1)
+#else
 __global__ void __launch_bounds__(THREADS, 1)
+#endif
 conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
                     const float* __restrict__ addend, float* __restrict__ y, Geom g) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ __align__(128) float smem[];
+#ifdef CF_DWIN
+    constexpr int KT = WIN ? DW_THREADS : THREADS;        // this kernel's threads (CF_DWIN_N128: the sweep's 256)
+#else
+    constexpr int KT = THREADS;
+#endif
     float* sw = smem;
     float2* schan = reinterpret_cast<float2*>(smem + SMEM_FLOATS - 4 - CHAN_FLOATS);
     const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
@@ -1949,11 +2025,11 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
     // zero. The warpgroups' buffers are zeroed once: the discarded columns read their last 64 bytes, and a
     // NaN bit pattern there would send a thread to the FP32 path for nothing.
     unsigned* smax = reinterpret_cast<unsigned*>(smem + SMEM_FLOATS - 4);
-    for (int i = WFLOATS + threadIdx.x; i < SMEM_FLOATS; i += THREADS) smem[i] = 0.0f;
+    for (int i = WFLOATS + threadIdx.x; i < SMEM_FLOATS; i += KT) smem[i] = 0.0f;
     __syncthreads();
     const int wexp = f16_weight_exponent(w, COUT * CIN * TAPS, smax);
     const float wscale = ldexpf(1.0f, wexp), inv_scale = ldexpf(1.0f, -wexp);
-    for (int u = threadIdx.x; u < (TAPS + 1) * COUT * CIN; u += THREADS) {
+    for (int u = threadIdx.x; u < (TAPS + 1) * COUT * CIN; u += KT) {
         const int ch = u & 7, co = (u >> 3) & 63, tap = u >> 9;
         const float v = tap < TAPS ? __ldg(w + (co * CIN + ch) * TAPS + tap) * wscale : 0.0f;
         const unsigned short hi = f16_bits(v);
@@ -1967,7 +2043,7 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
     }
 #else
     // Weights, once per block: element f = ((tap*2 + half)*64 + co)*4 + e  <-  w[co][4*half + e][tap].
-    for (int f = threadIdx.x; f < WPART; f += THREADS) {
+    for (int f = threadIdx.x; f < WPART; f += KT) {
         const int e = f & 3, co = (f >> 2) & 63, half = (f >> 8) & 1, tap = f >> 9;
         const float v = __ldg(w + (co * CIN + 4 * half + e) * TAPS + tap);
 #if defined(CF_3XTF32)
@@ -1984,13 +2060,17 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
 #endif
     }
 #endif
-    for (int c = threadIdx.x; c < COUT; c += THREADS) schan[c] = make_float2(__ldg(bias + c), __ldg(addend + c));
+    for (int c = threadIdx.x; c < COUT; c += KT) schan[c] = make_float2(__ldg(bias + c), __ldg(addend + c));
 #ifdef CF_GROUP_STORE
     float* gbuf = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(smem + WFLOATS + XREGION)
                                             + 127) & ~uintptr_t(127));
     uint64_t* gbar = reinterpret_cast<uint64_t*>(gbuf + GBARS * GBOX);
     if (threadIdx.x < GBARS) {
+#ifdef CF_DWIN
+        mbar_init(gbar + threadIdx.x, WIN ? DW_WGS - 1 : GROUP - 1);   // FULL: the other slots' warps (N128: warpgroups')
+#else
         mbar_init(gbar + threadIdx.x, GROUP - 1);          // FULL: the other slots' warps
+#endif
         mbar_init(gbar + GBARS + threadIdx.x, 1);          // EMPTY: the copying lane
     }
 #if defined(CF_PRODUCER) || defined(CF_TMA_STAGE)
@@ -2010,7 +2090,7 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
     if constexpr (WIN) {                                   // the slabs of round r staged / read: 16 warps each
         if (threadIdx.x == 0) {
 #pragma unroll
-            for (int i = 0; i < 6; ++i) mbar_init(reinterpret_cast<uint64_t*>(smem + WFLOATS + DW_BARS_AT) + i, THREADS / 32);
+            for (int i = 0; i < 6; ++i) mbar_init(reinterpret_cast<uint64_t*>(smem + WFLOATS + DW_BARS_AT) + i, DW_THREADS / 32);
         }
     }
 #endif
@@ -2337,13 +2417,13 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
         for (int r = 0; r < rounds; ++r, dw_next(cc, g, o)) {
             const int b = r % 3;
             e += cc.first ? KS : 1;
-            const TileCoord tc = { cc.n, cc.od, cc.oh0 + wg, 0 };
+            const TileCoord tc = { cc.n, cc.od, cc.oh0 + DW_TH * wg, 0 };
             if (!DW_NOWAIT) mbar_wait(wfull + b, (r / 3) & 1);
-            float acc[NACC];
+            float acc[DW_NACC];
             if (!(wg == 0 && r == 0)) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory");
             dw_mma_issue(acc, sw, slabs, e, wg);
-            if (wg + 1 < WGS || r + 1 < rounds)
-                asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + WGS + (wg + 1) % WGS) : "memory");
+            if (wg + 1 < DW_WGS || r + 1 < rounds)
+                asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + WGS + (wg + 1) % DW_WGS) : "memory");
             wgmma_wait<0>();
             fence_operand(acc);
             __syncwarp();
@@ -2365,7 +2445,11 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
 #ifdef CF_DWIN_EARLY
             CF_DWIN_AHEAD()             // CF_DWIN_EARLY (registered): round r + 2's slabs staged before this round's epilogue
 #endif
+#ifdef CF_DWIN_N128
+            dw_store_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r));
+#else
             store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r));
+#endif
 #ifndef CF_DWIN_EARLY
             CF_DWIN_AHEAD()
 #endif
@@ -2651,14 +2735,15 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
 #ifdef CF_DWIN
     // the depth sweep where a tile is a whole row of 64 input pixels (Wo = 62), a plane has 4 rows or more, a unit 2
     // rounds or more (8 slots), loads are lean and the output takes the group store's tensor copies (checked below)
-    g.dw_groups = cf_ceil_div(a.Ho, WGS);
+    g.dw_groups = cf_ceil_div(a.Ho, DW_RROWS);
     const long long dw_rounds = (long long)a.N * g.dw_groups * a.Do;
     g.dw_rounds = (int)(dw_rounds < 0x7fffffffLL ? dw_rounds : 0);
     // Ho even: a group's copy starts at pixel (od Ho + oh0) 62 of its plane, 16-byte aligned only for an even row (an
     // inner coordinate of 2 mod 4 floats is an illegal instruction: explore-2026-12-03/call2 at Ho = 7, Do = 2)
-    const bool dw_shape = a.Wo == TW && a.Ho >= WGS && a.Ho % 2 == 0 && a.Do >= 2 && g.xlean && dw_rounds < 0x7fffffffLL;
-    if (const char* err = cf_persistent_grid(conv3d_wgmma_kernel<true>, THREADS, SMEM_BYTES, (tiles + WGS - 1) / WGS,
-                                             sms, NAME, grid))
+    const bool dw_shape = a.Wo == TW && a.Ho >= DW_RROWS && a.Ho % 2 == 0 && a.Do >= 2 && g.xlean && dw_rounds < 0x7fffffffLL;
+    int dw_grid = 0;
+    if (const char* err = cf_persistent_grid(conv3d_wgmma_kernel<true>, DW_THREADS, SMEM_BYTES, (tiles + WGS - 1) / WGS,
+                                             sms, NAME, dw_grid))
         return err;
 #define CF_KERNEL conv3d_wgmma_kernel<false>
 #elif defined(CF_XWIN)
@@ -2712,7 +2797,7 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
 #else
 #ifdef CF_DWIN
     if (dw_shape && g.ygroup)
-        conv3d_wgmma_kernel<true><<<grid, THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
+        conv3d_wgmma_kernel<true><<<dw_grid, DW_THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
     else
 #endif
     CF_KERNEL<<<grid, THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
