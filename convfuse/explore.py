@@ -654,6 +654,43 @@ SOURCE_DWIN23 = {"registered loop": LOG_DIR_3A / "call4" / "ncu_source_registere
                  "channel quads": LOG_DIR_3B / "call2" / "ncu_source_chan.csv.gz",
                  "depth step": LOG_DIR_3B / "call3" / "ncu_source_step.csv.gz"}
 RECORD_TWENTIETH = LOG_DIR_3B / "record" / "record-2026-12-02T1808.json"   # the record the 09:10 UTC one replaced
+LOG_DIR_3C = R.ROOT / "results" / "device-logs" / "explore-2026-12-03c"
+TWENTY_FOURTH = {
+    "cuts": (LOG_DIR_3C / "call1" / "time.log", "fewer warp instructions: the degree-3 GELU, the descriptors' high words in "
+             "registers, the GELU of the halved clamp, each and together; the sweep on two warpgroups of m64n128k8"),
+    "cuts (again)": (LOG_DIR_3C / "call1" / "time2.log", "the same builds, a second run in reverse order"),
+    "floors": (LOG_DIR_3C / "call2" / "time.log", "three of them again; the registered build and N128 without epilogue "
+               "and stores (ablations: wrong outputs, timed only)"),
+    "floors (again)": (LOG_DIR_3C / "call2" / "time2.log", "the same builds, a second run in reverse order"),
+}
+_logs("twenty-fourth", TWENTY_FOURTH)
+# ncu counters printed by the calls (instructions, issue active, time; call 2 the SM clock too)
+NCU_TWENTY_FOURTH = {"cuts": LOG_DIR_3C / "call1" / "call.log", "floors": LOG_DIR_3C / "call2" / "call.log"}
+CUTS24_CHECKS = {"printed, cuts": LOG_DIR_3C / "call1" / "call.log",
+                 "bitwise, desc_hi and n128": LOG_DIR_3C / "call1" / "bitwise.log",
+                 "memcheck": LOG_DIR_3C / "call1" / "san_memcheck.log"}
+# ncu source pages: N128 with the three cuts (call 1), the GELU of the halved clamp (call 2); the registered build's is
+# the twenty-third session's (SOURCE_DWIN23, "branch (registered since)": the same machine code)
+SOURCE_24 = {"n128 with the three cuts": LOG_DIR_3C / "call1" / "ncu_source_page.csv.gz",
+             "gelu of the halved clamp": LOG_DIR_3C / "call2" / "ncu_source_gelu_half.csv.gz"}
+
+
+def ncu_counters(path: Path) -> pd.DataFrame:
+    """The ncu counters a call printed (`--metrics`, grepped into its log): one row per profiled build, in the order of
+    its `[ncu-sections] problem/key done` lines, one column per metric (ncu's value in its printed unit; "n/a" NaN)."""
+    names, rows = [], []
+    for line in path.read_text().splitlines():
+        if m := re.match(r"\[ncu-sections\] \w+/(\S+) done", line):
+            names.append(m.group(1))
+        elif m := re.match(r"\s+((?:gpu|sm|smsp|l1tex)__\S+)\s+(.*?)\s+(\(!\) n/a|[\d.,]+)$", line):
+            metric, unit, value = m.groups()
+            if not rows or metric in rows[-1]:
+                rows.append({})
+            rows[-1][metric] = float("nan") if "n/a" in value else float(value.replace(",", "")) * (
+                1000.0 if (metric.startswith("gpu__time") and unit == "ms") else 1.0)
+    if len(rows) != len(names):
+        raise ValueError(f"{path}: {len(names)} builds profiled, {len(rows)} sets of counters")
+    return pd.DataFrame(rows, index=pd.Index(names, name="build"))
 
 
 def _opcodes_per_tile(p, first: int, last: int) -> pd.Series:

@@ -577,8 +577,8 @@ constexpr int PROD_FLOATS = 0;
 #if defined(CF_F16_OPERANDS) || defined(CF_3XTF32) || defined(CF_TF32BF16) || !defined(CF_GROUP_STORE) || \
     !defined(CF_LEAN) || !defined(CF_MMA_ORDER) || !defined(CF_STAGE_ROT) || !defined(CF_DESC_UNIFORM) || \
     defined(CF_XWIN) || defined(CF_DEAL_CONTIG) || defined(CF_ABL_STAGE_ONCE) || defined(CF_XDOUBLE) || \
-    defined(CF_LOAD_EARLY) || defined(CF_NO_PREFETCH) || CF_WGS != 4 || (defined(CF_GROUP) && CF_GROUP != 4) || CF_TH != 1
-#error "CF_DWIN: the TF32 build's registered loop with CF_GROUP_STORE, 4 warpgroups, one group of 4 (a round's rows)"
+    defined(CF_LOAD_EARLY) || defined(CF_NO_PREFETCH) || CF_WGS != 4 || (defined(CF_GROUP) && CF_GROUP != 4 && CF_GROUP != 2) || CF_TH != 1
+#error "CF_DWIN: the TF32 build's registered loop with CF_GROUP_STORE, 4 warpgroups, one group of 4 (a round's rows) or two of 2"
 #endif
 #if (defined(CF_DWIN_WAVES) || defined(CF_DWIN_BRANCH) || defined(CF_DWIN_CHAN)) && !defined(CF_DWIN)
 #error "CF_DWIN_WAVES, CF_DWIN_BRANCH and CF_DWIN_CHAN are variants of CF_DWIN"
@@ -589,8 +589,8 @@ constexpr int PROD_FLOATS = 0;
 #if defined(CF_DWIN_STEP) && !defined(CF_DWIN_BRANCH)
 #error "CF_DWIN_STEP: with CF_DWIN_BRANCH (its first rounds' items)"
 #endif
-#if defined(CF_DWIN_N128) && (!defined(CF_DWIN) || defined(CF_DWIN_CHAN) || defined(CF_DWIN_STEP))
-#error "CF_DWIN_N128 is a variant of CF_DWIN (its staging's: not with CF_DWIN_CHAN or CF_DWIN_STEP)"
+#if defined(CF_DWIN_N128) && (!defined(CF_DWIN) || defined(CF_DWIN_CHAN) || defined(CF_DWIN_STEP) || (defined(CF_GROUP) && CF_GROUP != 4))
+#error "CF_DWIN_N128 is a variant of CF_DWIN (its staging's: not with CF_DWIN_CHAN or CF_DWIN_STEP; one box of 4 rows)"
 #endif
 #ifdef CF_DWIN_N128
 // CF_DWIN_N128 (candidate, 2026-12-03): the sweep's kernel with 2 warpgroups of 2 output rows each, one m64n128k8 per tap
@@ -603,7 +603,7 @@ constexpr int DW_WGS = 2, DW_TH = 2;
 constexpr int DW_WGS = WGS, DW_TH = 1;
 #endif
 constexpr int DW_RROWS = DW_WGS * DW_TH;             // output rows of a round
-static_assert(DW_RROWS == GROUP && DW_RROWS == WGS, "a round's rows are one group's: 4 (dw_groups, the box)");
+static_assert(DW_RROWS % GROUP == 0 && DW_RROWS == WGS && GROUP % DW_TH == 0, "a round's rows are whole groups' (the boxes)");
 constexpr int DW_THREADS = 128 * DW_WGS;
 constexpr int DW_NACC = NACC * DW_TH;
 constexpr int DW_ROWS = DW_RROWS + KS - 1;           // input rows of a slab: a round's 4 output rows and the halo
@@ -2067,7 +2067,7 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
     uint64_t* gbar = reinterpret_cast<uint64_t*>(gbuf + GBARS * GBOX);
     if (threadIdx.x < GBARS) {
 #ifdef CF_DWIN
-        mbar_init(gbar + threadIdx.x, WIN ? DW_WGS - 1 : GROUP - 1);   // FULL: the other slots' warps (N128: warpgroups')
+        mbar_init(gbar + threadIdx.x, WIN ? GROUP / DW_TH - 1 : GROUP - 1);   // FULL: the other slots' warps (N128: warpgroups')
 #else
         mbar_init(gbar + threadIdx.x, GROUP - 1);          // FULL: the other slots' warps
 #endif
