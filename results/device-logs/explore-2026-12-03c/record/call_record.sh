@@ -13,6 +13,6 @@ timeout 150 bash scripts/device_session.sh bench
 timeout 70 python3 -m convfuse.sanitize --problem conv3d --variant 04b_wgmma_tf32 --out $OUT/sanitize_conv3d_04b_tf32.json \
   --logs $OUT/sanitize-logs > $OUT/sanitize.log 2>&1; tail -4 $OUT/sanitize.log
 timeout 40 bash scripts/device_session.sh harden
-timeout 80 bash scripts/device_session.sh profile
+timeout 60 bash scripts/device_session.sh profile
 date -u >> /tmp/rec_start.txt; cat /tmp/rec_start.txt; cp /tmp/rec_start.txt $OUT/
 bash scripts/device_session.sh pack > /dev/null
