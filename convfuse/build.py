@@ -71,7 +71,8 @@ def kernel_source(variant: Variant) -> str:
     """The text nvcc compiles for this variant: ABI header, helpers, the kernel file."""
     if variant.source_path is None:
         raise ValueError(f"{variant.key} is a reference row: it has no kernel source")
-    defines = "".join(f"#define {d}\n" for d in variant.defines)
+    # NAME=VALUE as the registry spells a valued define (e.g. CF_GROUP=2): #define NAME VALUE
+    defines = "".join(f"#define {d.replace('=', ' ', 1)}\n" for d in variant.defines)
     headers = ["conv_args.h", "common.cuh"] + (["wgmma.cuh"] if any(a.endswith("a") for a in variant.archs) else [])
     parts = [defines, *map(_headers_text, headers),
              f'#line 1 "{variant.source_path.relative_to(ROOT)}"\n', variant.source_path.read_text()]

@@ -655,6 +655,7 @@ SOURCE_DWIN23 = {"registered loop": LOG_DIR_3A / "call4" / "ncu_source_registere
                  "depth step": LOG_DIR_3B / "call3" / "ncu_source_step.csv.gz"}
 RECORD_TWENTIETH = LOG_DIR_3B / "record" / "record-2026-12-02T1808.json"   # the record the 09:10 UTC one replaced
 LOG_DIR_3C = R.ROOT / "results" / "device-logs" / "explore-2026-12-03c"
+RECORD_TWENTY_THIRD = LOG_DIR_3C / "record" / "record-2026-12-03T0910.json"   # the record the twenty-fourth session's replaced
 TWENTY_FOURTH = {
     "cuts": (LOG_DIR_3C / "call1" / "time.log", "fewer warp instructions: the degree-3 GELU, the descriptors' high words in "
              "registers, the GELU of the halved clamp, each and together; the sweep on two warpgroups of m64n128k8"),

@@ -95,11 +95,7 @@ _CONV3D_TF32 = ("CF_MMA_ORDER", "CF_BULK_STORE", "CF_LEAN", "CF_TMA_STORE", "CF_
 # address arithmetic only in threads with an item: 0.888, 0.890 vs 0.898, 0.901; 0.879, 0.882 vs 0.892, 0.893; 0.885,
 # 0.883 vs 0.895, 0.896 (H200 2026-12-03, explore-2026-12-03b/call1-3; notes/kernel_log.md, twenty-third session)
 _CONV3D_TF32_SWEEP = ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY", "CF_DWIN_BRANCH")
-# the sweep's output in boxes of two rows (a warpgroup's next rows wait for its partner's copy, not for the round's last
-# warpgroup's) and the clamped GELU with a degree-3 polynomial (max abs error 2.6e-7): 0.817, 0.820 vs 0.882, 0.885;
-# boxes of two rows alone 0.842, 0.845 (H200 2026-12-03, explore-2026-12-03c/call3; twenty-fourth session)
-_CONV3D_TF32_BOX2 = ("CF_GROUP=2", "CF_GELU_Q3")
-_CONV3D_TF32_ONLY = ("CF_EPI_FOLD", "CF_LOAD_ADDR", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_TF32_SWEEP + _CONV3D_TF32_BOX2
+_CONV3D_TF32_ONLY = ("CF_EPI_FOLD", "CF_LOAD_ADDR", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_TF32_SWEEP
 # FP16: the group stores under a window of input rows per round shared by the block's warpgroups, staged after the
 # round's stores, w_hi alone and two sets of group boxes: 0.775, 0.776, 0.774 vs 0.817, 0.817, 0.829 (H200 2026-12-02,
 # explore-2026-12-02e/call5-6; notes/kernel_log.md, sixteenth session); and the last slot's lane waiting for the previous
@@ -264,8 +260,7 @@ _MEASURED_BEFORE_CUTS = (
 )
 # Registered 2026-12-02 (the kernels' headers say why and what each measured). Every candidate above was measured
 # without them, so it leaves out those its variant is now built with ("-NAME"), and stays the build that was measured.
-_CUTS = ("CF_LOAD_ADDR", "CF_DESC_UNIFORM", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_FP16_ONLY[1:] + _CONV3D_TF32_SWEEP \
-    + _CONV3D_TF32_BOX2
+_CUTS = ("CF_LOAD_ADDR", "CF_DESC_UNIFORM", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_FP16_ONLY[1:] + _CONV3D_TF32_SWEEP
 
 
 def _spelled_against(candidates, cuts) -> tuple:
@@ -387,12 +382,12 @@ _MEASURED_ON_CURRENT = _spelled_against((
     # bitwise equal, protocol 12/12, sanitizers clean, slower: 0.917, 0.917 vs 0.885, 0.883 (832 warp instructions per
     # warp tile against 820: its load path fell from 23.5 to 10.9, and LOP3/LEA grew around the group store at 128 registers)
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY", "CF_DWIN_BRANCH", "CF_DWIN_STEP")),
-), lambda k: _CONV3D_TF32_SWEEP + _CONV3D_TF32_BOX2)
+), lambda k: _CONV3D_TF32_SWEEP)
 # H200, 2026-12-03 10:48 UTC (results/device-logs/explore-2026-12-03c/call1-2; twenty-fourth session), on the registered
 # build (its depth sweep): each cut of warp instructions ran slower. All 12/12 under the protocol; CF_DESC_HI and
 # CF_DWIN_N128 bitwise equal (84 cases); memcheck clean (all three; N128 with them). Two or three timings against the
 # registered build's 0.883, 0.886, 0.883, 0.880:
-_MEASURED_ON_SWEEP = _spelled_against((
+_MEASURED_ON_SWEEP = (
     # the clamped GELU with a degree-3 polynomial (one FFMA fewer per output, max abs error 2.6e-7): 0.895, 0.897, 0.895, 0.892
     ("conv3d", "04b_wgmma_tf32", ("CF_GELU_Q3",)),
     # the descriptors' high words kept in registers (3 uniform instructions per wgmma, not 4): 0.918, 0.921
@@ -406,10 +401,14 @@ _MEASURED_ON_SWEEP = _spelled_against((
     # floor without epilogue and stores 0.592 against the registered build's 0.635: the epilogue no longer hides)
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN_N128",)),
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN_N128", "CF_DESC_HI", "CF_GELU_Q3", "CF_GELU_HALF")),   # 0.992, 0.997
-    # call 3 (11:12 UTC), boxes of two rows: with the three cuts 0.825, 0.824 (alone: registered with CF_GELU_Q3 since)
+    # call 3 (11:12 UTC): the sweep's output in boxes of two rows (a warpgroup's next rows wait for its partner's copy,
+    # not for the round's last warpgroup's): bitwise equal, memcheck / racecheck / synccheck clean, 0.842, 0.845; with
+    # the degree-3 GELU 0.817, 0.820 (12/12); with the three cuts 0.825, 0.824. The faster pair is to be registered with
+    # the next record: this session's device time left (574 s) could not hold a full record (~435 s and a machine start)
     ("conv3d", "04b_wgmma_tf32", ("CF_GROUP=2",)),
+    ("conv3d", "04b_wgmma_tf32", ("CF_GROUP=2", "CF_GELU_Q3")),
     ("conv3d", "04b_wgmma_tf32", ("CF_GROUP=2", "CF_DESC_HI", "CF_GELU_Q3", "CF_GELU_HALF")),
-), lambda k: _CONV3D_TF32_BOX2)
+)
 _WAITING = ()   # prepared and compiled, not yet measured: none
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _MEASURED_ON_SWEEP + _WAITING
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).

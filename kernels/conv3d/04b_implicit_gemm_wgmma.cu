@@ -366,7 +366,19 @@
 //   per warp tile, and LOP3/LEA grew where the epilogue hands its outputs to the group store, at 128 registers).
 //   Prepared, not measured (no device time left): CF_DESC_HI (dw_mma_issue: the descriptors' high words kept in
 //   registers, 3 uniform instructions per wgmma instead of 4 in scripts/sass.py's SASS) and CF_GELU_Q3 (common.cuh: a
-//   degree-3 clamped GELU, one FFMA fewer per output); notes/next_call_conv3d_epilogue_descriptors.sh.
+//   degree-3 clamped GELU, one FFMA fewer per output); explore-2026-12-03c/call1/next_call_conv3d_epilogue_descriptors.sh.
+// Twenty-fourth session (2026-12-03 from 10:32 UTC; results/device-logs/explore-2026-12-03c/): four cuts of warp
+//   instructions, each slower though each removed what it was meant to (ncu: 364 M warp instructions registered):
+//   CF_GELU_Q3 0.895, 0.897 (349 M), CF_DESC_HI 0.918, 0.921 (354 M), CF_GELU_HALF (common.cuh: the GELU of the halved
+//   clamp, one FMUL fewer per output) 0.936, 0.941 (351 M), CF_DWIN_N128 (the sweep on 2 warpgroups of two rows, one
+//   m64n128k8 per tap, 226 registers) 0.993, 0.998 (291 M), against 0.883, 0.886; all 12/12 under the protocol, DESC_HI
+//   and N128 bitwise equal. Without epilogue and stores (ablation) the registered build takes 0.635 and N128 0.592: the
+//   epilogue cost 0.25 and 0.40 beyond those floors. ncu's source pages: 10.4 % of warp samples at the group box's
+//   mbarrier (slots 0-2 waiting for the round before's copy to read the box; the last slot for its own copy), and
+//   GELU_HALF's ptxas put half the epilogue's math after that wait (12.2 %). Boxes of two rows (CF_GROUP=2, allowed in
+//   the sweep): a warpgroup waits for its partner's copy, issued two wgmma batches earlier, not for warpgroup 3's:
+//   0.842, 0.845 (box waits 5.6 %, MMA turns 26.7 -> 22.5 %), with CF_GELU_Q3 0.817, 0.820; bitwise equal / 12/12,
+//   memcheck, racecheck, synccheck clean. Registered for TF32: CF_GROUP=2, CF_GELU_Q3.
 
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory (so the MMAs multiply
@@ -593,7 +605,8 @@ constexpr int PROD_FLOATS = 0;
 #error "CF_DWIN_N128 is a variant of CF_DWIN (its staging's: not with CF_DWIN_CHAN or CF_DWIN_STEP; one box of 4 rows)"
 #endif
 #ifdef CF_DWIN_N128
-// CF_DWIN_N128 (candidate, 2026-12-03): the sweep's kernel with 2 warpgroups of 2 output rows each, one m64n128k8 per tap
+// CF_DWIN_N128 (candidate, 2026-12-03; bitwise equal and slower: 0.993 vs 0.883 ms, its floor without epilogue and
+// stores 0.592 vs 0.635; explore-2026-12-03c/call1-2): the sweep's kernel with 2 warpgroups of 2 output rows each, one m64n128k8 per tap
 // over both rows (contiguous in the slab: XP = 64 pixels is the row pitch): 27 wgmmas and their descriptors per two rows
 // where CF_DWIN issues 27 per row (the registered build's MMA issue: 124 of 820 warp instructions per warp tile), the
 // round's fixed costs (turns, handoffs, cursors) over 8 warps, not 16; 64 accumulators per thread, up to 255 registers
@@ -1846,7 +1859,8 @@ __device__ __forceinline__ void dw_mma_issue(float (&acc)[DW_NACC], const float*
     const uint64_t b0 = wgmma_desc(smem_addr(slabs + DW_TH * wg * XP * 4), B_LBO, SBO);
     const uint32_t alo = opaque((uint32_t)a0), blo = __shfl_sync(0xffffffffu, opaque((uint32_t)b0), 0);
 #ifdef CF_DESC_HI
-    // CF_DESC_HI (candidate): high words ptxas cannot prove constant, nor equal to each other (both are 8: a shared
+    // CF_DESC_HI (candidate; bitwise equal and slower, 0.918 vs 0.883 ms, explore-2026-12-03c/call1): high words ptxas
+    // cannot prove constant, nor equal to each other (both are 8: a shared
     // address is below 2^30), so each stays in the odd register of its pair; with the constant 8 ptxas wrote both
     // again before every wgmma (UMOV UR5, 0x8; UMOV UR7, 0x8: 54 instructions per tile, the record's SASS)
     const uint32_t ahi = (uint32_t)(a0 >> 32) | (smem_addr(sw) >> 30), bhi = (uint32_t)(b0 >> 32) | (smem_addr(slabs) >> 30);
