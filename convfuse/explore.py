@@ -655,7 +655,6 @@ SOURCE_DWIN23 = {"registered loop": LOG_DIR_3A / "call4" / "ncu_source_registere
                  "depth step": LOG_DIR_3B / "call3" / "ncu_source_step.csv.gz"}
 RECORD_TWENTIETH = LOG_DIR_3B / "record" / "record-2026-12-02T1808.json"   # the record the 09:10 UTC one replaced
 LOG_DIR_3C = R.ROOT / "results" / "device-logs" / "explore-2026-12-03c"
-RECORD_TWENTY_THIRD = LOG_DIR_3C / "record" / "record-2026-12-03T0910.json"   # the record the twenty-fourth session's replaced
 TWENTY_FOURTH = {
     "cuts": (LOG_DIR_3C / "call1" / "time.log", "fewer warp instructions: the degree-3 GELU, the descriptors' high words in "
              "registers, the GELU of the halved clamp, each and together; the sweep on two warpgroups of m64n128k8"),
@@ -1147,6 +1146,12 @@ def same_run_ratios(calls: dict, spelled: str, problem: str = "conv3d") -> pd.Da
                 rows[call] = {"median ms": r["median_ms"], "× eager": t.loc["eager", "median_ms"] / r["median_ms"],
                               "× torch.compile": t.loc["compile", "median_ms"] / r["median_ms"]}
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("call")
+
+
+def reference_ms(path: Path, row: str = "eager", problem: str = "conv3d") -> float:
+    """A reference row's median time (eager or compile) in one call's interleaved run."""
+    t, _ = _of_problem(read_log(path), problem)
+    return float(t.loc[row, "median_ms"])
 
 
 def session_table(calls: dict, problem: str = "conv3d") -> pd.DataFrame:
