@@ -665,17 +665,23 @@ TWENTY_FOURTH = {
     "boxes of two rows": (LOG_DIR_3C / "call3" / "time.log", "the sweep's output in boxes of two rows, alone, with the "
                           "degree-3 GELU, with the three cuts"),
     "boxes of two rows (again)": (LOG_DIR_3C / "call3" / "time2.log", "the same builds, a second run in reverse order"),
+    "on boxes of two rows": (LOG_DIR_3C / "call4" / "time.log", "on boxes of two rows with the degree-3 GELU, each other "
+                             "cut; the halved clamp without the degree-3 GELU"),
+    "on boxes of two rows (again)": (LOG_DIR_3C / "call4" / "time2.log", "the same builds, a second run in reverse order"),
 }
 _logs("twenty-fourth", TWENTY_FOURTH)
 # ncu counters printed by the calls (instructions, issue active, time; call 2 the SM clock too)
 NCU_TWENTY_FOURTH = {"cuts": LOG_DIR_3C / "call1" / "call.log", "floors": LOG_DIR_3C / "call2" / "call.log",
-                     "boxes of two rows": LOG_DIR_3C / "call3" / "call.log"}
+                     "boxes of two rows": LOG_DIR_3C / "call3" / "call.log",
+                     "on boxes of two rows": LOG_DIR_3C / "call4" / "call.log"}
 CUTS24_CHECKS = {"printed, cuts": LOG_DIR_3C / "call1" / "call.log",
                  "bitwise, desc_hi and n128": LOG_DIR_3C / "call1" / "bitwise.log",
                  "memcheck": LOG_DIR_3C / "call1" / "san_memcheck.log",
                  "printed, boxes of two rows": LOG_DIR_3C / "call3" / "call.log",
                  "bitwise, boxes of two rows": LOG_DIR_3C / "call3" / "bitwise.log",
-                 **{f"{t}, boxes of two rows": LOG_DIR_3C / "call3" / f"san_{t}.log" for t in ("memcheck", "racecheck", "synccheck")}}
+                 **{f"{t}, boxes of two rows": LOG_DIR_3C / "call3" / f"san_{t}.log" for t in ("memcheck", "racecheck", "synccheck")},
+                 "printed, on boxes of two rows": LOG_DIR_3C / "call4" / "call.log",
+                 **{f"{t}, on boxes of two rows": LOG_DIR_3C / "call4" / f"san_{t}.log" for t in ("memcheck", "racecheck", "synccheck")}}
 # ncu source pages: N128 with the three cuts (call 1), the GELU of the halved clamp (call 2), the boxes of two rows
 # without the degree-3 GELU (call 3); the registered build's before them is
 # the twenty-third session's (SOURCE_DWIN23, "branch (registered since)": the same machine code)

@@ -403,11 +403,17 @@ _MEASURED_ON_SWEEP = (
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN_N128", "CF_DESC_HI", "CF_GELU_Q3", "CF_GELU_HALF")),   # 0.992, 0.997
     # call 3 (11:12 UTC): the sweep's output in boxes of two rows (a warpgroup's next rows wait for its partner's copy,
     # not for the round's last warpgroup's): bitwise equal, memcheck / racecheck / synccheck clean, 0.842, 0.845; with
-    # the degree-3 GELU 0.817, 0.820 (12/12); with the three cuts 0.825, 0.824. The faster pair is to be registered with
-    # the next record: this session's device time left (574 s) could not hold a full record (~435 s and a machine start)
+    # the degree-3 GELU 0.817, 0.820 (12/12); with the three cuts 0.825, 0.824
     ("conv3d", "04b_wgmma_tf32", ("CF_GROUP=2",)),
     ("conv3d", "04b_wgmma_tf32", ("CF_GROUP=2", "CF_GELU_Q3")),
     ("conv3d", "04b_wgmma_tf32", ("CF_GROUP=2", "CF_DESC_HI", "CF_GELU_Q3", "CF_GELU_HALF")),
+    # call 4 (11:47 UTC), each other cut on boxes of two rows with the degree-3 GELU (0.820, 0.821 in that process; all
+    # 12/12; the pair memcheck / racecheck / synccheck clean): the GELU of the halved clamp 0.816, 0.817 (the fastest;
+    # ncu 817 vs 829 us); descriptors' high words 0.826, 0.828; the halved clamp without Q3 0.837, 0.837. To register
+    # with the next record (notes/next_call_record_conv3d_box2.sh): this session's device time left could not hold one
+    ("conv3d", "04b_wgmma_tf32", ("CF_GROUP=2", "CF_GELU_Q3", "CF_DESC_HI")),
+    ("conv3d", "04b_wgmma_tf32", ("CF_GROUP=2", "CF_GELU_Q3", "CF_GELU_HALF")),
+    ("conv3d", "04b_wgmma_tf32", ("CF_GROUP=2", "CF_GELU_HALF")),
 )
 _WAITING = ()   # prepared and compiled, not yet measured: none
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _MEASURED_ON_SWEEP + _WAITING

@@ -378,7 +378,9 @@
 //   GELU_HALF's ptxas put half the epilogue's math after that wait (12.2 %). Boxes of two rows (CF_GROUP=2, allowed in
 //   the sweep): a warpgroup waits for its partner's copy, issued two wgmma batches earlier, not for warpgroup 3's:
 //   0.842, 0.845 (box waits 5.6 %, MMA turns 26.7 -> 22.5 %), with CF_GELU_Q3 0.817, 0.820; bitwise equal / 12/12,
-//   memcheck, racecheck, synccheck clean. Registered for TF32: CF_GROUP=2, CF_GELU_Q3.
+//   memcheck, racecheck, synccheck clean. On that pair: CF_GELU_HALF 0.816, 0.817 vs 0.820, 0.821 (the fastest build),
+//   CF_DESC_HI 0.826, 0.828. Not registered: a record needs a full device session, and this one's was spent;
+//   notes/next_call_record_conv3d_box2.sh registers CF_GROUP=2, CF_GELU_Q3 and CF_GELU_HALF and makes the record.
 
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory (so the MMAs multiply
