@@ -220,24 +220,29 @@ def launch_metrics(path: Path, names: dict) -> pd.DataFrame:
     """ncu's `--metrics` counters of one launch per build at the full shape (a call's ncu log from
     scripts/ncu_sections.py), indexed by build, columns renamed by `names` ({metric: column}). Bytes come back in
     bytes and times in ms, whatever unit ncu chose per line; the launches are in the order the builds ran
-    ("[ncu-sections] ... done")."""
+    ("[ncu-sections] ... done"). A log grepped down to its metric lines (no launch headers) opens a launch where a
+    metric repeats."""
     text = Path(path).read_text().splitlines()
     builds = [parse_key(m.group(1), m.group(2)).spelled for line in text if (m := _NCU_DONE.match(line))]
-    launches = _ncu_launches(text, names, _NCU_LAUNCH)
+    launches = _ncu_launches(text, names, _NCU_LAUNCH if any(_NCU_LAUNCH.match(t) for t in text) else None)
     if len(launches) != len(builds):
         raise ValueError(f"{path}: {len(launches)} profiled launches for {len(builds)} builds")
     return pd.DataFrame(launches, index=pd.Index(builds, name="build"))
 
 
-def _ncu_launches(text: list, names: dict, header: re.Pattern) -> list:
-    """The `--metrics` counters of each launch (a line matching `header` opens one) in an ncu log's lines, renamed by
-    `names`; bytes in bytes and times in ms, whatever unit ncu chose per line."""
+def _ncu_launches(text: list, names: dict, header: re.Pattern | None) -> list:
+    """The `--metrics` counters of each launch (a line matching `header` opens one; with no header, a metric seen
+    again) in an ncu log's lines, renamed by `names`; bytes in bytes and times in ms, whatever unit ncu chose per
+    line."""
     launches, cur = [], None
     for line in text:
-        if header.match(line):
+        m = _NCU_METRIC.match(line)
+        if header.match(line) if header else (m and m.group(1) in names and (cur is None or names[m.group(1)] in cur)):
             cur = {}
             launches.append(cur)
-        elif cur is not None and (m := _NCU_METRIC.match(line)) and m.group(1) in names:
+            if header:
+                continue
+        if cur is not None and m and m.group(1) in names:
             value, unit = float(m.group(3).replace(",", "")), m.group(2) or ""
             cur[names[m.group(1)]] = value / NCU.UNITS_PER_MS[unit] if unit in NCU.UNITS_PER_MS else \
                 value * NCU.BYTES_PER_UNIT.get(unit, 1)
@@ -670,7 +675,10 @@ TWENTY_FOURTH = {
     "on boxes of two rows (again)": (LOG_DIR_3C / "call4" / "time2.log", "the same builds, a second run in reverse order"),
 }
 _logs("twenty-fourth", TWENTY_FOURTH)
-# ncu counters printed by the calls (instructions, issue active, time; call 2 the SM clock too)
+# ncu counters the calls printed, read by launch_metrics with COUNTERS_24 (call 1 without the SM clock)
+COUNTERS_24 = {"gpu__time_duration.sum": "ms (ncu)", "sm__cycles_elapsed.avg.per_second": "SM clock (GHz)",
+               "smsp__inst_executed.sum": "warp instructions",
+               "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue active (%)"}
 NCU_TWENTY_FOURTH = {"cuts": LOG_DIR_3C / "call1" / "call.log", "floors": LOG_DIR_3C / "call2" / "call.log",
                      "boxes of two rows": LOG_DIR_3C / "call3" / "call.log",
                      "on boxes of two rows": LOG_DIR_3C / "call4" / "call.log"}
@@ -689,23 +697,6 @@ SOURCE_24 = {"n128 with the three cuts": LOG_DIR_3C / "call1" / "ncu_source_page
              "gelu of the halved clamp": LOG_DIR_3C / "call2" / "ncu_source_gelu_half.csv.gz",
              "boxes of two rows": LOG_DIR_3C / "call3" / "ncu_source_group2.csv.gz"}
 
-
-def ncu_counters(path: Path) -> pd.DataFrame:
-    """The ncu counters a call printed (`--metrics`, grepped into its log): one row per profiled build, in the order of
-    its `[ncu-sections] problem/key done` lines, one column per metric (ncu's value in its printed unit; "n/a" NaN)."""
-    names, rows = [], []
-    for line in path.read_text().splitlines():
-        if m := re.match(r"\[ncu-sections\] \w+/(\S+) done", line):
-            names.append(m.group(1))
-        elif m := re.match(r"\s+((?:gpu|sm|smsp|l1tex)__\S+)\s+(.*?)\s+(\(!\) n/a|[\d.,]+)$", line):
-            metric, unit, value = m.groups()
-            if not rows or metric in rows[-1]:
-                rows.append({})
-            rows[-1][metric] = float("nan") if "n/a" in value else float(value.replace(",", "")) * (
-                1000.0 if (metric.startswith("gpu__time") and unit == "ms") else 1.0)
-    if len(rows) != len(names):
-        raise ValueError(f"{path}: {len(names)} builds profiled, {len(rows)} sets of counters")
-    return pd.DataFrame(rows, index=pd.Index(names, name="build"))
 
 
 def _opcodes_per_tile(p, first: int, last: int) -> pd.Series:

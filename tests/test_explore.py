@@ -1002,3 +1002,17 @@ def test_the_18_08_record_has_conv3d_04d_verified_and_clean_and_every_other_kern
     assert len(kernels) == 22
     for k in kernels:                                                                          # unchanged machine code
         assert abs(now[k]["median_ms"] / then[k]["median_ms"] - 1) < 0.03, k
+
+
+def test_launch_metrics_reads_a_log_grepped_down_to_its_metric_lines():
+    """The twenty-fourth session's calls kept only ncu's metric lines (no launch headers): a launch opens where a
+    metric repeats, and every value lands on the build that ran it."""
+    from convfuse import explore
+    c = explore.launch_metrics(explore.NCU_TWENTY_FOURTH["boxes of two rows"], explore.COUNTERS_24)
+    assert list(c.index) == ["04b_wgmma_tf32", "04b_wgmma_tf32 -DCF_GROUP=2", "04b_wgmma_tf32 -DCF_GROUP=2 -DCF_GELU_Q3",
+                             "04b_wgmma_tf32 -DCF_GROUP=2 -DCF_DESC_HI -DCF_GELU_Q3 -DCF_GELU_HALF"]
+    assert c.loc["04b_wgmma_tf32", "ms (ncu)"] == pytest.approx(0.88899)              # printed as 888.99 us
+    assert c.loc["04b_wgmma_tf32 -DCF_GROUP=2", "warp instructions"] == 366_701_312
+    assert c["SM clock (GHz)"].between(1.7, 1.8).all() and not c.isna().any().any()
+    first = explore.launch_metrics(explore.NCU_TWENTY_FOURTH["cuts"], explore.COUNTERS_24)   # no clock in call 1
+    assert len(first) == 8 and "SM clock (GHz)" not in first.columns

@@ -1882,7 +1882,10 @@ __device__ __forceinline__ void dw_mma_issue(float (&acc)[DW_NACC], const float*
     wgmma_commit();
 }
 #ifdef CF_DWIN_N128
-// store_tile_group for CF_DWIN_N128: warp w of warpgroup wg writes its 16 channels' two rows (accumulators j < 8: the
+// store_tile_group for CF_DWIN_N128, kept apart from it for now: folded into it as a template on the rows per warpgroup
+// (tried 2026-12-03), the registered TF32 and fp16 builds compiled to other SASS (same instructions, scheduled and
+// allocated otherwise), and the 09:10 UTC record describes their machine code; fold it in with the next record.
+// Warp w of warpgroup wg writes its 16 channels' two rows (accumulators j < 8: the
 // first row, j >= 8: the second) into slots 2 wg and 2 wg + 1 of box w; warpgroup 0's warp arrives on FULL (count 1),
 // warpgroup 1's waits for it, copies the box out, waits until the engine has read it and arrives on EMPTY, which
 // warpgroup 0's warp waits for before it next writes the box. tc.oh0: the warpgroup's first row.
