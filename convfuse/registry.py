@@ -95,7 +95,11 @@ _CONV3D_TF32 = ("CF_MMA_ORDER", "CF_BULK_STORE", "CF_LEAN", "CF_TMA_STORE", "CF_
 # address arithmetic only in threads with an item: 0.888, 0.890 vs 0.898, 0.901; 0.879, 0.882 vs 0.892, 0.893; 0.885,
 # 0.883 vs 0.895, 0.896 (H200 2026-12-03, explore-2026-12-03b/call1-3; notes/kernel_log.md, twenty-third session)
 _CONV3D_TF32_SWEEP = ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY", "CF_DWIN_BRANCH")
-_CONV3D_TF32_ONLY = ("CF_EPI_FOLD", "CF_LOAD_ADDR", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_TF32_SWEEP
+# the sweep's output in boxes of two rows (a warpgroup waits for its partner's copy, not the round's last warpgroup's)
+# with the clamped GELU's degree-3 polynomial and the GELU of the halved clamp (common.cuh): 0.816, 0.817 vs 0.887,
+# 0.886 (H200 2026-12-03, explore-2026-12-03c/call3-4; notes/kernel_log.md, twenty-fourth session)
+_CONV3D_TF32_BOX2 = ("CF_GROUP=2", "CF_GELU_Q3", "CF_GELU_HALF")
+_CONV3D_TF32_ONLY = ("CF_EPI_FOLD", "CF_LOAD_ADDR", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_TF32_SWEEP + _CONV3D_TF32_BOX2
 # FP16: the group stores under a window of input rows per round shared by the block's warpgroups, staged after the
 # round's stores, w_hi alone and two sets of group boxes: 0.775, 0.776, 0.774 vs 0.817, 0.817, 0.829 (H200 2026-12-02,
 # explore-2026-12-02e/call5-6; notes/kernel_log.md, sixteenth session); and the last slot's lane waiting for the previous
@@ -260,7 +264,8 @@ _MEASURED_BEFORE_CUTS = (
 )
 # Registered 2026-12-02 (the kernels' headers say why and what each measured). Every candidate above was measured
 # without them, so it leaves out those its variant is now built with ("-NAME"), and stays the build that was measured.
-_CUTS = ("CF_LOAD_ADDR", "CF_DESC_UNIFORM", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_FP16_ONLY[1:] + _CONV3D_TF32_SWEEP
+_CUTS = ("CF_LOAD_ADDR", "CF_DESC_UNIFORM", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_FP16_ONLY[1:] + _CONV3D_TF32_SWEEP \
+    + _CONV3D_TF32_BOX2
 
 
 def _spelled_against(candidates, cuts) -> tuple:
@@ -382,12 +387,12 @@ _MEASURED_ON_CURRENT = _spelled_against((
     # bitwise equal, protocol 12/12, sanitizers clean, slower: 0.917, 0.917 vs 0.885, 0.883 (832 warp instructions per
     # warp tile against 820: its load path fell from 23.5 to 10.9, and LOP3/LEA grew around the group store at 128 registers)
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY", "CF_DWIN_BRANCH", "CF_DWIN_STEP")),
-), lambda k: _CONV3D_TF32_SWEEP)
+), lambda k: _CONV3D_TF32_SWEEP + _CONV3D_TF32_BOX2)
 # H200, 2026-12-03 10:48 UTC (results/device-logs/explore-2026-12-03c/call1-2; twenty-fourth session), on the registered
 # build (its depth sweep): each cut of warp instructions ran slower. All 12/12 under the protocol; CF_DESC_HI and
 # CF_DWIN_N128 bitwise equal (84 cases); memcheck clean (all three; N128 with them). Two or three timings against the
 # registered build's 0.883, 0.886, 0.883, 0.880:
-_MEASURED_ON_SWEEP = (
+_MEASURED_ON_SWEEP = _spelled_against((
     # the clamped GELU with a degree-3 polynomial (one FFMA fewer per output, max abs error 2.6e-7): 0.895, 0.897, 0.895, 0.892
     ("conv3d", "04b_wgmma_tf32", ("CF_GELU_Q3",)),
     # the descriptors' high words kept in registers (3 uniform instructions per wgmma, not 4): 0.918, 0.921
@@ -414,7 +419,7 @@ _MEASURED_ON_SWEEP = (
     ("conv3d", "04b_wgmma_tf32", ("CF_GROUP=2", "CF_GELU_Q3", "CF_DESC_HI")),
     ("conv3d", "04b_wgmma_tf32", ("CF_GROUP=2", "CF_GELU_Q3", "CF_GELU_HALF")),
     ("conv3d", "04b_wgmma_tf32", ("CF_GROUP=2", "CF_GELU_HALF")),
-)
+), lambda k: _CONV3D_TF32_BOX2)   # registered 2026-12-03 (the last but one of these); the others spelled against it
 _WAITING = ()   # prepared and compiled, not yet measured: none
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _MEASURED_ON_SWEEP + _WAITING
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
@@ -433,7 +438,7 @@ def with_defines(variant: Variant, defines) -> Variant:
     if unknown:
         raise ValueError(f"{variant.problem}/{variant.key} is not built with {', '.join(sorted(unknown))}: "
                          f"nothing to leave out (its defines: {', '.join(variant.defines) or 'none'})")
-    tag = "_".join(("no_" + d[1:] if d.startswith("-") else d.replace("=", "")).lower() for d in defines)
+    tag = "_".join(("no_" + d[1:] if d.startswith("-") else d).replace("=", "").lower() for d in defines)
     kept = tuple(d for d in variant.defines if d not in drop)
     return replace(variant, key=f"{variant.key}_{tag}",
                    defines=kept + tuple(d.replace("=", " ", 1) for d in defines if not d.startswith("-")))

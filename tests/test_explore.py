@@ -570,10 +570,13 @@ def test_the_group_store_is_registered_for_tf32_and_fp16_and_candidates_keep_the
         assert old and all("-CF_GROUP_STORE" in d for d in old)
     assert all("-CF_XWIN" in d for p, k, d in before if k == "04b_wgmma_fp16")
     # measured on the registration of then: the TF32 ones leave out at most the depth sweep's defines (registered
-    # after them), the FP16 ones what came after them; those measured on the sweep, nothing
-    later = R._CONV3D_TF32_SWEEP
+    # after them, and the boxes of two rows with their GELU), the FP16 ones what came after them; those measured on
+    # the sweep, at most the boxes of two rows with their GELU (registered after them)
+    later = R._CONV3D_TF32_SWEEP + R._CONV3D_TF32_BOX2
     assert all(x[1:] in later for p, k, d in R._MEASURED_ON_CURRENT if k != "04b_wgmma_fp16" for x in d if x.startswith("-"))
-    assert not any(x.startswith("-") for p, k, d in R._MEASURED_ON_SWEEP for x in d)
+    assert all(x[1:] in R._CONV3D_TF32_BOX2 for p, k, d in R._MEASURED_ON_SWEEP for x in d if x.startswith("-"))
+    assert set(R._CONV3D_TF32_BOX2) <= set(R.get("conv3d", "04b_wgmma_tf32").defines)
+    assert ("conv3d", "04b_wgmma_tf32", ("-CF_GROUP=2", "-CF_GELU_Q3", "-CF_GELU_HALF")) in R.CANDIDATES
     assert set(R._CONV3D_TF32_SWEEP) <= set(R.get("conv3d", "04b_wgmma_tf32").defines)
     assert ("conv3d", "04b_wgmma_tf32", ("CF_PRODUCER",) + tuple(f"-{x}" for x in later)) \
         in R._MEASURED_ON_CURRENT
