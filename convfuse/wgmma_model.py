@@ -498,13 +498,16 @@ def _c3_dw_rounds_of(shape):
     return do, ho, groups, n_img * groups * do, rnd
 
 
-def c3_dwin_rounds(total: int, do: int, grid: int, block: int, waves: bool = False) -> list:
+def c3_dwin_rounds(total: int, do: int, grid: int, block: int, waves: bool = False, skip_groups: int = 0,
+                   weight: int | None = None) -> list:
     """The rounds q block `block` of `grid` takes with CF_DWIN, in order, with whether each stages three slabs (a
     first: the block's first round, a unit's (od = 0), or one that does not follow the round before it). Contiguous:
     [b R / grid, (b + 1) R / grid). Waves (CF_DWIN_WAVES): whole units (Do rounds, one n and group of rows) dealt
     round-robin, unit b + i grid in the block's i-th wave, so that neighbouring groups of rows (two input rows shared)
     run at once on neighbouring blocks, then the units left over split contiguously by rounds (no range starting at a
-    unit's last round)."""
+    unit's last round). With `weight` (CF_DWIN_WEIGHT, with CF_DWIN_SKIP) and `skip_groups` (the groups per plane,
+    where the last repeats rows: Ho no multiple of 4; else 0) the leftover rounds are split by cost, a round of a
+    plane's last group costing weight/64: c3_dwin_tail_cut."""
     if not waves:
         qs = list(range(block * total // grid, (block + 1) * total // grid))
     else:
@@ -513,13 +516,42 @@ def c3_dwin_rounds(total: int, do: int, grid: int, block: int, waves: bool = Fal
         tail = (units - full * grid) * do
         qs = [(block + i * grid) * do + od for i in range(full) for od in range(do)]
         def cut(b):         # a cut one round before a unit's end moves on one: two firsts in a row would need 9 slots
+            if weight is not None and skip_groups:
+                return c3_dwin_tail_cut(b, grid, full, tail, do, skip_groups, weight)
             t = b * tail // grid
             return t + 1 if t % do == do - 1 else t
-        qs += [full * grid * do + t for t in range(cut(block), cut(block + 1))]
+        qs += [full * grid * do + t for t in range(cut(block), max(cut(block), cut(block + 1)))]
     return [(q, r == 0 or q % do == 0 or q != qs[r - 1] + 1) for r, q in enumerate(qs)]
 
 
-def c3_depth_sweep(shape, grid: int, slots: int = 8, waves: bool = False) -> dict:
+def c3_dwin_tail_cut(b: int, grid: int, full: int, tail: int, do: int, groups: int, weight: int) -> int:
+    """CF_DWIN_WEIGHT's cut, as dw_order works it out: where block b's leftover rounds start. A round of a plane's
+    last group (unit u with u % groups = groups - 1) costs weight/64 of a round; block b's share of the leftovers is
+    the mean cost less the cost of its full waves, the cut the sum of the shares before it, in 64ths, clamped to the
+    leftovers and moved past a unit's last round."""
+    def skips_before(b):        # units of a last group among blocks < b's full waves
+        return sum((b + groups - 1 - (groups - 1 - i * grid % groups)) // groups for i in range(full))
+    unit, save = 64 * do, (64 - weight) * do
+    total = unit * full * grid - save * skips_before(grid) + 64 * tail
+    t = (b * total - grid * (unit * full * b - save * skips_before(b))) // (64 * grid)
+    t = min(max(t, 0), tail)
+    return t + 1 if t % do == do - 1 else t
+
+
+def c3_dwin_block_costs(shape, grid: int, weight: int | None, skip_cost: float = 0.5) -> list:
+    """Each block's rounds with CF_DWIN_WAVES and CF_DWIN_WEIGHT=`weight` (None: the leftovers split evenly by rounds),
+    counted in rounds, a round of a plane's last group (where Ho is no multiple of 4) as `skip_cost`: 1/2 with
+    CF_DWIN_SKIP if a round's cost were its MMAs and epilogues (its first pair of warpgroups idle), 1 without it."""
+    do, ho, groups, total, _ = _c3_dw_rounds_of(shape)
+    sg = groups if ho % C3_WGS else 0
+    out = []
+    for b in range(grid):
+        order = c3_dwin_rounds(total, do, grid, b, True, sg, weight)
+        out.append(sum(skip_cost if sg and (q // do) % groups == groups - 1 else 1.0 for q, _ in order))
+    return out
+
+
+def c3_depth_sweep(shape, grid: int, slots: int = 8, waves: bool = False, weight: int | None = None) -> dict:
     """conv3d 04b's CF_DWIN bookkeeping, as the kernel does it: block b takes rounds [b R / grid, (b + 1) R / grid) (or
     CF_DWIN_WAVES's order with `waves`: c3_dwin_rounds) of the R = N x groups x Do rounds (q = (n groups + grp) Do + od; a round is C3_WGS output rows oh0.. of plane (n, od),
     oh0 = min(C3_WGS grp, Ho - C3_WGS)). A first round (c3_dwin_rounds) stages the slabs of depths
@@ -535,8 +567,9 @@ def c3_depth_sweep(shape, grid: int, slots: int = 8, waves: bool = False) -> dic
     assert w - (C3_KS - 1) == C3_TW and ho >= C3_WGS and do >= 2 and c3_dwin_misaligned_copies(shape) == 0, \
         "the shapes the depth sweep takes"
     wrong, hazards, oob, covered, slabs, most = [], [], [], set(), 0, 0
+    sg = -(-ho // C3_WGS) if ho % C3_WGS else 0
     for b in range(grid):
-        order = c3_dwin_rounds(total, do, grid, b, waves)
+        order = c3_dwin_rounds(total, do, grid, b, waves, sg, weight)
         most = max(most, len(order))
         staged, el = [], 0                                  # per round: [(slot, (n, depth, oh0))]
         for q, f in order:

@@ -132,3 +132,44 @@ def test_the_depth_steps_cursor_finds_the_item_dw_load_would_work_out(shape, gri
                     assert j == 0 and step[wg, tid] == offset(half, od + 2, row, quad, oh0)
                     step[wg, tid] += h * w
                 assert M._c3_dw_load_at(wg, 48, 0, False, 0) is None    # threads 48-127 have no depth-step item
+
+
+def _skipped(oh0: int, wg: int) -> bool:
+    """CF_DWIN_SKIP's rule, as the round loop writes it: wg < (-oh0) & 3."""
+    return wg < ((-oh0) & (M.C3_WGS - 1))
+
+
+@pytest.mark.parametrize("ho", [4, 6, 8, 10, 30, 62, 64])
+def test_the_skipping_pair_holds_exactly_the_rows_the_group_before_computed(ho):
+    """CF_DWIN_SKIP: in a plane's last group (oh0 = Ho - 4 when Ho is no multiple of 4) the warpgroups whose rows the
+    group before computed skip; the rows the others compute are every row of the plane once. Ho is even (the launch's
+    rule), so the skipping warpgroups are 0 and 1, one whole box of two rows (CF_GROUP=2)."""
+    _, _, groups, _, rnd = M._c3_dw_rounds_of((1, 8, 3, ho + 2, 64))
+    rows = [rnd(g * 1)[2] + wg for g in range(groups) for wg in range(4) if not _skipped(rnd(g)[2], wg)]
+    assert sorted(rows) == list(range(ho))
+    assert {wg for g in range(groups) for wg in range(4) if _skipped(rnd(g)[2], wg)} == ({0, 1} if ho % 4 else set())
+
+
+@pytest.mark.parametrize("shape,grid", [(s, g) for s in SHAPES if (s[3] - 2) % 4 for g in (1, 2, 5, 7, 132)
+                                        if s[0] > 2 or g < 132] + [(P.CONV3D.input_shape, 132)])
+@pytest.mark.parametrize("weight", [24, 40, 64])
+def test_the_leftovers_dealt_by_cost_are_each_dealt_with_the_slabs_read_right(shape, grid, weight):
+    do, _, groups, total, _ = M._c3_dw_rounds_of(shape)
+    grid = min(grid, total // do)
+    m = M.c3_depth_sweep(shape, grid, waves=True, weight=weight)
+    assert m["wrong reads"] == [] and m["hazards"] == [] and m["out of bounds"] == [] and m["covered"]
+    dealt = [q for b in range(grid) for q, _ in M.c3_dwin_rounds(total, do, grid, b, True, groups, weight)]
+    assert set(dealt) == set(range(total))       # shares below zero may repeat a round, never drop one
+
+
+def test_the_leftovers_dealt_by_cost_shorten_the_longest_block_at_the_full_shape():
+    # 2,048 units of 14 rounds on 132 blocks, 128 of them a plane's last group of rows; in the full waves blocks
+    # 3, 7, .. 131 hold 3 or 4 of those, the others none. Skipping their first pair (a round at half cost, if a round
+    # were its MMAs and epilogues) leaves the longest block where it was unless the leftovers go to the cheap blocks.
+    s = P.CONV3D.input_shape
+    even = M.c3_dwin_block_costs(s, 132, None)
+    assert max(even) == 219 and min(even) == 186
+    assert max(M.c3_dwin_block_costs(s, 132, None, skip_cost=1.0)) == 219
+    weighted = M.c3_dwin_block_costs(s, 132, 32)
+    assert max(weighted) == 212 and sum(weighted) == pytest.approx(sum(even))     # nothing dealt twice
+    assert max(M.c3_dwin_block_costs(s, 132, 40, skip_cost=0.6)) == pytest.approx(214)

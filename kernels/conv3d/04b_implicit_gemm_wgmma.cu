@@ -606,6 +606,12 @@ constexpr int PROD_FLOATS = 0;
 #if defined(CF_DWIN_N128) && (!defined(CF_DWIN) || defined(CF_DWIN_CHAN) || defined(CF_DWIN_STEP) || (defined(CF_GROUP) && CF_GROUP != 4))
 #error "CF_DWIN_N128 is a variant of CF_DWIN (its staging's: not with CF_DWIN_CHAN or CF_DWIN_STEP; one box of 4 rows)"
 #endif
+#if defined(CF_DWIN_SKIP) && (!defined(CF_DWIN) || defined(CF_DWIN_N128) || !defined(CF_GROUP) || CF_GROUP != 2)
+#error "CF_DWIN_SKIP: the sweep with boxes of two rows (a plane's last group repeats its first pair's rows)"
+#endif
+#if defined(CF_DWIN_WEIGHT) && (!defined(CF_DWIN_SKIP) || !defined(CF_DWIN_WAVES))
+#error "CF_DWIN_WEIGHT: the leftover rounds dealt by the cost of CF_DWIN_SKIP's rounds, with CF_DWIN_WAVES"
+#endif
 #ifdef CF_DWIN_N128
 // CF_DWIN_N128 (candidate, 2026-12-03; bitwise equal and slower: 0.993 vs 0.883 ms, its floor without epilogue and
 // stores 0.592 vs 0.635; explore-2026-12-03c/call1-2): the sweep's kernel with 2 warpgroups of 2 output rows each, one m64n128k8 per tap
@@ -1449,7 +1455,16 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[NACC], const f
 // write the box. The epilogue's math runs before that wait, so only its 16 shared stores do.
 __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float2* schan, float* gbuf, uint64_t* gbar,
                                                  const CUtensorMap* ymap, const Geom& g, TileCoord tc, int wg,
-                                                 int warp, int lane, unsigned round, float scale = 1.0f) {
+                                                 int warp, int lane, unsigned round, float scale = 1.0f
+#ifdef CF_DWIN_SKIP
+                                                 , bool skip = false     // rows written already: the handshake alone
+#endif
+                                                 ) {
+#ifdef CF_DWIN_SKIP
+#define CF_UNLESS_SKIP if (!skip)
+#else
+#define CF_UNLESS_SKIP
+#endif
 #ifdef CF_GROUP_DOUBLE
     const bool first_round = round == 0;
     const int gid = lane >> 2, tq = lane & 3, slot = wg % GROUP, b = (round & 1) * (GBARS / 2) + (wg / GROUP) * 4 + warp;
@@ -1460,6 +1475,7 @@ __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float
     float* box = gbuf + b * GBOX;
     uint64_t* full = gbar + b;
     uint64_t* empty = gbar + GBARS + b;
+    CF_UNLESS_SKIP {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const float2 bs_c = schan[16 * warp + gid + 8 * h];
@@ -1469,14 +1485,17 @@ __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float
             acc[4 * j + 2 * h + 1] = epilogue_acc(acc[4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y);
         }
     }
+    }
     if (slot < GROUP - 1 && round > 0) mbar_wait(empty, (round - 1) & 1);   // the last round's copy has read the box
     const uint32_t lane_box = smem_addr(box) + 4u * (gid * GPX + slot * TW + 2 * tq);
+    CF_UNLESS_SKIP {
 #pragma unroll
     for (int h = 0; h < 2; ++h)
 #pragma unroll
         for (int j = 0; j < 8; ++j)             // not columns 62-63 (j = 7, tq = 3): they are the next slot's 0-1
             if (j < 7 || tq < 3)
                 st_shared_f2(lane_box + 4u * (8 * h * GPX + 8 * j), make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]));
+    }
     fence_proxy_async();                    // the copy engine reads shared memory through the async proxy
     __syncwarp();
     if (slot < GROUP - 1) {
@@ -1486,8 +1505,10 @@ __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float
     mbar_wait(full, round & 1);             // the other slots' rows are in the box
     if (lane == 0) {
 #ifndef CF_ABL_NOSTORE
-        tma_store_4d(ymap, box, (tc.od * g.Ho + tc.oh0 - (GROUP - 1)) * g.Wo, 16 * warp, tc.n, 0);
-        bulk_commit();
+        CF_UNLESS_SKIP {
+            tma_store_4d(ymap, box, (tc.od * g.Ho + tc.oh0 - (GROUP - 1)) * g.Wo, 16 * warp, tc.n, 0);
+            bulk_commit();
+        }
 #ifdef CF_GROUP_LAZY
         // CF_GROUP_LAZY (fp16, with two sets of boxes): this warp does not wait for its own copy's reads (5.8 % of
         // warp samples, explore-2026-12-02e/call7); it frees the other set's box, which the last round's copy read
@@ -1503,6 +1524,7 @@ __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float
 #endif
     }
     __syncwarp();
+#undef CF_UNLESS_SKIP
 }
 // A tile's output: with its group's rows in one box, in a round where the whole group has a tile (uniform in the group:
 // tile - slot is the group's first tile), else alone
@@ -1693,6 +1715,32 @@ __device__ __forceinline__ DwOrder dw_order(const Geom& g) {
     const int units = g.dw_rounds / g.Do, full = units / (int)gridDim.x;
     const long long tail = (long long)(units - full * (int)gridDim.x) * g.Do;
     auto cut = [&](int b) { const int t = (int)(b * tail / gridDim.x); return t % g.Do == g.Do - 1 ? t + 1 : t; };
+#ifdef CF_DWIN_WEIGHT
+    // CF_DWIN_WEIGHT=W (candidate, with CF_DWIN_SKIP): a round whose first pair skips (the last group of a plane, where
+    // Ho is no multiple of 4) costs W/64 of a round. The full waves' costs differ by block (unit b + i grid is such a
+    // unit when (b + i grid) % groups = groups - 1: at 132 blocks and 16 groups, blocks 3, 7, .. hold 3 or 4 of them,
+    // the others none), so the leftover rounds go where the waves cost least: block b's share is the mean cost less
+    // its own, the cut the sum of the shares before it (closed form: per wave, the blocks before b whose unit skips).
+    // Shares below zero (few leftovers) make empty or repeated ranges; every leftover round is still dealt.
+    if (((-g.Ho) & (DW_RROWS - 1)) != 0) {
+        const int G = g.dw_groups, grid = (int)gridDim.x;
+        auto skips_before = [&](int b) {
+            long long n = 0;
+            for (int i = 0; i < full; ++i) n += (b + G - 1 - (G - 1 - (int)((long long)i * grid % G))) / G;
+            return n;
+        };
+        const long long unit = 64LL * g.Do, save = (64LL - CF_DWIN_WEIGHT) * g.Do;
+        const long long total = unit * full * grid - save * skips_before(grid) + 64LL * tail;   // the rounds' cost
+        auto wcut = [&](int b) {
+            const long long before = unit * full * b - save * skips_before(b);          // blocks < b, full waves
+            long long t = ((long long)b * total - (long long)grid * before) / (64LL * grid);
+            t = t < 0 ? 0 : t > tail ? tail : t;
+            return (int)(t % g.Do == g.Do - 1 ? t + 1 : t);
+        };
+        const int t0 = wcut(blockIdx.x), t1 = wcut(blockIdx.x + 1);
+        return { 0, full, t0, full * g.Do + (t1 > t0 ? t1 - t0 : 0) };
+    }
+#endif
     const int t0 = cut(blockIdx.x);
     return { 0, full, t0, full * g.Do + cut(blockIdx.x + 1) - t0 };
 #else
@@ -2437,10 +2485,18 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
             const int b = r % 3;
             e += cc.first ? KS : 1;
             const TileCoord tc = { cc.n, cc.od, cc.oh0 + DW_TH * wg, 0 };
+#ifdef CF_DWIN_SKIP
+            // CF_DWIN_SKIP (candidate): a plane's last group starts at Ho - 4, not at a multiple of 4, and its first
+            // (-oh0) & 3 rows (the first pair's: Ho is even) are the group before's last; that pair passes its MMA turn
+            // and hands its box on empty instead of computing and writing them again (3.2 % of the rows at Ho = 62)
+            const bool skip = wg < ((-cc.oh0) & (DW_RROWS - 1));
+#else
+            constexpr bool skip = false;
+#endif
             if (!DW_NOWAIT) mbar_wait(wfull + b, (r / 3) & 1);
             float acc[DW_NACC];
             if (!(wg == 0 && r == 0)) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory");
-            dw_mma_issue(acc, sw, slabs, e, wg);
+            if (!skip) dw_mma_issue(acc, sw, slabs, e, wg);
             if (wg + 1 < DW_WGS || r + 1 < rounds)
                 asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + WGS + (wg + 1) % DW_WGS) : "memory");
             wgmma_wait<0>();
@@ -2467,7 +2523,11 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
 #ifdef CF_DWIN_N128
             dw_store_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r));
 #else
+#ifdef CF_DWIN_SKIP
+            store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r), 1.0f, skip);
+#else
             store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r));
+#endif
 #endif
 #ifndef CF_DWIN_EARLY
             CF_DWIN_AHEAD()
