@@ -696,6 +696,27 @@ CUTS24_CHECKS = {"printed, cuts": LOG_DIR_3C / "call1" / "call.log",
 SOURCE_24 = {"n128 with the three cuts": LOG_DIR_3C / "call1" / "ncu_source_page.csv.gz",
              "gelu of the halved clamp": LOG_DIR_3C / "call2" / "ncu_source_gelu_half.csv.gz",
              "boxes of two rows": LOG_DIR_3C / "call3" / "ncu_source_group2.csv.gz"}
+# The twenty-fifth session (2026-12-03 from 12:55 UTC; results/device-logs/explore-2026-12-03d/): the registered build
+# (boxes of two rows with the degree-3 GELU of the halved clamp, registered at the session's start) against a plane's
+# repeated rows skipped (CF_DWIN_SKIP) and the leftover rounds dealt by cost (CF_DWIN_WEIGHT); call 2 after the record
+LOG_DIR_3D = R.ROOT / "results" / "device-logs" / "explore-2026-12-03d"
+RECORD_TWENTY_THIRD = LOG_DIR_3D / "record" / "record-2026-12-03T0910.json"   # the record the 13:15 UTC one replaced
+TWENTY_FIFTH = {
+    "skip": (LOG_DIR_3D / "call1" / "time.log", "the repeated rows of a plane's last group skipped, alone and with the "
+             "leftover rounds dealt by cost (W = 32, 40, 48); the build registered before boxes of two rows"),
+    "skip (again)": (LOG_DIR_3D / "call1" / "time2.log", "the same builds, a second run in reverse order"),
+    "skip (after the record)": (LOG_DIR_3D / "call2" / "time.log", "skipping alone and with W = 40, a third run"),
+}
+_logs("twenty-fifth", TWENTY_FIFTH)
+COUNTERS_25 = {"gpu__time_duration.sum": "ms (ncu)", "smsp__inst_executed.sum": "warp instructions",
+               "dram__bytes_read.sum": "DRAM read (bytes)", "dram__bytes_write.sum": "DRAM write (bytes)"}
+L2_25 = {"lts__t_sectors_srcunit_tex_op_read.sum": "L2 read sectors from the SMs",
+         "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum": "hits",
+         "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum": "misses"}
+NCU_TWENTY_FIFTH = {"counters": (LOG_DIR_3D / "call1" / "ncu.log", COUNTERS_25),
+                    "L2 reads": (LOG_DIR_3D / "call2" / "ncu2.log", L2_25)}
+SKIP25_CHECKS = {"printed": LOG_DIR_3D / "call1" / "call.log",
+                 **{t: LOG_DIR_3D / "call1" / f"san_{t}.log" for t in ("memcheck", "racecheck", "synccheck")}}
 
 
 
