@@ -79,8 +79,9 @@ __device__ __forceinline__ float fmin_nan(float a, float b) {
     return d;
 }
 
-// CF_GELU_HALF (candidate, conv3d 04b TF32; H200 2026-12-03: slower with one box of four rows, 0.936 vs 0.883 ms, ptxas
-// put half the epilogue's math after the box's wait; faster with boxes of two rows and CF_GELU_Q3, 0.816 vs 0.820):
+// CF_GELU_HALF (conv3d 04b TF32, registered 2026-12-03 with CF_GROUP=2 and CF_GELU_Q3; H200: slower with one box of four
+// rows, 0.936 vs 0.883 ms, ptxas put half the epilogue's math after the box's wait; faster with boxes of two rows and
+// CF_GELU_Q3, 0.816 vs 0.820; the 13:15 UTC record 0.811):
 // the clamped GELU of u = v / 2, the clamp's output halved
 // (the epilogue's per-channel constants and the clamp's bounds halved: exact). gelu(v) = v/2 + t Q(t), t = v^2, and with
 // s = u^2 = t/4 and R(s) = 4 Q(4 s) (coefficient k scaled by 4^(k+1): exact), gelu = fma(s, R(s), u): one FFMA where
@@ -106,8 +107,8 @@ __device__ __forceinline__ float gelu_clamped(float v) {
     return HALF ? fmaf(t, q, v) : v * fmaf(v, q, 0.5f);
 }
 
-// The same with a degree-3 Q (-DCF_GELU_Q3, candidate for conv3d 04b TF32; H200 2026-12-03: with boxes of two rows 0.817
-// vs 0.842 ms; with one box of four rows slower, 0.895 vs 0.883): one FFMA fewer per output,
+// The same with a degree-3 Q (-DCF_GELU_Q3, conv3d 04b TF32's since 2026-12-03; H200: with boxes of two rows 0.817 vs
+// 0.842 ms; with one box of four rows slower, 0.895 vs 0.883): one FFMA fewer per output,
 // max abs error 2.6e-7 on [-1, 1] in FP32 Horner (tests/test_erf_poly.py), against a TF32 output's ~1e-3. Fitted for
 // the absolute error of gelu (weight v^2 on Q's error), near-minimax by reweighted least squares.
 template <bool HALF = false>

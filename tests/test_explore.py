@@ -1003,8 +1003,13 @@ def test_the_18_08_record_has_conv3d_04d_verified_and_clean_and_every_other_kern
     assert rs["median_ms"] > 1.9 * now["conv3d", B04_3D]["median_ms"]                         # 1.818 against 0.897
     kernels = [k for k in then if R.get(*k).source_path is not None]
     assert len(kernels) == 22
-    for k in kernels:                                                                          # unchanged machine code
-        assert abs(now[k]["median_ms"] / then[k]["median_ms"] - 1) < 0.03, k
+    # conv3d 04b TF32's machine code changed since: the depth sweep (the 09:10 UTC record of 2026-12-03) and boxes of
+    # two rows with the shorter GELU (13:15 UTC); every other kernel's is the 18:08 record's
+    moved = ("conv3d", B04_3D)
+    assert now[moved]["median_ms"] < 0.93 * then[moved]["median_ms"]                          # 0.811 against 0.898
+    for k in kernels:
+        if k != moved:
+            assert abs(now[k]["median_ms"] / then[k]["median_ms"] - 1) < 0.03, k
 
 
 def test_launch_metrics_reads_a_log_grepped_down_to_its_metric_lines():

@@ -379,8 +379,15 @@
 //   the sweep): a warpgroup waits for its partner's copy, issued two wgmma batches earlier, not for warpgroup 3's:
 //   0.842, 0.845 (box waits 5.6 %, MMA turns 26.7 -> 22.5 %), with CF_GELU_Q3 0.817, 0.820; bitwise equal / 12/12,
 //   memcheck, racecheck, synccheck clean. On that pair: CF_GELU_HALF 0.816, 0.817 vs 0.820, 0.821 (the fastest build),
-//   CF_DESC_HI 0.826, 0.828. Not registered: a record needs a full device session, and this one's was spent;
-//   notes/next_call_record_conv3d_box2.sh registers CF_GROUP=2, CF_GELU_Q3 and CF_GELU_HALF and makes the record.
+//   CF_DESC_HI 0.826, 0.828. Registered (CF_GROUP=2, CF_GELU_Q3, CF_GELU_HALF) by the next session, with its record.
+// Twenty-fifth session (2026-12-03 from 12:55 UTC; results/device-logs/explore-2026-12-03d/): the 13:15 UTC record
+//   0.811 ms (12.40x eager, 7.18x torch.compile). Two candidates on it, bitwise equal, protocol 12/12, W = 40's
+//   memcheck / racecheck / synccheck clean, both slower: CF_DWIN_SKIP (a plane's last group at Ho - 4 skips the pair
+//   whose rows the group before computed: 3.2 % of the rows at Ho = 62) 0.849, 0.847 vs 0.817, 0.816, and with the
+//   leftover rounds dealt by cost (CF_DWIN_WEIGHT = 48, 40, 32) 0.856, 0.875, 0.899. The registered build reads its
+//   input from DRAM once (274 MB for 268) because its blocks run in step and neighbouring units' shared rows hit L2 on
+//   their second read (3.89 M of 12.35 M L2 read sectors); a block that skips runs ahead, the hits fall to 2.76 M and
+//   DRAM reads rise to 334 MB.
 
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory (so the MMAs multiply
