@@ -1024,3 +1024,21 @@ def test_launch_metrics_reads_a_log_grepped_down_to_its_metric_lines():
     assert c["SM clock (GHz)"].between(1.7, 1.8).all() and not c.isna().any().any()
     first = explore.launch_metrics(explore.NCU_TWENTY_FOURTH["cuts"], explore.COUNTERS_24)   # no clock in call 1
     assert len(first) == 8 and "SM clock (GHz)" not in first.columns
+
+
+def test_the_twenty_fifth_sessions_skipped_rows_run_slower_and_read_the_input_from_dram_more():
+    """explore-2026-12-03d: CF_DWIN_SKIP (and the leftovers dealt by cost) slower than the registered build in all three
+    processes, with more DRAM reads and fewer L2 hits; the recorded build's floor without epilogue and stores."""
+    t = E.session_table(E.TWENTY_FIFTH)
+    reg, skip = "04b_wgmma_tf32", "04b_wgmma_tf32 -DCF_DWIN_SKIP"
+    for call in ("skip", "skip (again)", "skip (after the record)"):
+        assert t.loc[(call, skip), "median ms"] > 1.03 * t.loc[(call, reg), "median ms"]
+        assert t.loc[(call, skip + " -DCF_DWIN_WEIGHT=40"), "median ms"] > t.loc[(call, skip), "median ms"]
+    c = E.launch_metrics(*E.NCU_TWENTY_FIFTH["counters"])
+    assert c.loc[reg, "DRAM read (bytes)"] < 2.8e8 and (c.drop(reg)["DRAM read (bytes)"] > 3.3e8).all()
+    l2 = E.launch_metrics(*E.NCU_TWENTY_FIFTH["L2 reads"])
+    assert l2.loc[reg, "hits"] > 1.35 * l2.loc[skip, "hits"]
+    assert l2.loc[reg, "hits"] + l2.loc[reg, "misses"] == pytest.approx(l2.loc[reg, "L2 read sectors from the SMs"], rel=0.01)
+    for call in ("parts", "parts (again)"):
+        floor = t.loc[(call, reg + " -DCF_ABL_RAWEPI -DCF_ABL_NOSTORE"), "median ms"]
+        assert 0.65 < floor < 0.70 and 0.80 < t.loc[(call, reg), "median ms"] < 0.82
