@@ -419,8 +419,10 @@ _MEASURED_ON_SWEEP = _spelled_against((
     ("conv3d", "04b_wgmma_tf32", ("CF_GROUP=2", "CF_GELU_Q3", "CF_DESC_HI")),
     ("conv3d", "04b_wgmma_tf32", ("CF_GROUP=2", "CF_GELU_Q3", "CF_GELU_HALF")),
     ("conv3d", "04b_wgmma_tf32", ("CF_GROUP=2", "CF_GELU_HALF")),
-    # H200, 2026-12-03 13:06 UTC (results/device-logs/explore-2026-12-03d/call1; twenty-fifth session), on boxes of two
-    # rows as registered: a plane's last group skips the rows the group before computed (CF_DWIN_SKIP), alone and with
+), lambda k: _CONV3D_TF32_BOX2)   # registered 2026-12-03 (the last but one of these); the others spelled against it
+_MEASURED_ON_BOX2 = (
+    # H200, 2026-12-03 13:06 UTC (results/device-logs/explore-2026-12-03d/call1; twenty-fifth session), on the build
+    # registered with boxes of two rows: a plane's last group skips the rows the group before computed (CF_DWIN_SKIP), alone and with
     # the leftover rounds dealt by cost (CF_DWIN_WEIGHT=48, 40, 32); bitwise equal, 12/12, W = 40's three sanitizers
     # clean; slower: 0.849, 0.847 and 0.856, 0.875, 0.899 vs 0.817, 0.816 (DRAM reads 333-338 MB vs 274: the blocks
     # fall out of step, and the second read of the rows neighbouring units share misses L2)
@@ -428,9 +430,10 @@ _MEASURED_ON_SWEEP = _spelled_against((
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN_SKIP", "CF_DWIN_WEIGHT=48")),
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN_SKIP", "CF_DWIN_WEIGHT=40")),
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN_SKIP", "CF_DWIN_WEIGHT=32")),
-), lambda k: _CONV3D_TF32_BOX2)   # registered 2026-12-03 (the last but one of these); the others spelled against it
+)
 _WAITING = ()   # prepared and compiled, not yet measured: none
-CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _MEASURED_ON_SWEEP + _WAITING
+CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _MEASURED_ON_SWEEP + _MEASURED_ON_BOX2 \
+    + _WAITING
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
 ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE"),
              ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE", "CF_ABL_RAWEPI", "CF_ABL_NOSTORE"))
