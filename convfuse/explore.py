@@ -709,6 +709,9 @@ TWENTY_FIFTH = {
     "parts": (LOG_DIR_3D / "call3" / "time.log", "the registered build without its epilogue's math, without its stores, "
               "without both (ablations: wrong outputs, timed only)"),
     "parts (again)": (LOG_DIR_3D / "call3" / "time2.log", "the same builds, a second run in reverse order"),
+    "floors": (LOG_DIR_3D / "call4" / "time.log", "the recorded build and the build before boxes of two rows, each in full "
+               "and without epilogue math and stores (ablations: wrong outputs, timed only)"),
+    "floors (again)": (LOG_DIR_3D / "call4" / "time2.log", "the same builds, a second run in reverse order"),
 }
 _logs("twenty-fifth", TWENTY_FIFTH)
 COUNTERS_25 = {"gpu__time_duration.sum": "ms (ncu)", "smsp__inst_executed.sum": "warp instructions",
@@ -718,7 +721,8 @@ L2_25 = {"lts__t_sectors_srcunit_tex_op_read.sum": "L2 read sectors from the SMs
          "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum": "misses"}
 NCU_TWENTY_FIFTH = {"counters": (LOG_DIR_3D / "call1" / "ncu.log", COUNTERS_25),
                     "L2 reads": (LOG_DIR_3D / "call2" / "ncu2.log", L2_25),
-                    "parts": (LOG_DIR_3D / "call3" / "ncu.log", {**COUNTERS_24, "dram__bytes_read.sum": "DRAM read (bytes)"})}
+                    "parts": (LOG_DIR_3D / "call3" / "ncu.log", {**COUNTERS_24, "dram__bytes_read.sum": "DRAM read (bytes)"}),
+                    "floors": (LOG_DIR_3D / "call4" / "ncu.log", COUNTERS_24)}
 SKIP25_CHECKS = {"printed": LOG_DIR_3D / "call1" / "call.log",
                  **{t: LOG_DIR_3D / "call1" / f"san_{t}.log" for t in ("memcheck", "racecheck", "synccheck")}}
 

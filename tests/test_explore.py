@@ -1044,3 +1044,10 @@ def test_the_twenty_fifth_sessions_skipped_rows_run_slower_and_read_the_input_fr
     for call in ("parts", "parts (again)"):
         floor = t.loc[(call, reg + " -DCF_ABL_RAWEPI -DCF_ABL_NOSTORE"), "median ms"]
         assert 0.65 < floor < 0.70 and 0.80 < t.loc[(call, reg), "median ms"] < 0.82
+    # call 4: boxes of two rows raise the floor (same instructions) and lower the full build
+    old, abl = reg + " -UCF_GROUP=2 -UCF_GELU_Q3 -UCF_GELU_HALF", " -DCF_ABL_RAWEPI -DCF_ABL_NOSTORE"
+    for call in ("floors", "floors (again)"):
+        assert t.loc[(call, reg + abl), "median ms"] > t.loc[(call, old + abl), "median ms"] + 0.04
+        assert t.loc[(call, reg), "median ms"] < t.loc[(call, old), "median ms"] - 0.06
+    f = E.launch_metrics(*E.NCU_TWENTY_FIFTH["floors"])["warp instructions"]
+    assert f[reg + abl] == pytest.approx(f[old + abl], rel=0.002)
