@@ -537,6 +537,31 @@ inline bool cf_encode_tma_4d(CUtensorMap* map, const float* base, const uint64_t
                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
+// A TMA map of an FP32 tensor of rank R (2..5) with explicit strides (bytes, dims 1..R-1; dim 0 is dense), so that a
+// box can take the dims in another order than memory does (conv3d 04b's CF_BOX_ROWMAP: a box's channel rows permuted).
+template <int R>
+inline bool cf_encode_tma_strided(CUtensorMap* map, const float* base, const uint64_t (&dims)[R],
+                                  const uint64_t (&strides)[R - 1], const uint32_t (&box)[R]) {
+    static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+        void* fn = nullptr;
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+            q != cudaDriverEntryPointSuccess)
+            fn = nullptr;
+        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+    }();
+    if (!encode || reinterpret_cast<uintptr_t>(base) % 16 != 0) return false;
+    cuuint64_t gdims[R], gstr[R - 1];
+    cuuint32_t boxd[R], estr[R];
+    for (int i = 0; i < R; ++i) { gdims[i] = dims[i]; boxd[i] = box[i]; estr[i] = 1; }
+    for (int i = 0; i < R - 1; ++i) {
+        if (strides[i] % 16 != 0) return false;
+        gstr[i] = strides[i];
+    }
+    return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, R, const_cast<float*>(base), gdims, gstr, boxd, estr,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
 // Grid of a persistent kernel: as many blocks as fit on the device at once, at most `blocks`.
 template <typename Kernel>
 inline const char* cf_persistent_grid(Kernel kernel, int threads, size_t smem, long long blocks, int sms,

@@ -613,6 +613,18 @@ constexpr int PROD_FLOATS = 0;
 #if defined(CF_DWIN_N128) && (!defined(CF_DWIN) || defined(CF_DWIN_CHAN) || defined(CF_DWIN_STEP) || (defined(CF_GROUP) && CF_GROUP != 4))
 #error "CF_DWIN_N128 is a variant of CF_DWIN (its staging's: not with CF_DWIN_CHAN or CF_DWIN_STEP; one box of 4 rows)"
 #endif
+#ifdef CF_BOX_ROWMAP
+// CF_BOX_ROWMAP (candidate, with boxes of two rows): a box row is 2 x 62 = 124 floats, 28 banks on, so the 8 channel
+// rows one st.shared.v2 writes (lanes gid 0-7, 8 floats each) start 4 banks apart and the rows of gid g and g + 1
+// overlap: in each half-warp's phase (gid 0-3, 4-7) two lanes share a bank, 4 wavefronts where 2 would do (with one
+// box of four rows, 248 floats, 24 banks on: 8 apart, none shared). The box takes its channel rows in another order,
+// row(c) = 8 (c / 8) + 2 (c % 4) + (c / 4) % 2, so that gid 0-3 write rows 0, 2, 4, 6 (0, 24, 16, 8 banks on) and gid
+// 4-7 rows 1, 3, 5, 7; the copy reads them back in that order through a 5-D map of y whose channel dims are (c / 4) % 2,
+// c % 4, c / 8 (strides 4, 1, 8 planes), so global memory gets the usual order.
+#if !defined(CF_GROUP_STORE) || !defined(CF_GROUP) || CF_GROUP != 2 || defined(CF_DWIN_N128)
+#error "CF_BOX_ROWMAP: with the group store in boxes of two rows (CF_GROUP=2), not CF_DWIN_N128"
+#endif
+#endif
 #if defined(CF_DWIN_SKIP) && (!defined(CF_DWIN) || defined(CF_DWIN_N128) || !defined(CF_GROUP) || CF_GROUP != 2)
 #error "CF_DWIN_SKIP: the sweep with boxes of two rows (a plane's last group repeats its first pair's rows)"
 #endif
@@ -1400,6 +1412,14 @@ __device__ __forceinline__ void tma_store_4d(const CUtensorMap* map, const void*
                  :: "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
                  : "memory");
 }
+#ifdef CF_BOX_ROWMAP
+__device__ __forceinline__ void tma_store_5d(const CUtensorMap* map, const void* src, int c0, int c1, int c2, int c3,
+                                             int c4) {
+    asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];\n"
+                 :: "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
+                    "r"(c4) : "memory");
+}
+#endif
 __device__ __forceinline__ void store_tile_tma(const float (&acc)[NACC], const float2* schan, float* sout,
                                                const CUtensorMap* ymap, float* __restrict__ y, const Geom& g,
                                                TileCoord tc, int warp, int lane, float scale = 1.0f) {
@@ -1494,7 +1514,12 @@ __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float
     }
     }
     if (slot < GROUP - 1 && round > 0) mbar_wait(empty, (round - 1) & 1);   // the last round's copy has read the box
-    const uint32_t lane_box = smem_addr(box) + 4u * (gid * GPX + slot * TW + 2 * tq);
+#ifdef CF_BOX_ROWMAP
+    const int brow = 2 * (gid & 3) + (gid >> 2);       // channel gid's row in the box; channel gid + 8's is 8 rows on
+#else
+    const int brow = gid;
+#endif
+    const uint32_t lane_box = smem_addr(box) + 4u * (brow * GPX + slot * TW + 2 * tq);
     CF_UNLESS_SKIP {
 #pragma unroll
     for (int h = 0; h < 2; ++h)
@@ -1513,7 +1538,11 @@ __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float
     if (lane == 0) {
 #ifndef CF_ABL_NOSTORE
         CF_UNLESS_SKIP {
+#ifdef CF_BOX_ROWMAP
+            tma_store_5d(ymap, box, (tc.od * g.Ho + tc.oh0 - (GROUP - 1)) * g.Wo, 0, 0, 2 * warp, tc.n);
+#else
             tma_store_4d(ymap, box, (tc.od * g.Ho + tc.oh0 - (GROUP - 1)) * g.Wo, 16 * warp, tc.n, 0);
+#endif
             bulk_commit();
         }
 #ifdef CF_GROUP_LAZY
@@ -2872,8 +2901,16 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     const uint32_t box0 = TBOX;
     const bool group_shape = false;
 #endif
+#ifdef CF_BOX_ROWMAP
+    // y as [n][c / 8][c % 4][(c / 4) % 2][plane] read innermost first: pixels, (c / 4) % 2, c % 4, c / 8, n
+    const uint64_t pb = (uint64_t)plane * 4;
+    g.ytma = g.ylean && plane % 4 == 0 && plane < 0x80000000LL &&
+             cf_encode_tma_strided<5>(&ymap, a.y, {(uint64_t)plane, 2, 4, (uint64_t)COUT / 8, (uint64_t)a.N},
+                                      {4 * pb, pb, 8 * pb, (uint64_t)COUT * pb}, {box0, 2, 4, 2, 1});
+#else
     g.ytma = g.ylean && plane % 4 == 0 && plane < 0x80000000LL &&
              cf_encode_tma_4d(&ymap, a.y, {(uint64_t)plane, (uint64_t)COUT, (uint64_t)a.N, 1}, {box0, 16, 1, 1});
+#endif
     g.ygroup = g.ytma && group_shape;
 #if defined(CF_PRODUCER) || defined(CF_TMA_STAGE)
     CUtensorMap xmap{};
