@@ -431,7 +431,11 @@ _MEASURED_ON_BOX2 = (
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN_SKIP", "CF_DWIN_WEIGHT=40")),
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN_SKIP", "CF_DWIN_WEIGHT=32")),
 )
-_WAITING = ()   # prepared and compiled, not yet measured: none
+# Prepared and compiled, not yet measured (twenty-fifth session: its last device-seconds could not start a machine;
+# notes/next_call_conv3d_box_rowmap.sh, the prediction in notes/kernel_log.md): boxes of two rows put a pair's shared
+# stores in bank conflicts (124 floats a row, 28 banks on), the likely cause of the 0.05 ms their floor rose by
+# (explore-2026-12-03d/call4); the box's channel rows reordered so none conflict, the copy through a 5-D map of y
+_WAITING = (("conv3d", "04b_wgmma_tf32", ("CF_BOX_ROWMAP",)),)
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _MEASURED_ON_SWEEP + _MEASURED_ON_BOX2 \
     + _WAITING
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).

@@ -748,3 +748,21 @@ def c3_dwin_block_tiles(x: np.ndarray, w: np.ndarray, grid: int, block: int, wav
             yield (n, od, oh0 + wg), acc[:, :C3_TW]
         if r + 2 < len(order):
             el += stage(*order[r + 2], el % C3_DW_SLOTS)
+
+
+def c3_box_store_wavefronts(pitch: int, rowmap: bool = False, phase: int = 16) -> int:
+    """Shared-memory wavefronts of one of store_tile_group's st.shared.v2 (a warp's 8 channel rows gid 0-7 at box row
+    pitch `pitch` floats, lanes tq 0-3 two floats each), if 8-byte stores run in phases of `phase` lanes (16: two
+    half-warps) and a phase takes as many wavefronts as its most-used bank has distinct 4-byte words. With `rowmap`
+    (CF_BOX_ROWMAP) channel gid sits in box row 2 (gid % 4) + gid / 4."""
+    total = 0
+    for p0 in range(0, 32, phase):
+        banks = {}
+        for lane in range(p0, p0 + phase):
+            gid, tq = lane >> 2, lane & 3
+            row = 2 * (gid & 3) + (gid >> 2) if rowmap else gid
+            for w in (0, 1):
+                word = row * pitch + 2 * tq + w
+                banks.setdefault(word % 32, set()).add(word)
+        total += max(len(v) for v in banks.values())
+    return total
