@@ -516,11 +516,12 @@ inline const char* cf_conv3d_shape(const ConvArgs& a, const char* name) {
         return cf_message(name, " computes a valid (unpadded) stride-1 conv: Do = D-2, Ho = H-2, Wo = W-2");
     return nullptr;
 }
+// cuTensorMapEncodeTiled is a driver function: reached through the runtime's entry-point query, so the extension
+// needs no -lcuda; null where the driver lacks it.
 // A TMA map of a 4-D FP32 tensor (dims innermost first, densely packed) with box `box`; out-of-range elements
-// read as zero. cuTensorMapEncodeTiled is a driver function: reached through the runtime's entry-point query, so
-// the extension needs no -lcuda. False where TMA cannot take the tensor (base not 16-byte aligned, a row's bytes
+// read as zero. False where TMA cannot take the tensor (base not 16-byte aligned, a row's bytes
 // not a multiple of 16) or the driver lacks the function: the kernel then copies with cp.async.
-inline bool cf_encode_tma_4d(CUtensorMap* map, const float* base, const uint64_t (&dims)[4], const uint32_t (&box)[4]) {
+inline PFN_cuTensorMapEncodeTiled_v12000 cf_tma_encoder() {
     static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
         void* fn = nullptr;
         cudaDriverEntryPointQueryResult q;
@@ -529,6 +530,10 @@ inline bool cf_encode_tma_4d(CUtensorMap* map, const float* base, const uint64_t
             fn = nullptr;
         return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
     }();
+    return encode;
+}
+inline bool cf_encode_tma_4d(CUtensorMap* map, const float* base, const uint64_t (&dims)[4], const uint32_t (&box)[4]) {
+    const PFN_cuTensorMapEncodeTiled_v12000 encode = cf_tma_encoder();
     if (!encode || reinterpret_cast<uintptr_t>(base) % 16 != 0 || (dims[0] * 4) % 16 != 0) return false;
     const cuuint64_t gdims[4] = {dims[0], dims[1], dims[2], dims[3]};
     const cuuint64_t strides[3] = {dims[0] * 4, dims[0] * dims[1] * 4, dims[0] * dims[1] * dims[2] * 4};
@@ -542,14 +547,7 @@ inline bool cf_encode_tma_4d(CUtensorMap* map, const float* base, const uint64_t
 template <int R>
 inline bool cf_encode_tma_strided(CUtensorMap* map, const float* base, const uint64_t (&dims)[R],
                                   const uint64_t (&strides)[R - 1], const uint32_t (&box)[R]) {
-    static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
-        void* fn = nullptr;
-        cudaDriverEntryPointQueryResult q;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-            q != cudaDriverEntryPointSuccess)
-            fn = nullptr;
-        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-    }();
+    const PFN_cuTensorMapEncodeTiled_v12000 encode = cf_tma_encoder();
     if (!encode || reinterpret_cast<uintptr_t>(base) % 16 != 0) return false;
     cuuint64_t gdims[R], gstr[R - 1];
     cuuint32_t boxd[R], estr[R];
