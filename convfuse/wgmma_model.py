@@ -530,7 +530,7 @@ def c3_dwin_tail_cut(b: int, grid: int, full: int, tail: int, do: int, groups: i
     the mean cost less the cost of its full waves, the cut the sum of the shares before it, in 64ths, clamped to the
     leftovers and moved past a unit's last round."""
     def skips_before(b):        # units of a last group among blocks < b's full waves
-        return sum((b + groups - 1 - (groups - 1 - i * grid % groups)) // groups for i in range(full))
+        return sum((b + i * grid % groups) // groups for i in range(full))
     unit, save = 64 * do, (64 - weight) * do
     total = unit * full * grid - save * skips_before(grid) + 64 * tail
     t = (b * total - grid * (unit * full * b - save * skips_before(b))) // (64 * grid)

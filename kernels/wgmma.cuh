@@ -518,9 +518,6 @@ inline const char* cf_conv3d_shape(const ConvArgs& a, const char* name) {
 }
 // cuTensorMapEncodeTiled is a driver function: reached through the runtime's entry-point query, so the extension
 // needs no -lcuda; null where the driver lacks it.
-// A TMA map of a 4-D FP32 tensor (dims innermost first, densely packed) with box `box`; out-of-range elements
-// read as zero. False where TMA cannot take the tensor (base not 16-byte aligned, a row's bytes
-// not a multiple of 16) or the driver lacks the function: the kernel then copies with cp.async.
 inline PFN_cuTensorMapEncodeTiled_v12000 cf_tma_encoder() {
     static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
         void* fn = nullptr;
@@ -531,16 +528,6 @@ inline PFN_cuTensorMapEncodeTiled_v12000 cf_tma_encoder() {
         return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
     }();
     return encode;
-}
-inline bool cf_encode_tma_4d(CUtensorMap* map, const float* base, const uint64_t (&dims)[4], const uint32_t (&box)[4]) {
-    const PFN_cuTensorMapEncodeTiled_v12000 encode = cf_tma_encoder();
-    if (!encode || reinterpret_cast<uintptr_t>(base) % 16 != 0 || (dims[0] * 4) % 16 != 0) return false;
-    const cuuint64_t gdims[4] = {dims[0], dims[1], dims[2], dims[3]};
-    const cuuint64_t strides[3] = {dims[0] * 4, dims[0] * dims[1] * 4, dims[0] * dims[1] * dims[2] * 4};
-    const cuuint32_t boxd[4] = {box[0], box[1], box[2], box[3]}, estr[4] = {1, 1, 1, 1};
-    return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, const_cast<float*>(base), gdims, strides, boxd, estr,
-                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 // A TMA map of an FP32 tensor of rank R (2..5) with explicit strides (bytes, dims 1..R-1; dim 0 is dense), so that a
 // box can take the dims in another order than memory does (conv3d 04b's CF_BOX_ROWMAP: a box's channel rows permuted).
@@ -559,6 +546,13 @@ inline bool cf_encode_tma_strided(CUtensorMap* map, const float* base, const uin
     return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, R, const_cast<float*>(base), gdims, gstr, boxd, estr,
                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+// A TMA map of a 4-D FP32 tensor (dims innermost first, densely packed) with box `box`; out-of-range elements
+// read as zero. False where TMA cannot take the tensor (base not 16-byte aligned, a row's bytes
+// not a multiple of 16) or the driver lacks the function: the kernel then copies with cp.async.
+inline bool cf_encode_tma_4d(CUtensorMap* map, const float* base, const uint64_t (&dims)[4], const uint32_t (&box)[4]) {
+    return cf_encode_tma_strided<4>(map, base, dims, {dims[0] * 4, dims[0] * dims[1] * 4, dims[0] * dims[1] * dims[2] * 4},
+                                    box);
 }
 // Grid of a persistent kernel: as many blocks as fit on the device at once, at most `blocks`.
 template <typename Kernel>

@@ -1762,7 +1762,7 @@ __device__ __forceinline__ DwOrder dw_order(const Geom& g) {
         const int G = g.dw_groups, grid = (int)gridDim.x;
         auto skips_before = [&](int b) {
             long long n = 0;
-            for (int i = 0; i < full; ++i) n += (b + G - 1 - (G - 1 - (int)((long long)i * grid % G))) / G;
+            for (int i = 0; i < full; ++i) n += (b + (int)((long long)i * grid % G)) / G;   // b' < b, b' + i grid = G - 1 mod G
             return n;
         };
         const long long unit = 64LL * g.Do, save = (64LL - CF_DWIN_WEIGHT) * g.Do;
