@@ -99,7 +99,12 @@ _CONV3D_TF32_SWEEP = ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY", "CF_DWIN_BRAN
 # with the clamped GELU's degree-3 polynomial and the GELU of the halved clamp (common.cuh): 0.816, 0.817 vs 0.887,
 # 0.886 (H200 2026-12-03, explore-2026-12-03c/call3-4; notes/kernel_log.md, twenty-fourth session)
 _CONV3D_TF32_BOX2 = ("CF_GROUP=2", "CF_GELU_Q3", "CF_GELU_HALF")
-_CONV3D_TF32_ONLY = ("CF_EPI_FOLD", "CF_LOAD_ADDR", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_TF32_SWEEP + _CONV3D_TF32_BOX2
+# the boxes' channel rows in the order 8 (c / 8) + 2 (c % 4) + (c / 4) % 2, free of shared-store bank conflicts, copied
+# out through a 5-D map of y: 0.799, 0.797 vs 0.814, 0.812 (floor 0.636, 0.632 vs 0.690, 0.686; ncu store bank
+# conflicts 1.25 M vs 16.3 M) (H200 2026-12-03, explore-2026-12-03e/call1; notes/kernel_log.md, twenty-sixth session)
+_CONV3D_TF32_ROWMAP = ("CF_BOX_ROWMAP",)
+_CONV3D_TF32_ONLY = ("CF_EPI_FOLD", "CF_LOAD_ADDR", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_TF32_SWEEP \
+    + _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP
 # FP16: the group stores under a window of input rows per round shared by the block's warpgroups, staged after the
 # round's stores, w_hi alone and two sets of group boxes: 0.775, 0.776, 0.774 vs 0.817, 0.817, 0.829 (H200 2026-12-02,
 # explore-2026-12-02e/call5-6; notes/kernel_log.md, sixteenth session); and the last slot's lane waiting for the previous
@@ -265,7 +270,7 @@ _MEASURED_BEFORE_CUTS = (
 # Registered 2026-12-02 (the kernels' headers say why and what each measured). Every candidate above was measured
 # without them, so it leaves out those its variant is now built with ("-NAME"), and stays the build that was measured.
 _CUTS = ("CF_LOAD_ADDR", "CF_DESC_UNIFORM", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_FP16_ONLY[1:] + _CONV3D_TF32_SWEEP \
-    + _CONV3D_TF32_BOX2
+    + _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP
 
 
 def _spelled_against(candidates, cuts) -> tuple:
@@ -387,7 +392,7 @@ _MEASURED_ON_CURRENT = _spelled_against((
     # bitwise equal, protocol 12/12, sanitizers clean, slower: 0.917, 0.917 vs 0.885, 0.883 (832 warp instructions per
     # warp tile against 820: its load path fell from 23.5 to 10.9, and LOP3/LEA grew around the group store at 128 registers)
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY", "CF_DWIN_BRANCH", "CF_DWIN_STEP")),
-), lambda k: _CONV3D_TF32_SWEEP + _CONV3D_TF32_BOX2)
+), lambda k: _CONV3D_TF32_SWEEP + _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP)
 # H200, 2026-12-03 10:48 UTC (results/device-logs/explore-2026-12-03c/call1-2; twenty-fourth session), on the registered
 # build (its depth sweep): each cut of warp instructions ran slower. All 12/12 under the protocol; CF_DESC_HI and
 # CF_DWIN_N128 bitwise equal (84 cases); memcheck clean (all three; N128 with them). Two or three timings against the
@@ -419,8 +424,8 @@ _MEASURED_ON_SWEEP = _spelled_against((
     ("conv3d", "04b_wgmma_tf32", ("CF_GROUP=2", "CF_GELU_Q3", "CF_DESC_HI")),
     ("conv3d", "04b_wgmma_tf32", ("CF_GROUP=2", "CF_GELU_Q3", "CF_GELU_HALF")),
     ("conv3d", "04b_wgmma_tf32", ("CF_GROUP=2", "CF_GELU_HALF")),
-), lambda k: _CONV3D_TF32_BOX2)   # registered 2026-12-03 (the last but one of these); the others spelled against it
-_MEASURED_ON_BOX2 = (
+), lambda k: _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP)   # registered 2026-12-03 (the last but one of these)
+_MEASURED_ON_BOX2 = _spelled_against((
     # H200, 2026-12-03 13:06 UTC (results/device-logs/explore-2026-12-03d/call1; twenty-fifth session), on the build
     # registered with boxes of two rows: a plane's last group skips the rows the group before computed (CF_DWIN_SKIP), alone and with
     # the leftover rounds dealt by cost (CF_DWIN_WEIGHT=48, 40, 32); bitwise equal, 12/12, W = 40's three sanitizers
@@ -430,12 +435,11 @@ _MEASURED_ON_BOX2 = (
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN_SKIP", "CF_DWIN_WEIGHT=48")),
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN_SKIP", "CF_DWIN_WEIGHT=40")),
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN_SKIP", "CF_DWIN_WEIGHT=32")),
-)
-# Prepared and compiled, not yet measured (twenty-fifth session: its last device-seconds could not start a machine;
-# notes/next_call_conv3d_box_rowmap.sh, the prediction in notes/kernel_log.md): boxes of two rows put a pair's shared
-# stores in bank conflicts (124 floats a row, 28 banks on), the likely cause of the 0.05 ms their floor rose by
-# (explore-2026-12-03d/call4); the box's channel rows reordered so none conflict, the copy through a 5-D map of y
-_WAITING = (("conv3d", "04b_wgmma_tf32", ("CF_BOX_ROWMAP",)),)
+    # H200, 2026-12-03 15:00 UTC (explore-2026-12-03e/call1; twenty-sixth session): prepared by the twenty-fifth, whose
+    # last device-seconds could not start a machine; measured faster and registered (_CONV3D_TF32_ROWMAP)
+    ("conv3d", "04b_wgmma_tf32", ("CF_BOX_ROWMAP",)),
+), lambda k: _CONV3D_TF32_ROWMAP)
+_WAITING = ()   # candidates compiled but not yet measured: none now
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _MEASURED_ON_SWEEP + _MEASURED_ON_BOX2 \
     + _WAITING
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).

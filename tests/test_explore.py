@@ -572,17 +572,21 @@ def test_the_group_store_is_registered_for_tf32_and_fp16_and_candidates_keep_the
     # measured on the registration of then: the TF32 ones leave out at most the depth sweep's defines (registered
     # after them, and the boxes of two rows with their GELU), the FP16 ones what came after them; those measured on
     # the sweep, at most the boxes of two rows with their GELU (registered after them)
-    later = R._CONV3D_TF32_SWEEP + R._CONV3D_TF32_BOX2
+    later = R._CONV3D_TF32_SWEEP + R._CONV3D_TF32_BOX2 + R._CONV3D_TF32_ROWMAP
     assert all(x[1:] in later for p, k, d in R._MEASURED_ON_CURRENT if k != "04b_wgmma_fp16" for x in d if x.startswith("-"))
-    assert all(x[1:] in R._CONV3D_TF32_BOX2 for p, k, d in R._MEASURED_ON_SWEEP for x in d if x.startswith("-"))
-    assert set(R._CONV3D_TF32_BOX2) <= set(R.get("conv3d", "04b_wgmma_tf32").defines)
-    assert ("conv3d", "04b_wgmma_tf32", ("-CF_GROUP=2", "-CF_GELU_Q3", "-CF_GELU_HALF")) in R.CANDIDATES
+    after_sweep = R._CONV3D_TF32_BOX2 + R._CONV3D_TF32_ROWMAP
+    assert all(x[1:] in after_sweep for p, k, d in R._MEASURED_ON_SWEEP for x in d if x.startswith("-"))
+    assert set(after_sweep) <= set(R.get("conv3d", "04b_wgmma_tf32").defines)
+    assert ("conv3d", "04b_wgmma_tf32", ("-CF_GROUP=2", "-CF_GELU_Q3", "-CF_GELU_HALF", "-CF_BOX_ROWMAP")) in R.CANDIDATES
+    # the build the 13:15 record measured (boxes of two rows, their rows in channel order) stays a candidate
+    assert ("conv3d", "04b_wgmma_tf32", ("-CF_BOX_ROWMAP",)) in R.CANDIDATES
     assert set(R._CONV3D_TF32_SWEEP) <= set(R.get("conv3d", "04b_wgmma_tf32").defines)
     assert ("conv3d", "04b_wgmma_tf32", ("CF_PRODUCER",) + tuple(f"-{x}" for x in later)) \
         in R._MEASURED_ON_CURRENT
     fp16 = [d for p, k, d in R._MEASURED_ON_CURRENT if k == "04b_wgmma_fp16"]
     assert fp16 and all(any(x[1:] in R._CONV3D_FP16_ONLY for x in d if x.startswith("-")) for d in fp16)
-    assert not any(x.startswith("-") for p, k, d in R._MEASURED_ON_BOX2 for x in d)   # measured on the registration
+    # measured on the registration with boxes of two rows: they leave out at most the rows' new order
+    assert all(x == "-CF_BOX_ROWMAP" for p, k, d in R._MEASURED_ON_BOX2 for x in d if x.startswith("-"))
     assert set(R.CANDIDATES) == set(before) | set(R._MEASURED_ON_CURRENT) | set(R._MEASURED_ON_SWEEP) \
         | set(R._MEASURED_ON_BOX2) | set(R._WAITING)
 
