@@ -930,12 +930,21 @@ def parse_key(problem: str, key: str) -> Build:
     return Build(base, tuple(defines))
 
 
-def read_log(path: Path) -> dict:
-    """{"timings": DataFrame, "checks": DataFrame} of one check_variant log."""
-    timings, checks, problem = [], [], None
-    for line in Path(path).read_text().splitlines():
+class Run(NamedTuple):
+    """The `nth` (from 0) timing run of a log that holds several, a call's printed log (call.log) where its own
+    check_variant logs did not come back from the device."""
+    log: Path
+    nth: int
+
+
+def read_log(path: Path | Run) -> dict:
+    """{"timings": DataFrame, "checks": DataFrame} of one check_variant log (of one run of it, for a Run)."""
+    timings, checks, problem, runs = [], [], None, -1
+    log, nth = (path.log, path.nth) if isinstance(path, Run) else (path, None)
+    for line in Path(log).read_text().splitlines():
         if m := _TIMING.match(line):
-            problem = m.group(1)
+            runs += 1
+            problem = m.group(1) if nth is None or runs == nth else None
             continue
         if problem and (m := _TIME_ROW.match(line)):
             timings.append({"problem": problem, "build": m.group(1), "median_ms": float(m.group(2)),
