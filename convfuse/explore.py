@@ -22,6 +22,13 @@ LOG_DIR = R.ROOT / "results" / "device-logs" / "explore-2026-12-01"
 # (1), (3) conv3d's CF_OUT_SMEM with cheaper addressing, (4) three one-line switches. (3) and (4) ran
 # versions of the kernel files that are not committed (they lost; their diffs are in notes/patches/).
 # Log 1 ran before conv2d's 04b_wgmma_tf32 was built with -DCF_GELU_FAST: its conv2d builds use erff.
+class Run(NamedTuple):
+    """The `nth` (from 0) timing run of a log that holds several, a call's printed log (call.log) where its own
+    check_variant logs did not come back from the device."""
+    log: Path
+    nth: int
+
+
 LOGS = {"explore-1": LOG_DIR / "explore.log", "explore-2": LOG_DIR / "explore2.log",
         "explore-3": LOG_DIR / "explore3.log", "explore-4": LOG_DIR / "explore4.log"}
 
@@ -725,6 +732,39 @@ NCU_TWENTY_FIFTH = {"counters": (LOG_DIR_3D / "call1" / "ncu.log", COUNTERS_25),
                     "floors": (LOG_DIR_3D / "call4" / "ncu.log", COUNTERS_24)}
 SKIP25_CHECKS = {"printed": LOG_DIR_3D / "call1" / "call.log",
                  **{t: LOG_DIR_3D / "call1" / f"san_{t}.log" for t in ("memcheck", "racecheck", "synccheck")}}
+# The twenty-sixth session (2026-12-03 from 14:58 UTC; results/device-logs/explore-2026-12-03e/): the box rows' order
+# (CF_BOX_ROWMAP, prepared by the twenty-fifth) against the build registered then, with both floors (call 1); after
+# its registration and the record, the cuts left and the recorded build's parts (call 2). The device tool returned
+# at most 8 files a call, so each call's two timing runs are read from its printed log (Run). In call 1 the plain
+# "04b_wgmma_tf32" is the build registered then (without the order), spelled by today's registry as the registration.
+LOG_DIR_3E = R.ROOT / "results" / "device-logs" / "explore-2026-12-03e"
+RECORD_TWENTY_FIFTH = LOG_DIR_3E / "record" / "record-2026-12-03T1315.json"   # the record the 15:07 UTC one replaced
+TWENTY_SIXTH = {
+    "row order": (Run(LOG_DIR_3E / "call1" / "call.log", 0), "the box's channel rows in the conflict-free order against "
+                  "the build registered then, each in full and without epilogue math and stores (ablations: timed only)"),
+    "row order (again)": (Run(LOG_DIR_3E / "call1" / "call.log", 1), "the same builds, a second run in reverse order"),
+    "cuts and parts": (Run(LOG_DIR_3E / "call2" / "call.log", 0), "after the record: the descriptors' high words, the "
+                       "halved clamp left out, the build before the row order, and the recorded build without its "
+                       "epilogue's math or its copies (ablations: timed only)"),
+    "cuts and parts (again)": (Run(LOG_DIR_3E / "call2" / "call.log", 1), "the same builds, a second run in reverse order"),
+}
+_logs("twenty-sixth", TWENTY_SIXTH)
+COUNTERS_26 = {"gpu__time_duration.sum": "ms (ncu)", "smsp__inst_executed.sum": "warp instructions",
+               "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": "shared-store bank conflicts",
+               "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": "shared-store wavefronts",
+               "dram__bytes_write.sum": "DRAM write (bytes)"}
+STALLS_26 = {"gpu__time_duration.sum": "ms (ncu)", "sm__cycles_elapsed.avg.per_second": "SM clock (GHz)",
+             "smsp__inst_executed.sum": "warp instructions",
+             "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": "shared-store bank conflicts",
+             "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": "shared-load bank conflicts",
+             "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio": "barrier stalls per issue",
+             "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio": "long-scoreboard stalls per issue",
+             "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio": "wait stalls per issue"}
+NCU_TWENTY_SIXTH = {"row order": (LOG_DIR_3E / "call1" / "call.log", COUNTERS_26),
+                    "cuts and parts": (LOG_DIR_3E / "call2" / "call.log", STALLS_26)}
+ROWMAP26_CHECKS = {"printed": LOG_DIR_3E / "call1" / "call.log", "bitwise": LOG_DIR_3E / "call1" / "bitwise.log",
+                   **{t: LOG_DIR_3E / "call1" / f"san_{t}.log" for t in ("memcheck", "racecheck", "synccheck")},
+                   "printed, after the record": LOG_DIR_3E / "call2" / "call.log"}
 
 
 
@@ -928,13 +968,6 @@ def parse_key(problem: str, key: str) -> Build:
                 name = f"{v}={m.group(1)}"
         defines.append(("-" if neg else "") + name)     # "-NAME": a registered define left out
     return Build(base, tuple(defines))
-
-
-class Run(NamedTuple):
-    """The `nth` (from 0) timing run of a log that holds several, a call's printed log (call.log) where its own
-    check_variant logs did not come back from the device."""
-    log: Path
-    nth: int
 
 
 def read_log(path: Path | Run) -> dict:

@@ -387,7 +387,14 @@
 //   leftover rounds dealt by cost (CF_DWIN_WEIGHT = 48, 40, 32) 0.856, 0.875, 0.899. The registered build reads its
 //   input from DRAM once (274 MB for 268) because its blocks run in step and neighbouring units' shared rows hit L2 on
 //   their second read (3.89 M of 12.35 M L2 read sectors); a block that skips runs ahead, the hits fall to 2.76 M and
-//   DRAM reads rise to 334 MB.
+//   DRAM reads rise to 334 MB. Without its epilogue's math and stores the build takes 0.686-0.692 against 0.640 for
+//   one box of four rows (same 196 M warp instructions): boxes of two rows raised the floor.
+// Twenty-sixth session (2026-12-03 from 14:58 UTC; results/device-logs/explore-2026-12-03e/): why, and the fix.
+//   CF_BOX_ROWMAP (below: the box's channel rows in a conflict-free order, the copy through a 5-D map of y): bitwise
+//   equal, 12/12, memcheck / racecheck / synccheck clean; 0.799, 0.797 vs 0.814, 0.812, floors 0.636, 0.632 vs 0.690,
+//   0.686; ncu shared-store bank conflicts 16.3 M -> 1.25 M at the same 339 M warp instructions. Registered; the 15:07
+//   UTC record 0.797 ms (12.69x eager, 7.33x torch.compile). On it (call 2): CF_DESC_HI 0.804 vs 0.802 (no faster),
+//   the halved clamp left out 0.813; parts: epilogue math off 0.717, copies off 0.752, both 0.634.
 
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory (so the MMAs multiply
@@ -614,7 +621,7 @@ constexpr int PROD_FLOATS = 0;
 #error "CF_DWIN_N128 is a variant of CF_DWIN (its staging's: not with CF_DWIN_CHAN or CF_DWIN_STEP; one box of 4 rows)"
 #endif
 #ifdef CF_BOX_ROWMAP
-// CF_BOX_ROWMAP (candidate, with boxes of two rows): a box row is 2 x 62 = 124 floats, 28 banks on, so the 8 channel
+// CF_BOX_ROWMAP (registered 2026-12-03 for TF32, with boxes of two rows; the header's twenty-sixth session): a box row is 2 x 62 = 124 floats, 28 banks on, so the 8 channel
 // rows one st.shared.v2 writes (lanes gid 0-7, 8 floats each) start 4 banks apart and the rows of gid g and g + 1
 // overlap: in each half-warp's phase (gid 0-3, 4-7) two lanes share a bank, 4 wavefronts where 2 would do (with one
 // box of four rows, 248 floats, 24 banks on: 8 apart, none shared). The box takes its channel rows in another order,
