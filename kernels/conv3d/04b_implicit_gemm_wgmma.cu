@@ -632,6 +632,17 @@ constexpr int PROD_FLOATS = 0;
 #error "CF_BOX_ROWMAP: with the group store in boxes of two rows (CF_GROUP=2), not CF_DWIN_N128"
 #endif
 #endif
+#ifdef CF_GROUP_DEFER
+// CF_GROUP_DEFER (candidate, 2026-12-03, twenty-sixth session): the last slot's warp issues its box's copy and goes on;
+// the wait for the engine to have read the box, and the EMPTY arrive that frees it for the partner, move to the next
+// round, right after this warpgroup has issued its wgmmas (group_release), so that they overlap its MMAs instead of
+// holding the warp (and with it the turn order) in the store. The partner needs the box only after its own next MMAs
+// and epilogue math, which its turn put before this warpgroup's issue. The registered build's copies cost 0.05 ms
+// (CF_ABL_NOSTORE, explore-2026-12-03e/call2).
+#if !defined(CF_DWIN) || !defined(CF_GROUP_STORE) || defined(CF_DWIN_N128) || defined(CF_DWIN_SKIP) || defined(CF_GROUP_DOUBLE)
+#error "CF_GROUP_DEFER: the depth sweep's group store (one set of boxes; not CF_DWIN_N128 or CF_DWIN_SKIP)"
+#endif
+#endif
 #if defined(CF_DWIN_SKIP) && (!defined(CF_DWIN) || defined(CF_DWIN_N128) || !defined(CF_GROUP) || CF_GROUP != 2)
 #error "CF_DWIN_SKIP: the sweep with boxes of two rows (a plane's last group repeats its first pair's rows)"
 #endif
@@ -1487,6 +1498,8 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[NACC], const f
 // writes its 16 channels' row into slot wg % GROUP of box w; the last slot's warp waits for the others (FULL), copies
 // the box out, waits until the engine has read it and tells the others (EMPTY), which wait for that before they next
 // write the box. The epilogue's math runs before that wait, so only its 16 shared stores do.
+// DEFER (CF_GROUP_DEFER, the depth sweep only): the last slot's warp leaves its box's release to group_release
+template <bool DEFER = false>
 __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float2* schan, float* gbuf, uint64_t* gbar,
                                                  const CUtensorMap* ymap, const Geom& g, TileCoord tc, int wg,
                                                  int warp, int lane, unsigned round, float scale = 1.0f
@@ -1557,18 +1570,31 @@ __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float
         // warp samples, explore-2026-12-02e/call7); it frees the other set's box, which the last round's copy read
         bulk_wait_read_but_last();
 #else
-        bulk_wait_read();                   // the box is free again: at most the one copy in flight per box
+        if (!DEFER) bulk_wait_read();       // the box is free again: at most the one copy in flight per box
 #endif
 #endif
 #ifdef CF_GROUP_LAZY
         if (!first_round) mbar_arrive(gbar + GBARS + (b ^ (GBARS / 2)));
 #else
-        mbar_arrive(empty);
+        if (!DEFER) mbar_arrive(empty);     // (DEFER: group_release, in the next round)
 #endif
     }
     __syncwarp();
 #undef CF_UNLESS_SKIP
 }
+#ifdef CF_GROUP_DEFER
+// The last slot's release of its box from the round before (see CF_GROUP_DEFER above): the copy has read it, the
+// partner may write it again
+__device__ __forceinline__ void group_release(uint64_t* gbar, int wg, int warp, int lane) {
+    if (wg % GROUP == GROUP - 1 && lane == 0) {
+#ifndef CF_ABL_NOSTORE
+        bulk_wait_read();
+#endif
+        mbar_arrive(gbar + GBARS + (wg / GROUP) * 4 + warp);
+    }
+    __syncwarp();
+}
+#endif
 // A tile's output: with its group's rows in one box, in a round where the whole group has a tile (uniform in the group:
 // tile - slot is the group's first tile), else alone
 __device__ __forceinline__ void store_tile_out(float (&acc)[NACC], const float2* schan, float* gbuf, uint64_t* gbar,
@@ -2542,6 +2568,9 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
             if (!skip) dw_mma_issue(acc, sw, slabs, e, wg);
             if (wg + 1 < DW_WGS || r + 1 < rounds)
                 asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + WGS + (wg + 1) % DW_WGS) : "memory");
+#ifdef CF_GROUP_DEFER
+            if (r > 0) group_release(gbar, wg, warp, lane);     // last round's box, while this round's wgmmas run
+#endif
             wgmma_wait<0>();
             fence_operand(acc);
             __syncwarp();
@@ -2568,6 +2597,8 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
 #else
 #ifdef CF_DWIN_SKIP
             store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r), 1.0f, skip);
+#elif defined(CF_GROUP_DEFER)
+            store_tile_group<true>(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r));
 #else
             store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r));
 #endif
