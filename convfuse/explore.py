@@ -747,6 +747,9 @@ TWENTY_SIXTH = {
                        "halved clamp left out, the build before the row order, and the recorded build without its "
                        "epilogue's math or its copies (ablations: timed only)"),
     "cuts and parts (again)": (Run(LOG_DIR_3E / "call2" / "call.log", 1), "the same builds, a second run in reverse order"),
+    "release deferred": (Run(LOG_DIR_3E / "call3" / "call.log", 0), "the last slot's wait for its copy's reads and the "
+                         "box's EMPTY arrive moved to the next round, after its wgmmas are issued (CF_GROUP_DEFER)"),
+    "release deferred (again)": (Run(LOG_DIR_3E / "call3" / "call.log", 1), "the same builds, a second run in reverse order"),
 }
 _logs("twenty-sixth", TWENTY_SIXTH)
 COUNTERS_26 = {"gpu__time_duration.sum": "ms (ncu)", "smsp__inst_executed.sum": "warp instructions",
@@ -761,10 +764,13 @@ STALLS_26 = {"gpu__time_duration.sum": "ms (ncu)", "sm__cycles_elapsed.avg.per_s
              "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio": "long-scoreboard stalls per issue",
              "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio": "wait stalls per issue"}
 NCU_TWENTY_SIXTH = {"row order": (LOG_DIR_3E / "call1" / "call.log", COUNTERS_26),
-                    "cuts and parts": (LOG_DIR_3E / "call2" / "call.log", STALLS_26)}
+                    "cuts and parts": (LOG_DIR_3E / "call2" / "call.log", STALLS_26),
+                    "release deferred": (LOG_DIR_3E / "call3" / "call.log", STALLS_26)}
 ROWMAP26_CHECKS = {"printed": LOG_DIR_3E / "call1" / "call.log", "bitwise": LOG_DIR_3E / "call1" / "bitwise.log",
                    **{t: LOG_DIR_3E / "call1" / f"san_{t}.log" for t in ("memcheck", "racecheck", "synccheck")},
                    "printed, after the record": LOG_DIR_3E / "call2" / "call.log"}
+DEFER26_CHECKS = {"printed": LOG_DIR_3E / "call3" / "call.log", "verify": LOG_DIR_3E / "call3" / "verify.log",
+                  **{t: LOG_DIR_3E / "call3" / f"san_{t}.log" for t in ("memcheck", "racecheck", "synccheck")}}
 
 
 

@@ -184,3 +184,73 @@ def test_boxes_of_two_rows_store_in_bank_conflicts_that_the_row_order_removes():
     assert M.c3_box_store_wavefronts(2 * 62) == 4
     assert M.c3_box_store_wavefronts(2 * 62, rowmap=True) == 2
     assert M.c3_box_store_wavefronts(2 * 62, phase=32) == 2      # were a warp one phase, no difference at all
+
+
+def sweep_group_events(wg, warp, rounds, defer=False, release_late=False):
+    """One warp's events in the depth sweep with boxes of two rows (GROUP = 2): its MMA turn (bar.sync on warpgroup
+    wg's named barrier, bar.arrive on the next one's, four warps a warpgroup), then the group store: slot 0 waits for
+    the box's EMPTY (the last copy has read it), writes its rows, arrives on FULL; slot 1 waits for FULL, writes its
+    rows, copies the box out. Without `defer` slot 1 then waits for the copy's reads and arrives on EMPTY; with it
+    (CF_GROUP_DEFER) that arrive moves to the next round, right after its turn's bar.arrive (group_release), and with
+    `release_late` (a wrong placement, for the negative test) to the end of its next round's store."""
+    slot, b = wg % 2, (wg // 2) * 4 + warp
+    ev = []
+    for r in range(rounds):
+        if not (wg == 0 and r == 0):
+            ev.append(("wait", ("turn", wg), r if wg > 0 else r - 1))
+        if wg + 1 < 4 or r + 1 < rounds:
+            ev.append(("arrive", ("turn", (wg + 1) % 4), r))
+        if defer and not release_late and slot == 1 and r > 0:
+            ev.append(("arrive", ("empty", b), r - 1))
+        if slot == 0:
+            if r > 0:
+                ev.append(("wait", ("empty", b), r - 1))
+            ev.append(("use", ("empty", b), r))                 # its rows into the box: the last copy has read it
+            ev.append(("arrive", ("full", b), r))
+        else:
+            ev.append(("use", ("empty", b), r))                 # its own rows: its own last copy has read the box
+            ev.append(("wait", ("full", b), r))
+            ev.append(("use", ("full", b), r + 1))              # the copy: both slots' rows are in
+            if not defer:
+                ev.append(("arrive", ("empty", b), r))
+            elif release_late and r > 0:
+                ev.append(("arrive", ("empty", b), r - 1))
+    return ev
+
+
+def _sweep_block(rounds, **kw):
+    from test_xwin import run_mbarriers
+    import random
+    streams = [sweep_group_events(wg, w, rounds, **kw) for wg in range(4) for w in range(4)]
+    return {run_mbarriers([list(s) for s in streams], random.Random(seed), lambda bar: 4 if bar[0] == "turn" else 1)
+            for seed in range(5)}
+
+
+@pytest.mark.parametrize("rounds", (1, 2, 3, 8, 57))
+@pytest.mark.parametrize("defer", (False, True))
+def test_the_sweeps_boxes_of_two_rows_never_hang_or_race_with_the_release_deferred_or_not(rounds, defer):
+    assert _sweep_block(rounds, defer=defer) == {"ok"}
+
+
+def test_the_sweep_model_catches_a_release_after_the_next_store():
+    """Freeing the box only after the next round's store: slot 1 writes its next rows before its own copy has read the
+    box (and slot 0 waits for an EMPTY that comes only after slot 1's next copy): the model must find it, in every
+    interleaving it tries."""
+    found = _sweep_block(4, defer=True, release_late=True)
+    assert "ok" not in found and all(f.startswith(("race", "deadlock")) for f in found)
+
+
+def test_the_sweep_model_mirrors_the_kernels_deferred_release():
+    from pathlib import Path
+    src = " ".join((Path(__file__).resolve().parent.parent / "kernels" / "conv3d" / "04b_implicit_gemm_wgmma.cu")
+                   .read_text().split())
+    for expr in (
+        "asm volatile(\"bar.arrive %0, 256;\\n\" :: \"r\"(1 + WGS + (wg + 1) % DW_WGS) : \"memory\"); "
+        "#ifdef CF_GROUP_DEFER if (r > 0) group_release(gbar, wg, warp, lane);",
+        "if (wg % GROUP == GROUP - 1 && lane == 0) { #ifndef CF_ABL_NOSTORE bulk_wait_read(); #endif "
+        "mbar_arrive(gbar + GBARS + (wg / GROUP) * 4 + warp); }",
+        "if (!DEFER) bulk_wait_read();", "if (!DEFER) mbar_arrive(empty);",
+        "if (slot < GROUP - 1 && round > 0) mbar_wait(empty, (round - 1) & 1);",
+        "store_tile_group<true>(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r));",
+    ):
+        assert expr in src, expr

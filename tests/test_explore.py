@@ -588,7 +588,7 @@ def test_the_group_store_is_registered_for_tf32_and_fp16_and_candidates_keep_the
     # measured on the registration with boxes of two rows: they leave out at most the rows' new order
     assert all(x == "-CF_BOX_ROWMAP" for p, k, d in R._MEASURED_ON_BOX2 for x in d if x.startswith("-"))
     assert set(R.CANDIDATES) == set(before) | set(R._MEASURED_ON_CURRENT) | set(R._MEASURED_ON_SWEEP) \
-        | set(R._MEASURED_ON_BOX2) | set(R._WAITING)
+        | set(R._MEASURED_ON_BOX2) | set(R._MEASURED_ON_ROWMAP) | set(R._WAITING)
 
 
 def test_the_twelfth_sessions_record_is_the_one_its_section_discusses():
@@ -1101,3 +1101,22 @@ def test_the_15_07_record_measured_the_row_order_and_every_other_kernel_as_in_th
         assert t.loc[(call, reg + " -UCF_GELU_HALF"), "median ms"] > full
         assert t.loc[(call, reg + " -UCF_BOX_ROWMAP"), "median ms"] > full + 0.01
         assert t.loc[(call, reg + " -DCF_ABL_RAWEPI"), "median ms"] < t.loc[(call, reg + " -DCF_ABL_NOSTORE"), "median ms"] < full
+
+
+def test_the_deferred_release_was_faster_correct_and_clean_and_waits_for_a_record():
+    """explore-2026-12-03e, call 3: CF_GROUP_DEFER against the registered build (with the rows' order), twice; bitwise
+    equal, 12/12, three sanitizers clean; measured, not registered (no device time left for a record)."""
+    t = E.session_table(E.TWENTY_SIXTH)
+    reg, defer = "04b_wgmma_tf32", "04b_wgmma_tf32 -DCF_GROUP_DEFER"
+    for call in ("release deferred", "release deferred (again)"):
+        assert t.loc[(call, defer), "median ms"] < 0.98 * t.loc[(call, reg), "median ms"]      # 0.768 vs 0.795
+        assert t.loc[(call, defer), "× torch.compile's time"] < 1 / 7.5
+    c = E.launch_metrics(*E.NCU_TWENTY_SIXTH["release deferred"])
+    assert c.loc[defer, "long-scoreboard stalls per issue"] < 0.75 * c.loc[reg, "long-scoreboard stalls per issue"]
+    chk = {k: p.read_text() for k, p in E.DEFER26_CHECKS.items()}
+    assert "[check_bitwise] 0 case(s) differ from 04b_wgmma_tf32" in chk["printed"]
+    assert "04b_wgmma_tf32_cf_group_defer (tf32): 12/12 pass" in chk["verify"]
+    assert "ERROR SUMMARY: 0 errors" in chk["memcheck"] and "ERROR SUMMARY: 0 errors" in chk["synccheck"]
+    assert "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" in chk["racecheck"]
+    assert ("conv3d", "04b_wgmma_tf32", ("CF_GROUP_DEFER",)) in R._MEASURED_ON_ROWMAP
+    assert "CF_GROUP_DEFER" not in R.get("conv3d", "04b_wgmma_tf32").defines

@@ -249,7 +249,7 @@ def test_the_group_store_model_mirrors_the_kernel():
         "if (slot < GROUP - 1 && round > 0) mbar_wait(empty, (round - 1) & 1);",
         "mbar_wait(full, round & 1);",
         "mbar_init(gbar + threadIdx.x, GROUP - 1);", "mbar_init(gbar + GBARS + threadIdx.x, 1);",
-        "bulk_wait_read_but_last(); #else bulk_wait_read();",
+        "bulk_wait_read_but_last(); #else if (!DEFER) bulk_wait_read();",
         "if (!first_round) mbar_arrive(gbar + GBARS + (b ^ (GBARS / 2)));",
     ):
         assert expr in src, expr

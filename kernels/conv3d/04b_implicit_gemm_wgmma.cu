@@ -394,7 +394,10 @@
 //   equal, 12/12, memcheck / racecheck / synccheck clean; 0.799, 0.797 vs 0.814, 0.812, floors 0.636, 0.632 vs 0.690,
 //   0.686; ncu shared-store bank conflicts 16.3 M -> 1.25 M at the same 339 M warp instructions. Registered; the 15:07
 //   UTC record 0.797 ms (12.69x eager, 7.33x torch.compile). On it (call 2): CF_DESC_HI 0.804 vs 0.802 (no faster),
-//   the halved clamp left out 0.813; parts: epilogue math off 0.717, copies off 0.752, both 0.634.
+//   the halved clamp left out 0.813; parts: epilogue math off 0.717, copies off 0.752, both 0.634. CF_GROUP_DEFER
+//   (call 3; the last slot's wait for its copy's reads moved after its next wgmma issue): bitwise equal, 12/12,
+//   sanitizers clean, 0.768, 0.772 vs 0.795, 0.797 (ncu long-scoreboard stalls per issue 1.17 -> 0.79); not registered
+//   yet (no device time left for its record).
 
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory (so the MMAs multiply
@@ -633,12 +636,12 @@ constexpr int PROD_FLOATS = 0;
 #endif
 #endif
 #ifdef CF_GROUP_DEFER
-// CF_GROUP_DEFER (candidate, 2026-12-03, twenty-sixth session): the last slot's warp issues its box's copy and goes on;
-// the wait for the engine to have read the box, and the EMPTY arrive that frees it for the partner, move to the next
-// round, right after this warpgroup has issued its wgmmas (group_release), so that they overlap its MMAs instead of
-// holding the warp (and with it the turn order) in the store. The partner needs the box only after its own next MMAs
-// and epilogue math, which its turn put before this warpgroup's issue. The registered build's copies cost 0.05 ms
-// (CF_ABL_NOSTORE, explore-2026-12-03e/call2).
+// CF_GROUP_DEFER (candidate, measured faster 2026-12-03: 0.768 vs 0.795 ms; the header's twenty-sixth session): the
+// last slot's warp issues its box's copy and goes on; the wait for the engine to have read the box, and the EMPTY
+// arrive that frees it for the partner, move to the next round, right after this warpgroup has issued its wgmmas
+// (group_release), so that they overlap its MMAs instead of holding the warp (and with it the turn order) in the
+// store. The partner needs the box only after its own next MMAs and epilogue math, which its turn put before this
+// warpgroup's issue. The registered build's copies cost 0.05 ms (CF_ABL_NOSTORE, explore-2026-12-03e/call2).
 #if !defined(CF_DWIN) || !defined(CF_GROUP_STORE) || defined(CF_DWIN_N128) || defined(CF_DWIN_SKIP) || defined(CF_GROUP_DOUBLE)
 #error "CF_GROUP_DEFER: the depth sweep's group store (one set of boxes; not CF_DWIN_N128 or CF_DWIN_SKIP)"
 #endif
