@@ -1223,7 +1223,7 @@ def same_run_ratios(calls: dict, spelled: str, problem: str = "conv3d") -> pd.Da
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("call")
 
 
-def reference_ms(path: Path, row: str = "eager", problem: str = "conv3d") -> float:
+def reference_ms(path: Path | Run, row: str = "eager", problem: str = "conv3d") -> float:
     """A reference row's median time (eager or compile) in one call's interleaved run."""
     t, _ = _of_problem(read_log(path), problem)
     return float(t.loc[row, "median_ms"])
