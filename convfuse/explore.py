@@ -97,6 +97,21 @@ def _logs(prefix: str, calls: dict) -> None:
     LOGS.update({f"{prefix}: {k}": path for k, (path, _) in calls.items()})
 
 
+SANITIZERS = ("memcheck", "racecheck", "synccheck")
+_SANITIZER_CLEAN = {"memcheck": "ERROR SUMMARY: 0 errors", "synccheck": "ERROR SUMMARY: 0 errors",
+                    "racecheck": "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"}
+
+
+def sanitizer_logs(call_dir: Path, label: str = "") -> dict:
+    """One call's compute-sanitizer logs (san_<tool>.log), keyed "<tool><label>"."""
+    return {f"{t}{label}": call_dir / f"san_{t}.log" for t in SANITIZERS}
+
+
+def sanitizers_clean(texts: dict, label: str = "") -> bool:
+    """Whether every tool's log text (keyed as sanitizer_logs keys them) reports no error and no hazard."""
+    return all(_SANITIZER_CLEAN[t] in texts[f"{t}{label}"] for t in SANITIZERS)
+
+
 SESSION_FORMAT = {"median ms": "{:.3f}", "× its variant in the same call": "{:.3f}", "× torch.compile's time": "{:.3f}",
                   "worst rel-L2": "{:.1e}"}
 
@@ -620,7 +635,7 @@ DWIN_CHECKS = {"bitwise, as prepared": LOG_DIR_3A / "call1" / "bitwise.log", "ve
                "bitwise, cursors": LOG_DIR_3A / "call2" / "bitwise.log", "verify, waves": LOG_DIR_3A / "call2" / "verify.log",
                "memcheck, cursors": LOG_DIR_3A / "call2" / "san_memcheck.log",
                "bitwise, even Ho": LOG_DIR_3A / "call3" / "bitwise.log", "verify, even Ho": LOG_DIR_3A / "call3" / "verify.log",
-               **{f"{t}, even Ho": LOG_DIR_3A / "call3" / f"san_{t}.log" for t in ("memcheck", "racecheck", "synccheck")}}
+               **sanitizer_logs(LOG_DIR_3A / "call3", ", even Ho")}
 NCU_DWIN_STALLS = LOG_DIR_3A / "call3" / "ncu.log"      # the registered loop and the sweep (waves, early)
 # call 4: ncu source pages of the registered loop, the sweep (waves, early) and the registered loop without staging
 SOURCE_DWIN = {"registered": LOG_DIR_3A / "call4" / "ncu_source_registered.csv.gz",
@@ -694,9 +709,9 @@ CUTS24_CHECKS = {"printed, cuts": LOG_DIR_3C / "call1" / "call.log",
                  "memcheck": LOG_DIR_3C / "call1" / "san_memcheck.log",
                  "printed, boxes of two rows": LOG_DIR_3C / "call3" / "call.log",
                  "bitwise, boxes of two rows": LOG_DIR_3C / "call3" / "bitwise.log",
-                 **{f"{t}, boxes of two rows": LOG_DIR_3C / "call3" / f"san_{t}.log" for t in ("memcheck", "racecheck", "synccheck")},
+                 **sanitizer_logs(LOG_DIR_3C / "call3", ", boxes of two rows"),
                  "printed, on boxes of two rows": LOG_DIR_3C / "call4" / "call.log",
-                 **{f"{t}, on boxes of two rows": LOG_DIR_3C / "call4" / f"san_{t}.log" for t in ("memcheck", "racecheck", "synccheck")}}
+                 **sanitizer_logs(LOG_DIR_3C / "call4", ", on boxes of two rows")}
 # ncu source pages: N128 with the three cuts (call 1), the GELU of the halved clamp (call 2), the boxes of two rows
 # without the degree-3 GELU (call 3); the registered build's before them is
 # the twenty-third session's (SOURCE_DWIN23, "branch (registered since)": the same machine code)
@@ -731,7 +746,7 @@ NCU_TWENTY_FIFTH = {"counters": (LOG_DIR_3D / "call1" / "ncu.log", COUNTERS_25),
                     "parts": (LOG_DIR_3D / "call3" / "ncu.log", {**COUNTERS_24, "dram__bytes_read.sum": "DRAM read (bytes)"}),
                     "floors": (LOG_DIR_3D / "call4" / "ncu.log", COUNTERS_24)}
 SKIP25_CHECKS = {"printed": LOG_DIR_3D / "call1" / "call.log",
-                 **{t: LOG_DIR_3D / "call1" / f"san_{t}.log" for t in ("memcheck", "racecheck", "synccheck")}}
+                 **sanitizer_logs(LOG_DIR_3D / "call1")}
 # The twenty-sixth session (2026-12-03 from 14:58 UTC; results/device-logs/explore-2026-12-03e/): the box rows' order
 # (CF_BOX_ROWMAP, prepared by the twenty-fifth) against the build registered then, with both floors (call 1); after
 # its registration and the record, the cuts left and the recorded build's parts (call 2). The device tool returned
@@ -767,10 +782,10 @@ NCU_TWENTY_SIXTH = {"row order": (LOG_DIR_3E / "call1" / "call.log", COUNTERS_26
                     "cuts and parts": (LOG_DIR_3E / "call2" / "call.log", STALLS_26),
                     "release deferred": (LOG_DIR_3E / "call3" / "call.log", STALLS_26)}
 ROWMAP26_CHECKS = {"printed": LOG_DIR_3E / "call1" / "call.log", "bitwise": LOG_DIR_3E / "call1" / "bitwise.log",
-                   **{t: LOG_DIR_3E / "call1" / f"san_{t}.log" for t in ("memcheck", "racecheck", "synccheck")},
+                   **sanitizer_logs(LOG_DIR_3E / "call1"),
                    "printed, after the record": LOG_DIR_3E / "call2" / "call.log"}
 DEFER26_CHECKS = {"printed": LOG_DIR_3E / "call3" / "call.log", "verify": LOG_DIR_3E / "call3" / "verify.log",
-                  **{t: LOG_DIR_3E / "call3" / f"san_{t}.log" for t in ("memcheck", "racecheck", "synccheck")}}
+                  **sanitizer_logs(LOG_DIR_3E / "call3")}
 
 
 

@@ -1,5 +1,9 @@
 """conv3d 04b's depth sweep (CF_DWIN): its slab bookkeeping, modelled on the CPU (convfuse.wgmma_model.c3_depth_sweep)."""
+import random
+from pathlib import Path
+
 import pytest
+from test_xwin import run_mbarriers     # the mbarrier interleaving model of the window loop's tests
 
 from convfuse import problems as P
 from convfuse import wgmma_model as M
@@ -219,8 +223,6 @@ def sweep_group_events(wg, warp, rounds, defer=False, release_late=False):
 
 
 def _sweep_block(rounds, **kw):
-    from test_xwin import run_mbarriers
-    import random
     streams = [sweep_group_events(wg, w, rounds, **kw) for wg in range(4) for w in range(4)]
     return {run_mbarriers([list(s) for s in streams], random.Random(seed), lambda bar: 4 if bar[0] == "turn" else 1)
             for seed in range(5)}
@@ -241,7 +243,6 @@ def test_the_sweep_model_catches_a_release_after_the_next_store():
 
 
 def test_the_sweep_model_mirrors_the_kernels_deferred_release():
-    from pathlib import Path
     src = " ".join((Path(__file__).resolve().parent.parent / "kernels" / "conv3d" / "04b_implicit_gemm_wgmma.cu")
                    .read_text().split())
     for expr in (

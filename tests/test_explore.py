@@ -1073,8 +1073,7 @@ def test_the_twenty_sixth_sessions_row_order_lowered_the_floor_by_removing_the_b
     chk = {k: p.read_text() for k, p in E.ROWMAP26_CHECKS.items()}
     assert "[check_bitwise] 0 case(s) differ from 04b_wgmma_tf32" in chk["printed"]
     assert "04b_wgmma_tf32_cf_box_rowmap (tf32): 12/12 pass" in chk["printed"]
-    assert "ERROR SUMMARY: 0 errors" in chk["memcheck"] and "ERROR SUMMARY: 0 errors" in chk["synccheck"]
-    assert "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" in chk["racecheck"]
+    assert E.sanitizers_clean(chk)
 
 
 def test_the_15_07_record_measured_the_row_order_and_every_other_kernel_as_in_the_13_15_one():
@@ -1116,7 +1115,16 @@ def test_the_deferred_release_was_faster_correct_and_clean_and_waits_for_a_recor
     chk = {k: p.read_text() for k, p in E.DEFER26_CHECKS.items()}
     assert "[check_bitwise] 0 case(s) differ from 04b_wgmma_tf32" in chk["printed"]
     assert "04b_wgmma_tf32_cf_group_defer (tf32): 12/12 pass" in chk["verify"]
-    assert "ERROR SUMMARY: 0 errors" in chk["memcheck"] and "ERROR SUMMARY: 0 errors" in chk["synccheck"]
-    assert "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" in chk["racecheck"]
+    assert E.sanitizers_clean(chk)
     assert ("conv3d", "04b_wgmma_tf32", ("CF_GROUP_DEFER",)) in R._MEASURED_ON_ROWMAP
     assert "CF_GROUP_DEFER" not in R.get("conv3d", "04b_wgmma_tf32").defines
+
+
+def test_sanitizers_clean_needs_every_tool_clean():
+    clean = {"memcheck": "========= ERROR SUMMARY: 0 errors", "synccheck": "========= ERROR SUMMARY: 0 errors",
+             "racecheck": "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"}
+    assert E.sanitizers_clean(clean)
+    assert not E.sanitizers_clean({**clean, "memcheck": "========= ERROR SUMMARY: 2 errors"})
+    assert not E.sanitizers_clean({**clean, "racecheck": "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)"})
+    assert E.sanitizers_clean({k + ", x": v for k, v in clean.items()}, label=", x")
+    assert set(E.sanitizer_logs(E.LOG_DIR_3E / "call3")) == set(E.SANITIZERS)
