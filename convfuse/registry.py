@@ -103,8 +103,12 @@ _CONV3D_TF32_BOX2 = ("CF_GROUP=2", "CF_GELU_Q3", "CF_GELU_HALF")
 # out through a 5-D map of y: 0.799, 0.797 vs 0.814, 0.812 (floor 0.636, 0.632 vs 0.690, 0.686; ncu store bank
 # conflicts 1.25 M vs 16.3 M) (H200 2026-12-03, explore-2026-12-03e/call1; notes/kernel_log.md, twenty-sixth session)
 _CONV3D_TF32_ROWMAP = ("CF_BOX_ROWMAP",)
+# the last slot's wait for its copy's reads and the box's EMPTY arrive moved to the next round, after its wgmmas are
+# issued: 0.768, 0.772 vs 0.795, 0.797 (ncu long-scoreboard stalls per issue 0.79 vs 1.17) (H200 2026-12-03,
+# explore-2026-12-03e/call3; notes/kernel_log.md, twenty-sixth session; registered by the twenty-seventh with its record)
+_CONV3D_TF32_DEFER = ("CF_GROUP_DEFER",)
 _CONV3D_TF32_ONLY = ("CF_EPI_FOLD", "CF_LOAD_ADDR", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_TF32_SWEEP \
-    + _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP
+    + _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP + _CONV3D_TF32_DEFER
 # FP16: the group stores under a window of input rows per round shared by the block's warpgroups, staged after the
 # round's stores, w_hi alone and two sets of group boxes: 0.775, 0.776, 0.774 vs 0.817, 0.817, 0.829 (H200 2026-12-02,
 # explore-2026-12-02e/call5-6; notes/kernel_log.md, sixteenth session); and the last slot's lane waiting for the previous
@@ -270,7 +274,7 @@ _MEASURED_BEFORE_CUTS = (
 # Registered 2026-12-02 (the kernels' headers say why and what each measured). Every candidate above was measured
 # without them, so it leaves out those its variant is now built with ("-NAME"), and stays the build that was measured.
 _CUTS = ("CF_LOAD_ADDR", "CF_DESC_UNIFORM", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_FP16_ONLY[1:] + _CONV3D_TF32_SWEEP \
-    + _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP
+    + _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP + _CONV3D_TF32_DEFER
 
 
 def _spelled_against(candidates, cuts) -> tuple:
@@ -392,7 +396,7 @@ _MEASURED_ON_CURRENT = _spelled_against((
     # bitwise equal, protocol 12/12, sanitizers clean, slower: 0.917, 0.917 vs 0.885, 0.883 (832 warp instructions per
     # warp tile against 820: its load path fell from 23.5 to 10.9, and LOP3/LEA grew around the group store at 128 registers)
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY", "CF_DWIN_BRANCH", "CF_DWIN_STEP")),
-), lambda k: _CONV3D_TF32_SWEEP + _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP)
+), lambda k: _CONV3D_TF32_SWEEP + _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP + _CONV3D_TF32_DEFER)
 # H200, 2026-12-03 10:48 UTC (results/device-logs/explore-2026-12-03c/call1-2; twenty-fourth session), on the registered
 # build (its depth sweep): each cut of warp instructions ran slower. All 12/12 under the protocol; CF_DESC_HI and
 # CF_DWIN_N128 bitwise equal (84 cases); memcheck clean (all three; N128 with them). Two or three timings against the
@@ -424,7 +428,7 @@ _MEASURED_ON_SWEEP = _spelled_against((
     ("conv3d", "04b_wgmma_tf32", ("CF_GROUP=2", "CF_GELU_Q3", "CF_DESC_HI")),
     ("conv3d", "04b_wgmma_tf32", ("CF_GROUP=2", "CF_GELU_Q3", "CF_GELU_HALF")),
     ("conv3d", "04b_wgmma_tf32", ("CF_GROUP=2", "CF_GELU_HALF")),
-), lambda k: _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP)   # registered 2026-12-03 (the last but one of these)
+), lambda k: _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP + _CONV3D_TF32_DEFER)   # registered 2026-12-03 (the last but one of these)
 _MEASURED_ON_BOX2 = _spelled_against((
     # H200, 2026-12-03 13:06 UTC (results/device-logs/explore-2026-12-03d/call1; twenty-fifth session), on the build
     # registered with boxes of two rows: a plane's last group skips the rows the group before computed (CF_DWIN_SKIP), alone and with
@@ -438,13 +442,15 @@ _MEASURED_ON_BOX2 = _spelled_against((
     # H200, 2026-12-03 15:00 UTC (explore-2026-12-03e/call1; twenty-sixth session): prepared by the twenty-fifth, whose
     # last device-seconds could not start a machine; measured faster and registered (_CONV3D_TF32_ROWMAP)
     ("conv3d", "04b_wgmma_tf32", ("CF_BOX_ROWMAP",)),
-), lambda k: _CONV3D_TF32_ROWMAP)
+), lambda k: _CONV3D_TF32_ROWMAP + _CONV3D_TF32_DEFER)
 # Measured on the registration with the rows' order (H200, 2026-12-03 15:45 UTC, explore-2026-12-03e/call3; twenty-sixth
 # session): the last slot's wait for its copy's reads and the box's EMPTY arrive moved to the next round, after its
 # wgmmas are issued (CF_GROUP_DEFER): bitwise equal, 12/12, memcheck / racecheck / synccheck clean, and faster: 0.768,
-# 0.772 vs 0.795, 0.797 (13.1x eager, 7.6x torch.compile in that process). Not registered yet: a registration comes with
-# a record of it, and the session's last 237 device-seconds could not make one; the next session registers it first.
-_MEASURED_ON_ROWMAP = (("conv3d", "04b_wgmma_tf32", ("CF_GROUP_DEFER",)),)
+# 0.772 vs 0.795, 0.797 (13.1x eager, 7.6x torch.compile in that process). Registered by the twenty-seventh session
+# (_CONV3D_TF32_DEFER) at its start, with a record; the build of the 15:07 record stays a candidate ("-CF_GROUP_DEFER").
+_MEASURED_ON_ROWMAP = _spelled_against((
+    ("conv3d", "04b_wgmma_tf32", ("CF_GROUP_DEFER",)),
+), lambda k: _CONV3D_TF32_DEFER)
 _WAITING = ()   # compiled, not yet measured: none
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _MEASURED_ON_SWEEP + _MEASURED_ON_BOX2 \
     + _MEASURED_ON_ROWMAP + _WAITING
