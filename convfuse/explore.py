@@ -787,6 +787,11 @@ ROWMAP26_CHECKS = {"printed": LOG_DIR_3E / "call1" / "call.log", "bitwise": LOG_
 DEFER26_CHECKS = {"printed": LOG_DIR_3E / "call3" / "call.log", "verify": LOG_DIR_3E / "call3" / "verify.log",
                   **sanitizer_logs(LOG_DIR_3E / "call3")}
 
+# The twenty-seventh session (2026-12-03 from 16:46 UTC; results/device-logs/explore-2026-12-03f/): CF_GROUP_DEFER
+# registered, then the 16:53 UTC record; the 15:07 UTC one it replaced is kept here.
+LOG_DIR_3F = R.ROOT / "results" / "device-logs" / "explore-2026-12-03f"
+RECORD_TWENTY_SIXTH = LOG_DIR_3F / "record" / "record-2026-12-03T1507.json"   # the record the 16:53 UTC one replaced
+
 
 
 def _opcodes_per_tile(p, first: int, last: int) -> pd.Series:
