@@ -80,6 +80,12 @@ constexpr int STAGES = CF_STAGES, CONSUMERS = CF_CONSUMERS;
 #if defined(CF_PINGPONG)
 static_assert(CONSUMERS == 2, "CF_PINGPONG alternates two consumers");
 #endif
+#if defined(CF_EPI_ROLL) && (defined(CF_EPI_LEAN) || defined(CF_ABL_NOEPI) || defined(CF_ABL_NOSTORE))
+#error "CF_EPI_ROLL rolls the registered epilogue only"
+#endif
+#if defined(CF_TILE_SPREAD) && (defined(CF_PINGPONG) || defined(CF_SKEW))
+#error "CF_PINGPONG and CF_SKEW count a block's tiles in turn, which CF_TILE_SPREAD does not deal"
+#endif
 constexpr int THREADS = 128 * (1 + CONSUMERS);
 constexpr int WFLOATS = NCHUNK * TAPS * 2 * COUT * 4;      // 36,864 floats = 147,456 B
 constexpr int WSTEP = 2 * COUT * 4 * 4;                    // bytes per (chunk, tap): 2 KB
@@ -112,7 +118,14 @@ __device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
     return { t / g.tiles_y, (t % g.tiles_y) * ROWS, tx * TW };
 }
 // Consumer k's tiles: blockIdx.x * 2 + k, then 2 gridDim.x apart (the block's tiles in turn, consumer j % 2 takes j).
+#ifdef CF_TILE_SPREAD
+// CF_TILE_SPREAD (candidate): consumer k of block b starts at tile k gridDim.x + b. The full problem has 16,384 tiles
+// for 264 consumers: 62 rounds and 16 tiles over, which the default gives to both consumers of blocks 0-7 (a 63rd
+// round as long as any); here consumer 0 of blocks 0-15 takes them, each alone on its SM's tensor pipe.
+__device__ __forceinline__ int first_tile(int k) { return k * gridDim.x + blockIdx.x; }
+#else
 __device__ __forceinline__ int first_tile(int k) { return blockIdx.x * CONSUMERS + k; }
+#endif
 
 // ORDER barrier k: consumer k may issue its tile's MMAs (the other consumer has issued its last ones).
 __device__ __forceinline__ void order_wait(int k) { asm volatile("bar.sync %0, 256;\n" :: "r"(1 + k) : "memory"); }
@@ -120,12 +133,28 @@ __device__ __forceinline__ void order_pass(int k) { asm volatile("bar.arrive %0,
 
 // Weights, once per block, TF32-rounded: f = ((s * 2 + half) * 64 + co) * 4 + e  <-  w[co][8 chunk + 4 half + e][tap],
 // s = chunk * 9 + tap (04c's layout): per (chunk, tap) the B operand of a k8 step, core matrices 8 Cout x 4 channels.
+__device__ __forceinline__ int weight_index(int f) {
+    const int e = f & 3, co = (f >> 2) & 63, half = (f >> 8) & 1, s = f >> 9;
+    const int chunk = s / TAPS, tap = s - chunk * TAPS;
+    return (co * CIN + CHUNK * chunk + 4 * half + e) * TAPS + tap;
+}
 __device__ __forceinline__ void stage_weights(float* sw, const float* __restrict__ w) {
-    for (int f = threadIdx.x; f < WFLOATS; f += THREADS) {
-        const int e = f & 3, co = (f >> 2) & 63, half = (f >> 8) & 1, s = f >> 9;
-        const int chunk = s / TAPS, tap = s - chunk * TAPS;
-        sw[f] = tf32_round(__ldg(w + (co * CIN + CHUNK * chunk + 4 * half + e) * TAPS + tap));
+#ifdef CF_W_BATCH
+    // CF_W_BATCH (candidate): the call-3 source page (2026-12-02) has 1.4 % of all samples before the first barrier,
+    // where the loop above kept four L2 loads in flight per thread (24 round trips of its 96 loads); here 32 at once
+    // (three round trips), each value rounded and stored after its batch has landed. The same values in the same places.
+    static_assert(WFLOATS % (32 * THREADS) == 0, "whole batches");
+#pragma unroll 1
+    for (int f0 = threadIdx.x; f0 < WFLOATS; f0 += 32 * THREADS) {
+        float v[32];
+#pragma unroll
+        for (int i = 0; i < 32; ++i) v[i] = __ldg(w + weight_index(f0 + i * THREADS));
+#pragma unroll
+        for (int i = 0; i < 32; ++i) sw[f0 + i * THREADS] = tf32_round(v[i]);
     }
+#else
+    for (int f = threadIdx.x; f < WFLOATS; f += THREADS) sw[f] = tf32_round(__ldg(w + weight_index(f)));
+#endif
 }
 
 // The copy for shapes TMA cannot take: the box's floats with 4-byte cp.async by one warp, zero-filled outside the image.
@@ -153,7 +182,8 @@ using Chunk = RsChunk<ROWS, PITCH, CHP, SETS, WSTEP>;   // fragment loads and wg
 // (they write the accumulators of rows o + 1 .. o + 3 only), instead of every row's after the last wgmma. The same
 // arithmetic and stores as the registered epilogue, so bitwise the same.
 static_assert(SETS == 2, "CF_EPI_OVERLAP: after mma_row<I>, the rows up to I - KS are final with two register sets");
-#if defined(CF_EPI_LEAN) || defined(CF_PARAMS_SMEM) || defined(CF_ABL_NOEPI) || defined(CF_ABL_NOSTORE) || defined(CF_FRAG_PREFETCH)
+#if defined(CF_EPI_LEAN) || defined(CF_PARAMS_SMEM) || defined(CF_ABL_NOEPI) || defined(CF_ABL_NOSTORE) || defined(CF_FRAG_PREFETCH) \
+    || defined(CF_EPI_ROLL)
 #error "CF_EPI_OVERLAP is written for the registered epilogue only"
 #endif
 __device__ __forceinline__ void st_cs_if(float* p, float v, int ok) {
@@ -381,6 +411,38 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
 #pragma unroll
             for (int c = 0; c < 16; ++c) yc[c] = yt + (8 * (c >> 1) + (c & 1)) * plane;
 #endif
+#ifdef CF_EPI_ROLL
+            // CF_EPI_ROLL=R (candidate): the epilogue in a loop of ROWS / R turns, each on the first R rows' accumulators,
+            // which then take the next R rows' (32 (ROWS - R) moves a turn). The registered epilogue is unrolled over
+            // all ROWS x 2 x 16 values: 3,127 SASS instructions (~50 KB) that each consumer warp runs once a tile, at
+            // a different place from the other consumer's; the call-3 source page puts 36 % of the consumers' samples
+            // there at ~0.3 instructions a cycle, spread thinly over its lines. If instruction fetch is what it waits
+            // for, R = 1 or 2 (a quarter or half the code) is faster. The same arithmetic on each value: bitwise equal.
+            constexpr int RR = CF_EPI_ROLL;
+            static_assert(ROWS % RR == 0, "whole turns");
+            const int rows = min(ROWS, g.Ho - tc.oh);
+#pragma unroll 1
+            for (int o0 = 0; o0 < rows; o0 += RR) {
+#pragma unroll
+                for (int r = 0; r < RR; ++r) {
+                    if (o0 + r >= rows) break;
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        if (px + 8 * h >= g.Wo) continue;
+#pragma unroll
+                        for (int jj = 0; jj < 8; ++jj)
+#pragma unroll
+                            for (int e = 0; e < 2; ++e)
+                                __stcs(yt + (8 * jj + e) * plane + (o0 + r) * g.Wo + 8 * h,
+                                       epilogue_conv2d(acc[r][4 * jj + 2 * h + e] + b_r[pidx(jj, e)], m_r[pidx(jj, e)]));
+                    }
+                }
+#pragma unroll
+                for (int r = 0; r + RR < ROWS; ++r)
+#pragma unroll
+                    for (int i = 0; i < 32; ++i) acc[r][i] = acc[r + RR][i];
+            }
+#else
 #pragma unroll
             for (int o = 0; o < ROWS; ++o) {
                 if (tc.oh + o >= g.Ho) break;
@@ -414,6 +476,7 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                 for (int c = 0; c < 16; ++c) yc[c] += g.Wo;
 #endif
             }
+#endif  // CF_EPI_ROLL
         }
     }
 #endif
