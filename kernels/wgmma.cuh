@@ -454,28 +454,31 @@ struct RsChunk {
         }
 #endif
     }
-    template <int I>
+    // P, CARRY: with CARRY the caller passes each chunk's first set, P (its chunks in turn: conv2d 04d CF_SET_CARRY),
+    // so that the sets run on across chunks and the last row need not wait for all of its chunk's wgmmas when XH is odd
+    template <int I, int P = 0, bool CARRY = false>
     static __device__ __forceinline__ void mma_row(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][KS][4], const float* fb,
                                                    uint32_t wlo, uint32_t whi, uint64_t* empty, bool load) {
+        static_assert(!CARRY || SETS == 2, "CARRY: two sets, the next chunk's first row on the other one");
 #ifdef CF_ABL_NOLDS
         if (load)                                  // ablation (conv2d): fragments loaded in a tile's first chunk only
 #endif
-        load_fragments<I>(frag[I % SETS], fb);
+        load_fragments<I>(frag[(I + P) % SETS], fb);
         (void)load;
         wgmma_fence();                             // the fragment registers were written by ordinary instructions
-        row_mmas<I>(acc, frag[I % SETS], wlo, whi);
+        row_mmas<I>(acc, frag[(I + P) % SETS], wlo, whi);
         if (I == XH - 1) mbar_arrive(empty);
         wgmma_commit();
-        if constexpr (I == XH - 1 && XH % SETS != 0)
+        if constexpr (I == XH - 1 && XH % SETS != 0 && !CARRY)
             wgmma_wait<0>();                       // the next chunk's first row takes set 0 again: all of this one read
         else
             wgmma_wait<SETS - 1>();
     }
-    template <int I>
+    template <int I, int P = 0, bool CARRY = false>
     static __device__ __forceinline__ void mma_rows(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][KS][4], const float* fb,
                                                     uint32_t wlo, uint32_t whi, uint64_t* empty, bool load) {
-        mma_row<I>(acc, frag, fb, wlo, whi, empty, load);
-        if constexpr (I + 1 < XH) mma_rows<I + 1>(acc, frag, fb, wlo, whi, empty, load);
+        mma_row<I, P, CARRY>(acc, frag, fb, wlo, whi, empty, load);
+        if constexpr (I + 1 < XH) mma_rows<I + 1, P, CARRY>(acc, frag, fb, wlo, whi, empty, load);
     }
 };
 

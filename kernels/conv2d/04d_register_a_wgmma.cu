@@ -80,6 +80,9 @@ constexpr int STAGES = CF_STAGES, CONSUMERS = CF_CONSUMERS;
 #if defined(CF_PINGPONG)
 static_assert(CONSUMERS == 2, "CF_PINGPONG alternates two consumers");
 #endif
+#if defined(CF_SET_CARRY) && (defined(CF_EPI_OVERLAP) || defined(CF_SKEW) || defined(CF_FRAG_PREFETCH))
+#error "CF_SET_CARRY pairs the registered chunk loop only"
+#endif
 #if defined(CF_EPI_ROLL) && (defined(CF_EPI_LEAN) || defined(CF_ABL_NOEPI) || defined(CF_ABL_NOSTORE))
 #error "CF_EPI_ROLL rolls the registered epilogue only"
 #endif
@@ -367,6 +370,16 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
 #ifdef CF_FRAG_PREFETCH
                 float pf[3][4];
                 mma_rows_pf<0>(acc, frag, pf, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot);
+#elif defined(CF_SET_CARRY)
+                // CF_SET_CARRY (candidate, for an odd XH: CF_ROWS=5): the chunks in pairs, the second one's rows on the
+                // register sets shifted by one, so that no chunk ends waiting for all its wgmmas (RsChunk's CARRY)
+                static_assert(XH % 2 == 1 && SETS == 2 && NCHUNK % 2 == 0, "CF_SET_CARRY: odd XH, two sets, chunk pairs");
+                Chunk::mma_rows<0, 0, true>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot, chunk == 0);
+                if (++slot == STAGES) { slot = 0; phase ^= 1u; }
+                ++chunk;
+                mbar_wait(full + slot, phase);
+                const uint32_t wlo1 = __shfl_sync(~0u, wlo0 + chunk * (TAPS * WSTEP >> 4), 0);
+                Chunk::mma_rows<0, 1, true>(acc, frag, ring + slot * STAGE_FLOATS, wlo1, whi, empty + slot, false);
 #else
                 Chunk::mma_rows<0>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot, chunk == 0);
 #endif
