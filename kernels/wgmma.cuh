@@ -97,6 +97,13 @@ __device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, i
                     "r"(smem_addr(bar)) : "memory");
 }
 
+// A 4-D box of a tensor map brought into L2 only: no shared memory, no barrier, nothing to wait for (conv2d 04d's
+// CF_L2_PREFETCH candidate: a later chunk's box on its way while the ring's slot is still in use)
+__device__ __forceinline__ void tma_prefetch_4d(const CUtensorMap* map, int c0, int c1, int c2, int c3) {
+    asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];\n"
+                 :: "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3) : "memory");
+}
+
 // --- the bulk-copy engine, shared -> global (conv3d 04b's CF_BULK_STORE and group stores, conv2d 04c's CF_BULK_STORE) --
 // cp.async.bulk copies whole 16-byte units whose shared and global addresses agree mod 16; it completes in bulk groups
 // of the issuing thread, and .read says only that its shared memory may be written again.

@@ -136,6 +136,7 @@ __device__ __forceinline__ void order_pass(int k) { asm volatile("bar.arrive %0,
 
 // Weights, once per block, TF32-rounded: f = ((s * 2 + half) * 64 + co) * 4 + e  <-  w[co][8 chunk + 4 half + e][tap],
 // s = chunk * 9 + tap (04c's layout): per (chunk, tap) the B operand of a k8 step, core matrices 8 Cout x 4 channels.
+// (CF_W_BATCH's index; the default loop below keeps its own text, which builds the recorded machine code)
 __device__ __forceinline__ int weight_index(int f) {
     const int e = f & 3, co = (f >> 2) & 63, half = (f >> 8) & 1, s = f >> 9;
     const int chunk = s / TAPS, tap = s - chunk * TAPS;
@@ -156,7 +157,11 @@ __device__ __forceinline__ void stage_weights(float* sw, const float* __restrict
         for (int i = 0; i < 32; ++i) sw[f0 + i * THREADS] = tf32_round(v[i]);
     }
 #else
-    for (int f = threadIdx.x; f < WFLOATS; f += THREADS) sw[f] = tf32_round(__ldg(w + weight_index(f)));
+    for (int f = threadIdx.x; f < WFLOATS; f += THREADS) {
+        const int e = f & 3, co = (f >> 2) & 63, half = (f >> 8) & 1, s = f >> 9;
+        const int chunk = s / TAPS, tap = s - chunk * TAPS;
+        sw[f] = tf32_round(__ldg(w + (co * CIN + CHUNK * chunk + 4 * half + e) * TAPS + tap));
+    }
 #endif
 }
 
@@ -297,6 +302,19 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             const TileCoord tc = tile_coord(g, tile);
 #pragma unroll 1
             for (int chunk = 0; chunk < NCHUNK; ++chunk) {
+#ifdef CF_L2_PREFETCH
+                // CF_L2_PREFETCH=A (candidate): the box A chunks ahead (in this ring's next tile past the last chunk)
+                // into L2 before this chunk waits for its slot. Two stages a ring run dry (CF_STAGES=2: 1.251 against
+                // 1.207 ms, call 2); if what they wait for is the boxes' DRAM latency, an L2 hit shortens each copy.
+                if (g.tma) {
+                    int pc = chunk + CF_L2_PREFETCH, pt = tile;
+                    if (pc >= NCHUNK) { pc -= NCHUNK; pt += stride; }
+                    if (pt < g.tiles) {
+                        const TileCoord p = tile_coord(g, pt);
+                        tma_prefetch_4d(&xmap, p.ox0, p.oh, CHUNK * pc, p.n);
+                    }
+                }
+#endif
                 mbar_wait(empty + slot, phase ^ 1u);      // a fresh barrier's previous phase counts as complete
                 float* dst = ring + slot * STAGE_FLOATS;
                 if (g.tma) {
