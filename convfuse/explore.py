@@ -791,6 +791,36 @@ DEFER26_CHECKS = {"printed": LOG_DIR_3E / "call3" / "call.log", "verify": LOG_DI
 # registered, then the 16:53 UTC record; the 15:07 UTC one it replaced is kept here.
 LOG_DIR_3F = R.ROOT / "results" / "device-logs" / "explore-2026-12-03f"
 RECORD_TWENTY_SIXTH = LOG_DIR_3F / "record" / "record-2026-12-03T1507.json"   # the record the 16:53 UTC one replaced
+# After the record, conv2d 04d (the record put it at 1.98x torch.compile): three calls of candidates that keep each
+# value's arithmetic (bitwise equal), each timed twice in one process, the second run in reverse order.
+TWENTY_SEVENTH = {
+    "weights, tiles, epilogue": (Run(LOG_DIR_3F / "call1" / "call.log", 0), "the weights staged 32 loads at a time, the "
+                                 "leftover tiles to lone consumers, the epilogue in a loop over rows (one or two a turn)"),
+    "weights, tiles, epilogue (again)": (Run(LOG_DIR_3F / "call1" / "call.log", 1), "the same builds, in reverse order"),
+    "five rows": (Run(LOG_DIR_3F / "call2" / "call.log", 0), "five output rows a consumer on two stages a ring, with "
+                  "the register sets carried across chunk pairs, and two stages at four rows (the control)"),
+    "five rows (again)": (Run(LOG_DIR_3F / "call2" / "call.log", 1), "the same builds, in reverse order"),
+    "L2 prefetch": (Run(LOG_DIR_3F / "call3" / "call.log", 0), "the box four chunks ahead prefetched into L2, on the "
+                    "registered build, on two stages and on five rows"),
+    "L2 prefetch (again)": (Run(LOG_DIR_3F / "call3" / "call.log", 1), "the same builds, in reverse order"),
+}
+_logs("twenty-seventh", TWENTY_SEVENTH)
+STALL_REASONS = ("barrier", "branch_resolving", "dispatch_stall", "lg_throttle", "long_scoreboard", "math_pipe_throttle",
+                 "mio_throttle", "no_instruction", "not_selected", "selected", "short_scoreboard", "wait")
+STALLS_27 = {"gpu__time_duration.sum": "ms (ncu)", "smsp__inst_executed.sum": "warp instructions",
+             **{f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio": f"{r.replace('_', ' ')} per issue"
+                for r in STALL_REASONS}}
+COUNTERS_27 = {"gpu__time_duration.sum": "ms (ncu)", "smsp__inst_executed.sum": "warp instructions",
+               "dram__bytes_read.sum": "DRAM read (bytes)", "lts__t_sectors_srcunit_tex_op_read.sum": "L2 read sectors",
+               "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio": "long scoreboard per issue",
+               "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio": "short scoreboard per issue"}
+NCU_TWENTY_SEVENTH = {"weights, tiles, epilogue": (LOG_DIR_3F / "call1" / "call.log", STALLS_27),
+                      "five rows": (LOG_DIR_3F / "call2" / "call.log", COUNTERS_27),
+                      "L2 prefetch": (LOG_DIR_3F / "call3" / "call.log", COUNTERS_27)}
+CHECKS_27 = {call: {"printed": LOG_DIR_3F / call / "call.log", "bitwise": LOG_DIR_3F / call / "bitwise.log",
+                    **({"verify": LOG_DIR_3F / call / "verify.log"} if call != "call1" else {}),
+                    **sanitizer_logs(LOG_DIR_3F / call)}
+             for call in ("call1", "call2", "call3")}
 
 
 
@@ -937,7 +967,7 @@ SKELETON_04B = ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE", "CF_ABL_RAWEPI", "CF_ABL_NOST
 _VALUED = ("CF_TH", "CF_WGS", "CF_GROUP", "CF_XBUFS", "CF_L2_PREFETCH", "CF_PUNROLL", "CF_PRODUCER_REGS", "CF_STAGES",
            "CF_PRODUCERS", "CF_RAWS", "CF_RAW_CH", "CF_STAGE_UNROLL", "CF_WINDOW_ROWS", "CF_PRODUCER_SETS",
            "CF_ABL_SKIP_ITEM", "CF_CONSUMERS", "CF_ROWS", "CF_PITCH", "CF_FRAG_SETS", "CF_BOX_ROWS",
-           "CF_DWIN_WEIGHT")   # knobs that take a number: -DCF_TH=2
+           "CF_DWIN_WEIGHT", "CF_EPI_ROLL")   # knobs that take a number: -DCF_TH=2
 
 _TIMING = re.compile(r"^(conv2d|conv3d) timing, median ms")
 _TIME_ROW = re.compile(r"^\s+(\S+)\s+([\d.]+)\s+\(([\d.]+)-([\d.]+)\)")

@@ -1151,3 +1151,35 @@ def test_sanitizers_clean_needs_every_tool_clean():
     assert not E.sanitizers_clean({**clean, "racecheck": "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)"})
     assert E.sanitizers_clean({k + ", x": v for k, v in clean.items()}, label=", x")
     assert set(E.sanitizer_logs(E.LOG_DIR_3E / "call3")) == set(E.SANITIZERS)
+
+
+def test_the_twenty_seventh_sessions_conv2d_candidates_were_bitwise_equal_clean_and_none_faster():
+    """explore-2026-12-03f, calls 1-3 (conv2d 04d after the 16:53 record): every candidate bitwise equal to the
+    registered build, the sanitized ones clean, and none faster in either run of its call."""
+    t = E.session_table(E.TWENTY_SEVENTH, problem="conv2d")
+    reg = "04d_rs_tf32"
+    for call in E.TWENTY_SEVENTH:
+        runs = t.loc[call, "median ms"]
+        assert all(runs[b] >= 0.995 * runs[reg] for b in runs.index if b != reg), call
+    for call, logs in E.CHECKS_27.items():
+        chk = {k: p.read_text() for k, p in logs.items()}
+        assert "[check_bitwise] 0 case(s) differ from 04d_rs_tf32" in chk["bitwise"], call
+        assert E.sanitizers_clean(chk), call
+        if "verify" in chk:
+            assert chk["verify"].count("15/15 pass") == 2 and "FAIL" not in chk["verify"], call
+    # call 1: the epilogue's loop takes the no-instruction stalls away and is slower: fetch was not its bound
+    s = E.launch_metrics(*E.NCU_TWENTY_SEVENTH["weights, tiles, epilogue"])
+    roll = reg + " -DCF_EPI_ROLL=1"
+    assert s.loc[roll, "no instruction per issue"] < 0.5 * s.loc[reg, "no instruction per issue"] < 0.1
+    assert s.loc[roll, "warp instructions"] > 1.05 * s.loc[reg, "warp instructions"]
+    # call 2: two stages a ring run dry at four rows; five rows with carried sets win 2-4 % back, not more
+    for call in ("five rows", "five rows (again)"):
+        r = t.loc[call, "median ms"]
+        two, five = r[reg + " -DCF_STAGES=2"], r[reg + " -DCF_ROWS=5 -DCF_PITCH=72 -DCF_STAGES=2 -DCF_SET_CARRY"]
+        assert two > 1.02 * r[reg] and five < 0.98 * two and five > r[reg]
+    # call 3: the L2 prefetch reads more from DRAM and is slower on every build it was added to
+    c = E.launch_metrics(*E.NCU_TWENTY_SEVENTH["L2 prefetch"])
+    pf = reg + " -DCF_L2_PREFETCH=4"
+    assert c.loc[pf, "DRAM read (bytes)"] > 1.3 * c.loc[reg, "DRAM read (bytes)"]
+    for call in ("L2 prefetch", "L2 prefetch (again)"):
+        assert t.loc[(call, pf), "median ms"] > 1.05 * t.loc[(call, reg), "median ms"]

@@ -52,6 +52,16 @@
 //   (2026-12-02 from 17:45 UTC, explore-2026-12-02i/): CF_EPI_LEAN (the epilogue in 2,828 SASS instructions instead of
 //   3,127) 1.244 against 1.239 and 1.187 against 1.177: fewer instructions, no faster. CF_EPI_OVERLAP (each row's
 //   epilogue under the last chunk's later wgmmas, bitwise equal) 1.222 against 1.177 and 1.195 against 1.159: slower.
+//   Twenty-seventh session (2026-12-03 from 17:05 UTC, explore-2026-12-03f/; the 16:53 record had this build at 1.163
+//   ms, 1.98x torch.compile): six more candidates, each bitwise equal and none faster (two runs each, against the
+//   registered build's 1.187-1.227 in the same processes). CF_W_BATCH (the weights 32 loads at a time) 1.228/1.234
+//   against 1.216/1.227; CF_TILE_SPREAD (the leftover tiles to lone consumers) 1.252/1.259: the block's consumers on
+//   neighbouring tiles share their input rows; CF_EPI_ROLL=1/2 (the epilogue in a loop over rows) 1.268/1.276 and
+//   1.241/1.253, no-instruction stalls 0.11 -> 0.03 per issue: fetch was not the epilogue's bound. CF_ROWS=5 (with
+//   CF_PITCH=72, CF_STAGES=2: three stages would need 244 KB) and CF_SET_CARRY (RsChunk's register sets carried over
+//   chunk pairs, so the odd XH = 7 does not drain each chunk) 1.213/1.219 against 1.207/1.211: 3 % faster than
+//   CF_STAGES=2 at four rows (1.251/1.253), which runs dry. CF_L2_PREFETCH=4 (the box four chunks ahead into L2)
+//   1.304/1.297 against 1.187/1.191, DRAM reads 1.12 -> 1.66 GB.
 
 namespace cf04d {
 
