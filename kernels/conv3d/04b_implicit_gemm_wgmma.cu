@@ -396,8 +396,9 @@
 //   UTC record 0.797 ms (12.69x eager, 7.33x torch.compile). On it (call 2): CF_DESC_HI 0.804 vs 0.802 (no faster),
 //   the halved clamp left out 0.813; parts: epilogue math off 0.717, copies off 0.752, both 0.634. CF_GROUP_DEFER
 //   (call 3; the last slot's wait for its copy's reads moved after its next wgmma issue): bitwise equal, 12/12,
-//   sanitizers clean, 0.768, 0.772 vs 0.795, 0.797 (ncu long-scoreboard stalls per issue 1.17 -> 0.79); not registered
-//   yet (no device time left for its record).
+//   sanitizers clean, 0.768, 0.772 vs 0.795, 0.797 (ncu long-scoreboard stalls per issue 1.17 -> 0.79). Registered by
+//   the twenty-seventh session at its start (explore-2026-12-03f/record/): the 16:53 UTC record 0.774 ms (12.99x
+//   eager, 7.53x torch.compile: the three conv3d TF32 goals met).
 
 // Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
 //   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory (so the MMAs multiply
@@ -636,7 +637,7 @@ constexpr int PROD_FLOATS = 0;
 #endif
 #endif
 #ifdef CF_GROUP_DEFER
-// CF_GROUP_DEFER (candidate, measured faster 2026-12-03: 0.768 vs 0.795 ms; the header's twenty-sixth session): the
+// CF_GROUP_DEFER (registered 2026-12-03, 0.768 vs 0.795 ms; the header's twenty-sixth session and its record): the
 // last slot's warp issues its box's copy and goes on; the wait for the engine to have read the box, and the EMPTY
 // arrive that frees it for the partner, move to the next round, right after this warpgroup has issued its wgmmas
 // (group_release), so that they overlap its MMAs instead of holding the warp (and with it the turn order) in the
