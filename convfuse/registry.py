@@ -369,6 +369,23 @@ _MEASURED_ON_CURRENT = _spelled_against((
     # each output row's epilogue while the last chunk's later wgmmas are in flight (the last chunk peeled); bitwise
     # equal: 1.222 vs 1.177, 1.195 vs 1.159
     ("conv2d", "04d_rs_tf32", ("CF_EPI_OVERLAP",)),
+    # H200, 2026-12-03 from 17:05 UTC (results/device-logs/explore-2026-12-03f/call1-3; notes/kernel_log.md, twenty-seventh
+    # session), after the 16:53 record put 04d at 1.98x torch.compile: each bitwise equal, none faster (two runs each,
+    # against the registered build's 1.216, 1.227 / 1.207, 1.211 / 1.187, 1.191 in the same processes). The weights 32
+    # loads at a time 1.228, 1.234; the leftover tiles to lone consumers 1.252, 1.259; the epilogue in a loop over one /
+    # two rows 1.268, 1.276 / 1.241, 1.253 (no-instruction stalls 0.11 -> 0.03 per issue)
+    ("conv2d", "04d_rs_tf32", ("CF_W_BATCH",)),
+    ("conv2d", "04d_rs_tf32", ("CF_TILE_SPREAD",)),
+    ("conv2d", "04d_rs_tf32", ("CF_EPI_ROLL=1",)),
+    ("conv2d", "04d_rs_tf32", ("CF_EPI_ROLL=2",)),
+    # two stages a ring 1.251, 1.253 (they run dry); five rows on two stages 1.243, 1.239, with the register sets carried
+    # over chunk pairs 1.213, 1.219 and 1.196, 1.200, with the parameters in shared memory too 1.220, 1.222
+    ("conv2d", "04d_rs_tf32", ("CF_STAGES=2",)),
+    ("conv2d", "04d_rs_tf32", ("CF_ROWS=5", "CF_PITCH=72", "CF_STAGES=2")),
+    ("conv2d", "04d_rs_tf32", ("CF_ROWS=5", "CF_PITCH=72", "CF_STAGES=2", "CF_SET_CARRY")),
+    ("conv2d", "04d_rs_tf32", ("CF_ROWS=5", "CF_PITCH=72", "CF_STAGES=2", "CF_SET_CARRY", "CF_PARAMS_SMEM")),
+    # the box four chunks ahead prefetched into L2: 1.304, 1.297 (DRAM reads 1.12 -> 1.66 GB)
+    ("conv2d", "04d_rs_tf32", ("CF_L2_PREFETCH=4",)),
     # conv3d 04d, bitwise equal to its registration: three consumers of three rows 2.010, 2.011 vs 1.820, 1.819; four of
     # two 1.888, 1.876 (without stores, CF_ABL_NOSTORE: 0.867 vs 0.973; 04b TF32 0.894 with everything)
     ("conv3d", "04d_rs_tf32", _04D3_THREE),
