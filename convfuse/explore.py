@@ -803,6 +803,8 @@ TWENTY_SEVENTH = {
     "L2 prefetch": (Run(LOG_DIR_3F / "call3" / "call.log", 0), "the box four chunks ahead prefetched into L2, on the "
                     "registered build, on two stages and on five rows"),
     "L2 prefetch (again)": (Run(LOG_DIR_3F / "call3" / "call.log", 1), "the same builds, in reverse order"),
+    "parts": (Run(LOG_DIR_3F / "call4" / "call.log", 0), "the registered build without its epilogue's math or its "
+              "stores, and without the math on two stages at four and five rows (ablations: timed only, one run)"),
 }
 _logs("twenty-seventh", TWENTY_SEVENTH)
 STALL_REASONS = ("barrier", "branch_resolving", "dispatch_stall", "lg_throttle", "long_scoreboard", "math_pipe_throttle",
