@@ -64,6 +64,8 @@
 //   1.304/1.297 against 1.187/1.191, DRAM reads 1.12 -> 1.66 GB. Parts (call 4, one run): registered 1.143, without the
 //   epilogue's math 0.915, without stores 1.105; without the math two stages 0.913 (as fast as three) and five rows
 //   0.881: two stages run dry only while one consumer is in its epilogue and the other, alone, outruns its copies.
+//   CF_POOL (one pool of stages for both consumers, dealt by need; below, at its constants) was prepared then and not
+//   measured: registry._WAITING, notes/next_call_conv2d_pool.sh, tests/test_pool.py.
 
 namespace cf04d {
 
@@ -95,6 +97,10 @@ static_assert(CONSUMERS == 2, "CF_PINGPONG alternates two consumers");
 #if defined(CF_SET_CARRY) && (defined(CF_EPI_OVERLAP) || defined(CF_SKEW) || defined(CF_FRAG_PREFETCH))
 #error "CF_SET_CARRY pairs the registered chunk loop only"
 #endif
+#if defined(CF_POOL) && (defined(CF_PINGPONG) || defined(CF_SKEW) || defined(CF_EPI_OVERLAP) || defined(CF_FRAG_PREFETCH) \
+    || defined(CF_L2_PREFETCH))
+#error "CF_POOL replaces the rings of the registered chunk loop only"
+#endif
 #if defined(CF_EPI_ROLL) && (defined(CF_EPI_LEAN) || defined(CF_ABL_NOEPI) || defined(CF_ABL_NOSTORE))
 #error "CF_EPI_ROLL rolls the registered epilogue only"
 #endif
@@ -104,13 +110,33 @@ static_assert(CONSUMERS == 2, "CF_PINGPONG alternates two consumers");
 constexpr int THREADS = 128 * (1 + CONSUMERS);
 constexpr int WFLOATS = NCHUNK * TAPS * 2 * COUT * 4;      // 36,864 floats = 147,456 B
 constexpr int WSTEP = 2 * COUT * 4 * 4;                    // bytes per (chunk, tap): 2 KB
+#ifdef CF_POOL
+// CF_POOL=P (candidate, not yet measured): one pool of P stages for both consumers, dealt by need, in place of a ring of
+// STAGES per consumer. Call 4 of the twenty-seventh session (explore-2026-12-03f/): two stages a ring run dry only
+// while one consumer is in its epilogue and the other, alone on the tensor pipe, takes a chunk about twice as fast as
+// beside it (a slot is refilled only when its chunk's wgmmas are issued, so a copy has one chunk's time to land); five
+// rows a consumer, 3.6 % faster without the epilogue, have room for two stages a ring only (244 KB for three). Five
+// stages at five rows take 80,640 B and fit: the producer gives a freed stage to the consumer with fewer boxes loaded,
+// so the one alone gets three or four chunks of lead while the other sits in its epilogue with one or two.
+// A consumer learns where its next box is from a ticket: a ring of QN mbarriers per consumer, completed by the box's
+// copy, beside the slot number the producer wrote before its arrive (release; the consumer's wait acquires).
+constexpr int POOL = CF_POOL, QN = 8;
+static_assert(POOL <= 8 && POOL > CONSUMERS && CONSUMERS == 2, "CF_POOL: slots in 3-bit fields, two consumers");
+static_assert(QN > POOL, "a ticket is reused only after its chunk was taken");
+constexpr int RING_FLOATS = POOL * STAGE_FLOATS;
+constexpr int NBARS = POOL + CONSUMERS * QN;                // EMPTY per slot, tickets per consumer
+constexpr int QSLOT_BYTES = CONSUMERS * QN * 4;
+#else
+constexpr int RING_FLOATS = CONSUMERS * STAGES * STAGE_FLOATS;
 constexpr int NBARS = 2 * CONSUMERS * STAGES;              // FULL and EMPTY per stage
+constexpr int QSLOT_BYTES = 0;
+#endif
 #ifdef CF_PARAMS_SMEM
 constexpr int PARAM_FLOATS = 2 * COUT;                     // bias, multiplier: read in the epilogue, not held in registers
 #else
 constexpr int PARAM_FLOATS = 0;
 #endif
-constexpr int SMEM_BYTES = (WFLOATS + CONSUMERS * STAGES * STAGE_FLOATS) * 4 + NBARS * 8 + PARAM_FLOATS * 4;
+constexpr int SMEM_BYTES = (WFLOATS + RING_FLOATS) * 4 + NBARS * 8 + PARAM_FLOATS * 4 + QSLOT_BYTES;
 static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 block can have (227 KB)");
 static_assert((WFLOATS * 4) % 128 == 0 && (STAGE_FLOATS * 4) % 128 == 0, "TMA destinations 128-byte aligned");
 constexpr int KERNEL_REGS = (65536 / THREADS) & ~7;        // what __launch_bounds__(THREADS, 1) allows: 168
@@ -275,6 +301,91 @@ __device__ __forceinline__ void mma_rows_pf(float (&acc)[ROWS][32], uint32_t (&f
 }
 #endif
 
+#ifdef CF_POOL
+__device__ __forceinline__ bool mbar_test(uint64_t* bar, unsigned parity) {
+    uint32_t done;
+    asm volatile("{\n\t.reg .pred p;\n\tmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(smem_addr(bar)), "r"(parity) : "memory");
+    return done != 0;
+}
+// A consumer's next box: its ticket's phase completes when the copy has landed; the slot number was written before.
+__device__ __forceinline__ int pool_acquire(uint64_t* tickets, const int* myq, unsigned& seq) {
+    const unsigned q = seq % QN;
+    mbar_wait(tickets + q, (seq / QN) & 1u);
+    const int slot = *reinterpret_cast<const volatile int*>(myq + q);
+    ++seq;
+    return slot;
+}
+// One consumer's side of the producer: its next box (tile, chunk), the slots it holds, oldest first (3 bits each),
+// how many, and its ticket count.
+struct PoolCursor {
+    int tile, chunk, held;
+    unsigned fifo, seq;
+};
+// The pool's producer (warp 0; lane 0 alone with TMA, so its decisions are lane 0's, broadcast to the warp on the
+// cp.async path). Each turn: take back the oldest slot of each consumer once its EMPTY phase has completed; then give
+// free slots, one box each, to the consumer with fewer boxes held (at most POOL - 1: the other can always get one),
+// while boxes are left. Slots are freed in each consumer's order, so only the two oldest need watching.
+__device__ __forceinline__ void pool_producer(const CUtensorMap& xmap, const float* __restrict__ x, const Geom& g,
+                                              float* rings, uint64_t* empty, uint64_t* tickets, int* qslot, int stride,
+                                              int lane) {
+    PoolCursor c0{first_tile(0), 0, 0, 0u, 0u}, c1{first_tile(1), 0, 0, 0u, 0u};
+    unsigned freemask = (1u << POOL) - 1, parity = 0;     // parity: each slot's next EMPTY phase
+    const unsigned mask = g.tma ? 1u : ~0u;
+    auto reclaim = [&](PoolCursor& c) {
+        if (c.held == 0) return false;
+        const int slot = c.fifo & 7;
+        bool done = lane == 0 && mbar_test(empty + slot, (parity >> slot) & 1u);
+        done = __shfl_sync(mask, done, 0);
+        if (!done) return false;
+        c.fifo >>= 3;
+        --c.held;
+        parity ^= 1u << slot;
+        freemask |= 1u << slot;
+        return true;
+    };
+    auto give = [&](PoolCursor& c, int who) {
+        const int slot = __ffs(freemask) - 1;
+        freemask &= freemask - 1;
+        c.fifo |= (unsigned)slot << (3 * c.held);
+        ++c.held;
+        const int q = c.seq % QN;
+        uint64_t* ticket = tickets + who * QN + q;
+        const TileCoord tc = tile_coord(g, c.tile);
+        float* dst = rings + slot * STAGE_FLOATS;
+        if (g.tma) {
+            qslot[who * QN + q] = slot;
+            mbar_arrive_expect_tx(ticket, STAGE_FLOATS * 4);       // release: the slot number is seen with the phase
+            tma_load_4d(dst, &xmap, tc.ox0, tc.oh, CHUNK * c.chunk, tc.n, ticket);
+        } else {
+            load_stage(dst, x, g, tc, CHUNK * c.chunk, lane);
+            cp_async_mbar_arrive(ticket);
+            if (lane == 0) {
+                qslot[who * QN + q] = slot;
+                mbar_arrive(ticket);
+            }
+        }
+        ++c.seq;
+        if (++c.chunk == NCHUNK) { c.chunk = 0; c.tile += stride; }
+    };
+#pragma unroll 1
+    while (c0.tile < g.tiles || c1.tile < g.tiles) {
+        bool moved = reclaim(c0);
+        moved = reclaim(c1) || moved;
+#pragma unroll 1
+        while (freemask) {
+            const bool more0 = c0.tile < g.tiles && c0.held < POOL - 1, more1 = c1.tile < g.tiles && c1.held < POOL - 1;
+            if (more1 && (!more0 || c1.held < c0.held)) give(c1, 1);
+            else if (more0) give(c0, 0);
+            else break;
+            moved = true;
+        }
+        if (!moved) __nanosleep(20);
+    }
+    cp_async_wait<0>();                          // the fallback's copies have landed before the warp exits
+}
+#endif
+
 __global__ void __launch_bounds__(THREADS, 1)
 conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restrict__ x, const float* __restrict__ w,
                  const float* __restrict__ bias, const float* __restrict__ mult, float* __restrict__ y, Geom g) {
@@ -282,11 +393,19 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
     extern __shared__ __align__(128) float smem[];
     float* sw = smem;
     float* rings = sw + WFLOATS;
-    uint64_t* bars = reinterpret_cast<uint64_t*>(rings + CONSUMERS * STAGES * STAGE_FLOATS);
+    uint64_t* bars = reinterpret_cast<uint64_t*>(rings + RING_FLOATS);
 #ifdef CF_PARAMS_SMEM
     float* sparam = reinterpret_cast<float*>(bars + NBARS);   // bias[64], multiplier[64]
     if (threadIdx.x < 2 * COUT) sparam[threadIdx.x] = __ldg(threadIdx.x < COUT ? bias + threadIdx.x : mult + threadIdx.x - COUT);
 #endif
+#ifdef CF_POOL
+    int* qslot = reinterpret_cast<int*>(reinterpret_cast<float*>(bars + NBARS) + PARAM_FLOATS);
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < POOL; ++i) mbar_init(bars + i, 128);                  // EMPTY: every thread of the consumer
+        for (int i = 0; i < CONSUMERS * QN; ++i) mbar_init(bars + POOL + i, g.tma ? 1 : 33);   // + lane 0's arrive
+        mbar_init_fence();
+    }
+#else
     if (threadIdx.x == 0) {
         for (int i = 0; i < CONSUMERS * STAGES; ++i) {
             mbar_init(bars + i, g.tma ? 1 : 32);                       // FULL: the TMA's expect_tx, or a warp's cp.async
@@ -294,6 +413,7 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         }
         mbar_init_fence();
     }
+#endif
     stage_weights(sw, w);
     fence_proxy_async();                         // the weights, written by ordinary stores, are read by wgmma
     __syncthreads();
@@ -303,6 +423,11 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         setmaxnreg_dec<PRODUCER_REGS>();
         const int stride = CONSUMERS * gridDim.x;   // in each branch: read before setmaxnreg, it was kept on the stack
         const int k = threadIdx.x >> 5, lane = threadIdx.x & 31;
+#ifdef CF_POOL
+        if (k != 0 || (g.tma && lane != 0)) return;             // warp 0 fills the pool (its lane 0 alone with TMA)
+        pool_producer(xmap, x, g, rings, bars, bars + POOL, qslot, stride, lane);
+        return;
+#endif
         if (k >= CONSUMERS || (g.tma && lane != 0)) return;     // one thread per ring issues its TMAs
         float* ring = rings + k * STAGES * STAGE_FLOATS;
         uint64_t* full = bars + k * STAGES;
@@ -348,9 +473,21 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         const int stride = CONSUMERS * gridDim.x;
         const int k = wg - 1, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
         const int gid = lane >> 2, tq = lane & 3;
+#ifdef CF_POOL
+        const float* ring = rings + tq * CHP + 16 * warp + gid;
+        uint64_t* empty = bars;
+        uint64_t* tickets = bars + POOL + k * QN;
+        const int* myq = qslot + k * QN;
+        unsigned seq = 0;
+#define BOX_WAIT() (slot = pool_acquire(tickets, myq, seq))
+#define BOX_NEXT() ((void)0)
+#else
         const float* ring = rings + k * STAGES * STAGE_FLOATS + tq * CHP + 16 * warp + gid;
         uint64_t* full = bars + k * STAGES;
         uint64_t* empty = bars + CONSUMERS * STAGES + k * STAGES;
+#define BOX_WAIT() mbar_wait(full + slot, phase)
+#define BOX_NEXT() if (++slot == STAGES) { slot = 0; phase ^= 1u; }
+#endif
         const uint64_t d0 = wgmma_desc(smem_addr(sw), 1024, 128);      // lbo: k-half 0 -> 1; sbo: 8 Cout
         const uint32_t whi = (uint32_t)(d0 >> 32);
         // this thread's 16 channels 8 j + 2 tq + e: bias and multiplier
@@ -372,6 +509,9 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         const long long plane = (long long)g.Ho * g.Wo;
         int slot = 0;
         unsigned phase = 0;
+#ifdef CF_POOL
+        (void)phase;
+#endif
         float acc[ROWS][32];
         uint32_t frag[SETS][3][4];
 #pragma unroll 1
@@ -393,7 +533,7 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
 #else
             for (int chunk = 0; chunk < NCHUNK; ++chunk) {
 #endif
-                mbar_wait(full + slot, phase);
+                BOX_WAIT();
                 // the chunk's weights, broadcast from lane 0 so that the compiler knows the descriptors are warp-uniform
                 // and keeps them in uniform registers (without it, some builds moved each one with two R2UR per wgmma)
                 const uint32_t wlo = __shfl_sync(~0u, wlo0 + chunk * (TAPS * WSTEP >> 4), 0);
@@ -405,9 +545,9 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                 // register sets shifted by one, so that no chunk ends waiting for all its wgmmas (RsChunk's CARRY)
                 static_assert(XH % 2 == 1 && SETS == 2 && NCHUNK % 2 == 0, "CF_SET_CARRY: odd XH, two sets, chunk pairs");
                 Chunk::mma_rows<0, 0, true>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot, chunk == 0);
-                if (++slot == STAGES) { slot = 0; phase ^= 1u; }
+                BOX_NEXT();
                 ++chunk;
-                mbar_wait(full + slot, phase);
+                BOX_WAIT();
                 const uint32_t wlo1 = __shfl_sync(~0u, wlo0 + chunk * (TAPS * WSTEP >> 4), 0);
                 Chunk::mma_rows<0, 1, true>(acc, frag, ring + slot * STAGE_FLOATS, wlo1, whi, empty + slot, false);
 #else
@@ -418,7 +558,7 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                 if (k == 0 && j == 0 && chunk == NCHUNK / 2 - 1 && first_tile(1) < g.tiles)
                     asm volatile("bar.arrive 3, 256;\n" ::: "memory");
 #endif
-                if (++slot == STAGES) { slot = 0; phase ^= 1u; }
+                BOX_NEXT();
             }
             // this tile's MMAs are issued: the block's next tile (the other consumer's) may issue its own
 #ifdef CF_PINGPONG
@@ -523,6 +663,8 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         }
     }
 #endif
+#undef BOX_WAIT
+#undef BOX_NEXT
 }
 
 }  // namespace cf04d
