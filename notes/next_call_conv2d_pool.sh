@@ -26,5 +26,37 @@ S=smsp__average_warps_issue_stalled; R=per_issue_active.ratio
 M=gpu__time_duration.sum,smsp__inst_executed.sum,dram__bytes_read.sum
 for r in barrier long_scoreboard short_scoreboard wait; do M=$M,${S}_${r}_$R; done
 timeout 50 ncu --clock-control none --profile-from-start off --metrics $M python3 scripts/ncu_sections.py $B $R5 $P5 $P6 2>&1 | grep -E "gpu__|smsp__|dram__|ncu-sections\]|ERR"
+# What the registered build's epilogue waits for, per SASS region and stall reason: an ncu report with PC sampling, read
+# through ncu's own Python interface (extras/python, ncu_report). Written without a GPU and never run: if it fails, the
+# line says so and the rest of the call stands.
+timeout 60 ncu --clock-control none --profile-from-start off --section SourceCounters --section WarpStateStats \
+  -o $D/r04d python3 scripts/ncu_sections.py $B > /dev/null 2>&1; echo "ncu report rc $?"
+PYTHONPATH=$(dirname $(readlink -f $(which ncu)))/extras/python timeout 60 python3 - $D/r04d.ncu-rep <<'PY' || echo "per-PC stalls: failed"
+import collections, sys
+import ncu_report
+a = ncu_report.load_report(sys.argv[1]).range_by_idx(0).action_by_idx(0)
+pre = "smsp__pcsamp_warps_issue_stalled_"
+reasons = [n for n in a.metric_names() if n.startswith(pre) and not n.endswith("not_issued")]
+per_pc = collections.defaultdict(collections.Counter)
+for r in reasons:
+    m = a[r]
+    ids = m.correlation_ids()
+    for i in range(m.num_instances()):
+        per_pc[ids.as_uint64(i)][r[len(pre):]] += m.as_uint64(i)
+marks = [("USETMAXREG.TRY_ALLOC", "consumer loop"), ("WARPGROUP.DEPBAR.LE gsb0, 0x0", "consumer epilogue"),
+         ("USETMAXREG.DEALLOC", "producer")]
+region, by_region = "prologue", collections.defaultdict(collections.Counter)
+for pc in sorted(per_pc):
+    sass = a.sass_by_pc(pc) or ""
+    for mark, name in marks:
+        if mark in sass:
+            region = name
+    by_region[region].update(per_pc[pc])
+total = sum(sum(c.values()) for c in by_region.values())
+for name, c in by_region.items():
+    top = ", ".join(f"{k} {100 * v / total:.1f}" for k, v in c.most_common(6))
+    print(f"[pc-stalls] {name}: {100 * sum(c.values()) / total:.1f} % of samples; {top}")
+PY
+rm -f $D/r04d.ncu-rep
 date -u
 } 2>&1 | tee $D/call.log
