@@ -29,6 +29,12 @@ class Run(NamedTuple):
     nth: int
 
 
+def twice(log: Path, call: str, what: str) -> dict:
+    """A call that timed its builds twice in one process, the second run in reverse order: its two session-table
+    entries, `call` and `call (again)`, read from the printed log."""
+    return {call: (Run(log, 0), what), f"{call} (again)": (Run(log, 1), "the same builds, a second run in reverse order")}
+
+
 LOGS = {"explore-1": LOG_DIR / "explore.log", "explore-2": LOG_DIR / "explore2.log",
         "explore-3": LOG_DIR / "explore3.log", "explore-4": LOG_DIR / "explore4.log"}
 
@@ -755,16 +761,13 @@ SKIP25_CHECKS = {"printed": LOG_DIR_3D / "call1" / "call.log",
 LOG_DIR_3E = R.ROOT / "results" / "device-logs" / "explore-2026-12-03e"
 RECORD_TWENTY_FIFTH = LOG_DIR_3E / "record" / "record-2026-12-03T1315.json"   # the record the 15:07 UTC one replaced
 TWENTY_SIXTH = {
-    "row order": (Run(LOG_DIR_3E / "call1" / "call.log", 0), "the box's channel rows in the conflict-free order against "
-                  "the build registered then, each in full and without epilogue math and stores (ablations: timed only)"),
-    "row order (again)": (Run(LOG_DIR_3E / "call1" / "call.log", 1), "the same builds, a second run in reverse order"),
-    "cuts and parts": (Run(LOG_DIR_3E / "call2" / "call.log", 0), "after the record: the descriptors' high words, the "
-                       "halved clamp left out, the build before the row order, and the recorded build without its "
-                       "epilogue's math or its copies (ablations: timed only)"),
-    "cuts and parts (again)": (Run(LOG_DIR_3E / "call2" / "call.log", 1), "the same builds, a second run in reverse order"),
-    "release deferred": (Run(LOG_DIR_3E / "call3" / "call.log", 0), "the last slot's wait for its copy's reads and the "
-                         "box's EMPTY arrive moved to the next round, after its wgmmas are issued (CF_GROUP_DEFER)"),
-    "release deferred (again)": (Run(LOG_DIR_3E / "call3" / "call.log", 1), "the same builds, a second run in reverse order"),
+    **twice(LOG_DIR_3E / "call1" / "call.log", "row order", "the box's channel rows in the conflict-free order against "
+            "the build registered then, each in full and without epilogue math and stores (ablations: timed only)"),
+    **twice(LOG_DIR_3E / "call2" / "call.log", "cuts and parts", "after the record: the descriptors' high words, the "
+            "halved clamp left out, the build before the row order, and the recorded build without its epilogue's math "
+            "or its copies (ablations: timed only)"),
+    **twice(LOG_DIR_3E / "call3" / "call.log", "release deferred", "the last slot's wait for its copy's reads and the "
+            "box's EMPTY arrive moved to the next round, after its wgmmas are issued (CF_GROUP_DEFER)"),
 }
 _logs("twenty-sixth", TWENTY_SIXTH)
 COUNTERS_26 = {"gpu__time_duration.sum": "ms (ncu)", "smsp__inst_executed.sum": "warp instructions",
@@ -794,15 +797,12 @@ RECORD_TWENTY_SIXTH = LOG_DIR_3F / "record" / "record-2026-12-03T1507.json"   # 
 # After the record, conv2d 04d (the record put it at 1.98x torch.compile): three calls of candidates that keep each
 # value's arithmetic (bitwise equal), each timed twice in one process, the second run in reverse order.
 TWENTY_SEVENTH = {
-    "weights, tiles, epilogue": (Run(LOG_DIR_3F / "call1" / "call.log", 0), "the weights staged 32 loads at a time, the "
-                                 "leftover tiles to lone consumers, the epilogue in a loop over rows (one or two a turn)"),
-    "weights, tiles, epilogue (again)": (Run(LOG_DIR_3F / "call1" / "call.log", 1), "the same builds, in reverse order"),
-    "five rows": (Run(LOG_DIR_3F / "call2" / "call.log", 0), "five output rows a consumer on two stages a ring, with "
-                  "the register sets carried across chunk pairs, and two stages at four rows (the control)"),
-    "five rows (again)": (Run(LOG_DIR_3F / "call2" / "call.log", 1), "the same builds, in reverse order"),
-    "L2 prefetch": (Run(LOG_DIR_3F / "call3" / "call.log", 0), "the box four chunks ahead prefetched into L2, on the "
-                    "registered build, on two stages and on five rows"),
-    "L2 prefetch (again)": (Run(LOG_DIR_3F / "call3" / "call.log", 1), "the same builds, in reverse order"),
+    **twice(LOG_DIR_3F / "call1" / "call.log", "weights, tiles, epilogue", "the weights staged 32 loads at a time, the "
+            "leftover tiles to lone consumers, the epilogue in a loop over rows (one or two a turn)"),
+    **twice(LOG_DIR_3F / "call2" / "call.log", "five rows", "five output rows a consumer on two stages a ring, with the "
+            "register sets carried across chunk pairs, and two stages at four rows (the control)"),
+    **twice(LOG_DIR_3F / "call3" / "call.log", "L2 prefetch", "the box four chunks ahead prefetched into L2, on the "
+            "registered build, on two stages and on five rows"),
     "parts": (Run(LOG_DIR_3F / "call4" / "call.log", 0), "the registered build without its epilogue's math or its "
               "stores, and without the math on two stages at four and five rows (ablations: timed only, one run)"),
 }
