@@ -824,6 +824,22 @@ CHECKS_27 = {call: {"printed": LOG_DIR_3F / call / "call.log", "bitwise": LOG_DI
                     **sanitizer_logs(LOG_DIR_3F / call)}
              for call in ("call1", "call2", "call3")}
 
+# The twenty-eighth session (2026-12-03 from 18:34 UTC; results/device-logs/explore-2026-12-03g/): conv2d 04d on one
+# pool of stages dealt by need (CF_POOL, prepared by the twenty-seventh session), then pixel pairs (CF_PIXEL_PAIRS).
+LOG_DIR_3G = R.ROOT / "results" / "device-logs" / "explore-2026-12-03g"
+TWENTY_EIGHTH = {
+    **twice(LOG_DIR_3G / "callP" / "call.log", "pool", "one pool of stages for both consumers, dealt by need: five rows "
+            "on five stages, four rows on six, against five rows on two-stage rings and the registered build"),
+}
+_logs("twenty-eighth", TWENTY_EIGHTH)
+COUNTERS_28 = {"gpu__time_duration.sum": "ms (ncu)", "smsp__inst_executed.sum": "warp instructions",
+               "dram__bytes_read.sum": "DRAM read (bytes)",
+               **{f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio": f"{r.replace('_', ' ')} per issue"
+                  for r in ("barrier", "long_scoreboard", "short_scoreboard", "wait")}}
+NCU_TWENTY_EIGHTH = {"pool": (LOG_DIR_3G / "callP" / "call.log", COUNTERS_28)}
+CHECKS_28 = {"callP": {"printed": LOG_DIR_3G / "callP" / "call.log", "bitwise": LOG_DIR_3G / "callP" / "bitwise.log",
+                       "verify": LOG_DIR_3G / "callP" / "verify.log", **sanitizer_logs(LOG_DIR_3G / "callP")}}
+
 
 
 def _opcodes_per_tile(p, first: int, last: int) -> pd.Series:

@@ -468,16 +468,23 @@ _MEASURED_ON_BOX2 = _spelled_against((
 _MEASURED_ON_ROWMAP = _spelled_against((
     ("conv3d", "04b_wgmma_tf32", ("CF_GROUP_DEFER",)),
 ), lambda k: _CONV3D_TF32_DEFER)
-# Compiled, not yet measured (the twenty-seventh session's device-seconds ran out): conv2d 04d on one pool of stages
-# dealt by need (CF_POOL; the kernel's header and notes/next_call_conv2d_pool.sh say why and what is predicted), at
-# five rows (the parameters in shared memory: without them the consumers spill one register) and at four rows on the
-# registered build's shared memory (six stages of 13,056 B).
-_WAITING = (
+# Prepared by the twenty-seventh session, measured by the twenty-eighth (H200, 2026-12-03 18:36 UTC,
+# explore-2026-12-03g/callP): conv2d 04d on one pool of stages dealt by need (CF_POOL), bitwise equal, 15/15, memcheck
+# and synccheck clean, racecheck 12 hazards (the slot numbers' plain stores; not settled); slower: five rows on a pool
+# of five 1.671, 1.668 (DRAM reads 2.40 GB against 1.14), four rows on six 1.205, 1.201, against 1.160, 1.155.
+_MEASURED_POOL = (
     ("conv2d", "04d_rs_tf32", ("CF_ROWS=5", "CF_PITCH=72", "CF_SET_CARRY", "CF_PARAMS_SMEM", "CF_POOL=5")),
     ("conv2d", "04d_rs_tf32", ("CF_POOL=6",)),
 )
+# Compiled, not yet measured: conv2d 04d's M rows g, g + 8 as pixels 2 g, 2 g + 1 (CF_PIXEL_PAIRS: 8-byte fragment
+# loads and stores; the kernel's header and notes/kernel_log.md say why and what is predicted), at four rows and at five
+# rows on two stages.
+_WAITING = (
+    ("conv2d", "04d_rs_tf32", ("CF_PIXEL_PAIRS",)),
+    ("conv2d", "04d_rs_tf32", ("CF_ROWS=5", "CF_PITCH=72", "CF_STAGES=2", "CF_SET_CARRY", "CF_PARAMS_SMEM", "CF_PIXEL_PAIRS")),
+)
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _MEASURED_ON_SWEEP + _MEASURED_ON_BOX2 \
-    + _MEASURED_ON_ROWMAP + _WAITING
+    + _MEASURED_ON_ROWMAP + _MEASURED_POOL + _WAITING
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
 ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE"),
              ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE", "CF_ABL_RAWEPI", "CF_ABL_NOSTORE"))

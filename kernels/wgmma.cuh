@@ -426,19 +426,38 @@ __device__ __forceinline__ uint32_t tf32_bits(float v) {
 // The stage is released (`empty`, an mbarrier arrive of every consumer thread) after the last row's wgmmas: an HGMMA
 // cannot issue before its fragment registers have arrived, so the box's loads are done (conv2d 04d's first builds
 // arrived right after the loads, a race: its kernel log).
-template <int ROWS, int PITCH, int CHP, int SETS, int WSTEP>
+// PAIRS (conv2d 04d CF_PIXEL_PAIRS): the M rows g and g + 8 of a warp's 16 are its pixels 2 g and 2 g + 1, so that a
+// thread's three taps need pixels 2 g .. 2 g + 3 of a channel, two 8-byte loads (instead of six 4-byte ones) and four
+// cvt (instead of six), and its accumulators hold two neighbouring pixels of a channel: one 8-byte store.
+template <int ROWS, int PITCH, int CHP, int SETS, int WSTEP, bool PAIRS = false>
 struct RsChunk {
     static constexpr int KS = 3, XH = ROWS + KS - 1;
     // input row I's three fragments (taps s = 0, 1, 2): a0 (pixel g, channel t), a1 (g + 8, t), a2 (g, t + 4),
-    // a3 (g + 8, t + 4), from `fb` = the box at channel t, pixel 16 warp + g
+    // a3 (g + 8, t + 4), from `fb` = the box at channel t, pixel 16 warp + g (PAIRS: pixels 2 g, 2 g + 1 for g, g + 8,
+    // `fb` at pixel 16 warp + 2 g)
     template <int I>
     static __device__ __forceinline__ void load_fragments(uint32_t (&a)[KS][4], const float* fb) {
+        if constexpr (PAIRS) {
+            static_assert(PITCH % 2 == 0 && CHP % 2 == 0, "8-byte loads");
 #pragma unroll
-        for (int s = 0; s < KS; ++s) {
-            a[s][0] = tf32_bits(fb[I * PITCH + s]);
-            a[s][1] = tf32_bits(fb[I * PITCH + s + 8]);
-            a[s][2] = tf32_bits(fb[4 * CHP + I * PITCH + s]);
-            a[s][3] = tf32_bits(fb[4 * CHP + I * PITCH + s + 8]);
+            for (int c = 0; c < 2; ++c) {
+                const float2 lo = *reinterpret_cast<const float2*>(fb + 4 * c * CHP + I * PITCH);
+                const float2 hi = *reinterpret_cast<const float2*>(fb + 4 * c * CHP + I * PITCH + 2);
+                const uint32_t p[4] = {tf32_bits(lo.x), tf32_bits(lo.y), tf32_bits(hi.x), tf32_bits(hi.y)};
+#pragma unroll
+                for (int s = 0; s < KS; ++s) {
+                    a[s][2 * c] = p[s];
+                    a[s][2 * c + 1] = p[s + 1];
+                }
+            }
+        } else {
+#pragma unroll
+            for (int s = 0; s < KS; ++s) {
+                a[s][0] = tf32_bits(fb[I * PITCH + s]);
+                a[s][1] = tf32_bits(fb[I * PITCH + s + 8]);
+                a[s][2] = tf32_bits(fb[4 * CHP + I * PITCH + s]);
+                a[s][3] = tf32_bits(fb[4 * CHP + I * PITCH + s + 8]);
+            }
         }
     }
     // input row I's wgmmas: tap (r, s) into output row I - r. CF_MMA_INTERLEAVE (candidate, conv2d): consecutive

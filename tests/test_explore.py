@@ -593,7 +593,7 @@ def test_the_group_store_is_registered_for_tf32_and_fp16_and_candidates_keep_the
     assert all(x in ("-CF_BOX_ROWMAP", "-CF_GROUP_DEFER") for p, k, d in R._MEASURED_ON_BOX2 for x in d if x.startswith("-"))
     assert all(x == "-CF_GROUP_DEFER" for p, k, d in R._MEASURED_ON_ROWMAP for x in d if x.startswith("-"))
     assert set(R.CANDIDATES) == set(before) | set(R._MEASURED_ON_CURRENT) | set(R._MEASURED_ON_SWEEP) \
-        | set(R._MEASURED_ON_BOX2) | set(R._MEASURED_ON_ROWMAP) | set(R._WAITING)
+        | set(R._MEASURED_ON_BOX2) | set(R._MEASURED_ON_ROWMAP) | set(R._MEASURED_POOL) | set(R._WAITING)
 
 
 def test_the_twelfth_sessions_record_is_the_one_its_section_discusses():
@@ -1190,3 +1190,23 @@ def test_the_twenty_seventh_sessions_parts_of_conv2d_04d():
     assert r[noepi] < 0.85 * r[reg]
     assert abs(r["04d_rs_tf32 -DCF_STAGES=2 -DCF_ABL_NOEPI"] / r[noepi] - 1) < 0.01
     assert r["04d_rs_tf32 -DCF_ROWS=5 -DCF_PITCH=72 -DCF_STAGES=2 -DCF_SET_CARRY -DCF_ABL_NOEPI"] < 0.98 * r[noepi]
+
+
+def test_the_pool_of_stages_was_bitwise_equal_and_slower_and_racecheck_not_clean():
+    """explore-2026-12-03g, call P (the twenty-seventh session's prepared CF_POOL call): both pool builds bitwise equal
+    and 15/15, memcheck and synccheck clean, racecheck not; both slower than the registered build in both runs, the
+    five-row pool by 40 % or more with twice the DRAM reads."""
+    t = E.session_table(E.TWENTY_EIGHTH, problem="conv2d")
+    reg = "04d_rs_tf32"
+    five = reg + " -DCF_ROWS=5 -DCF_PITCH=72 -DCF_SET_CARRY -DCF_PARAMS_SMEM -DCF_POOL=5"
+    six = reg + " -DCF_POOL=6"
+    for call in ("pool", "pool (again)"):
+        r = t.loc[call, "median ms"]
+        assert r[five] > 1.4 * r[reg] and 1.02 * r[reg] < r[six] < 1.06 * r[reg], call
+    chk = {k: p.read_text() for k, p in E.CHECKS_28["callP"].items()}
+    assert "[check_bitwise] 0 case(s) differ from 04d_rs_tf32" in chk["bitwise"]
+    assert chk["verify"].count("15/15 pass") == 2 and "FAIL" not in chk["verify"]
+    assert not E.sanitizers_clean(chk) and E.sanitizers_clean({**chk, "racecheck": E._SANITIZER_CLEAN["racecheck"]})
+    c = E.launch_metrics(*E.NCU_TWENTY_EIGHTH["pool"])
+    assert c.loc[five, "DRAM read (bytes)"] > 1.9 * c.loc[reg, "DRAM read (bytes)"]
+    assert c.loc[six, "DRAM read (bytes)"] < 1.05 * c.loc[reg, "DRAM read (bytes)"]

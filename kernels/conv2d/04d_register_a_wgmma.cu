@@ -104,6 +104,10 @@ static_assert(CONSUMERS == 2, "CF_PINGPONG alternates two consumers");
 #if defined(CF_EPI_ROLL) && (defined(CF_EPI_LEAN) || defined(CF_ABL_NOEPI) || defined(CF_ABL_NOSTORE))
 #error "CF_EPI_ROLL rolls the registered epilogue only"
 #endif
+#if defined(CF_PIXEL_PAIRS) && (defined(CF_FRAG_PREFETCH) || defined(CF_EPI_OVERLAP) || defined(CF_EPI_LEAN) \
+    || defined(CF_EPI_ROLL) || defined(CF_ABL_NOEPI) || defined(CF_ABL_NOSTORE))
+#error "CF_PIXEL_PAIRS pairs the registered fragment loads and epilogue only"
+#endif
 #if defined(CF_TILE_SPREAD) && (defined(CF_PINGPONG) || defined(CF_SKEW))
 #error "CF_PINGPONG and CF_SKEW count a block's tiles in turn, which CF_TILE_SPREAD does not deal"
 #endif
@@ -221,7 +225,18 @@ __device__ __forceinline__ void load_stage(float* dst, const float* __restrict__
 #define CF_FRAG_SETS 2
 #endif
 constexpr int SETS = CF_FRAG_SETS;
-using Chunk = RsChunk<ROWS, PITCH, CHP, SETS, WSTEP>;   // fragment loads and wgmmas of one chunk (wgmma.cuh)
+#ifdef CF_PIXEL_PAIRS
+// CF_PIXEL_PAIRS (candidate): a warp's M rows g and g + 8 are its pixels 2 g and 2 g + 1 (RsChunk's PAIRS). The
+// nineteenth session's source page (explore-2026-12-02h/call3) has the consumers' MMA loop waiting on its fragment loads
+// (short scoreboard, 15 % of all samples) and the epilogue's instructions on registers that earlier stores still have
+// to read (long scoreboard, 11 %); here a row's fragments take 4 shared loads (8-byte) and 8 cvt instead of 12 and 12,
+// and the epilogue 16 stores a row (8-byte, where Wo is even) instead of 32. The same products in the same order.
+constexpr bool PIXEL_PAIRS = true;
+#else
+constexpr bool PIXEL_PAIRS = false;
+#endif
+constexpr int GSTEP = PIXEL_PAIRS ? 2 : 1;                 // pixels between a thread's M row g and the next lane group's
+using Chunk = RsChunk<ROWS, PITCH, CHP, SETS, WSTEP, PIXEL_PAIRS>;   // fragment loads and wgmmas of one chunk (wgmma.cuh)
 #ifdef CF_EPI_OVERLAP
 // CF_EPI_OVERLAP (candidate): in a tile's last chunk, output row o's sums are final once input row o + 2's wgmmas are
 // done, which mma_row<o + 3>'s wait_group 1 guarantees; its epilogue then runs while row o + 3's wgmmas are in flight
@@ -474,7 +489,7 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         const int k = wg - 1, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
         const int gid = lane >> 2, tq = lane & 3;
 #ifdef CF_POOL
-        const float* ring = rings + tq * CHP + 16 * warp + gid;
+        const float* ring = rings + tq * CHP + 16 * warp + GSTEP * gid;
         uint64_t* empty = bars;
         uint64_t* tickets = bars + POOL + k * QN;
         const int* myq = qslot + k * QN;
@@ -482,7 +497,7 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
 #define BOX_WAIT() (slot = pool_acquire(tickets, myq, seq))
 #define BOX_NEXT() ((void)0)
 #else
-        const float* ring = rings + k * STAGES * STAGE_FLOATS + tq * CHP + 16 * warp + gid;
+        const float* ring = rings + k * STAGES * STAGE_FLOATS + tq * CHP + 16 * warp + GSTEP * gid;
         uint64_t* full = bars + k * STAGES;
         uint64_t* empty = bars + CONSUMERS * STAGES + k * STAGES;
 #define BOX_WAIT() mbar_wait(full + slot, phase)
@@ -581,7 +596,7 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
 #pragma unroll
             for (int o = 0; o < ROWS; ++o) fence_operand(acc[o]);
             const TileCoord tc = tile_coord(g, tile);
-            const int px = tc.ox0 + 16 * warp + gid;
+            const int px = tc.ox0 + 16 * warp + GSTEP * gid;
             float* yt = y + ((long long)tc.n * COUT + 2 * tq) * plane + (long long)tc.oh * g.Wo + px;
 #ifdef CF_EPI_LEAN
             // CF_EPI_LEAN (candidate; measured no faster): the epilogue in fewer instructions. Call 3's ablation puts its
@@ -594,7 +609,29 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
 #pragma unroll
             for (int c = 0; c < 16; ++c) yc[c] = yt + (8 * (c >> 1) + (c & 1)) * plane;
 #endif
-#ifdef CF_EPI_ROLL
+#if defined(CF_PIXEL_PAIRS)
+            // pixels px, px + 1 of each channel row: one 8-byte store where Wo is even (then px + 1 < Wo wherever px is,
+            // and every row and channel plane starts at an even float), else two 4-byte ones
+            const bool pair_stores = (g.Wo & 1) == 0;
+#pragma unroll
+            for (int o = 0; o < ROWS; ++o) {
+                if (tc.oh + o >= g.Ho || px >= g.Wo) break;
+#pragma unroll
+                for (int jj = 0; jj < 8; ++jj)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        const float v0 = epilogue_conv2d(acc[o][4 * jj + e] + b_r[pidx(jj, e)], m_r[pidx(jj, e)]);
+                        const float v1 = epilogue_conv2d(acc[o][4 * jj + 2 + e] + b_r[pidx(jj, e)], m_r[pidx(jj, e)]);
+                        float* const at = yt + (8 * jj + e) * plane + o * g.Wo;
+                        if (pair_stores) {
+                            __stcs(reinterpret_cast<float2*>(at), make_float2(v0, v1));
+                        } else {
+                            __stcs(at, v0);
+                            if (px + 1 < g.Wo) __stcs(at + 1, v1);
+                        }
+                    }
+            }
+#elif defined(CF_EPI_ROLL)
             // CF_EPI_ROLL=R (candidate): the epilogue in a loop of ROWS / R turns, each on the first R rows' accumulators,
             // which then take the next R rows' (32 (ROWS - R) moves a turn). The registered epilogue is unrolled over
             // all ROWS x 2 x 16 values: 3,127 SASS instructions (~50 KB) that each consumer warp runs once a tile, at
