@@ -107,6 +107,10 @@ _CONV3D_TF32_ROWMAP = ("CF_BOX_ROWMAP",)
 # issued: 0.768, 0.772 vs 0.795, 0.797 (ncu long-scoreboard stalls per issue 0.79 vs 1.17) (H200 2026-12-03,
 # explore-2026-12-03e/call3; notes/kernel_log.md, twenty-sixth session; registered by the twenty-seventh with its record)
 _CONV3D_TF32_DEFER = ("CF_GROUP_DEFER",)
+# conv2d 04d_rs_tf32: a warp's M rows g, g + 8 as its pixels 2 g, 2 g + 1 (8-byte fragment loads and stores): bitwise
+# equal, 1.158, 1.152 vs 1.218, 1.213 ms (H200 2026-12-03, explore-2026-12-03g/callQ; notes/kernel_log.md,
+# twenty-eighth session; registered by it with its record)
+_CONV2D_TF32_PAIRS = ("CF_PIXEL_PAIRS",)
 _CONV3D_TF32_ONLY = ("CF_EPI_FOLD", "CF_LOAD_ADDR", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_TF32_SWEEP \
     + _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP + _CONV3D_TF32_DEFER
 # FP16: the group stores under a window of input rows per round shared by the block's warpgroups, staged after the
@@ -174,7 +178,7 @@ def _hopper(problem: str) -> list[Variant]:
                 Variant("04d_rs_tf32", problem, "04d", "tf32", "fused",
                         "implicit GEMM turned around: output pixels as M, the input fragments loaded from the TMA's raw "
                         "rows into registers (wgmma with A in registers), nothing staged, TF32",
-                        defines=("CF_GELU_FAST",), **_SM90A_RS)]
+                        defines=("CF_GELU_FAST",) + _CONV2D_TF32_PAIRS, **_SM90A_RS)]
     if problem == "conv3d":
         out += [Variant("04d_rs_tf32", problem, "04d", "tf32", "fused",
                         "implicit GEMM turned around: output pixels as M, the input fragments loaded from the TMA's raw "
@@ -274,7 +278,7 @@ _MEASURED_BEFORE_CUTS = (
 # Registered 2026-12-02 (the kernels' headers say why and what each measured). Every candidate above was measured
 # without them, so it leaves out those its variant is now built with ("-NAME"), and stays the build that was measured.
 _CUTS = ("CF_LOAD_ADDR", "CF_DESC_UNIFORM", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_FP16_ONLY[1:] + _CONV3D_TF32_SWEEP \
-    + _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP + _CONV3D_TF32_DEFER
+    + _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP + _CONV3D_TF32_DEFER + _CONV2D_TF32_PAIRS
 
 
 def _spelled_against(candidates, cuts) -> tuple:
@@ -413,7 +417,7 @@ _MEASURED_ON_CURRENT = _spelled_against((
     # bitwise equal, protocol 12/12, sanitizers clean, slower: 0.917, 0.917 vs 0.885, 0.883 (832 warp instructions per
     # warp tile against 820: its load path fell from 23.5 to 10.9, and LOP3/LEA grew around the group store at 128 registers)
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY", "CF_DWIN_BRANCH", "CF_DWIN_STEP")),
-), lambda k: _CONV3D_TF32_SWEEP + _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP + _CONV3D_TF32_DEFER)
+), lambda k: _CONV3D_TF32_SWEEP + _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP + _CONV3D_TF32_DEFER + _CONV2D_TF32_PAIRS)
 # H200, 2026-12-03 10:48 UTC (results/device-logs/explore-2026-12-03c/call1-2; twenty-fourth session), on the registered
 # build (its depth sweep): each cut of warp instructions ran slower. All 12/12 under the protocol; CF_DESC_HI and
 # CF_DWIN_N128 bitwise equal (84 cases); memcheck clean (all three; N128 with them). Two or three timings against the
@@ -472,19 +476,20 @@ _MEASURED_ON_ROWMAP = _spelled_against((
 # explore-2026-12-03g/callP): conv2d 04d on one pool of stages dealt by need (CF_POOL), bitwise equal, 15/15, memcheck
 # and synccheck clean, racecheck 12 hazards (the slot numbers' plain stores; not settled); slower: five rows on a pool
 # of five 1.671, 1.668 (DRAM reads 2.40 GB against 1.14), four rows on six 1.205, 1.201, against 1.160, 1.155.
-_MEASURED_POOL = (
+_MEASURED_POOL = _spelled_against((
     ("conv2d", "04d_rs_tf32", ("CF_ROWS=5", "CF_PITCH=72", "CF_SET_CARRY", "CF_PARAMS_SMEM", "CF_POOL=5")),
     ("conv2d", "04d_rs_tf32", ("CF_POOL=6",)),
+), lambda k: _CONV2D_TF32_PAIRS)
+# H200, 2026-12-03 19:40 UTC (explore-2026-12-03g/callQ; twenty-eighth session): conv2d 04d's M rows as pixel pairs,
+# registered (_CONV2D_TF32_PAIRS); the build of the 16:53 record stays a candidate ("-CF_PIXEL_PAIRS"). Pairs at five
+# rows on two stages: 15/15, slower, 1.424, 1.417 vs 1.222, 1.218 unpaired (ncu barrier stalls 2.83 per issue vs 0.12).
+_MEASURED_PAIRS = (
+    ("conv2d", "04d_rs_tf32", ("-CF_PIXEL_PAIRS",)),
+    ("conv2d", "04d_rs_tf32", ("CF_ROWS=5", "CF_PITCH=72", "CF_STAGES=2", "CF_SET_CARRY", "CF_PARAMS_SMEM")),
 )
-# Compiled, not yet measured: conv2d 04d's M rows g, g + 8 as pixels 2 g, 2 g + 1 (CF_PIXEL_PAIRS: 8-byte fragment
-# loads and stores; the kernel's header and notes/kernel_log.md say why and what is predicted), at four rows and at five
-# rows on two stages.
-_WAITING = (
-    ("conv2d", "04d_rs_tf32", ("CF_PIXEL_PAIRS",)),
-    ("conv2d", "04d_rs_tf32", ("CF_ROWS=5", "CF_PITCH=72", "CF_STAGES=2", "CF_SET_CARRY", "CF_PARAMS_SMEM", "CF_PIXEL_PAIRS")),
-)
+_WAITING = ()
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _MEASURED_ON_SWEEP + _MEASURED_ON_BOX2 \
-    + _MEASURED_ON_ROWMAP + _MEASURED_POOL + _WAITING
+    + _MEASURED_ON_ROWMAP + _MEASURED_POOL + _MEASURED_PAIRS + _WAITING
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
 ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE"),
              ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE", "CF_ABL_RAWEPI", "CF_ABL_NOSTORE"))

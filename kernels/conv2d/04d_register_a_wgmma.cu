@@ -610,9 +610,10 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             for (int c = 0; c < 16; ++c) yc[c] = yt + (8 * (c >> 1) + (c & 1)) * plane;
 #endif
 #if defined(CF_PIXEL_PAIRS)
-            // pixels px, px + 1 of each channel row: one 8-byte store where Wo is even (then px + 1 < Wo wherever px is,
-            // and every row and channel plane starts at an even float), else two 4-byte ones
-            const bool pair_stores = (g.Wo & 1) == 0;
+            // pixels px, px + 1 of each channel row: one 8-byte store where Wo is even and y 8-byte aligned (then px + 1
+            // < Wo wherever px is, and every row and channel plane starts at an even float), else two 4-byte ones (an
+            // output 4 bytes into its buffer: the first build stored 8 bytes there, a misaligned address, call Q)
+            const bool pair_stores = (g.Wo & 1) == 0 && (reinterpret_cast<uintptr_t>(y) & 7) == 0;
 #pragma unroll
             for (int o = 0; o < ROWS; ++o) {
                 if (tc.oh + o >= g.Ho || px >= g.Wo) break;
