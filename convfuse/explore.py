@@ -827,18 +827,38 @@ CHECKS_27 = {call: {"printed": LOG_DIR_3F / call / "call.log", "bitwise": LOG_DI
 # The twenty-eighth session (2026-12-03 from 18:34 UTC; results/device-logs/explore-2026-12-03g/): conv2d 04d on one
 # pool of stages dealt by need (CF_POOL, prepared by the twenty-seventh session), then pixel pairs (CF_PIXEL_PAIRS).
 LOG_DIR_3G = R.ROOT / "results" / "device-logs" / "explore-2026-12-03g"
+RECORD_TWENTY_SEVENTH = LOG_DIR_3G / "record" / "record-2026-12-03T1653.json"  # the record the 19:50 UTC one replaced
 TWENTY_EIGHTH = {
     **twice(LOG_DIR_3G / "callP" / "call.log", "pool", "one pool of stages for both consumers, dealt by need: five rows "
             "on five stages, four rows on six, against five rows on two-stage rings and the registered build"),
+    **twice(LOG_DIR_3G / "callQ" / "call.log", "pixel pairs", "a warp's M rows g, g + 8 as its pixels 2 g, 2 g + 1 "
+            "(8-byte fragment loads and stores), at four rows and at five rows on two stages"),
 }
 _logs("twenty-eighth", TWENTY_EIGHTH)
 COUNTERS_28 = {"gpu__time_duration.sum": "ms (ncu)", "smsp__inst_executed.sum": "warp instructions",
                "dram__bytes_read.sum": "DRAM read (bytes)",
                **{f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio": f"{r.replace('_', ' ')} per issue"
                   for r in ("barrier", "long_scoreboard", "short_scoreboard", "wait")}}
-NCU_TWENTY_EIGHTH = {"pool": (LOG_DIR_3G / "callP" / "call.log", COUNTERS_28)}
+PAIRS_28 = {**COUNTERS_28, "smsp__inst_executed_op_shared_ld.sum": "shared-load instructions",
+            "smsp__inst_executed_op_global_st.sum": "global-store instructions",
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": "shared-load bank conflicts",
+            "lts__t_sectors_op_write.sum": "L2 write sectors"}
+# ncu source pages of conv2d 04d (SASS, CSV): the nineteenth session's (the registered build's ancestor, the same
+# fragment loads and epilogue) and call Q's, two launches: the build of the 16:53 record, then the pixel pairs. 04d's
+# SASS has ROLE_MARKS in their order: consumer's chunk loop, its epilogue after the wait for all its wgmmas, producer.
+SOURCE_04D = {"nineteenth session": (R.ROOT / "results" / "device-logs" / "explore-2026-12-02h" / "call3"
+                                     / "ncu_source.csv.gz", None),
+              "16:53 record's build": (LOG_DIR_3G / "callQ" / "ncu_source.csv.gz", 0),
+              "pixel pairs": (LOG_DIR_3G / "callQ" / "ncu_source.csv.gz", 1)}
+NCU_TWENTY_EIGHTH = {"pool": (LOG_DIR_3G / "callP" / "call.log", COUNTERS_28),
+                     "pixel pairs": (LOG_DIR_3G / "callQ" / "call.log", PAIRS_28)}
 CHECKS_28 = {"callP": {"printed": LOG_DIR_3G / "callP" / "call.log", "bitwise": LOG_DIR_3G / "callP" / "bitwise.log",
-                       "verify": LOG_DIR_3G / "callP" / "verify.log", **sanitizer_logs(LOG_DIR_3G / "callP")}}
+                       "verify": LOG_DIR_3G / "callP" / "verify.log", **sanitizer_logs(LOG_DIR_3G / "callP")},
+             # call Q's three sanitizer runs in one log (san.log); its bitwise check stopped at a misaligned store, the
+             # record's (after the fix) compared every shape and offset
+             "callQ": {"printed": LOG_DIR_3G / "callQ" / "call.log", "bitwise": LOG_DIR_3G / "callQ" / "bitwise.log",
+                       "verify": LOG_DIR_3G / "callQ" / "verify.log", "sanitizers": LOG_DIR_3G / "callQ" / "san.log",
+                       "bitwise after the fix": LOG_DIR_3G / "record" / "bitwise_pairs.log"}}
 
 
 
@@ -1152,17 +1172,25 @@ ROLE_MARKS = (("USETMAXREG.TRY_ALLOC", "consumer: chunk loop (FULL wait, wgmma i
                ("USETMAXREG.DEALLOC", "producer: copies, staging, barriers"))
 
 
-def _source_table(path: Path) -> tuple[list, list]:
-    """The header and rows of an ncu source-page CSV (`--page source --csv`, gzipped or not)."""
+def _source_table(path: Path, launch: int | None = None) -> tuple[list, list]:
+    """The header and rows of an ncu source-page CSV (`--page source --csv`, gzipped or not). A page of several
+    launches repeats its header before each: `launch` (from 0) takes that launch's rows alone; None, every row after
+    the first header."""
     import csv
     import gzip
     import io
 
     text = gzip.open(path, "rt").read() if str(path).endswith(".gz") else Path(path).read_text()
     lines = text.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith('"Address"'))
-    rows = list(csv.reader(io.StringIO("\n".join(lines[start:]))))
-    return rows[0], rows[1:]
+    heads = [i for i, line in enumerate(lines) if line.startswith('"Address"')]
+    if launch is None:
+        start, end = heads[0], len(lines)
+    elif launch < len(heads):
+        start, end = heads[launch], (heads[launch + 1] if launch + 1 < len(heads) else len(lines))
+    else:
+        raise ValueError(f"{path}: {len(heads)} launches on the page, no launch {launch}")
+    rows = list(csv.reader(io.StringIO("\n".join(line for line in lines[start:end] if line.startswith('"')))))
+    return rows[0], [r for r in rows[1:] if len(r) == len(rows[0])]     # not the next launch's "Kernel Name" line
 
 
 class _Samples(NamedTuple):
@@ -1192,12 +1220,12 @@ def _num(s: str) -> float:
         return 0.0
 
 
-def stall_regions(path: Path = SOURCE_04C, marks: tuple = ROLE_MARKS) -> pd.DataFrame:
+def stall_regions(path: Path = SOURCE_04C, marks: tuple = ROLE_MARKS, launch: int | None = None) -> pd.DataFrame:
     """Where the warps of a warp-specialised kernel (04c by default) spend their sampled cycles, by role: each
     region's share of all warp-state samples and its three largest stall reasons (as shares of all samples too); and,
     where the profile counted them, the warp instructions each region executed. `marks`: (SASS text, the region it
-    starts), in the order the SASS has them."""
-    hdr, data = _source_table(path)
+    starts), in the order the SASS has them; `launch`: which launch of a page of several (`_source_table`)."""
+    hdr, data = _source_table(path, launch)
     p = _samples_of(hdr, data)
     reasons = [(j, h[len("stall_"):]) for j, h in enumerate(hdr) if h.startswith("stall_") and "Not Issued" not in h]
 

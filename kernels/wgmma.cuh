@@ -421,6 +421,13 @@ __device__ __forceinline__ uint32_t tf32_bits(float v) {
     return r;
 #endif
 }
+#ifdef CF_PAIR_CVT
+__device__ __forceinline__ uint32_t tf32_bits_each(float v) {
+    uint32_t r;
+    asm volatile("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+    return r;
+}
+#endif
 // One chunk (one box) of a consumer tile of ROWS output rows: XH = ROWS + 2 input rows, each loaded into register set
 // I % SETS, fenced, its wgmmas issued and committed, then wait_group SETS - 1 (the row that used the next set is done).
 // The stage is released (`empty`, an mbarrier arrive of every consumer thread) after the last row's wgmmas: an HGMMA
@@ -443,12 +450,24 @@ struct RsChunk {
             for (int c = 0; c < 2; ++c) {
                 const float2 lo = *reinterpret_cast<const float2*>(fb + 4 * c * CHP + I * PITCH);
                 const float2 hi = *reinterpret_cast<const float2*>(fb + 4 * c * CHP + I * PITCH + 2);
+#ifdef CF_PAIR_CVT
+                // CF_PAIR_CVT (candidate, conv2d 04d): each use converted on its own, 12 cvt a row instead of 8; the
+                // registered pairs' SASS moves each shared value into every tap's register quad (MOV 44.7 M of the
+                // chunk loop's 143.7 M warp instructions, call Q's source page). volatile: not merged back into one.
+                const float v[4] = {lo.x, lo.y, hi.x, hi.y};
+#pragma unroll
+                for (int s = 0; s < KS; ++s) {
+                    a[s][2 * c] = tf32_bits_each(v[s]);
+                    a[s][2 * c + 1] = tf32_bits_each(v[s + 1]);
+                }
+#else
                 const uint32_t p[4] = {tf32_bits(lo.x), tf32_bits(lo.y), tf32_bits(hi.x), tf32_bits(hi.y)};
 #pragma unroll
                 for (int s = 0; s < KS; ++s) {
                     a[s][2 * c] = p[s];
                     a[s][2 * c + 1] = p[s + 1];
                 }
+#endif
             }
         } else {
 #pragma unroll

@@ -1016,12 +1016,13 @@ def test_the_18_08_record_has_conv3d_04d_verified_and_clean_and_every_other_kern
     kernels = [k for k in then if R.get(*k).source_path is not None]
     assert len(kernels) == 22
     # conv3d 04b TF32's machine code changed since: the depth sweep (the 09:10 UTC record of 2026-12-03), boxes of
-    # two rows with the shorter GELU (13:15 UTC) and their rows' conflict-free order (15:07 UTC); every other kernel's
-    # is the 18:08 record's
+    # two rows with the shorter GELU (13:15 UTC) and their rows' conflict-free order (15:07 UTC); conv2d 04d's, the
+    # pixel pairs (19:50 UTC); every other kernel's is the 18:08 record's
     moved = ("conv3d", B04_3D)
-    assert now[moved]["median_ms"] < 0.93 * then[moved]["median_ms"]                          # 0.797 against 0.898
+    assert now[moved]["median_ms"] < 0.93 * then[moved]["median_ms"]                          # 0.775 against 0.898
+    assert now["conv2d", RS_04D]["median_ms"] < 0.97 * then["conv2d", RS_04D]["median_ms"]      # 1.082 against 1.153
     for k in kernels:
-        if k != moved:
+        if k not in (moved, ("conv2d", RS_04D)):
             assert abs(now[k]["median_ms"] / then[k]["median_ms"] - 1) < 0.03, k
 
 
@@ -1118,9 +1119,45 @@ def test_the_16_53_record_measured_the_deferred_release_and_every_other_kernel_a
     """The twenty-seventh session's record, made right after CF_GROUP_DEFER's registration: conv3d 04b TF32 faster and
     clean, every other kernel within 3 % of the 15:07 UTC record it replaced."""
     from convfuse import results
+    then = E.RECORD_TWENTY_SEVENTH
+    assert results.load(then)["env"]["date"].startswith("2026-12-03T16:5")
+    _only_it_moved(then, E.RECORD_TWENTY_SIXTH, ("conv3d", B04_3D), 0.98)                    # 0.774 against 0.797
+
+
+def test_the_19_50_record_measured_the_pixel_pairs_and_every_other_kernel_as_in_the_16_53_one():
+    """The twenty-eighth session's record, made right after CF_PIXEL_PAIRS' registration: conv2d 04d TF32 faster and
+    clean, past both of its ratios, every other kernel within 3 % of the 16:53 UTC record it replaced."""
+    from convfuse import results, study
     current = R.ROOT / "results" / "nvidia-h200.json"
-    assert results.load(current)["env"]["date"].startswith("2026-12-03T16:5")
-    _only_it_moved(current, E.RECORD_TWENTY_SIXTH, ("conv3d", B04_3D), 0.98)                 # 0.774 against 0.797
+    assert results.load(current)["env"]["date"].startswith("2026-12-03T19:5")
+    assert "CF_PIXEL_PAIRS" in R.get("conv2d", "04d_rs_tf32").defines
+    _only_it_moved(current, E.RECORD_TWENTY_SEVENTH, ("conv2d", "04d_rs_tf32"), 0.96)        # 1.082 against 1.163
+    r = study.record(results.load(current), "conv2d", "04d_rs_tf32")
+    assert r["median_ms"] < 1.2 and r["speedup_vs_eager"] >= 4.3 and r["speedup_vs_compile"] >= 2.0
+
+
+def test_the_pixel_pairs_were_faster_bitwise_equal_and_clean():
+    """explore-2026-12-03g, call Q: the pairs against the registered build, twice; 15/15, the three sanitizers clean,
+    fewer shared loads and global stores; bitwise equal on every shape and offset after the aligned-store fix (the
+    record's check); five rows with pairs slower."""
+    t = E.session_table(E.TWENTY_EIGHTH, problem="conv2d")
+    reg, pairs = "04d_rs_tf32", "04d_rs_tf32 -DCF_PIXEL_PAIRS"
+    five = "04d_rs_tf32 -DCF_ROWS=5 -DCF_PITCH=72 -DCF_STAGES=2 -DCF_SET_CARRY -DCF_PARAMS_SMEM"
+    for call in ("pixel pairs", "pixel pairs (again)"):
+        r = t.loc[call, "median ms"]
+        assert r[pairs] < 0.97 * r[reg], call                                                   # 1.158, 1.152 vs 1.218, 1.213
+        assert r[five + " -DCF_PIXEL_PAIRS"] > 1.1 * r[five], call
+    chk = {k: p.read_text() for k, p in E.CHECKS_28["callQ"].items()}
+    assert chk["verify"].count("15/15 pass") == 2 and "FAIL" not in chk["verify"]
+    assert chk["sanitizers"].count("ERROR SUMMARY: 0 errors") == 2
+    assert "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" in chk["sanitizers"]
+    assert "misaligned address" in chk["bitwise"]
+    assert "[check_bitwise] 0 case(s) differ from 04d_rs_tf32_no_cf_pixel_pairs" in chk["bitwise after the fix"]
+    assert chk["bitwise after the fix"].count("equal (nan") == 24 and "DIFFERENT" not in chk["bitwise after the fix"]
+    c = E.launch_metrics(*E.NCU_TWENTY_EIGHTH["pixel pairs"])
+    assert c.loc[pairs, "shared-load instructions"] < 0.4 * c.loc[reg, "shared-load instructions"]
+    assert c.loc[pairs, "global-store instructions"] == c.loc[reg, "global-store instructions"] / 2
+    assert c.loc[pairs, "long scoreboard per issue"] < 0.7 * c.loc[reg, "long scoreboard per issue"]
 
 
 def test_the_deferred_release_was_faster_correct_and_clean_and_is_registered():
