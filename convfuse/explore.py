@@ -1251,6 +1251,21 @@ def stall_regions(path: Path = SOURCE_04C, marks: tuple = ROLE_MARKS, launch: in
     return pd.DataFrame(out).set_index("region")
 
 
+def opcodes_between(path: Path, first: str, last: str, launch: int | None = None) -> pd.Series:
+    """Executed warp instructions (millions) by opcode (predicate and modifiers dropped) from the SASS line holding
+    `first` up to the line holding `last` (excluded): one launch of an ncu source page, largest first."""
+    hdr, data = _source_table(path, launch)
+    i_src, i_ins = hdr.index("Source"), hdr.index("Instructions Executed")
+    src = [r[i_src].split() for r in data]
+    a = next(i for i, s in enumerate(src) if first in " ".join(s))
+    b = next(i for i, s in enumerate(src) if i > a and last in " ".join(s))
+    out: dict = {}
+    for r, s in zip(data[a:b], src[a:b]):
+        op = (s[1] if s[0].startswith("@") else s[0]).split(".")[0]
+        out[op] = out.get(op, 0.0) + _num(r[i_ins]) / 1e6
+    return pd.Series(out, name="warp instructions (M)").sort_values(ascending=False)
+
+
 # The row ring (CF_WINDOW) at R = 1 and R = 2 rows per chunk, with the turns and without the bulk store or the lean
 # loop (as measured in the sixth session), profiled at 16:4x UTC with the device time left after the record
 SOURCE_04B_WINDOW = {"R = 1": LOG_DIR_H / "ncu_source_conv3d_04b_tf32_window_r1.csv.gz",

@@ -1248,3 +1248,22 @@ def test_the_pool_of_stages_was_bitwise_equal_and_slower_and_racecheck_not_clean
     c = E.launch_metrics(*E.NCU_TWENTY_EIGHTH["pool"])
     assert c.loc[five, "DRAM read (bytes)"] > 1.9 * c.loc[reg, "DRAM read (bytes)"]
     assert c.loc[six, "DRAM read (bytes)"] < 1.05 * c.loc[reg, "DRAM read (bytes)"]
+
+
+def test_call_q_source_page_reads_each_launch_alone_and_shows_the_pairs_moves():
+    """explore-2026-12-03g/callQ/ncu_source.csv.gz holds two launches (the 16:53 record's 04d, then the pairs): each
+    read alone by region and by opcode. The pairs cut the chunk loop's shared loads to a third and took the epilogue's
+    long-scoreboard stalls out of its top three, and ptxas moved converted values into the taps' register quads."""
+    regs = {k: E.stall_regions(p, E.ROLE_MARKS, launch) for k, (p, launch) in E.SOURCE_04D.items()}
+    before, pairs = regs["16:53 record's build"], regs["pixel pairs"]
+    epi = "consumer: combine, range check, epilogue, stores"
+    assert "long_sb" in before.loc[epi, "largest stall reasons"].split(",")[0]
+    assert "long_sb" not in pairs.loc[epi, "largest stall reasons"]
+    # the nineteenth session's page and the 16:53 record's build: the same machine code, the same shares within 0.5 %
+    assert abs(regs["nineteenth session"]["share of samples"] - before["share of samples"]).max() < 0.005
+    ops = {k: E.opcodes_between(p, "USETMAXREG.TRY_ALLOC", "WARPGROUP.DEPBAR.LE gsb0, 0x0", launch)
+           for k, (p, launch) in list(E.SOURCE_04D.items())[1:]}
+    assert ops["pixel pairs"]["LDS"] == pytest.approx(ops["16:53 record's build"]["LDS"] / 3, rel=0.01)
+    assert ops["pixel pairs"]["MOV"] > 40 > 20 * ops["16:53 record's build"]["MOV"]
+    with pytest.raises(ValueError):
+        E.stall_regions(E.SOURCE_04D["pixel pairs"][0], E.ROLE_MARKS, 2)
