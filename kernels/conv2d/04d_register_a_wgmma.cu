@@ -64,8 +64,15 @@
 //   1.304/1.297 against 1.187/1.191, DRAM reads 1.12 -> 1.66 GB. Parts (call 4, one run): registered 1.143, without the
 //   epilogue's math 0.915, without stores 1.105; without the math two stages 0.913 (as fast as three) and five rows
 //   0.881: two stages run dry only while one consumer is in its epilogue and the other, alone, outruns its copies.
-//   CF_POOL (one pool of stages for both consumers, dealt by need; below, at its constants) was prepared then and not
-//   measured: registry._WAITING, notes/next_call_conv2d_pool.sh, tests/test_pool.py.
+//   CF_POOL (one pool of stages for both consumers, dealt by need; below, at its constants) was prepared then.
+//   Twenty-eighth session (2026-12-03 from 18:34 UTC, explore-2026-12-03g/): CF_POOL bitwise equal and slower, five
+//   rows on a pool of five 1.671 against 1.160 ms (DRAM reads 2.40 GB against 1.14), four rows on six 1.205; racecheck
+//   hazards on the slot numbers' plain stores (tests/test_pool.py models the handoffs). CF_PIXEL_PAIRS (a warp's M rows
+//   g, g + 8 as pixels 2 g, 2 g + 1: 8-byte fragment loads and stores) bitwise equal, 1.158/1.152 against 1.218/1.213
+//   (call Q; shared loads 37.8 M -> 12.6 M, global stores halved, long-scoreboard stalls 2.22 -> 1.30 per issue),
+//   registered: the 19:50 UTC record has this kernel at 1.082 ms, 4.59x eager, 2.13x torch.compile. Its SASS moves
+//   each converted value two taps share into both taps' register quads (MOV 44.7 M warp instructions): CF_PAIR_CVT
+//   (wgmma.cuh) converts each use on its own instead, prepared.
 
 namespace cf04d {
 
