@@ -28,7 +28,10 @@
 //   384 threads (a producer warpgroup at 40 registers, of which two threads issue copies; consumers at 232).
 // Epilogue: bias, multiplier, LeakyReLU, GELU (erf polynomial, CF_GELU_FAST) on the accumulators; thread (g, t) holds
 //   pixels g, g + 8 of its warp's 16 and channels 8 j + 2 t, + 1: plain 4-byte streaming stores, 8 lanes writing 32
-//   contiguous bytes of one channel row.
+//   contiguous bytes of one channel row. Registered since 2026-12-03 19:50 UTC with CF_PIXEL_PAIRS (the registry's
+//   defines): its M rows g, g + 8 are pixels 2 g, 2 g + 1, so a fragment row is 4 eight-byte shared loads and a thread
+//   stores two neighbouring pixels of a channel with one 8-byte store (8 lanes writing 64 contiguous bytes) where Wo is
+//   even and y 8-byte aligned.
 //
 // Measured on the H200, 2026-12-02 16:05-16:30 UTC (results/device-logs/explore-2026-12-02h/, notes/kernel_log.md,
 //   nineteenth session; times are medians of one interleaved run per process, eager and torch.compile beside them):
