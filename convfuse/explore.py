@@ -833,6 +833,8 @@ TWENTY_EIGHTH = {
             "on five stages, four rows on six, against five rows on two-stage rings and the registered build"),
     **twice(LOG_DIR_3G / "callQ" / "call.log", "pixel pairs", "a warp's M rows g, g + 8 as its pixels 2 g, 2 g + 1 "
             "(8-byte fragment loads and stores), at four rows and at five rows on two stages"),
+    **twice(LOG_DIR_3G / "callR" / "call.log", "conversions", "the registered pixel pairs with each use of a shared "
+            "value converted on its own (CF_PAIR_CVT)"),
 }
 _logs("twenty-eighth", TWENTY_EIGHTH)
 COUNTERS_28 = {"gpu__time_duration.sum": "ms (ncu)", "smsp__inst_executed.sum": "warp instructions",

@@ -453,7 +453,8 @@ struct RsChunk {
 #ifdef CF_PAIR_CVT
                 // CF_PAIR_CVT (candidate, conv2d 04d): each use converted on its own, 12 cvt a row instead of 8; the
                 // registered pairs' SASS moves each shared value into every tap's register quad (MOV 44.7 M of the
-                // chunk loop's 143.7 M warp instructions, call Q's source page). volatile: not merged back into one.
+                // chunk loop's 143.7 M warp instructions, call Q's source page). Measured (call R, 2026-12-03): the
+                // same SASS as without it (ptxas merged the conversions, volatile or not, and kept its 120 MOV).
                 const float v[4] = {lo.x, lo.y, hi.x, hi.y};
 #pragma unroll
                 for (int s = 0; s < KS; ++s) {

@@ -1267,3 +1267,19 @@ def test_call_q_source_page_reads_each_launch_alone_and_shows_the_pairs_moves():
     assert ops["pixel pairs"]["MOV"] > 40 > 20 * ops["16:53 record's build"]["MOV"]
     with pytest.raises(ValueError):
         E.stall_regions(E.SOURCE_04D["pixel pairs"][0], E.ROLE_MARKS, 2)
+
+
+def test_converting_each_use_on_its_own_changed_nothing():
+    """explore-2026-12-03g, call R (after the record): CF_PAIR_CVT built the registered pairs' SASS (ptxas merged the
+    conversions back and kept its moves), bitwise equal and timed the same in both runs; the registered build there at
+    2.09-2.10x torch.compile."""
+    t = E.session_table(E.TWENTY_EIGHTH, problem="conv2d")
+    reg, cvt = "04d_rs_tf32", "04d_rs_tf32 -DCF_PAIR_CVT"
+    log = (E.LOG_DIR_3G / "callR" / "call.log").read_text()
+    sass = [line.split(None, 2)[2] for line in log.splitlines() if line.startswith("[sass]")]
+    assert len(sass) == 2 and sass[0] == sass[1] and "MOV  120" in sass[0]
+    assert "[check_bitwise] 0 case(s) differ from 04d_rs_tf32" in (E.LOG_DIR_3G / "callR" / "bitwise.log").read_text()
+    for call in ("conversions", "conversions (again)"):
+        r = t.loc[call]
+        assert abs(r.loc[cvt, "median ms"] / r.loc[reg, "median ms"] - 1) < 0.005
+        assert r.loc[reg, "× torch.compile's time"] < 1 / 2.05
