@@ -450,7 +450,22 @@ struct RsChunk {
             for (int c = 0; c < 2; ++c) {
                 const float2 lo = *reinterpret_cast<const float2*>(fb + 4 * c * CHP + I * PITCH);
                 const float2 hi = *reinterpret_cast<const float2*>(fb + 4 * c * CHP + I * PITCH + 2);
-#ifdef CF_PAIR_CVT
+#if defined(CF_PAIR_SPLIT)
+                // CF_PAIR_SPLIT (candidate, conv2d 04d; prepared, not measured): tap 1's pixels (2 g + 1, 2 g + 2) loaded
+                // on their own, so that no converted value has two uses and each cvt can write its tap's register quad
+                // in place (the registered pairs: 14 MOV a row; call R showed converting twice is merged back). Two
+                // 4-byte loads a channel more (their lanes two-way bank conflicted: pixels 2 g + 1 span 16 banks a
+                // channel); asm volatile, so that they are neither forwarded from `lo` nor moved above the box's wait.
+                float m0, m1;
+                asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(m0) : "r"(smem_addr(fb + 4 * c * CHP + I * PITCH + 1)));
+                asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(m1) : "r"(smem_addr(fb + 4 * c * CHP + I * PITCH + 2)));
+                a[0][2 * c] = tf32_bits(lo.x);
+                a[0][2 * c + 1] = tf32_bits(lo.y);
+                a[1][2 * c] = tf32_bits(m0);
+                a[1][2 * c + 1] = tf32_bits(m1);
+                a[2][2 * c] = tf32_bits(hi.x);
+                a[2][2 * c + 1] = tf32_bits(hi.y);
+#elif defined(CF_PAIR_CVT)
                 // CF_PAIR_CVT (candidate, conv2d 04d): each use converted on its own, 12 cvt a row instead of 8; the
                 // registered pairs' SASS moves each shared value into every tap's register quad (MOV 44.7 M of the
                 // chunk loop's 143.7 M warp instructions, call Q's source page). Measured (call R, 2026-12-03): the

@@ -76,6 +76,7 @@
 //   registered: the 19:50 UTC record has this kernel at 1.082 ms, 4.59x eager, 2.13x torch.compile. Its SASS moves
 //   each converted value two taps share into both taps' register quads (MOV 44.7 M warp instructions): CF_PAIR_CVT
 //   (wgmma.cuh), each use converted on its own, built the same SASS (120 MOV; call R: 1.113/1.106 against 1.113/1.106).
+//   CF_PAIR_SPLIT (wgmma.cuh: tap 1's pixels loaded on their own, no value with two uses) prepared, not measured.
 
 namespace cf04d {
 
