@@ -237,11 +237,12 @@ __device__ __forceinline__ void load_stage(float* dst, const float* __restrict__
 #endif
 constexpr int SETS = CF_FRAG_SETS;
 #ifdef CF_PIXEL_PAIRS
-// CF_PIXEL_PAIRS (candidate): a warp's M rows g and g + 8 are its pixels 2 g and 2 g + 1 (RsChunk's PAIRS). The
-// nineteenth session's source page (explore-2026-12-02h/call3) has the consumers' MMA loop waiting on its fragment loads
-// (short scoreboard, 15 % of all samples) and the epilogue's instructions on registers that earlier stores still have
-// to read (long scoreboard, 11 %); here a row's fragments take 4 shared loads (8-byte) and 8 cvt instead of 12 and 12,
-// and the epilogue 16 stores a row (8-byte, where Wo is even) instead of 32. The same products in the same order.
+// CF_PIXEL_PAIRS (registered 2026-12-03 with the 19:50 UTC record): a warp's M rows g and g + 8 are its pixels 2 g and
+// 2 g + 1 (RsChunk's PAIRS). The nineteenth session's source page (explore-2026-12-02h/call3) has the consumers' MMA
+// loop waiting on its fragment loads (short scoreboard, 15 % of all samples) and the epilogue's instructions on
+// registers that earlier stores still have to read (long scoreboard, 11 %); here a row's fragments take 4 shared loads
+// (8-byte) and 8 cvt instead of 12 and 12, and the epilogue 16 stores a row (8-byte, where Wo is even and y aligned)
+// instead of 32. The same products in the same order.
 constexpr bool PIXEL_PAIRS = true;
 #else
 constexpr bool PIXEL_PAIRS = false;
