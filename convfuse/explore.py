@@ -113,9 +113,20 @@ def sanitizer_logs(call_dir: Path, label: str = "") -> dict:
     return {f"{t}{label}": call_dir / f"san_{t}.log" for t in SANITIZERS}
 
 
+def sanitizer_verdicts(texts: dict, label: str = "") -> dict:
+    """Per tool, whether its log text (keyed as sanitizer_logs keys them) reports no error and no hazard."""
+    return {t: _SANITIZER_CLEAN[t] in texts[f"{t}{label}"] for t in SANITIZERS}
+
+
 def sanitizers_clean(texts: dict, label: str = "") -> bool:
     """Whether every tool's log text (keyed as sanitizer_logs keys them) reports no error and no hazard."""
-    return all(_SANITIZER_CLEAN[t] in texts[f"{t}{label}"] for t in SANITIZERS)
+    return all(sanitizer_verdicts(texts, label).values())
+
+
+def sanitizers_clean_in_one_log(text: str) -> bool:
+    """Whether one log that holds all three tools' runs (memcheck, racecheck, synccheck, in any order) reports no
+    error and no hazard: both error summaries at 0 and racecheck's at 0 hazards."""
+    return text.count(_SANITIZER_CLEAN["memcheck"]) == 2 and _SANITIZER_CLEAN["racecheck"] in text
 
 
 SESSION_FORMAT = {"median ms": "{:.3f}", "× its variant in the same call": "{:.3f}", "× torch.compile's time": "{:.3f}",
@@ -809,9 +820,14 @@ TWENTY_SEVENTH = {
 _logs("twenty-seventh", TWENTY_SEVENTH)
 STALL_REASONS = ("barrier", "branch_resolving", "dispatch_stall", "lg_throttle", "long_scoreboard", "math_pipe_throttle",
                  "mio_throttle", "no_instruction", "not_selected", "selected", "short_scoreboard", "wait")
+def _stall_columns(reasons) -> dict:
+    """ncu's stall-per-issue metrics for `reasons`, named as the session tables show them ("long scoreboard per issue")."""
+    return {f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio": f"{r.replace('_', ' ')} per issue"
+            for r in reasons}
+
+
 STALLS_27 = {"gpu__time_duration.sum": "ms (ncu)", "smsp__inst_executed.sum": "warp instructions",
-             **{f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio": f"{r.replace('_', ' ')} per issue"
-                for r in STALL_REASONS}}
+             **_stall_columns(STALL_REASONS)}
 COUNTERS_27 = {"gpu__time_duration.sum": "ms (ncu)", "smsp__inst_executed.sum": "warp instructions",
                "dram__bytes_read.sum": "DRAM read (bytes)", "lts__t_sectors_srcunit_tex_op_read.sum": "L2 read sectors",
                "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio": "long scoreboard per issue",
@@ -839,8 +855,7 @@ TWENTY_EIGHTH = {
 _logs("twenty-eighth", TWENTY_EIGHTH)
 COUNTERS_28 = {"gpu__time_duration.sum": "ms (ncu)", "smsp__inst_executed.sum": "warp instructions",
                "dram__bytes_read.sum": "DRAM read (bytes)",
-               **{f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio": f"{r.replace('_', ' ')} per issue"
-                  for r in ("barrier", "long_scoreboard", "short_scoreboard", "wait")}}
+               **_stall_columns(("barrier", "long_scoreboard", "short_scoreboard", "wait"))}
 PAIRS_28 = {**COUNTERS_28, "smsp__inst_executed_op_shared_ld.sum": "shared-load instructions",
             "smsp__inst_executed_op_global_st.sum": "global-store instructions",
             "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": "shared-load bank conflicts",
@@ -1256,16 +1271,11 @@ def stall_regions(path: Path = SOURCE_04C, marks: tuple = ROLE_MARKS, launch: in
 def opcodes_between(path: Path, first: str, last: str, launch: int | None = None) -> pd.Series:
     """Executed warp instructions (millions) by opcode (predicate and modifiers dropped) from the SASS line holding
     `first` up to the line holding `last` (excluded): one launch of an ncu source page, largest first."""
-    hdr, data = _source_table(path, launch)
-    i_src, i_ins = hdr.index("Source"), hdr.index("Instructions Executed")
-    src = [r[i_src].split() for r in data]
-    a = next(i for i, s in enumerate(src) if first in " ".join(s))
-    b = next(i for i, s in enumerate(src) if i > a and last in " ".join(s))
-    out: dict = {}
-    for r, s in zip(data[a:b], src[a:b]):
-        op = (s[1] if s[0].startswith("@") else s[0]).split(".")[0]
-        out[op] = out.get(op, 0.0) + _num(r[i_ins]) / 1e6
-    return pd.Series(out, name="warp instructions (M)").sort_values(ascending=False)
+    p = _samples_of(*_source_table(path, launch))
+    a = next(i for i, s in enumerate(p.source) if first in s)
+    b = next(i for i, s in enumerate(p.source) if i > a and last in s)
+    ops = _per_opcode(p.source[a:b], p.instructions[a:b])
+    return (pd.Series(ops, dtype=float, name="warp instructions (M)") / 1e6).sort_values(ascending=False)
 
 
 # The row ring (CF_WINDOW) at R = 1 and R = 2 rows per chunk, with the turns and without the bulk store or the lean
