@@ -178,7 +178,11 @@ def _hopper(problem: str) -> list[Variant]:
                 Variant("04d_rs_tf32", problem, "04d", "tf32", "fused",
                         "implicit GEMM turned around: output pixels as M, the input fragments loaded from the TMA's raw "
                         "rows into registers (wgmma with A in registers), nothing staged, TF32",
-                        defines=("CF_GELU_FAST",) + _CONV2D_TF32_PAIRS, **_SM90A_RS)]
+                        defines=("CF_GELU_FAST",) + _CONV2D_TF32_PAIRS, **_SM90A_RS),
+                Variant("04d_rs_3xtf32", problem, "04d", "3xtf32", "fused",
+                        "04d with split-TF32 operands (big + small parts, three products), a block per half of the "
+                        "Cout so that both weight parts stay resident (FP32 accuracy)",
+                        defines=_CONV2D_TF32_PAIRS + ("CF_3XTF32",), **_SM90A_RS)]
     if problem == "conv3d":
         out += [Variant("04d_rs_tf32", problem, "04d", "tf32", "fused",
                         "implicit GEMM turned around: output pixels as M, the input fragments loaded from the TMA's raw "

@@ -543,6 +543,82 @@ struct RsChunk {
     }
 };
 
+// --- conv2d 04d's 3xTF32 (CF_3XTF32): RsChunk with split operands ---------------------------------------------------
+// 3xTF32 needs both weight parts resident: 295 KB for all 64 Cout, so a block takes one half of them (N = 32: hi and lo
+// parts of 32 Cout, 147,456 B, what the TF32 build's weights take) and blocks 2 b, 2 b + 1 the same tiles, one half each
+// (the second reads the boxes from L2). Per tap and input row three m64n32k8 wgmmas: a_big w_big into `acc`, a_small
+// w_big and a_big w_small into `cor`. The tensor core adds each wgmma into its FP32 accumulator rounding toward zero
+// (kernel log, 2026-11-29); the corrections, ~2^-11 of the sum, go to an accumulator of their own, so that their 144
+// truncations are at its small ulp and only the 72 main products truncate at the sum's (04c's 3xFP16: 40).
+// D (64 pixels x 32 Cout) += A (64 x 8, registers) * B (8 x 32, shared, K-major).
+__device__ __forceinline__ void wgmma_rs_m64n32k8(float (&d)[16], const uint32_t (&a)[4], uint64_t desc_b) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+                 "{%16, %17, %18, %19}, %20, p, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(1));
+}
+// One chunk as RsChunk with PAIRS, each fragment value split (split_tf32: big = the value's top 19 bits, small = the
+// rest, handed to the tensor core as is) into a big and a small register set; LO: bytes from a tap's w_big to its w_small.
+template <int ROWS, int PITCH, int CHP, int SETS, int WSTEP, int LO>
+struct RsChunk3x {
+    static constexpr int KS = 3, XH = ROWS + KS - 1;
+    template <int I>
+    static __device__ __forceinline__ void load_fragments(uint32_t (&big)[KS][4], uint32_t (&small)[KS][4],
+                                                          const float* fb) {
+        static_assert(PITCH % 2 == 0 && CHP % 2 == 0, "8-byte loads");
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+            const float2 lo = *reinterpret_cast<const float2*>(fb + 4 * c * CHP + I * PITCH);
+            const float2 hi = *reinterpret_cast<const float2*>(fb + 4 * c * CHP + I * PITCH + 2);
+            const float v[4] = {lo.x, lo.y, hi.x, hi.y};
+            uint32_t b[4], s[4];
+#pragma unroll
+            for (int q = 0; q < 4; ++q) split_tf32(v[q], b[q], s[q]);
+#pragma unroll
+            for (int t = 0; t < KS; ++t) {
+                big[t][2 * c] = b[t];
+                big[t][2 * c + 1] = b[t + 1];
+                small[t][2 * c] = s[t];
+                small[t][2 * c + 1] = s[t + 1];
+            }
+        }
+    }
+    template <int I>
+    static __device__ __forceinline__ void row_mmas(float (&acc)[ROWS][16], float (&cor)[ROWS][16],
+                                                    const uint32_t (&big)[KS][4], const uint32_t (&small)[KS][4],
+                                                    uint32_t wlo, uint32_t whi) {
+#pragma unroll
+        for (int r = 0; r < KS; ++r) {
+            if (I - r < 0 || I - r >= ROWS) continue;
+#pragma unroll
+            for (int s = 0; s < KS; ++s) {
+                const uint32_t off = (r * KS + s) * WSTEP;
+                wgmma_rs_m64n32k8(acc[I - r], big[s], desc_at(wlo, whi, off));
+                wgmma_rs_m64n32k8(cor[I - r], small[s], desc_at(wlo, whi, off));
+                wgmma_rs_m64n32k8(cor[I - r], big[s], desc_at(wlo, whi, off + LO));
+            }
+        }
+    }
+    template <int I>
+    static __device__ __forceinline__ void mma_rows(float (&acc)[ROWS][16], float (&cor)[ROWS][16],
+                                                    uint32_t (&big)[SETS][KS][4], uint32_t (&small)[SETS][KS][4],
+                                                    const float* fb, uint32_t wlo, uint32_t whi, uint64_t* empty) {
+        load_fragments<I>(big[I % SETS], small[I % SETS], fb);
+        wgmma_fence();
+        row_mmas<I>(acc, cor, big[I % SETS], small[I % SETS], wlo, whi);
+        if (I == XH - 1) mbar_arrive(empty);       // after the box's last wgmmas, as RsChunk
+        wgmma_commit();
+        if constexpr (I == XH - 1 && XH % SETS != 0)
+            wgmma_wait<0>();
+        else
+            wgmma_wait<SETS - 1>();
+        if constexpr (I + 1 < XH) mma_rows<I + 1>(acc, cor, big, small, fb, wlo, whi, empty);
+    }
+};
+
 // --- host side of the sm_90a launches ----------------------------------------------------------------------
 #include <string>
 // A launch message: `name` (e.g. "04b_implicit_gemm_wgmma (conv3d)") + `text`, valid until the next one.

@@ -119,12 +119,24 @@ static_assert(CONSUMERS == 2, "CF_PINGPONG alternates two consumers");
     || defined(CF_EPI_ROLL) || defined(CF_ABL_NOEPI) || defined(CF_ABL_NOSTORE))
 #error "CF_PIXEL_PAIRS pairs the registered fragment loads and epilogue only"
 #endif
+#if defined(CF_3XTF32) && (!defined(CF_PIXEL_PAIRS) || defined(CF_POOL) || defined(CF_PINGPONG) || defined(CF_SKEW) \
+    || defined(CF_TILE_SPREAD) || defined(CF_SET_CARRY) || defined(CF_PARAMS_SMEM) || defined(CF_L2_PREFETCH) \
+    || defined(CF_W_BATCH) || defined(CF_TF32_TRUNC) || defined(CF_ABL_NOLDS) || defined(CF_MMA_INTERLEAVE))
+#error "CF_3XTF32 splits the registered build (pixel pairs, two rings) only"
+#endif
 #if defined(CF_TILE_SPREAD) && (defined(CF_PINGPONG) || defined(CF_SKEW))
 #error "CF_PINGPONG and CF_SKEW count a block's tiles in turn, which CF_TILE_SPREAD does not deal"
 #endif
 constexpr int THREADS = 128 * (1 + CONSUMERS);
 constexpr int WFLOATS = NCHUNK * TAPS * 2 * COUT * 4;      // 36,864 floats = 147,456 B
 constexpr int WSTEP = 2 * COUT * 4 * 4;                    // bytes per (chunk, tap): 2 KB
+#ifdef CF_3XTF32
+// CF_3XTF32 (variant 04d_rs_3xtf32): a block computes one half of the Cout, NB = 32 (RsChunk3x, wgmma.cuh); per
+// (chunk, tap) [w_big | w_small], each [k-half][32 Cout][4 channels] (1 KB), so WSTEP and WFLOATS stay as above
+constexpr int NB = COUT / 2, W_SMALL = WSTEP / 2, B_KHALF = NB * 16;
+#else
+constexpr int NB = COUT, B_KHALF = COUT * 16;              // Cout per block; bytes between a k8 step's two halves
+#endif
 #ifdef CF_POOL
 // CF_POOL=P (candidate, not yet measured): one pool of P stages for both consumers, dealt by need, in place of a ring of
 // STAGES per consumer. Call 4 of the twenty-seventh session (explore-2026-12-03f/): two stages a ring run dry only
@@ -179,8 +191,16 @@ __device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
 // for 264 consumers: 62 rounds and 16 tiles over, which the default gives to both consumers of blocks 0-7 (a 63rd
 // round as long as any); here consumer 0 of blocks 0-15 takes them, each alone on its SM's tensor pipe.
 __device__ __forceinline__ int first_tile(int k) { return k * gridDim.x + blockIdx.x; }
+#elif defined(CF_3XTF32)
+// blocks 2 b and 2 b + 1 (Cout halves 0 and 1) take the same tiles, block pair b's as the default deals block b's
+__device__ __forceinline__ int first_tile(int k) { return (blockIdx.x >> 1) * CONSUMERS + k; }
 #else
 __device__ __forceinline__ int first_tile(int k) { return blockIdx.x * CONSUMERS + k; }
+#endif
+#ifdef CF_3XTF32
+#define TILE_STRIDE (CONSUMERS * (gridDim.x >> 1))
+#else
+#define TILE_STRIDE (CONSUMERS * gridDim.x)
 #endif
 
 // ORDER barrier k: consumer k may issue its tile's MMAs (the other consumer has issued its last ones).
@@ -196,7 +216,18 @@ __device__ __forceinline__ int weight_index(int f) {
     return (co * CIN + CHUNK * chunk + 4 * half + e) * TAPS + tap;
 }
 __device__ __forceinline__ void stage_weights(float* sw, const float* __restrict__ w) {
-#ifdef CF_W_BATCH
+#if defined(CF_3XTF32)
+    // f = (((s * 2 + part) * 2 + half) * 32 + co) * 4 + e  <-  the part (0: big, 1: small; both rounded, split_rounded)
+    // of w[32 (block % 2) + co][8 chunk + 4 half + e][tap]
+    const int c0 = NB * (blockIdx.x & 1);
+    for (int f = threadIdx.x; f < WFLOATS; f += THREADS) {
+        const int e = f & 3, co = (f >> 2) & (NB - 1), half = (f >> 7) & 1, part = (f >> 8) & 1, s = f >> 9;
+        const int chunk = s / TAPS, tap = s - chunk * TAPS;
+        float big, small;
+        split_rounded(__ldg(w + ((c0 + co) * CIN + CHUNK * chunk + 4 * half + e) * TAPS + tap), big, small);
+        sw[f] = part ? small : big;
+    }
+#elif defined(CF_W_BATCH)
     // CF_W_BATCH (candidate): the call-3 source page (2026-12-02) has 1.4 % of all samples before the first barrier,
     // where the loop above kept four L2 loads in flight per thread (24 round trips of its 96 loads); here 32 at once
     // (three round trips), each value rounded and stored after its batch has landed. The same values in the same places.
@@ -249,6 +280,9 @@ constexpr bool PIXEL_PAIRS = false;
 #endif
 constexpr int GSTEP = PIXEL_PAIRS ? 2 : 1;                 // pixels between a thread's M row g and the next lane group's
 using Chunk = RsChunk<ROWS, PITCH, CHP, SETS, WSTEP, PIXEL_PAIRS>;   // fragment loads and wgmmas of one chunk (wgmma.cuh)
+#ifdef CF_3XTF32
+using Chunk3x = RsChunk3x<ROWS, PITCH, CHP, SETS, WSTEP, W_SMALL>;
+#endif
 #ifdef CF_EPI_OVERLAP
 // CF_EPI_OVERLAP (candidate): in a tile's last chunk, output row o's sums are final once input row o + 2's wgmmas are
 // done, which mma_row<o + 3>'s wait_group 1 guarantees; its epilogue then runs while row o + 3's wgmmas are in flight
@@ -448,7 +482,7 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
     if (wg == 0) {
         // ---- producer: warp k fills consumer k's ring, one TMA per chunk ----
         setmaxnreg_dec<PRODUCER_REGS>();
-        const int stride = CONSUMERS * gridDim.x;   // in each branch: read before setmaxnreg, it was kept on the stack
+        const int stride = TILE_STRIDE;             // in each branch: read before setmaxnreg, it was kept on the stack
         const int k = threadIdx.x >> 5, lane = threadIdx.x & 31;
 #ifdef CF_POOL
         if (k != 0 || (g.tma && lane != 0)) return;             // warp 0 fills the pool (its lane 0 alone with TMA)
@@ -497,9 +531,76 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
     } else {
         // ---- consumer: fragments from the ring, MMAs, epilogue from the accumulators ----
         setmaxnreg_inc<CONSUMER_REGS>();
-        const int stride = CONSUMERS * gridDim.x;
+        const int stride = TILE_STRIDE;
         const int k = wg - 1, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
         const int gid = lane >> 2, tq = lane & 3;
+#ifdef CF_3XTF32
+        // ---- CF_3XTF32: this block's 32 Cout, main products and corrections in accumulators of their own ----
+        const float* ring = rings + k * STAGES * STAGE_FLOATS + tq * CHP + 16 * warp + GSTEP * gid;
+        uint64_t* full = bars + k * STAGES;
+        uint64_t* empty = bars + CONSUMERS * STAGES + k * STAGES;
+        const uint64_t d0 = wgmma_desc(smem_addr(sw), B_KHALF, 128);      // lbo: k-half 0 -> 1; sbo: 8 Cout
+        const uint32_t whi = (uint32_t)(d0 >> 32);
+        const int c0 = NB * (blockIdx.x & 1);
+        const long long plane = (long long)g.Ho * g.Wo;
+        const bool pair_stores = (g.Wo & 1) == 0 && (reinterpret_cast<uintptr_t>(y) & 7) == 0;
+        int slot = 0;
+        unsigned phase = 0;
+        float acc[ROWS][16], cor[ROWS][16];
+        uint32_t big[SETS][3][4], small[SETS][3][4];
+#pragma unroll 1
+        for (int tile = first_tile(k); tile < g.tiles; tile += stride) {
+#pragma unroll
+            for (int o = 0; o < ROWS; ++o)
+#pragma unroll
+                for (int i = 0; i < 16; ++i) acc[o][i] = cor[o][i] = 0.0f;
+            const uint32_t wlo0 = opaque((uint32_t)d0);
+#pragma unroll 1
+            for (int chunk = 0; chunk < NCHUNK; ++chunk) {
+                mbar_wait(full + slot, phase);
+                const uint32_t wlo = __shfl_sync(~0u, wlo0 + chunk * (TAPS * WSTEP >> 4), 0);
+                Chunk3x::mma_rows<0>(acc, cor, big, small, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot);
+                if (++slot == STAGES) { slot = 0; phase ^= 1u; }
+            }
+            wgmma_wait<0>();
+#pragma unroll
+            for (int o = 0; o < ROWS; ++o) {
+                fence_operand(acc[o]);
+                fence_operand(cor[o]);
+            }
+            float b_r[8], m_r[8];                // this thread's 8 channels c0 + 8 j + 2 tq + e, read only now (L1)
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    b_r[2 * j + e] = __ldg(bias + c0 + 8 * j + 2 * tq + e);
+                    m_r[2 * j + e] = __ldg(mult + c0 + 8 * j + 2 * tq + e);
+                }
+            const TileCoord tc = tile_coord(g, tile);
+            const int px = tc.ox0 + 16 * warp + GSTEP * gid;
+            float* yt = y + ((long long)tc.n * COUT + c0 + 2 * tq) * plane + (long long)tc.oh * g.Wo + px;
+#pragma unroll
+            for (int o = 0; o < ROWS; ++o) {
+                if (tc.oh + o >= g.Ho || px >= g.Wo) break;
+#pragma unroll
+                for (int jj = 0; jj < 4; ++jj)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        const float v0 = epilogue_conv2d(acc[o][4 * jj + e] + cor[o][4 * jj + e] + b_r[2 * jj + e],
+                                                         m_r[2 * jj + e]);
+                        const float v1 = epilogue_conv2d(acc[o][4 * jj + 2 + e] + cor[o][4 * jj + 2 + e] + b_r[2 * jj + e],
+                                                         m_r[2 * jj + e]);
+                        float* const at = yt + (8 * jj + e) * plane + o * g.Wo;
+                        if (pair_stores) {
+                            __stcs(reinterpret_cast<float2*>(at), make_float2(v0, v1));
+                        } else {
+                            __stcs(at, v0);
+                            if (px + 1 < g.Wo) __stcs(at + 1, v1);
+                        }
+                    }
+            }
+        }
+#else
 #ifdef CF_POOL
         const float* ring = rings + tq * CHP + 16 * warp + GSTEP * gid;
         uint64_t* empty = bars;
@@ -515,7 +616,7 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
 #define BOX_WAIT() mbar_wait(full + slot, phase)
 #define BOX_NEXT() if (++slot == STAGES) { slot = 0; phase ^= 1u; }
 #endif
-        const uint64_t d0 = wgmma_desc(smem_addr(sw), 1024, 128);      // lbo: k-half 0 -> 1; sbo: 8 Cout
+        const uint64_t d0 = wgmma_desc(smem_addr(sw), B_KHALF, 128);   // lbo: k-half 0 -> 1; sbo: 8 Cout
         const uint32_t whi = (uint32_t)(d0 >> 32);
         // this thread's 16 channels 8 j + 2 tq + e: bias and multiplier
 #ifdef CF_PARAMS_SMEM
@@ -711,6 +812,7 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             }
 #endif  // CF_EPI_ROLL
         }
+#endif  // CF_3XTF32
     }
 #endif
 #undef BOX_WAIT
@@ -737,9 +839,18 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     CUtensorMap xmap{};
     g.tma = cf_encode_tma_4d(&xmap, a.x, {(uint64_t)a.W, (uint64_t)a.H, (uint64_t)CIN, (uint64_t)a.N},
                              {(uint32_t)PITCH, (uint32_t)XH, (uint32_t)CHUNK, 1u}) ? 1 : 0;
+#ifdef CF_3XTF32
+    // a block per Cout half and tile set: an even grid, blocks 2 b and 2 b + 1 on the same tiles
+    if (const char* err = cf_persistent_grid(conv2d_rs_kernel, THREADS, SMEM_BYTES,
+                                             2 * ((tiles + CONSUMERS - 1) / CONSUMERS), sms, NAME, grid))
+        return err;
+    grid &= ~1;
+    if (grid < 2) return "04d_register_a_wgmma (conv2d): 3xTF32 needs two blocks at once, one per Cout half";
+#else
     if (const char* err = cf_persistent_grid(conv2d_rs_kernel, THREADS, SMEM_BYTES,
                                              (tiles + CONSUMERS - 1) / CONSUMERS, sms, NAME, grid))
         return err;
+#endif
     conv2d_rs_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(xmap, a.x, a.w, a.bias, a.param, a.y, g);
     return nullptr;
 }
