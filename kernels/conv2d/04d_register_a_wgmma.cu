@@ -127,7 +127,11 @@ static_assert(CONSUMERS == 2, "CF_PINGPONG alternates two consumers");
 #if defined(CF_TILE_SPREAD) && (defined(CF_PINGPONG) || defined(CF_SKEW))
 #error "CF_PINGPONG and CF_SKEW count a block's tiles in turn, which CF_TILE_SPREAD does not deal"
 #endif
+#ifdef CF_3XTF32
+constexpr int THREADS = 128 * CONSUMERS;   // no producer warpgroup: each consumer copies its own boxes (consumer_3x)
+#else
 constexpr int THREADS = 128 * (1 + CONSUMERS);
+#endif
 constexpr int WFLOATS = NCHUNK * TAPS * 2 * COUT * 4;      // 36,864 floats = 147,456 B
 constexpr int WSTEP = 2 * COUT * 4 * 4;                    // bytes per (chunk, tap): 2 KB
 #ifdef CF_3XTF32
@@ -447,6 +451,138 @@ __device__ __forceinline__ void pool_producer(const CUtensorMap& xmap, const flo
 }
 #endif
 
+#ifdef CF_3XTF32
+// One box (tile, chunk) into a ring slot, by warp 0 of a consumer: lane 0's TMA, or the warp's 4-byte cp.async.
+__device__ __forceinline__ void fill_slot(float* dst, uint64_t* full, const CUtensorMap& xmap, const float* __restrict__ x,
+                                          const Geom& g, int tile, int chunk, int lane) {
+    const TileCoord tc = tile_coord(g, tile);
+    if (g.tma) {
+        if (lane == 0) {
+            mbar_arrive_expect_tx(full, STAGE_FLOATS * 4);
+            tma_load_4d(dst, &xmap, tc.ox0, tc.oh, CHUNK * chunk, tc.n, full);
+        }
+    } else {
+        load_stage(dst, x, g, tc, CHUNK * chunk, lane);
+        cp_async_mbar_arrive(full);
+    }
+}
+#ifdef CF_3X_MAIN2
+// CF_3X_MAIN2 (candidate): the main products of odd chunks into a second accumulator, so that each takes 36
+// truncating adds at the sum's ulp instead of 72 (call A: rel-L2 1.87e-6 at full size against the 2e-6 bound)
+constexpr int MAINS = 2;
+#else
+constexpr int MAINS = 1;
+#endif
+static_assert(NCHUNK % MAINS == 0 && STAGES <= NCHUNK, "whole chunk pairs; a refill crosses one tile at most");
+// A consumer warpgroup of the 3xTF32 build. Without a producer warpgroup the block has 256 threads and no setmaxnreg, so
+// ptxas may give each consumer thread up to 255 registers: call A's build (a producer warpgroup, consumers raised to 232)
+// had its wgmmas serialized (ptxas C7512, "insufficient register resources"), 4.73 ms. Warp 0 copies this consumer's
+// boxes: STAGES before the first tile, then box u + STAGES into box u's slot once every thread has read it (EMPTY).
+__device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float* __restrict__ x,
+                                            const float* __restrict__ bias, const float* __restrict__ mult,
+                                            float* __restrict__ y, const Geom& g, const float* sw, float* rings,
+                                            uint64_t* bars, int k) {
+    const int stride = TILE_STRIDE;
+    const int warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
+    const int gid = lane >> 2, tq = lane & 3;
+    float* myring = rings + k * STAGES * STAGE_FLOATS;
+    const float* ring = myring + tq * CHP + 16 * warp + GSTEP * gid;
+    uint64_t* full = bars + k * STAGES;
+    uint64_t* empty = bars + CONSUMERS * STAGES + k * STAGES;
+    if (warp == 0) {
+#pragma unroll 1
+        for (int q = 0; q < STAGES; ++q) {
+            const int t = first_tile(k) + (q / NCHUNK) * stride;
+            if (t < g.tiles) fill_slot(myring + q * STAGE_FLOATS, full + q, xmap, x, g, t, q % NCHUNK, lane);
+        }
+    }
+    const uint64_t d0 = wgmma_desc(smem_addr(sw), B_KHALF, 128);      // lbo: k-half 0 -> 1; sbo: 8 Cout
+    const uint32_t whi = (uint32_t)(d0 >> 32);
+    const int c0 = NB * (blockIdx.x & 1);
+    const long long plane = (long long)g.Ho * g.Wo;
+    const bool pair_stores = (g.Wo & 1) == 0 && (reinterpret_cast<uintptr_t>(y) & 7) == 0;
+    int slot = 0;
+    unsigned phase = 0;
+    float acc[MAINS][ROWS][16], cor[ROWS][16];
+    uint32_t big[SETS][3][4], small[SETS][3][4];
+    // after chunk `chunk` of `tile` has been read from `slot`: the box STAGES later into it
+    auto refill = [&](int tile, int chunk) {
+        if (warp != 0) return;
+        int nt = tile, nc = chunk + STAGES;
+        if (nc >= NCHUNK) { nc -= NCHUNK; nt += stride; }
+        if (nt >= g.tiles) return;
+        mbar_wait(empty + slot, phase);
+        fill_slot(myring + slot * STAGE_FLOATS, full + slot, xmap, x, g, nt, nc, lane);
+    };
+#pragma unroll 1
+    for (int tile = first_tile(k); tile < g.tiles; tile += stride) {
+#pragma unroll
+        for (int o = 0; o < ROWS; ++o)
+#pragma unroll
+            for (int i = 0; i < 16; ++i) {
+                cor[o][i] = 0.0f;
+#pragma unroll
+                for (int m = 0; m < MAINS; ++m) acc[m][o][i] = 0.0f;
+            }
+        const uint32_t wlo0 = opaque((uint32_t)d0);
+#pragma unroll 1
+        for (int chunk = 0; chunk < NCHUNK; chunk += MAINS) {
+#pragma unroll
+            for (int m = 0; m < MAINS; ++m) {
+                mbar_wait(full + slot, phase);
+                const uint32_t wlo = __shfl_sync(~0u, wlo0 + (chunk + m) * (TAPS * WSTEP >> 4), 0);
+                Chunk3x::mma_rows<0>(acc[m], cor, big, small, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot);
+                refill(tile, chunk + m);
+                if (++slot == STAGES) { slot = 0; phase ^= 1u; }
+            }
+        }
+        wgmma_wait<0>();
+#pragma unroll
+        for (int o = 0; o < ROWS; ++o) {
+#pragma unroll
+            for (int m = 0; m < MAINS; ++m) fence_operand(acc[m][o]);
+            fence_operand(cor[o]);
+        }
+        float b_r[8], m_r[8];                // this thread's 8 channels c0 + 8 j + 2 tq + e, read only now (L1)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                b_r[2 * j + e] = __ldg(bias + c0 + 8 * j + 2 * tq + e);
+                m_r[2 * j + e] = __ldg(mult + c0 + 8 * j + 2 * tq + e);
+            }
+        const TileCoord tc = tile_coord(g, tile);
+        const int px = tc.ox0 + 16 * warp + GSTEP * gid;
+        float* yt = y + ((long long)tc.n * COUT + c0 + 2 * tq) * plane + (long long)tc.oh * g.Wo + px;
+        auto sum = [&](int o, int i) {
+            float v = acc[0][o][i];
+#pragma unroll
+            for (int m = 1; m < MAINS; ++m) v += acc[m][o][i];
+            return v + cor[o][i];
+        };
+#pragma unroll
+        for (int o = 0; o < ROWS; ++o) {
+            if (tc.oh + o >= g.Ho || px >= g.Wo) break;
+#pragma unroll
+            for (int jj = 0; jj < 4; ++jj)
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const float v0 = epilogue_conv2d(sum(o, 4 * jj + e) + b_r[2 * jj + e], m_r[2 * jj + e]);
+                    const float v1 = epilogue_conv2d(sum(o, 4 * jj + 2 + e) + b_r[2 * jj + e], m_r[2 * jj + e]);
+                    float* const at = yt + (8 * jj + e) * plane + o * g.Wo;
+                    if (pair_stores) {
+                        __stcs(reinterpret_cast<float2*>(at), make_float2(v0, v1));
+                    } else {
+                        __stcs(at, v0);
+                        if (px + 1 < g.Wo) __stcs(at + 1, v1);
+                    }
+                }
+        }
+    }
+    if (warp == 0) cp_async_wait<0>();          // the fallback's copies have landed before the warp exits
+}
+#endif
+
 __global__ void __launch_bounds__(THREADS, 1)
 conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restrict__ x, const float* __restrict__ w,
                  const float* __restrict__ bias, const float* __restrict__ mult, float* __restrict__ y, Geom g) {
@@ -479,6 +615,9 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
     fence_proxy_async();                         // the weights, written by ordinary stores, are read by wgmma
     __syncthreads();
     const int wg = threadIdx.x >> 7;
+#ifdef CF_3XTF32
+    consumer_3x(xmap, x, bias, mult, y, g, sw, rings, bars, wg);
+#else
     if (wg == 0) {
         // ---- producer: warp k fills consumer k's ring, one TMA per chunk ----
         setmaxnreg_dec<PRODUCER_REGS>();
@@ -534,73 +673,6 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         const int stride = TILE_STRIDE;
         const int k = wg - 1, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
         const int gid = lane >> 2, tq = lane & 3;
-#ifdef CF_3XTF32
-        // ---- CF_3XTF32: this block's 32 Cout, main products and corrections in accumulators of their own ----
-        const float* ring = rings + k * STAGES * STAGE_FLOATS + tq * CHP + 16 * warp + GSTEP * gid;
-        uint64_t* full = bars + k * STAGES;
-        uint64_t* empty = bars + CONSUMERS * STAGES + k * STAGES;
-        const uint64_t d0 = wgmma_desc(smem_addr(sw), B_KHALF, 128);      // lbo: k-half 0 -> 1; sbo: 8 Cout
-        const uint32_t whi = (uint32_t)(d0 >> 32);
-        const int c0 = NB * (blockIdx.x & 1);
-        const long long plane = (long long)g.Ho * g.Wo;
-        const bool pair_stores = (g.Wo & 1) == 0 && (reinterpret_cast<uintptr_t>(y) & 7) == 0;
-        int slot = 0;
-        unsigned phase = 0;
-        float acc[ROWS][16], cor[ROWS][16];
-        uint32_t big[SETS][3][4], small[SETS][3][4];
-#pragma unroll 1
-        for (int tile = first_tile(k); tile < g.tiles; tile += stride) {
-#pragma unroll
-            for (int o = 0; o < ROWS; ++o)
-#pragma unroll
-                for (int i = 0; i < 16; ++i) acc[o][i] = cor[o][i] = 0.0f;
-            const uint32_t wlo0 = opaque((uint32_t)d0);
-#pragma unroll 1
-            for (int chunk = 0; chunk < NCHUNK; ++chunk) {
-                mbar_wait(full + slot, phase);
-                const uint32_t wlo = __shfl_sync(~0u, wlo0 + chunk * (TAPS * WSTEP >> 4), 0);
-                Chunk3x::mma_rows<0>(acc, cor, big, small, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot);
-                if (++slot == STAGES) { slot = 0; phase ^= 1u; }
-            }
-            wgmma_wait<0>();
-#pragma unroll
-            for (int o = 0; o < ROWS; ++o) {
-                fence_operand(acc[o]);
-                fence_operand(cor[o]);
-            }
-            float b_r[8], m_r[8];                // this thread's 8 channels c0 + 8 j + 2 tq + e, read only now (L1)
-#pragma unroll
-            for (int j = 0; j < 4; ++j)
-#pragma unroll
-                for (int e = 0; e < 2; ++e) {
-                    b_r[2 * j + e] = __ldg(bias + c0 + 8 * j + 2 * tq + e);
-                    m_r[2 * j + e] = __ldg(mult + c0 + 8 * j + 2 * tq + e);
-                }
-            const TileCoord tc = tile_coord(g, tile);
-            const int px = tc.ox0 + 16 * warp + GSTEP * gid;
-            float* yt = y + ((long long)tc.n * COUT + c0 + 2 * tq) * plane + (long long)tc.oh * g.Wo + px;
-#pragma unroll
-            for (int o = 0; o < ROWS; ++o) {
-                if (tc.oh + o >= g.Ho || px >= g.Wo) break;
-#pragma unroll
-                for (int jj = 0; jj < 4; ++jj)
-#pragma unroll
-                    for (int e = 0; e < 2; ++e) {
-                        const float v0 = epilogue_conv2d(acc[o][4 * jj + e] + cor[o][4 * jj + e] + b_r[2 * jj + e],
-                                                         m_r[2 * jj + e]);
-                        const float v1 = epilogue_conv2d(acc[o][4 * jj + 2 + e] + cor[o][4 * jj + 2 + e] + b_r[2 * jj + e],
-                                                         m_r[2 * jj + e]);
-                        float* const at = yt + (8 * jj + e) * plane + o * g.Wo;
-                        if (pair_stores) {
-                            __stcs(reinterpret_cast<float2*>(at), make_float2(v0, v1));
-                        } else {
-                            __stcs(at, v0);
-                            if (px + 1 < g.Wo) __stcs(at + 1, v1);
-                        }
-                    }
-            }
-        }
-#else
 #ifdef CF_POOL
         const float* ring = rings + tq * CHP + 16 * warp + GSTEP * gid;
         uint64_t* empty = bars;
@@ -812,8 +884,8 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             }
 #endif  // CF_EPI_ROLL
         }
-#endif  // CF_3XTF32
     }
+#endif  // CF_3XTF32
 #endif
 #undef BOX_WAIT
 #undef BOX_NEXT
