@@ -561,61 +561,59 @@ __device__ __forceinline__ void wgmma_rs_m64n32k8(float (&d)[16], const uint32_t
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(1));
 }
 // One chunk as RsChunk with PAIRS, each fragment value split (split_tf32: big = the value's top 19 bits, small = the
-// rest, handed to the tensor core as is) into a big and a small register set; LO: bytes from a tap's w_big to its w_small.
-template <int ROWS, int PITCH, int CHP, int SETS, int WSTEP, int LO>
+// rest, handed to the tensor core as is), issued in groups of one tap column: group (I, S) = input row I's tap S, its
+// big and small fragments (8 registers, set (3 I + S) % 2) split from the row's 8 floats, then its up to 9 wgmmas (3 per
+// output row it serves), a commit and wait_group 1, so that the next group's split overlaps this one's wgmmas. Whole
+// rows in flight (27 wgmmas, 48 fragment registers in two sets) made ptxas serialize every wgmma (C7512, call A); one
+// set a row (each row waiting for its own wgmmas) kept the tensor pipe ~54 % busy (call B). LO: bytes from a tap's
+// w_big to its w_small.
+template <int ROWS, int PITCH, int CHP, int WSTEP, int LO>
 struct RsChunk3x {
     static constexpr int KS = 3, XH = ROWS + KS - 1;
+    static constexpr int GROUPS = XH * KS;     // odd (three rows): the next chunk starts on the other set, P = 1
+    static_assert(PITCH % 2 == 0 && CHP % 2 == 0, "8-byte loads");
+    // input row I: v[c][q] = pixel 2 g + q of channel t + 4 c (`fb` at channel t, pixel 16 warp + 2 g)
     template <int I>
-    static __device__ __forceinline__ void load_fragments(uint32_t (&big)[KS][4], uint32_t (&small)[KS][4],
-                                                          const float* fb) {
-        static_assert(PITCH % 2 == 0 && CHP % 2 == 0, "8-byte loads");
+    static __device__ __forceinline__ void load_row(float (&v)[2][4], const float* fb) {
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
             const float2 lo = *reinterpret_cast<const float2*>(fb + 4 * c * CHP + I * PITCH);
             const float2 hi = *reinterpret_cast<const float2*>(fb + 4 * c * CHP + I * PITCH + 2);
-            const float v[4] = {lo.x, lo.y, hi.x, hi.y};
-            uint32_t b[4], s[4];
-#pragma unroll
-            for (int q = 0; q < 4; ++q) split_tf32(v[q], b[q], s[q]);
-#pragma unroll
-            for (int t = 0; t < KS; ++t) {
-                big[t][2 * c] = b[t];
-                big[t][2 * c + 1] = b[t + 1];
-                small[t][2 * c] = s[t];
-                small[t][2 * c + 1] = s[t + 1];
-            }
+            v[c][0] = lo.x; v[c][1] = lo.y; v[c][2] = hi.x; v[c][3] = hi.y;
         }
     }
-    template <int I>
-    static __device__ __forceinline__ void row_mmas(float (&acc)[ROWS][16], float (&cor)[ROWS][16],
-                                                    const uint32_t (&big)[KS][4], const uint32_t (&small)[KS][4],
-                                                    uint32_t wlo, uint32_t whi) {
+    // tap S's fragment: M rows g, g + 8 = pixels 2 g + S, 2 g + S + 1; K columns t, t + 4 = the two channels
+    template <int S>
+    static __device__ __forceinline__ void split_tap(uint32_t (&big)[4], uint32_t (&small)[4], const float (&v)[2][4]) {
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+            split_tf32(v[c][S], big[2 * c], small[2 * c]);
+            split_tf32(v[c][S + 1], big[2 * c + 1], small[2 * c + 1]);
+        }
+    }
+    template <int I, int S, int MAINS, int P>
+    static __device__ __forceinline__ void group(float (&acc)[MAINS][ROWS][16], int m, float (&cor)[ROWS][16],
+                                                 uint32_t (&big)[2][4], uint32_t (&small)[2][4], float (&v)[2][4],
+                                                 const float* fb, uint32_t wlo, uint32_t whi, uint64_t* empty) {
+        constexpr int G = (I * KS + S + P) % 2;
+        if constexpr (S == 0) load_row<I>(v, fb);
+        split_tap<S>(big[G], small[G], v);
+        wgmma_fence();                             // the fragment registers were written by ordinary instructions
 #pragma unroll
         for (int r = 0; r < KS; ++r) {
             if (I - r < 0 || I - r >= ROWS) continue;
-#pragma unroll
-            for (int s = 0; s < KS; ++s) {
-                const uint32_t off = (r * KS + s) * WSTEP;
-                wgmma_rs_m64n32k8(acc[I - r], big[s], desc_at(wlo, whi, off));
-                wgmma_rs_m64n32k8(cor[I - r], small[s], desc_at(wlo, whi, off));
-                wgmma_rs_m64n32k8(cor[I - r], big[s], desc_at(wlo, whi, off + LO));
-            }
+            const uint32_t off = (r * KS + S) * WSTEP;
+            wgmma_rs_m64n32k8(acc[m][I - r], big[G], desc_at(wlo, whi, off));
+            wgmma_rs_m64n32k8(cor[I - r], small[G], desc_at(wlo, whi, off));
+            wgmma_rs_m64n32k8(cor[I - r], big[G], desc_at(wlo, whi, off + LO));
         }
-    }
-    template <int I>
-    static __device__ __forceinline__ void mma_rows(float (&acc)[ROWS][16], float (&cor)[ROWS][16],
-                                                    uint32_t (&big)[SETS][KS][4], uint32_t (&small)[SETS][KS][4],
-                                                    const float* fb, uint32_t wlo, uint32_t whi, uint64_t* empty) {
-        load_fragments<I>(big[I % SETS], small[I % SETS], fb);
-        wgmma_fence();
-        row_mmas<I>(acc, cor, big[I % SETS], small[I % SETS], wlo, whi);
-        if (I == XH - 1) mbar_arrive(empty);       // after the box's last wgmmas, as RsChunk
+        if (I == XH - 1 && S == KS - 1) mbar_arrive(empty);   // the box's last loads were split above: it may be refilled
         wgmma_commit();
-        if constexpr (I == XH - 1 && XH % SETS != 0)
-            wgmma_wait<0>();
-        else
-            wgmma_wait<SETS - 1>();
-        if constexpr (I + 1 < XH) mma_rows<I + 1>(acc, cor, big, small, fb, wlo, whi, empty);
+        wgmma_wait<1>();                           // the previous group, which read the other set, is done
+        if constexpr (S + 1 < KS)
+            group<I, S + 1, MAINS, P>(acc, m, cor, big, small, v, fb, wlo, whi, empty);
+        else if constexpr (I + 1 < XH)
+            group<I + 1, 0, MAINS, P>(acc, m, cor, big, small, v, fb, wlo, whi, empty);
     }
 };
 

@@ -285,7 +285,7 @@ constexpr bool PIXEL_PAIRS = false;
 constexpr int GSTEP = PIXEL_PAIRS ? 2 : 1;                 // pixels between a thread's M row g and the next lane group's
 using Chunk = RsChunk<ROWS, PITCH, CHP, SETS, WSTEP, PIXEL_PAIRS>;   // fragment loads and wgmmas of one chunk (wgmma.cuh)
 #ifdef CF_3XTF32
-using Chunk3x = RsChunk3x<ROWS, PITCH, CHP, SETS, WSTEP, W_SMALL>;
+using Chunk3x = RsChunk3x<ROWS, PITCH, CHP, WSTEP, W_SMALL>;
 #endif
 #ifdef CF_EPI_OVERLAP
 // CF_EPI_OVERLAP (candidate): in a tile's last chunk, output row o's sums are final once input row o + 2's wgmmas are
@@ -473,7 +473,9 @@ constexpr int MAINS = 2;
 #else
 constexpr int MAINS = 1;
 #endif
-static_assert(NCHUNK % MAINS == 0 && STAGES <= NCHUNK, "whole chunk pairs; a refill crosses one tile at most");
+// chunks in pairs where the second takes the other main accumulator or starts on the other register set
+constexpr int PAIRED = (MAINS == 2 || Chunk3x::GROUPS % 2 == 1) ? 2 : 1;
+static_assert(NCHUNK % PAIRED == 0 && STAGES <= NCHUNK, "whole chunk pairs; a refill crosses one tile at most");
 // A consumer warpgroup of the 3xTF32 build. Without a producer warpgroup the block has 256 threads and no setmaxnreg, so
 // ptxas may give each consumer thread up to 255 registers: call A's build (a producer warpgroup, consumers raised to 232)
 // had its wgmmas serialized (ptxas C7512, "insufficient register resources"), 4.73 ms. Warp 0 copies this consumer's
@@ -504,7 +506,8 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
     int slot = 0;
     unsigned phase = 0;
     float acc[MAINS][ROWS][16], cor[ROWS][16];
-    uint32_t big[SETS][3][4], small[SETS][3][4];
+    uint32_t big[2][4], small[2][4];           // the tap groups' two register sets
+    float v[2][4];                             // the current input row's floats
     // after chunk `chunk` of `tile` has been read from `slot`: the box STAGES later into it
     auto refill = [&](int tile, int chunk) {
         if (warp != 0) return;
@@ -526,13 +529,18 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
             }
         const uint32_t wlo0 = opaque((uint32_t)d0);
 #pragma unroll 1
-        for (int chunk = 0; chunk < NCHUNK; chunk += MAINS) {
+        for (int chunk = 0; chunk < NCHUNK; chunk += PAIRED) {
 #pragma unroll
-            for (int m = 0; m < MAINS; ++m) {
+            for (int u = 0; u < PAIRED; ++u) {
                 mbar_wait(full + slot, phase);
-                const uint32_t wlo = __shfl_sync(~0u, wlo0 + (chunk + m) * (TAPS * WSTEP >> 4), 0);
-                Chunk3x::mma_rows<0>(acc[m], cor, big, small, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot);
-                refill(tile, chunk + m);
+                const uint32_t wlo = __shfl_sync(~0u, wlo0 + (chunk + u) * (TAPS * WSTEP >> 4), 0);
+                const float* fb = ring + slot * STAGE_FLOATS;
+                const int m = MAINS == 2 ? u : 0;
+                if ((u * Chunk3x::GROUPS) % 2 == 0)
+                    Chunk3x::group<0, 0, MAINS, 0>(acc, m, cor, big, small, v, fb, wlo, whi, empty + slot);
+                else
+                    Chunk3x::group<0, 0, MAINS, 1>(acc, m, cor, big, small, v, fb, wlo, whi, empty + slot);
+                refill(tile, chunk + u);
                 if (++slot == STAGES) { slot = 0; phase ^= 1u; }
             }
         }
