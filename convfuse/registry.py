@@ -499,8 +499,16 @@ _MEASURED_PAIRS = (
 _WAITING = (
     ("conv2d", "04d_rs_tf32", ("CF_PAIR_SPLIT",)),
 )
+# H200, 2026-12-03 21:31 UTC (explore-2026-12-03h/callC; twenty-ninth session): conv2d 04d 3xTF32 at three output rows a
+# tile, and with the odd chunks' main products in a second accumulator (36 truncating adds each at the sum's ulp instead
+# of 72): 15/15, the sanitizers clean; 3.297, 3.320 and 3.295, 3.337 ms vs 3.135, 3.159 (four rows, registered); rel-L2
+# 1.87e-6 and 1.02e-6 (the bound 2e-6). Four rows with MAIN2 make ptxas serialize the wgmmas (C7512).
+_MEASURED_3XTF32 = (
+    ("conv2d", "04d_rs_3xtf32", ("CF_ROWS=3", "CF_PITCH=72")),
+    ("conv2d", "04d_rs_3xtf32", ("CF_ROWS=3", "CF_PITCH=72", "CF_3X_MAIN2")),
+)
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _MEASURED_ON_SWEEP + _MEASURED_ON_BOX2 \
-    + _MEASURED_ON_ROWMAP + _MEASURED_POOL + _MEASURED_PAIRS + _WAITING
+    + _MEASURED_ON_ROWMAP + _MEASURED_POOL + _MEASURED_PAIRS + _WAITING + _MEASURED_3XTF32
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
 ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE"),
              ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE", "CF_ABL_RAWEPI", "CF_ABL_NOSTORE"))
