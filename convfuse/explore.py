@@ -844,6 +844,8 @@ CHECKS_27 = {call: {"printed": LOG_DIR_3F / call / "call.log", "bitwise": LOG_DI
 # pool of stages dealt by need (CF_POOL, prepared by the twenty-seventh session), then pixel pairs (CF_PIXEL_PAIRS).
 LOG_DIR_3G = R.ROOT / "results" / "device-logs" / "explore-2026-12-03g"
 RECORD_TWENTY_SEVENTH = LOG_DIR_3G / "record" / "record-2026-12-03T1653.json"  # the record the 19:50 UTC one replaced
+LOG_DIR_3H = R.ROOT / "results" / "device-logs" / "explore-2026-12-03h"
+RECORD_TWENTY_EIGHTH = LOG_DIR_3H / "record" / "record-2026-12-03T1950.json"  # the record the 21:41 UTC one replaced
 TWENTY_EIGHTH = {
     **twice(LOG_DIR_3G / "callP" / "call.log", "pool", "one pool of stages for both consumers, dealt by need: five rows "
             "on five stages, four rows on six, against five rows on two-stage rings and the registered build"),
@@ -860,6 +862,19 @@ PAIRS_28 = {**COUNTERS_28, "smsp__inst_executed_op_shared_ld.sum": "shared-load 
             "smsp__inst_executed_op_global_st.sum": "global-store instructions",
             "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": "shared-load bank conflicts",
             "lts__t_sectors_op_write.sum": "L2 write sectors"}
+# The twenty-ninth session (explore-2026-12-03h): conv2d 04d in 3xTF32 (04d_rs_3xtf32), three calls, each timing its
+# builds twice (two processes, the second in reverse order) beside eager, torch.compile, the TF32 04d and 04c 3xFP16.
+TWENTY_NINTH = {
+    **twice(LOG_DIR_3H / "callA" / "call.log", "first build", "a block per Cout half, a producer warpgroup, whole input "
+            "rows in flight on two fragment sets (ptxas serialized its wgmmas, C7512), beside 04_mma_3xtf32"),
+    **twice(LOG_DIR_3H / "callB" / "call.log", "one set", "no producer warpgroup, one fragment set (each row waits for its "
+            "own wgmmas): four rows, three rows, three rows with two main accumulators"),
+    **twice(LOG_DIR_3H / "callC" / "call.log", "tap groups", "the chunk in tap-column groups on two sets of 8 registers "
+            "(the registered build at four rows), three rows, three rows with two main accumulators"),
+}
+_logs("twenty-ninth", TWENTY_NINTH)
+COUNTERS_29 = {**COUNTERS_28, "sm__inst_executed_pipe_tensor_op_gmma.sum": "HGMMA (warp-level)"}
+NCU_TWENTY_NINTH = {call: (LOG_DIR_3H / call / "call.log", COUNTERS_29) for call in ("callA", "callB", "callC")}
 # ncu source pages of conv2d 04d (SASS, CSV): the nineteenth session's (the registered build's ancestor, the same
 # fragment loads and epilogue) and call Q's, two launches: the build of the 16:53 record, then the pixel pairs. 04d's
 # SASS has ROLE_MARKS in their order: consumer's chunk loop, its epilogue after the wait for all its wgmmas, producer.
@@ -1344,6 +1359,21 @@ def same_run_ratios(calls: dict, spelled: str, problem: str = "conv3d") -> pd.Da
                 rows[call] = {"median ms": r["median_ms"], "× eager": t.loc["eager", "median_ms"] / r["median_ms"],
                               "× torch.compile": t.loc["compile", "median_ms"] / r["median_ms"]}
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("call")
+
+
+def call_times(calls: dict, problem: str = "conv3d") -> pd.DataFrame:
+    """Every build of each call ({call: (log, what it tried)}) with its median ms and eager's and torch.compile's times
+    over its own, from the call's one interleaved run: for calls that need not time their variant as registered
+    (session_table's ratios need it)."""
+    rows = []
+    for call, (path, _) in calls.items():
+        t, _ = _of_problem(read_log(path), problem)
+        for build, r in t.iterrows():
+            if build not in ("eager", "compile"):
+                rows.append({"call": call, "build": parse_key(problem, build).spelled, "median ms": r["median_ms"],
+                             "× eager": t.loc["eager", "median_ms"] / r["median_ms"],
+                             "× torch.compile": t.loc["compile", "median_ms"] / r["median_ms"]})
+    return pd.DataFrame(rows).set_index(["call", "build"])
 
 
 def reference_ms(path: Path | Run, row: str = "eager", problem: str = "conv3d") -> float:
