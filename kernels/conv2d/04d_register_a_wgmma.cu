@@ -77,6 +77,15 @@
 //   each converted value two taps share into both taps' register quads (MOV 44.7 M warp instructions): CF_PAIR_CVT
 //   (wgmma.cuh), each use converted on its own, built the same SASS (120 MOV; call R: 1.113/1.106 against 1.113/1.106).
 //   CF_PAIR_SPLIT (wgmma.cuh: tap 1's pixels loaded on their own, no value with two uses) prepared, not measured.
+// CF_3XTF32 (variant 04d_rs_3xtf32, twenty-ninth session, 2026-12-03, explore-2026-12-03h/): split-TF32 operands, three
+//   products. Both weight parts resident need 295 KB for 64 Cout, so a block takes one half (N = 32, 147,456 B) and blocks
+//   2 b, 2 b + 1 the same tiles; main products and corrections in accumulators of their own (the tensor core's adds round
+//   toward zero). Call A (a producer warpgroup, whole rows in flight on two fragment sets): correct, 4.73 ms — ptxas
+//   serialized every wgmma (C7512, "insufficient register resources"). Call B: no producer warpgroup (consumer_3x: 256
+//   threads, warp 0 of each consumer copies its boxes) and one fragment set, 3.31-3.34 ms. Call C: the chunk in
+//   tap-column groups (RsChunk3x::group, wgmma.cuh), 3.14-3.16 ms; three rows 3.30-3.32, three rows with two main
+//   accumulators (CF_3X_MAIN2) 3.30-3.34 at rel-L2 1.0e-6 against 1.87e-6. The 21:41 UTC record: 3.000 ms, 1.66x eager,
+//   0.77x torch.compile (notes/kernel_log.md).
 
 namespace cf04d {
 
