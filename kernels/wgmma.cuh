@@ -591,8 +591,11 @@ struct RsChunk3x {
             split_tf32(v[c][S + 1], big[2 * c + 1], small[2 * c + 1]);
         }
     }
-    template <int I, int S, int MAINS, int P>
-    static __device__ __forceinline__ void group(float (&acc)[MAINS][ROWS][16], int m, float (&cor)[ROWS][16],
+    // AW = 32 (CF_3X_CONCAT, candidate): acc holds N = 64 columns, w_big's 32 Cout then w_small's (the weights laid out
+    // [k-half][part][Cout][4], so that one descriptor reads both parts as N = 64, or w_big alone as N = 32): a_big times
+    // both parts in one m64n64k8, a_small w_big in an m64n32k8 — two wgmmas a tap instead of three, the same products
+    template <int I, int S, int MAINS, int P, int AW>
+    static __device__ __forceinline__ void group(float (&acc)[MAINS][ROWS][AW], int m, float (&cor)[ROWS][16],
                                                  uint32_t (&big)[2][4], uint32_t (&small)[2][4], float (&v)[2][4],
                                                  const float* fb, uint32_t wlo, uint32_t whi, uint64_t* empty) {
         constexpr int G = (I * KS + S + P) % 2;
@@ -603,17 +606,22 @@ struct RsChunk3x {
         for (int r = 0; r < KS; ++r) {
             if (I - r < 0 || I - r >= ROWS) continue;
             const uint32_t off = (r * KS + S) * WSTEP;
-            wgmma_rs_m64n32k8(acc[m][I - r], big[G], desc_at(wlo, whi, off));
-            wgmma_rs_m64n32k8(cor[I - r], small[G], desc_at(wlo, whi, off));
-            wgmma_rs_m64n32k8(cor[I - r], big[G], desc_at(wlo, whi, off + LO));
+            if constexpr (AW == 32) {
+                wgmma_rs_m64n64k8(acc[m][I - r], big[G], desc_at(wlo, whi, off));
+                wgmma_rs_m64n32k8(cor[I - r], small[G], desc_at(wlo, whi, off));
+            } else {
+                wgmma_rs_m64n32k8(acc[m][I - r], big[G], desc_at(wlo, whi, off));
+                wgmma_rs_m64n32k8(cor[I - r], small[G], desc_at(wlo, whi, off));
+                wgmma_rs_m64n32k8(cor[I - r], big[G], desc_at(wlo, whi, off + LO));
+            }
         }
         if (I == XH - 1 && S == KS - 1) mbar_arrive(empty);   // the box's last loads were split above: it may be refilled
         wgmma_commit();
         wgmma_wait<1>();                           // the previous group, which read the other set, is done
         if constexpr (S + 1 < KS)
-            group<I, S + 1, MAINS, P>(acc, m, cor, big, small, v, fb, wlo, whi, empty);
+            group<I, S + 1, MAINS, P, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty);
         else if constexpr (I + 1 < XH)
-            group<I + 1, 0, MAINS, P>(acc, m, cor, big, small, v, fb, wlo, whi, empty);
+            group<I + 1, 0, MAINS, P, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty);
     }
 };
 

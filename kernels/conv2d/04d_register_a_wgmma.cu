@@ -146,7 +146,12 @@ constexpr int WSTEP = 2 * COUT * 4 * 4;                    // bytes per (chunk, 
 #ifdef CF_3XTF32
 // CF_3XTF32 (variant 04d_rs_3xtf32): a block computes one half of the Cout, NB = 32 (RsChunk3x, wgmma.cuh); per
 // (chunk, tap) [w_big | w_small], each [k-half][32 Cout][4 channels] (1 KB), so WSTEP and WFLOATS stay as above
-constexpr int NB = COUT / 2, W_SMALL = WSTEP / 2, B_KHALF = NB * 16;
+#ifdef CF_3X_CONCAT
+// CF_3X_CONCAT (candidate): per (chunk, tap) [k-half][w_big | w_small][32 Cout][4 channels], read as N = 64 (RsChunk3x's AW)
+constexpr int NB = COUT / 2, W_SMALL = WSTEP / 2, B_KHALF = 2 * NB * 16, AW = 32;
+#else
+constexpr int NB = COUT / 2, W_SMALL = WSTEP / 2, B_KHALF = NB * 16, AW = 16;
+#endif
 #else
 constexpr int NB = COUT, B_KHALF = COUT * 16;              // Cout per block; bytes between a k8 step's two halves
 #endif
@@ -234,7 +239,11 @@ __device__ __forceinline__ void stage_weights(float* sw, const float* __restrict
     // of w[32 (block % 2) + co][8 chunk + 4 half + e][tap]
     const int c0 = NB * (blockIdx.x & 1);
     for (int f = threadIdx.x; f < WFLOATS; f += THREADS) {
+#ifdef CF_3X_CONCAT
+        const int e = f & 3, co = (f >> 2) & (NB - 1), part = (f >> 7) & 1, half = (f >> 8) & 1, s = f >> 9;
+#else
         const int e = f & 3, co = (f >> 2) & (NB - 1), half = (f >> 7) & 1, part = (f >> 8) & 1, s = f >> 9;
+#endif
         const int chunk = s / TAPS, tap = s - chunk * TAPS;
         float big, small;
         split_rounded(__ldg(w + ((c0 + co) * CIN + CHUNK * chunk + 4 * half + e) * TAPS + tap), big, small);
@@ -485,6 +494,7 @@ constexpr int MAINS = 1;
 // chunks in pairs where the second takes the other main accumulator or starts on the other register set
 constexpr int PAIRED = (MAINS == 2 || Chunk3x::GROUPS % 2 == 1) ? 2 : 1;
 static_assert(NCHUNK % PAIRED == 0 && STAGES <= NCHUNK, "whole chunk pairs; a refill crosses one tile at most");
+static_assert(AW == 16 || MAINS == 1, "CF_3X_CONCAT keeps one main accumulator");
 // A consumer warpgroup of the 3xTF32 build. Without a producer warpgroup the block has 256 threads and no setmaxnreg, so
 // ptxas may give each consumer thread up to 255 registers: call A's build (a producer warpgroup, consumers raised to 232)
 // had its wgmmas serialized (ptxas C7512, "insufficient register resources"), 4.73 ms. Warp 0 copies this consumer's
@@ -514,7 +524,7 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
     const bool pair_stores = (g.Wo & 1) == 0 && (reinterpret_cast<uintptr_t>(y) & 7) == 0;
     int slot = 0;
     unsigned phase = 0;
-    float acc[MAINS][ROWS][16], cor[ROWS][16];
+    float acc[MAINS][ROWS][AW], cor[ROWS][16];
     uint32_t big[2][4], small[2][4];           // the tap groups' two register sets
     float v[2][4];                             // the current input row's floats
     // after chunk `chunk` of `tile` has been read from `slot`: the box STAGES later into it
@@ -534,7 +544,9 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
             for (int i = 0; i < 16; ++i) {
                 cor[o][i] = 0.0f;
 #pragma unroll
-                for (int m = 0; m < MAINS; ++m) acc[m][o][i] = 0.0f;
+                for (int m = 0; m < MAINS; ++m)
+#pragma unroll
+                    for (int a = i; a < AW; a += 16) acc[m][o][a] = 0.0f;
             }
         const uint32_t wlo0 = opaque((uint32_t)d0);
 #pragma unroll 1
@@ -546,9 +558,9 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
                 const float* fb = ring + slot * STAGE_FLOATS;
                 const int m = MAINS == 2 ? u : 0;
                 if ((u * Chunk3x::GROUPS) % 2 == 0)
-                    Chunk3x::group<0, 0, MAINS, 0>(acc, m, cor, big, small, v, fb, wlo, whi, empty + slot);
+                    Chunk3x::group<0, 0, MAINS, 0, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty + slot);
                 else
-                    Chunk3x::group<0, 0, MAINS, 1>(acc, m, cor, big, small, v, fb, wlo, whi, empty + slot);
+                    Chunk3x::group<0, 0, MAINS, 1, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty + slot);
                 refill(tile, chunk + u);
                 if (++slot == STAGES) { slot = 0; phase ^= 1u; }
             }
@@ -575,7 +587,8 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
             float v = acc[0][o][i];
 #pragma unroll
             for (int m = 1; m < MAINS; ++m) v += acc[m][o][i];
-            return v + cor[o][i];
+            if constexpr (AW == 32) return v + (acc[0][o][16 + i] + cor[o][i]);   // columns 16 + i: a_big w_small
+            else return v + cor[o][i];
         };
 #pragma unroll
         for (int o = 0; o < ROWS; ++o) {
