@@ -494,10 +494,14 @@ _MEASURED_PAIRS = (
     # merged the conversions and kept its 120 MOV), bitwise equal, 1.113, 1.106 vs 1.113, 1.106
     ("conv2d", "04d_rs_tf32", ("CF_PAIR_CVT",)),
 )
-# Compiled, not yet measured (the twenty-eighth session's device-seconds ran out): tap 1's pixels loaded on their own,
-# so that no converted value has two uses (CF_PAIR_SPLIT; notes/next_call_conv2d_pair_split.sh, the kernel log).
+# Compiled, not yet measured (the twenty-eighth and twenty-ninth sessions' device-seconds ran out): tap 1's pixels
+# loaded on their own, so that no converted value has two uses (CF_PAIR_SPLIT; notes/next_call_conv2d_pair_split.sh,
+# the kernel log).
 _WAITING = (
     ("conv2d", "04d_rs_tf32", ("CF_PAIR_SPLIT",)),
+    # conv2d 04d 3xTF32, a_big times both weight parts in one m64n64k8 (two wgmmas a tap instead of three), at three rows
+    # (four serialize, C7512); prepared by the twenty-ninth session, notes/call_3xtf32_d.sh
+    ("conv2d", "04d_rs_3xtf32", ("CF_ROWS=3", "CF_PITCH=72", "CF_3X_CONCAT")),
 )
 # H200, 2026-12-03 21:31 UTC (explore-2026-12-03h/callC; twenty-ninth session): conv2d 04d 3xTF32 at three output rows a
 # tile, and with the odd chunks' main products in a second accumulator (36 truncating adds each at the sum's ulp instead

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Twenty-ninth session, call D (the session's last ~230 device-seconds): CF_3X_CONCAT at three rows against three rows
-# without it and the registered four rows: verify, one timing process. Run from the root with xk.py copied there:
+# Prepared by the twenty-ninth session (its last 239 device-seconds were too few to start a machine): CF_3X_CONCAT at
+# three rows against three rows without it and the registered four rows: verify, one timing process (a second and the
+# sanitizers if it wins). Afterwards move this script beside its logs. Run from the root with xk.py copied there:
 # `mkdir -p $OUT; timeout 150 bash notes/call_3xtf32_d.sh`.
 D=$OUT/callD; mkdir -p $D; cp "$0" $D/
 A=conv2d:04d_rs_3xtf32; B=$A@CF_ROWS=3,CF_PITCH=72; C=$B,CF_3X_CONCAT
