@@ -469,23 +469,6 @@ __device__ __forceinline__ void pool_producer(const CUtensorMap& xmap, const flo
 }
 #endif
 
-#ifdef CF_PIXEL_PAIRS
-// Pixels px, px + 1 of one channel row: one 8-byte store where Wo is even and y 8-byte aligned (then px + 1 < Wo
-// wherever px is, and every row and channel plane starts at an even float: `pair_stores`), else two 4-byte ones (an
-// output 4 bytes into its buffer: the first paired build stored 8 bytes there, a misaligned address, call Q).
-__device__ __forceinline__ void store_pixel_pair(float* at, float v0, float v1, bool pair_stores, bool second) {
-    if (pair_stores) {
-        __stcs(reinterpret_cast<float2*>(at), make_float2(v0, v1));
-    } else {
-        __stcs(at, v0);
-        if (second) __stcs(at + 1, v1);
-    }
-}
-__device__ __forceinline__ bool pixel_pair_stores(const Geom& g, const float* y) {
-    return (g.Wo & 1) == 0 && (reinterpret_cast<uintptr_t>(y) & 7) == 0;
-}
-#endif
-
 #ifdef CF_3XTF32
 // One box (tile, chunk) into a ring slot, by warp 0 of a consumer: lane 0's TMA, or the warp's 4-byte cp.async.
 __device__ __forceinline__ void fill_slot(float* dst, uint64_t* full, const CUtensorMap& xmap, const float* __restrict__ x,
@@ -538,7 +521,7 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
     const uint32_t whi = (uint32_t)(d0 >> 32);
     const int c0 = NB * (blockIdx.x & 1);
     const long long plane = (long long)g.Ho * g.Wo;
-    const bool pair_stores = pixel_pair_stores(g, y);
+    const bool pair_stores = (g.Wo & 1) == 0 && (reinterpret_cast<uintptr_t>(y) & 7) == 0;
     int slot = 0;
     unsigned phase = 0;
     float acc[MAINS][ROWS][AW], cor[ROWS][16];
@@ -616,7 +599,13 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
                 for (int e = 0; e < 2; ++e) {
                     const float v0 = epilogue_conv2d(sum(o, 4 * jj + e) + b_r[2 * jj + e], m_r[2 * jj + e]);
                     const float v1 = epilogue_conv2d(sum(o, 4 * jj + 2 + e) + b_r[2 * jj + e], m_r[2 * jj + e]);
-                    store_pixel_pair(yt + (8 * jj + e) * plane + o * g.Wo, v0, v1, pair_stores, px + 1 < g.Wo);
+                    float* const at = yt + (8 * jj + e) * plane + o * g.Wo;
+                    if (pair_stores) {
+                        __stcs(reinterpret_cast<float2*>(at), make_float2(v0, v1));
+                    } else {
+                        __stcs(at, v0);
+                        if (px + 1 < g.Wo) __stcs(at + 1, v1);
+                    }
                 }
         }
     }
@@ -836,7 +825,10 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             for (int c = 0; c < 16; ++c) yc[c] = yt + (8 * (c >> 1) + (c & 1)) * plane;
 #endif
 #if defined(CF_PIXEL_PAIRS)
-            const bool pair_stores = pixel_pair_stores(g, y);     // pixels px, px + 1 of each channel row (store_pixel_pair)
+            // pixels px, px + 1 of each channel row: one 8-byte store where Wo is even and y 8-byte aligned (then px + 1
+            // < Wo wherever px is, and every row and channel plane starts at an even float), else two 4-byte ones (an
+            // output 4 bytes into its buffer: the first build stored 8 bytes there, a misaligned address, call Q)
+            const bool pair_stores = (g.Wo & 1) == 0 && (reinterpret_cast<uintptr_t>(y) & 7) == 0;
 #pragma unroll
             for (int o = 0; o < ROWS; ++o) {
                 if (tc.oh + o >= g.Ho || px >= g.Wo) break;
@@ -846,7 +838,13 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                     for (int e = 0; e < 2; ++e) {
                         const float v0 = epilogue_conv2d(acc[o][4 * jj + e] + b_r[pidx(jj, e)], m_r[pidx(jj, e)]);
                         const float v1 = epilogue_conv2d(acc[o][4 * jj + 2 + e] + b_r[pidx(jj, e)], m_r[pidx(jj, e)]);
-                        store_pixel_pair(yt + (8 * jj + e) * plane + o * g.Wo, v0, v1, pair_stores, px + 1 < g.Wo);
+                        float* const at = yt + (8 * jj + e) * plane + o * g.Wo;
+                        if (pair_stores) {
+                            __stcs(reinterpret_cast<float2*>(at), make_float2(v0, v1));
+                        } else {
+                            __stcs(at, v0);
+                            if (px + 1 < g.Wo) __stcs(at + 1, v1);
+                        }
                     }
             }
 #elif defined(CF_EPI_ROLL)
