@@ -123,10 +123,22 @@ def sanitizers_clean(texts: dict, label: str = "") -> bool:
     return all(sanitizer_verdicts(texts, label).values())
 
 
-def sanitizers_clean_in_one_log(text: str) -> bool:
-    """Whether one log that holds all three tools' runs (memcheck, racecheck, synccheck, in any order) reports no
-    error and no hazard: both error summaries at 0 and racecheck's at 0 hazards."""
-    return text.count(_SANITIZER_CLEAN["memcheck"]) == 2 and _SANITIZER_CLEAN["racecheck"] in text
+def sanitizers_clean_in_one_log(text: str, builds: int = 1) -> bool:
+    """Whether one log that holds all three tools' runs (memcheck, racecheck, synccheck, in any order) on `builds`
+    builds reports no error and no hazard: every error summary at 0 (two a build) and racecheck's at 0 hazards (one)."""
+    return (text.count(_SANITIZER_CLEAN["memcheck"]) == 2 * builds == text.count("ERROR SUMMARY:")
+            and text.count(_SANITIZER_CLEAN["racecheck"]) == builds)
+
+
+def verify_verdicts(log: Path) -> list[str]:
+    """A call log's protocol verdicts, one line a build as xk.py verify prints them ("[verify] conv2d/KEY (PRECISION):
+    15/15 pass, worst max_abs ... rel_l2 ...")."""
+    return [line for line in Path(log).read_text().splitlines() if line.startswith("[verify]")]
+
+
+def verdict_rel_l2(line: str) -> float:
+    """The worst rel-L2 a verify_verdicts line reports."""
+    return float(line.rsplit("rel_l2 ", 1)[1])
 
 
 SESSION_FORMAT = {"median ms": "{:.3f}", "× its variant in the same call": "{:.3f}", "× torch.compile's time": "{:.3f}",
@@ -1351,14 +1363,8 @@ def power_table(path: Path = POWER) -> pd.DataFrame:
 def same_run_ratios(calls: dict, spelled: str, problem: str = "conv3d") -> pd.DataFrame:
     """One build (as session_table spells it) in each call that timed it: its median ms and eager's and
     torch.compile's times over its own, all from the call's one interleaved run (the goals' same-run ratios)."""
-    rows = {}
-    for call, (path, _) in calls.items():
-        t, _ = _of_problem(read_log(path), problem)
-        for build, r in t.iterrows():
-            if build not in ("eager", "compile") and parse_key(problem, build).spelled == spelled:
-                rows[call] = {"median ms": r["median_ms"], "× eager": t.loc["eager", "median_ms"] / r["median_ms"],
-                              "× torch.compile": t.loc["compile", "median_ms"] / r["median_ms"]}
-    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("call")
+    t = call_times(calls, problem)
+    return t[t.index.get_level_values("build") == spelled].droplevel("build")
 
 
 def call_times(calls: dict, problem: str = "conv3d") -> pd.DataFrame:
