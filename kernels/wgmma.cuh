@@ -567,10 +567,13 @@ __device__ __forceinline__ void wgmma_rs_m64n32k8(float (&d)[16], const uint32_t
 // rows in flight (27 wgmmas, 48 fragment registers in two sets) made ptxas serialize every wgmma (C7512, call A); one
 // set a row (each row waiting for its own wgmmas) kept the tensor pipe ~54 % busy (call B). LO: bytes from a tap's
 // w_big to its w_small.
-template <int ROWS, int PITCH, int CHP, int WSTEP, int LO>
+// SETS (CF_3X_SETS=3, candidate): three register sets and wait_group 2, so that two groups stay queued behind the one
+// being split.
+template <int ROWS, int PITCH, int CHP, int WSTEP, int LO, int SETS = 2>
 struct RsChunk3x {
     static constexpr int KS = 3, XH = ROWS + KS - 1;
     static constexpr int GROUPS = XH * KS;     // odd (three rows): the next chunk starts on the other set, P = 1
+    static_assert(SETS == 2 || GROUPS % SETS == 0, "three sets: every chunk starts on set 0");
     static_assert(PITCH % 2 == 0 && CHP % 2 == 0, "8-byte loads");
     // input row I: v[c][q] = pixel 2 g + q of channel t + 4 c (`fb` at channel t, pixel 16 warp + 2 g)
     template <int I>
@@ -596,9 +599,9 @@ struct RsChunk3x {
     // both parts in one m64n64k8, a_small w_big in an m64n32k8 — two wgmmas a tap instead of three, the same products
     template <int I, int S, int MAINS, int P, int AW>
     static __device__ __forceinline__ void group(float (&acc)[MAINS][ROWS][AW], int m, float (&cor)[ROWS][16],
-                                                 uint32_t (&big)[2][4], uint32_t (&small)[2][4], float (&v)[2][4],
+                                                 uint32_t (&big)[SETS][4], uint32_t (&small)[SETS][4], float (&v)[2][4],
                                                  const float* fb, uint32_t wlo, uint32_t whi, uint64_t* empty) {
-        constexpr int G = (I * KS + S + P) % 2;
+        constexpr int G = (I * KS + S + P) % SETS;
         if constexpr (S == 0) load_row<I>(v, fb);
         split_tap<S>(big[G], small[G], v);
         wgmma_fence();                             // the fragment registers were written by ordinary instructions
@@ -617,7 +620,7 @@ struct RsChunk3x {
         }
         if (I == XH - 1 && S == KS - 1) mbar_arrive(empty);   // the box's last loads were split above: it may be refilled
         wgmma_commit();
-        wgmma_wait<1>();                           // the previous group, which read the other set, is done
+        wgmma_wait<SETS - 1>();                    // the group SETS - 1 back, which read the set split next, is done
         if constexpr (S + 1 < KS)
             group<I, S + 1, MAINS, P, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty);
         else if constexpr (I + 1 < XH)

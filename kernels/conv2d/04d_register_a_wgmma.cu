@@ -303,7 +303,10 @@ constexpr bool PIXEL_PAIRS = false;
 constexpr int GSTEP = PIXEL_PAIRS ? 2 : 1;                 // pixels between a thread's M row g and the next lane group's
 using Chunk = RsChunk<ROWS, PITCH, CHP, SETS, WSTEP, PIXEL_PAIRS>;   // fragment loads and wgmmas of one chunk (wgmma.cuh)
 #ifdef CF_3XTF32
-using Chunk3x = RsChunk3x<ROWS, PITCH, CHP, WSTEP, W_SMALL>;
+#ifndef CF_3X_SETS
+#define CF_3X_SETS 2
+#endif
+using Chunk3x = RsChunk3x<ROWS, PITCH, CHP, WSTEP, W_SMALL, CF_3X_SETS>;
 #endif
 #ifdef CF_EPI_OVERLAP
 // CF_EPI_OVERLAP (candidate): in a tile's last chunk, output row o's sums are final once input row o + 2's wgmmas are
@@ -525,7 +528,7 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
     int slot = 0;
     unsigned phase = 0;
     float acc[MAINS][ROWS][AW], cor[ROWS][16];
-    uint32_t big[2][4], small[2][4];           // the tap groups' two register sets
+    uint32_t big[CF_3X_SETS][4], small[CF_3X_SETS][4];   // the tap groups' register sets
     float v[2][4];                             // the current input row's floats
     // after chunk `chunk` of `tile` has been read from `slot`: the box STAGES later into it
     auto refill = [&](int tile, int chunk) {
@@ -557,7 +560,7 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
                 const uint32_t wlo = __shfl_sync(~0u, wlo0 + (chunk + u) * (TAPS * WSTEP >> 4), 0);
                 const float* fb = ring + slot * STAGE_FLOATS;
                 const int m = MAINS == 2 ? u : 0;
-                if ((u * Chunk3x::GROUPS) % 2 == 0)
+                if ((u * Chunk3x::GROUPS) % CF_3X_SETS == 0)
                     Chunk3x::group<0, 0, MAINS, 0, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty + slot);
                 else
                     Chunk3x::group<0, 0, MAINS, 1, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty + slot);
