@@ -1049,7 +1049,7 @@ SKELETON_04B = ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE", "CF_ABL_RAWEPI", "CF_ABL_NOST
 _VALUED = ("CF_TH", "CF_WGS", "CF_GROUP", "CF_XBUFS", "CF_L2_PREFETCH", "CF_PUNROLL", "CF_PRODUCER_REGS", "CF_STAGES",
            "CF_PRODUCERS", "CF_RAWS", "CF_RAW_CH", "CF_STAGE_UNROLL", "CF_WINDOW_ROWS", "CF_PRODUCER_SETS",
            "CF_ABL_SKIP_ITEM", "CF_CONSUMERS", "CF_ROWS", "CF_PITCH", "CF_FRAG_SETS", "CF_BOX_ROWS",
-           "CF_DWIN_WEIGHT", "CF_EPI_ROLL", "CF_POOL")   # knobs that take a number: -DCF_TH=2
+           "CF_DWIN_WEIGHT", "CF_EPI_ROLL", "CF_POOL", "CF_3X_SETS")   # knobs that take a number: -DCF_TH=2
 
 _TIMING = re.compile(r"^(conv2d|conv3d) timing, median ms")
 _TIME_ROW = re.compile(r"^\s+(\S+)\s+([\d.]+)\s+\(([\d.]+)-([\d.]+)\)")

@@ -111,6 +111,7 @@ _CONV3D_TF32_DEFER = ("CF_GROUP_DEFER",)
 # equal, 1.158, 1.152 vs 1.218, 1.213 ms (H200 2026-12-03, explore-2026-12-03g/callQ; notes/kernel_log.md,
 # twenty-eighth session; registered by it with its record)
 _CONV2D_TF32_PAIRS = ("CF_PIXEL_PAIRS",)
+_CONV2D_3XTF32 = ("CF_ROWS=3", "CF_PITCH=72", "CF_3X_CONCAT", "CF_3X_SETS=3", "CF_GELU_FAST")
 _CONV3D_TF32_ONLY = ("CF_EPI_FOLD", "CF_LOAD_ADDR", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_TF32_SWEEP \
     + _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP + _CONV3D_TF32_DEFER
 # FP16: the group stores under a window of input rows per round shared by the block's warpgroups, staged after the
@@ -182,7 +183,10 @@ def _hopper(problem: str) -> list[Variant]:
                 Variant("04d_rs_3xtf32", problem, "04d", "3xtf32", "fused",
                         "04d with split-TF32 operands (big + small parts, three products), a block per half of the "
                         "Cout so that both weight parts stay resident (FP32 accuracy)",
-                        defines=_CONV2D_TF32_PAIRS + ("CF_3XTF32",), **_SM90A_RS)]
+                        # three rows a tile, a_big times both weight parts in one m64n64k8 (CF_3X_CONCAT), three
+                        # fragment sets (CF_3X_SETS=3), the erf polynomial: 2.943, 2.934 vs four rows (the 21:41 UTC
+                        # record's build) 3.107, 3.126 ms (H200 2026-12-03 22:51 UTC, explore-2026-12-03i/callF)
+                        defines=_CONV2D_TF32_PAIRS + ("CF_3XTF32",) + _CONV2D_3XTF32, **_SM90A_RS)]
     if problem == "conv3d":
         out += [Variant("04d_rs_tf32", problem, "04d", "tf32", "fused",
                         "implicit GEMM turned around: output pixels as M, the input fragments loaded from the TMA's raw "
@@ -494,25 +498,30 @@ _MEASURED_PAIRS = (
     # merged the conversions and kept its 120 MOV), bitwise equal, 1.113, 1.106 vs 1.113, 1.106
     ("conv2d", "04d_rs_tf32", ("CF_PAIR_CVT",)),
 )
-# Compiled, not yet measured (the twenty-eighth and twenty-ninth sessions' device-seconds ran out): tap 1's pixels
-# loaded on their own, so that no converted value has two uses (CF_PAIR_SPLIT; notes/next_call_conv2d_pair_split.sh,
-# the kernel log).
-_WAITING = (
+# H200, 2026-12-03 22:4x UTC (explore-2026-12-03i/callE; thirtieth session): tap 1's pixels loaded on their own, so that
+# no converted value has two uses (CF_PAIR_SPLIT): ptxas built the same SASS counts (MOV 120), bitwise equal, 1.145,
+# 1.146 vs 1.141, 1.146 ms.
+_MEASURED_PAIR_SPLIT = (
     ("conv2d", "04d_rs_tf32", ("CF_PAIR_SPLIT",)),
-    # conv2d 04d 3xTF32, a_big times both weight parts in one m64n64k8 (two wgmmas a tap instead of three), at three rows
-    # (four serialize, C7512); prepared by the twenty-ninth session, notes/call_3xtf32_d.sh
-    ("conv2d", "04d_rs_3xtf32", ("CF_ROWS=3", "CF_PITCH=72", "CF_3X_CONCAT")),
 )
-# H200, 2026-12-03 21:31 UTC (explore-2026-12-03h/callC; twenty-ninth session): conv2d 04d 3xTF32 at three output rows a
-# tile, and with the odd chunks' main products in a second accumulator (36 truncating adds each at the sum's ulp instead
-# of 72): 15/15, the sanitizers clean; 3.297, 3.320 and 3.295, 3.337 ms vs 3.135, 3.159 (four rows, registered); rel-L2
-# 1.87e-6 and 1.02e-6 (the bound 2e-6). Four rows with MAIN2 make ptxas serialize the wgmmas (C7512).
+# conv2d 04d 3xTF32 on its way to the registered build (_CONV2D_3XTF32), each 15/15, the sanitizers clean. H200,
+# 2026-12-03 21:31 UTC (explore-2026-12-03h/callC): four rows, the 21:41 UTC record's build, 3.135, 3.159 ms; three rows
+# 3.297, 3.320, with the odd chunks' main products in a second accumulator (36 truncating adds each at the sum's ulp
+# instead of 72) 3.295, 3.337 at rel-L2 1.02e-6 against 1.87e-6 (the bound 2e-6). 22:40 UTC (explore-2026-12-03i/callE):
+# three rows 3.325, 3.291; with CONCAT 3.112, 3.084; with three sets 3.266, 3.234; with both 3.092, 3.062, against four
+# rows 3.169, 3.131. 22:51 UTC (callF): both plus the erf polynomial (registered) 2.943, 2.934 vs 3.068, 3.056 without.
+# Four rows with MAIN2, with CONCAT or with three sets make ptxas serialize the wgmmas (C7512).
+_NOT_3X = ("-CF_3X_CONCAT", "-CF_3X_SETS=3", "-CF_GELU_FAST")
 _MEASURED_3XTF32 = (
-    ("conv2d", "04d_rs_3xtf32", ("CF_ROWS=3", "CF_PITCH=72")),
-    ("conv2d", "04d_rs_3xtf32", ("CF_ROWS=3", "CF_PITCH=72", "CF_3X_MAIN2")),
+    ("conv2d", "04d_rs_3xtf32", ("-CF_ROWS=3", "-CF_PITCH=72") + _NOT_3X),
+    ("conv2d", "04d_rs_3xtf32", _NOT_3X),
+    ("conv2d", "04d_rs_3xtf32", _NOT_3X + ("CF_3X_MAIN2",)),
+    ("conv2d", "04d_rs_3xtf32", ("-CF_3X_SETS=3", "-CF_GELU_FAST")),
+    ("conv2d", "04d_rs_3xtf32", ("-CF_3X_CONCAT", "-CF_GELU_FAST")),
+    ("conv2d", "04d_rs_3xtf32", ("-CF_GELU_FAST",)),
 )
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _MEASURED_ON_SWEEP + _MEASURED_ON_BOX2 \
-    + _MEASURED_ON_ROWMAP + _MEASURED_POOL + _MEASURED_PAIRS + _WAITING + _MEASURED_3XTF32
+    + _MEASURED_ON_ROWMAP + _MEASURED_POOL + _MEASURED_PAIRS + _MEASURED_PAIR_SPLIT + _MEASURED_3XTF32
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
 ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE"),
              ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE", "CF_ABL_RAWEPI", "CF_ABL_NOSTORE"))
