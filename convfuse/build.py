@@ -236,11 +236,16 @@ def build_all(variants, jobs: int | None = None, log=print) -> dict:
 _PTXAS_FUNC = re.compile(r"Compiling entry function '(\w+)' for '(sm_\d+a?)'")
 _PTXAS_USED = re.compile(r"Used (\d+) registers(?:, used \d+ barriers)?(?:, (\d+) bytes smem)?")
 _PTXAS_SPILL = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+# ptxas' C751x notes: it serializes a function's wgmmas (waits after each) where it lacks registers or sees an
+# unsupported pattern; load_inline's build log does not show them (conv2d 04d 3xTF32's first build, 4.73 ms)
+_PTXAS_WGMMA_SERIAL = re.compile(r"\((C75\d\d)\) Potential Performance Loss: wgmma\.mma_async instructions are "
+                                 r"serialized (.*?) for the function '(\w+)'")
 
 
 def resource_usage(variant: Variant, arch: str = "90", nvcc: str | None = None) -> dict:
     """Compile the kernel file alone (no torch) with -Xptxas -v; per kernel entry: registers,
-    static shared memory, stack frame and spill bytes. Dynamic shared memory is not in this report."""
+    static shared memory, stack frame and spill bytes, and `wgmma_serialized` where ptxas serializes its wgmmas.
+    Dynamic shared memory is not in this report."""
     nvcc = nvcc or find_nvcc()
     if nvcc is None:
         raise BuildError("nvcc not found (set CUDA_HOME or put nvcc on PATH)")
@@ -262,9 +267,14 @@ def resource_usage(variant: Variant, arch: str = "90", nvcc: str | None = None) 
 def parse_ptxas(text: str) -> dict:
     kernels, cur = {}, None
     for line in text.splitlines():
+        m = _PTXAS_WGMMA_SERIAL.search(line)
+        if m:       # printed before the function's own lines
+            kernels.setdefault(m.group(3), {})["wgmma_serialized"] = f"{m.group(1)}: serialized {m.group(2)}"
+            continue
         m = _PTXAS_FUNC.search(line)
         if m:
-            cur = kernels.setdefault(m.group(1), {"arch": m.group(2)})
+            cur = kernels.setdefault(m.group(1), {})
+            cur["arch"] = m.group(2)
             continue
         if cur is None:
             continue

@@ -887,6 +887,22 @@ TWENTY_NINTH = {
 _logs("twenty-ninth", TWENTY_NINTH)
 COUNTERS_29 = {**COUNTERS_28, "sm__inst_executed_pipe_tensor_op_gmma.sum": "HGMMA (warp-level)"}
 NCU_TWENTY_NINTH = {call: (LOG_DIR_3H / call / "call.log", COUNTERS_29) for call in ("callA", "callB", "callC")}
+# Thirtieth session (H200, 2026-12-03 from 22:40 UTC): conv2d 04d 3xTF32 at three rows with a_big times both weight parts
+# in one m64n64k8 (CF_3X_CONCAT) and three fragment sets (CF_3X_SETS=3), then the erf polynomial; call E's last two runs
+# time the TF32 04d with tap 1's pixels loaded on their own (CF_PAIR_SPLIT). In these logs 04d_rs_3xtf32 is the build
+# registered then (four rows, the 21:41 UTC record's), so call_times reads them, not session_table.
+LOG_DIR_3I = R.ROOT / "results" / "device-logs" / "explore-2026-12-03i"
+RECORD_TWENTY_NINTH = LOG_DIR_3I / "record" / "record-2026-12-03T2141.json"  # the record the 22:59 UTC one replaced
+THIRTIETH = {
+    **twice(LOG_DIR_3I / "callE" / "call.log", "concat and sets", "three rows: CONCAT, three fragment sets, both, against "
+            "three rows and the registered four rows"),
+    "pair split": (Run(LOG_DIR_3I / "callE" / "call.log", 2), "TF32 04d: tap 1's pixels loaded on their own"),
+    "pair split (again)": (Run(LOG_DIR_3I / "callE" / "call.log", 3), "the same builds, a second run in reverse order"),
+    **twice(LOG_DIR_3I / "callF" / "call.log", "erf polynomial", "three rows, CONCAT and three sets, with and without the "
+            "erf polynomial, against the registered four rows"),
+}
+_logs("thirtieth", THIRTIETH)
+NCU_THIRTIETH = {call: (LOG_DIR_3I / call / "call.log", COUNTERS_29) for call in ("callE", "callF")}
 # ncu source pages of conv2d 04d (SASS, CSV): the nineteenth session's (the registered build's ancestor, the same
 # fragment loads and epilogue) and call Q's, two launches: the build of the 16:53 record, then the pixel pairs. 04d's
 # SASS has ROLE_MARKS in their order: consumer's chunk loop, its epilogue after the wait for all its wgmmas, producer.

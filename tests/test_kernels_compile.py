@@ -11,7 +11,19 @@ pytestmark = pytest.mark.skipif(B.find_nvcc() is None, reason="nvcc not found")
 @pytest.mark.parametrize("v,arch", [(v, a) for v in R.kernel_variants() for a in v.archs],
                          ids=lambda p: f"{p.problem}/{p.key}" if isinstance(p, R.Variant) else f"sm_{p}")
 def test_compiles_without_spills(v, arch):
-    _check_usage(v, arch)
+    usage = _check_usage(v, arch)
+    # a registered build's wgmmas must pipeline: ptxas' serialization note (C751x) cost conv2d 04d 3xTF32 1.5x
+    assert not any("wgmma_serialized" in u for u in usage.values()), usage
+
+
+def test_the_serialization_check_sees_what_ptxas_says():
+    """conv2d 04d 3xTF32 at four rows with CONCAT and three sets: ptxas serializes its wgmmas (C7512, the thirtieth
+    session's ptxas runs); the registered three rows do not."""
+    v = R.get("conv2d", "04d_rs_3xtf32")
+    four = R.with_defines(v, ("-CF_ROWS=3", "-CF_PITCH=72"))
+    usage = B.resource_usage(four, arch="90a")
+    assert any(u.get("wgmma_serialized", "").startswith("C7512: serialized due to insufficient register resources")
+               for u in usage.values()), usage
 
 
 @pytest.mark.parametrize("problem,key,defines", R.CANDIDATES, ids=lambda p: ",".join(p) if isinstance(p, tuple) else p)
@@ -23,6 +35,7 @@ def test_candidate_builds_compile_without_spills(problem, key, defines):
 
 
 def _check_usage(v, arch):
+    """ptxas' report of `v` for `arch`, checked: every entry compiled for it, no spill, no stack frame."""
     usage = B.resource_usage(v, arch=arch)
     assert usage, "ptxas reported no kernel entry"
     for name, u in usage.items():
@@ -30,6 +43,7 @@ def _check_usage(v, arch):
         assert u["spill_stores"] == 0 and u["spill_loads"] == 0, f"{name} spills: {u}"
         assert u["stack_bytes"] == 0, f"{name} has a stack frame: {u}"
         assert 0 < u["registers"] <= 255
+    return usage
 
 
 def test_ptxas_parser():
@@ -40,3 +54,17 @@ ptxas info    : Used 40 registers, used 1 barriers, 34816 bytes smem, 412 bytes 
     u = B.parse_ptxas(text)["_Z3fooPf"]
     assert u == {"arch": "sm_90", "stack_bytes": 8, "spill_stores": 4, "spill_loads": 4, "registers": 40,
                  "smem_bytes": 34816}
+
+
+def test_ptxas_parser_keeps_the_wgmma_serialization_note():
+    name = "_ZN5cf04d16conv2d_rs_kernelE14CUtensorMap_stPKfS2_S2_S2_PfNS_4GeomE"
+    text = f"""ptxas info    : (C7512) Potential Performance Loss: wgmma.mma_async instructions are serialized due to \
+insufficient register resources for the function '{name}'
+ptxas info    : Compiling entry function '{name}' for 'sm_90a'
+ptxas info    : Function properties for {name}
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 198 registers, used 1 barriers"""
+    u = B.parse_ptxas(text)[name]
+    assert u["arch"] == "sm_90a" and u["registers"] == 198
+    assert u["wgmma_serialized"] == "C7512: serialized due to insufficient register resources"
+    assert "wgmma_serialized" not in B.parse_ptxas(text.split("\n", 1)[1])[name]

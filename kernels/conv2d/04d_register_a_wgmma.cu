@@ -85,7 +85,11 @@
 //   threads, warp 0 of each consumer copies its boxes) and one fragment set, 3.31-3.34 ms. Call C: the chunk in
 //   tap-column groups (RsChunk3x::group, wgmma.cuh), 3.14-3.16 ms; three rows 3.30-3.32, three rows with two main
 //   accumulators (CF_3X_MAIN2) 3.30-3.34 at rel-L2 1.0e-6 against 1.87e-6. The 21:41 UTC record: 3.000 ms, 1.66x eager,
-//   0.77x torch.compile (notes/kernel_log.md).
+//   0.77x torch.compile (notes/kernel_log.md). Thirtieth session (explore-2026-12-03i/), three rows a tile: a_big times
+//   both weight parts in one m64n64k8 (CF_3X_CONCAT: two wgmmas a tap instead of three; four rows serialize) 3.11/3.08
+//   against 3.33/3.29, three fragment sets (CF_3X_SETS=3, wait_group 2) 3.09/3.06, then the erf polynomial
+//   (CF_GELU_FAST) 2.94/2.93 against 3.07/3.06 — the four-row build 3.11-3.17 in the same processes. Registered with
+//   all three (the registry's defines): the 22:59 UTC record 2.800 ms, 1.79x eager, 0.82x torch.compile, rel-L2 1.86e-6.
 
 namespace cf04d {
 
