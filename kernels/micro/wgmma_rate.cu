@@ -1,0 +1,135 @@
+// wgmma_rate — how fast one H100/H200 SM retires TF32 wgmmas of the shapes step 04 issues, with nothing else in the
+// loop: no loads, no splits, no epilogue (sm_90a only; convfuse/micro.py builds it, scripts/wgmma_rate.py runs it).
+//
+// Why. conv2d 04d in 3xTF32 keeps the tensor pipe ~62-65 % busy if an m64n32k8 takes 16 cycles (2,048 TF32 FLOP a
+//   cycle an SM, the datasheet's dense rate), and the TF32 04d the same; the best TF32 matmul measured here (cuBLAS,
+//   8192^3) reaches ~80 % of that rate with shared-memory operands and N = 256. Whether a register-A wgmma of N = 32 or
+//   64 can retire at that rate at all, or the design has a lower ceiling, is what a kernel with nothing but wgmmas
+//   shows. Each case: one block per SM (the shared memory forces it), WGS warpgroups, each issuing groups of G wgmmas
+//   into ACCS accumulators in turn, a commit and wait_group 1 after each group (04d's pipelining), A from registers
+//   (RS) or shared memory (SS), B from shared memory (K-major, no swizzle, 04d's layout), zeros in every operand. The
+//   cycles are clock64 around the loop in each warpgroup; the rate is the FLOP an SM retired per cycle of the slowest.
+
+namespace cfmicro {
+
+enum Mode { RS = 0, SS = 1, CONCAT = 2 };   // CONCAT: an RS m64n64k8 then an RS m64n32k8, as 04d's CF_3X_CONCAT
+constexpr int SMEM_BYTES = 160 * 1024;      // more than half an SM's: one block per SM
+
+struct Case {
+    const char* name;
+    int mode, n, wgs, g, accs;
+};
+// The table the Python side reads (case_names); N is the wgmma's N (CONCAT: its first, the second is 32).
+constexpr Case CASES[] = {
+    {"RS m64n32k8, 2 warpgroups, groups of 9 (04d 3xTF32 before CONCAT)", RS, 32, 2, 9, 3},
+    {"RS m64n32k8, 1 warpgroup, groups of 9", RS, 32, 1, 9, 3},
+    {"RS m64n32k8, 2 warpgroups, groups of 27", RS, 32, 2, 27, 3},
+    {"RS m64n64k8 + m64n32k8, 2 warpgroups, groups of 6 pairs (04d 3xTF32, CONCAT)", CONCAT, 64, 2, 6, 3},
+    {"RS m64n64k8, 2 warpgroups, groups of 9 (04d TF32)", RS, 64, 2, 9, 3},
+    {"RS m64n64k8, 1 warpgroup, groups of 9", RS, 64, 1, 9, 3},
+    {"SS m64n64k8, 2 warpgroups, groups of 9", SS, 64, 2, 9, 3},
+    {"SS m64n128k8, 2 warpgroups, groups of 8", SS, 128, 2, 8, 2},
+    {"SS m64n256k8, 2 warpgroups, groups of 4", SS, 256, 2, 4, 1},
+};
+constexpr int NCASES = sizeof(CASES) / sizeof(CASES[0]);
+
+template <int MODE, int N, int G, int ACCS>
+__device__ __forceinline__ void issue_group(float (&acc)[ACCS][N / 2], float (&acc32)[ACCS][16], const uint32_t (&a)[4],
+                                            uint64_t da, uint64_t db) {
+#pragma unroll
+    for (int i = 0; i < G; ++i) {
+        if constexpr (MODE == SS) {
+            wgmma_tf32(acc[i % ACCS], da, db, 1);
+        } else if constexpr (N == 32) {
+            wgmma_rs_m64n32k8(acc[i % ACCS], a, db);
+        } else {
+            wgmma_rs_m64n64k8(acc[i % ACCS], a, db);
+            if constexpr (MODE == CONCAT) wgmma_rs_m64n32k8(acc32[i % ACCS], a, db);
+        }
+    }
+}
+
+template <int MODE, int N, int WGS, int G, int ACCS>
+__global__ void __launch_bounds__(128 * WGS, 1) rate_kernel(long long* __restrict__ cycles, float* __restrict__ sink,
+                                                             int iters) {
+    extern __shared__ __align__(128) unsigned char smem[];
+    float* s = reinterpret_cast<float*>(smem);
+    for (int i = threadIdx.x; i < (64 + N) * 8; i += blockDim.x) s[i] = 0.0f;   // A (64 x 8), then B (N x 8)
+    fence_proxy_async();
+    __syncthreads();
+    // K-major, no swizzle: [k-half][rows][4 channels]; lbo the k-halves' distance, sbo 8 rows'
+    const uint64_t da = wgmma_desc(smem_addr(s), 64 * 16, 128);
+    const uint64_t db = wgmma_desc(smem_addr(s + 64 * 8), N * 16, 128);
+    const uint32_t a[4] = {0u, 0u, 0u, 0u};
+    float acc[ACCS][N / 2], acc32[ACCS][16];
+#pragma unroll
+    for (int j = 0; j < ACCS; ++j) {
+#pragma unroll
+        for (int i = 0; i < N / 2; ++i) acc[j][i] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < 16; ++i) acc32[j][i] = 0.0f;
+    }
+    const long long t0 = clock64();
+#pragma unroll 1
+    for (int it = 0; it < iters; ++it) {
+        wgmma_fence();
+        issue_group<MODE, N, G, ACCS>(acc, acc32, a, da, db);
+        wgmma_commit();
+        wgmma_wait<1>();
+    }
+    wgmma_wait<0>();
+    const long long t1 = clock64();
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < ACCS; ++j) {
+        fence_operand(acc[j]);
+        fence_operand(acc32[j]);
+#pragma unroll
+        for (int i = 0; i < N / 2; ++i) sum += acc[j][i];
+#pragma unroll
+        for (int i = 0; i < 16; ++i) sum += acc32[j][i];
+    }
+    if (sum != 0.0f) sink[0] = sum;   // never: every operand is zero; keeps the wgmmas alive
+    if (threadIdx.x % 128 == 0) cycles[blockIdx.x * WGS + threadIdx.x / 128] = t1 - t0;
+}
+
+template <int MODE, int N, int WGS, int G, int ACCS>
+const char* launch_case(long long* cycles, float* sink, int iters, int blocks, cudaStream_t stream) {
+    auto kernel = rate_kernel<MODE, N, WGS, G, ACCS>;
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES) != cudaSuccess)
+        return "wgmma_rate: the device cannot give the kernel its shared memory";
+    kernel<<<blocks, 128 * WGS, SMEM_BYTES, stream>>>(cycles, sink, iters);
+    return nullptr;
+}
+
+}  // namespace cfmicro
+
+// The host ABI of this file (convfuse/micro.py): the number of cases; one case's name (null past the last), and its
+// mode, N, warpgroups, group size and accumulators; one launch of case `c` on `blocks` blocks (cycles: blocks x
+// warpgroups entries).
+int rate_cases() { return cfmicro::NCASES; }
+const char* rate_case(int c, int* mode, int* n, int* wgs, int* g, int* accs) {
+    if (c < 0 || c >= cfmicro::NCASES) return nullptr;
+    const cfmicro::Case& k = cfmicro::CASES[c];
+    *mode = k.mode; *n = k.n; *wgs = k.wgs; *g = k.g; *accs = k.accs;
+    return k.name;
+}
+const char* rate_launch(int c, long long* cycles, float* sink, int iters, int blocks, cudaStream_t stream) {
+    int dev = 0, major = 0, minor = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+    if (major != 9 || minor != 0) return "wgmma_rate uses wgmma, built for sm_90a only: it needs an H100/H200";
+    using namespace cfmicro;
+#define CF_RATE_CASE(i)                                                                                             \
+    case i:                                                                                                       \
+        return launch_case<CASES[i].mode, CASES[i].n, CASES[i].wgs, CASES[i].g, CASES[i].accs>(cycles, sink, iters, \
+                                                                                              blocks, stream)
+    static_assert(NCASES == 9, "one CF_RATE_CASE a case");
+    switch (c) {
+        CF_RATE_CASE(0); CF_RATE_CASE(1); CF_RATE_CASE(2); CF_RATE_CASE(3); CF_RATE_CASE(4);
+        CF_RATE_CASE(5); CF_RATE_CASE(6); CF_RATE_CASE(7); CF_RATE_CASE(8);
+#undef CF_RATE_CASE
+        default: return "wgmma_rate: no such case";
+    }
+}
