@@ -903,6 +903,12 @@ THIRTIETH = {
 }
 _logs("thirtieth", THIRTIETH)
 NCU_THIRTIETH = {call: (LOG_DIR_3I / call / "call.log", COUNTERS_29) for call in ("callE", "callF")}
+# Call G (23:19 UTC): the wgmma rate microbenchmark (convfuse/micro.py; its JSON, micro.table reads it) and ncu's
+# tensor-pipe counter, calibrated on it (99.7-99.9 % on its long launches), on the registered kernels of the 22:59 record.
+WGMMA_RATE_30 = LOG_DIR_3I / "callG" / "wgmma_rate.json"
+PIPE_COUNTERS = {"gpu__time_duration.sum": "ms (ncu)", "sm__cycles_elapsed.avg": "SM cycles",
+                 "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active": "tensor pipe active (%)"}
+NCU_PIPE_30 = (LOG_DIR_3I / "callG" / "ncu_kernels.log", PIPE_COUNTERS)
 # ncu source pages of conv2d 04d (SASS, CSV): the nineteenth session's (the registered build's ancestor, the same
 # fragment loads and epilogue) and call Q's, two launches: the build of the 16:53 record, then the pixel pairs. 04d's
 # SASS has ROLE_MARKS in their order: consumer's chunk loop, its epilogue after the wait for all its wgmmas, producer.

@@ -1217,6 +1217,24 @@ def test_conv2d_04d_3xtf32_concat_three_sets_and_the_erf_polynomial_each_paid():
     assert fast["warp instructions"] < 0.8 * e.loc[four, "warp instructions"]
 
 
+def test_a_register_a_wgmma_retires_at_the_full_tf32_rate_so_04d_idles_the_pipe_by_its_own_work():
+    """explore-2026-12-03i, call G: with nothing but wgmmas, every shape 04 issues retires >= 97 % of 2,048 TF32 FLOP a
+    cycle an SM (>= 99.5 % with two warpgroups, register-A N = 32 included); ncu's tensor-pipe counter has the
+    registered conv2d 04d 3xTF32 at 60-75 % active, which the wgmma count at N / 2 cycles each gives to within 3
+    points: the idle third is the kernel's own work, not a ceiling of register-A wgmmas."""
+    from convfuse import micro
+    t = micro.table(E.WGMMA_RATE_30)
+    assert len(t) == 9 and (t["× the dense TF32 rate"] > 0.97).all()
+    assert (t.loc[t["warpgroups"] == 2, "× the dense TF32 rate"] > 0.995).all()
+    p = E.launch_metrics(*E.NCU_PIPE_30)
+    busy = p.loc["04d_rs_3xtf32", "tensor pipe active (%)"]
+    assert 60 < busy < 75 and p.loc["04d_rs_tf32", "tensor pipe active (%)"] < busy              # 68.8, 60.6
+    reg = "04d_rs_3xtf32 -DCF_ROWS=3 -DCF_PITCH=72 -DCF_3X_CONCAT -DCF_3X_SETS=3 -DCF_GELU_FAST"
+    warp_hgmma = E.launch_metrics(*E.NCU_THIRTIETH["callF"]).loc[reg, "HGMMA (warp-level)"]
+    tensor_cycles = warp_hgmma / 4 / 2 * (32 + 16) / 132      # one n64 (32 cycles) and one n32 (16) a pair, per SM
+    assert abs(100 * tensor_cycles / p.loc["04d_rs_3xtf32", "SM cycles"] - busy) < 3
+
+
 def test_the_pixel_pairs_were_faster_bitwise_equal_and_clean():
     """explore-2026-12-03g, call Q: the pairs against the registered build, twice; 15/15, the three sanitizers clean,
     fewer shared loads and global stores; bitwise equal on every shape and offset after the aligned-store fix (the
