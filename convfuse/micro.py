@@ -16,7 +16,7 @@ from .registry import KERNELS
 from .traffic import TF32_FLOP_PER_SM_CYCLE
 
 SOURCE = KERNELS / "micro" / "wgmma_rate.cu"
-MODES = {0: "RS", 1: "SS", 2: "RS concat"}
+MODES = {0: "RS", 1: "SS", 2: "RS concat", 3: "RS, A loaded"}
 
 GLUE = r"""
 #include <torch/extension.h>
@@ -74,7 +74,7 @@ def flop_per_group(mode: int, n: int, g: int) -> int:
 
 
 def measure(mod, iters: int = 4000, repeats: int = 5, log=print) -> list[dict]:
-    """Every case on one block per SM, `repeats` launches: the SM's FLOP a cycle (median over launches of the
+    """Every case on one block per SM (`iters` groups a warpgroup, even), `repeats` launches: the SM's FLOP a cycle (median over launches of the
     slowest warpgroup's cycles) against TF32_FLOP_PER_SM_CYCLE."""
     import torch
 

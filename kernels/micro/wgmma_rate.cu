@@ -12,7 +12,9 @@
 
 namespace cfmicro {
 
-enum Mode { RS = 0, SS = 1, CONCAT = 2 };   // CONCAT: an RS m64n64k8 then an RS m64n32k8, as 04d's CF_3X_CONCAT
+// CONCAT: an RS m64n64k8 then an RS m64n32k8, as 04d's CF_3X_CONCAT. FRESH: RS with A loaded from shared memory and
+// converted (ld.shared, cvt.rna.tf32) into one of two register sets before each group, as 04d's groups do
+enum Mode { RS = 0, SS = 1, CONCAT = 2, FRESH = 3 };
 constexpr int SMEM_BYTES = 160 * 1024;      // more than half an SM's: one block per SM
 
 struct Case {
@@ -30,6 +32,8 @@ constexpr Case CASES[] = {
     {"SS m64n64k8, 2 warpgroups, groups of 9", SS, 64, 2, 9, 3},
     {"SS m64n128k8, 2 warpgroups, groups of 8", SS, 128, 2, 8, 2},
     {"SS m64n256k8, 2 warpgroups, groups of 4", SS, 256, 2, 4, 1},
+    {"RS m64n32k8, 2 warpgroups, groups of 9, A loaded and converted before each group", FRESH, 32, 2, 9, 3},
+    {"RS m64n64k8, 2 warpgroups, groups of 9, A loaded and converted before each group", FRESH, 64, 2, 9, 3},
 };
 constexpr int NCASES = sizeof(CASES) / sizeof(CASES[0]);
 
@@ -69,13 +73,27 @@ __global__ void __launch_bounds__(128 * WGS, 1) rate_kernel(long long* __restric
 #pragma unroll
         for (int i = 0; i < 16; ++i) acc32[j][i] = 0.0f;
     }
+    uint32_t fresh[2][4];
+    const float* arow = s + (threadIdx.x & 127) * 4;           // 512 floats of A's zeros, 4 a thread
     const long long t0 = clock64();
 #pragma unroll 1
-    for (int it = 0; it < iters; ++it) {
-        wgmma_fence();
-        issue_group<MODE, N, G, ACCS>(acc, acc32, a, da, db);
-        wgmma_commit();
-        wgmma_wait<1>();
+    for (int it = 0; it < iters; it += MODE == FRESH ? 2 : 1) {
+        if constexpr (MODE == FRESH) {
+#pragma unroll
+            for (int set = 0; set < 2; ++set) {    // the set the group before last read: wait_group 1 freed it
+#pragma unroll
+                for (int q = 0; q < 4; ++q) fresh[set][q] = to_tf32(arow[(q + it + set) & 3]);
+                wgmma_fence();
+                issue_group<RS, N, G, ACCS>(acc, acc32, fresh[set], da, db);
+                wgmma_commit();
+                wgmma_wait<1>();
+            }
+        } else {
+            wgmma_fence();
+            issue_group<MODE, N, G, ACCS>(acc, acc32, a, da, db);
+            wgmma_commit();
+            wgmma_wait<1>();
+        }
     }
     wgmma_wait<0>();
     const long long t1 = clock64();
@@ -125,10 +143,10 @@ const char* rate_launch(int c, long long* cycles, float* sink, int iters, int bl
     case i:                                                                                                       \
         return launch_case<CASES[i].mode, CASES[i].n, CASES[i].wgs, CASES[i].g, CASES[i].accs>(cycles, sink, iters, \
                                                                                               blocks, stream)
-    static_assert(NCASES == 9, "one CF_RATE_CASE a case");
+    static_assert(NCASES == 11, "one CF_RATE_CASE a case");
     switch (c) {
         CF_RATE_CASE(0); CF_RATE_CASE(1); CF_RATE_CASE(2); CF_RATE_CASE(3); CF_RATE_CASE(4);
-        CF_RATE_CASE(5); CF_RATE_CASE(6); CF_RATE_CASE(7); CF_RATE_CASE(8);
+        CF_RATE_CASE(5); CF_RATE_CASE(6); CF_RATE_CASE(7); CF_RATE_CASE(8); CF_RATE_CASE(9); CF_RATE_CASE(10);
 #undef CF_RATE_CASE
         default: return "wgmma_rate: no such case";
     }
