@@ -16,7 +16,7 @@ from .registry import KERNELS
 from .traffic import TF32_FLOP_PER_SM_CYCLE
 
 SOURCE = KERNELS / "micro" / "wgmma_rate.cu"
-MODES = {0: "RS", 1: "SS", 2: "RS concat", 3: "RS, A loaded"}
+MODES = {0: "RS", 1: "SS", 2: "RS concat", 3: "RS, A loaded", 4: "RS, A loaded, 3 sets"}
 
 GLUE = r"""
 #include <torch/extension.h>
@@ -73,8 +73,8 @@ def flop_per_group(mode: int, n: int, g: int) -> int:
     return g * per
 
 
-def measure(mod, iters: int = 4000, repeats: int = 5, log=print) -> list[dict]:
-    """Every case on one block per SM (`iters` groups a warpgroup, even), `repeats` launches: the SM's FLOP a cycle (median over launches of the
+def measure(mod, iters: int = 3996, repeats: int = 5, log=print) -> list[dict]:
+    """Every case on one block per SM (`iters` groups a warpgroup, a multiple of 6), `repeats` launches: the SM's FLOP a cycle (median over launches of the
     slowest warpgroup's cycles) against TF32_FLOP_PER_SM_CYCLE."""
     import torch
 

@@ -13,8 +13,9 @@
 namespace cfmicro {
 
 // CONCAT: an RS m64n64k8 then an RS m64n32k8, as 04d's CF_3X_CONCAT. FRESH: RS with A loaded from shared memory and
-// converted (ld.shared, cvt.rna.tf32) into one of two register sets before each group, as 04d's groups do
-enum Mode { RS = 0, SS = 1, CONCAT = 2, FRESH = 3 };
+// converted (ld.shared, cvt.rna.tf32) into one of two register sets before each group, as 04d's groups do; FRESH3 the
+// same on three sets with wait_group 2
+enum Mode { RS = 0, SS = 1, CONCAT = 2, FRESH = 3, FRESH3 = 4 };
 constexpr int SMEM_BYTES = 160 * 1024;      // more than half an SM's: one block per SM
 
 struct Case {
@@ -34,6 +35,9 @@ constexpr Case CASES[] = {
     {"SS m64n256k8, 2 warpgroups, groups of 4", SS, 256, 2, 4, 1},
     {"RS m64n32k8, 2 warpgroups, groups of 9, A loaded and converted before each group", FRESH, 32, 2, 9, 3},
     {"RS m64n64k8, 2 warpgroups, groups of 9, A loaded and converted before each group", FRESH, 64, 2, 9, 3},
+    {"RS m64n32k8, 2 warpgroups, groups of 18, A loaded and converted before each group", FRESH, 32, 2, 18, 3},
+    {"RS m64n32k8, 2 warpgroups, groups of 27, A loaded and converted before each group", FRESH, 32, 2, 27, 3},
+    {"RS m64n32k8, 2 warpgroups, groups of 9, A loaded and converted, three sets", FRESH3, 32, 2, 9, 3},
 };
 constexpr int NCASES = sizeof(CASES) / sizeof(CASES[0]);
 
@@ -73,22 +77,28 @@ __global__ void __launch_bounds__(128 * WGS, 1) rate_kernel(long long* __restric
 #pragma unroll
         for (int i = 0; i < 16; ++i) acc32[j][i] = 0.0f;
     }
-    uint32_t fresh[2][4];
-    const float* arow = s + (threadIdx.x & 127) * 4;           // 512 floats of A's zeros, 4 a thread
-    const long long t0 = clock64();
+    long long t0;
+    if constexpr (MODE == FRESH || MODE == FRESH3) {
+        constexpr int SETS = MODE == FRESH3 ? 3 : 2;
+        uint32_t fresh[SETS][4];
+        const float* arow = s + (threadIdx.x & 127) * 4;       // 512 floats of A's zeros, 4 a thread
+        t0 = clock64();
 #pragma unroll 1
-    for (int it = 0; it < iters; it += MODE == FRESH ? 2 : 1) {
-        if constexpr (MODE == FRESH) {
+        for (int it = 0; it < iters; it += SETS) {
 #pragma unroll
-            for (int set = 0; set < 2; ++set) {    // the set the group before last read: wait_group 1 freed it
+            for (int set = 0; set < SETS; ++set) {   // the set the group SETS back read: wait_group SETS - 1 freed it
 #pragma unroll
                 for (int q = 0; q < 4; ++q) fresh[set][q] = to_tf32(arow[(q + it + set) & 3]);
                 wgmma_fence();
                 issue_group<RS, N, G, ACCS>(acc, acc32, fresh[set], da, db);
                 wgmma_commit();
-                wgmma_wait<1>();
+                wgmma_wait<SETS - 1>();
             }
-        } else {
+        }
+    } else {
+        t0 = clock64();
+#pragma unroll 1
+        for (int it = 0; it < iters; ++it) {
             wgmma_fence();
             issue_group<MODE, N, G, ACCS>(acc, acc32, a, da, db);
             wgmma_commit();
@@ -143,10 +153,11 @@ const char* rate_launch(int c, long long* cycles, float* sink, int iters, int bl
     case i:                                                                                                       \
         return launch_case<CASES[i].mode, CASES[i].n, CASES[i].wgs, CASES[i].g, CASES[i].accs>(cycles, sink, iters, \
                                                                                               blocks, stream)
-    static_assert(NCASES == 11, "one CF_RATE_CASE a case");
+    static_assert(NCASES == 14, "one CF_RATE_CASE a case");
     switch (c) {
         CF_RATE_CASE(0); CF_RATE_CASE(1); CF_RATE_CASE(2); CF_RATE_CASE(3); CF_RATE_CASE(4);
         CF_RATE_CASE(5); CF_RATE_CASE(6); CF_RATE_CASE(7); CF_RATE_CASE(8); CF_RATE_CASE(9); CF_RATE_CASE(10);
+        CF_RATE_CASE(11); CF_RATE_CASE(12); CF_RATE_CASE(13);
 #undef CF_RATE_CASE
         default: return "wgmma_rate: no such case";
     }
