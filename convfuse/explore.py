@@ -906,6 +906,8 @@ NCU_THIRTIETH = {call: (LOG_DIR_3I / call / "call.log", COUNTERS_29) for call in
 # Call G (23:19 UTC): the wgmma rate microbenchmark (convfuse/micro.py; its JSON, micro.table reads it) and ncu's
 # tensor-pipe counter, calibrated on it (99.7-99.9 % on its long launches), on the registered kernels of the 22:59 record.
 WGMMA_RATE_30 = LOG_DIR_3I / "callG" / "wgmma_rate.json"
+# Call H (23:25 UTC): the same cases again and two more, A loaded from shared memory and converted before each group
+WGMMA_RATE_H = LOG_DIR_3I / "callH" / "wgmma_rate.json"
 PIPE_COUNTERS = {"gpu__time_duration.sum": "ms (ncu)", "sm__cycles_elapsed.avg": "SM cycles",
                  "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active": "tensor pipe active (%)"}
 NCU_PIPE_30 = (LOG_DIR_3I / "callG" / "ncu_kernels.log", PIPE_COUNTERS)

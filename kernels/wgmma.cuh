@@ -626,6 +626,51 @@ struct RsChunk3x {
         else if constexpr (I + 1 < XH)
             group<I + 1, 0, MAINS, P, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty);
     }
+    // CF_3X_PAIRS (candidate, not yet measured): two tap columns a group — items K and K + 1 of the chunk's GROUPS
+    // (item k: input row k / KS, tap column k % KS), so that each fresh set of 16 fragment registers has up to 18
+    // wgmmas (288 cycles of the warpgroup's tensor work) behind it. The wgmma rate microbenchmark (call H): with A
+    // loaded before each group, groups of 144 cycles retire 78 % of the TF32 rate, groups of 288 cycles 100 %.
+    static constexpr int PAIR_GROUPS = (GROUPS + 1) / 2;
+    template <int K, int MAINS, int AW>
+    static __device__ __forceinline__ void item_mmas(float (&acc)[MAINS][ROWS][AW], int m, float (&cor)[ROWS][16],
+                                                     const uint32_t (&big)[4], const uint32_t (&small)[4], uint32_t wlo,
+                                                     uint32_t whi) {
+        constexpr int I = K / KS, S = K % KS;
+#pragma unroll
+        for (int r = 0; r < KS; ++r) {
+            if (I - r < 0 || I - r >= ROWS) continue;
+            const uint32_t off = (r * KS + S) * WSTEP;
+            if constexpr (AW == 32) {
+                wgmma_rs_m64n64k8(acc[m][I - r], big, desc_at(wlo, whi, off));
+                wgmma_rs_m64n32k8(cor[I - r], small, desc_at(wlo, whi, off));
+            } else {
+                wgmma_rs_m64n32k8(acc[m][I - r], big, desc_at(wlo, whi, off));
+                wgmma_rs_m64n32k8(cor[I - r], small, desc_at(wlo, whi, off));
+                wgmma_rs_m64n32k8(cor[I - r], big, desc_at(wlo, whi, off + LO));
+            }
+        }
+    }
+    template <int K, int MAINS, int P, int AW>
+    static __device__ __forceinline__ void pair(float (&acc)[MAINS][ROWS][AW], int m, float (&cor)[ROWS][16],
+                                                uint32_t (&big)[SETS][2][4], uint32_t (&small)[SETS][2][4],
+                                                float (&v)[2][4], const float* fb, uint32_t wlo, uint32_t whi,
+                                                uint64_t* empty) {
+        constexpr int G = (K / 2 + P) % SETS;
+        constexpr bool TWO = K + 1 < GROUPS;
+        if constexpr (K % KS == 0) load_row<K / KS>(v, fb);
+        split_tap<K % KS>(big[G][0], small[G][0], v);
+        if constexpr (TWO) {
+            if constexpr ((K + 1) % KS == 0) load_row<(K + 1) / KS>(v, fb);
+            split_tap<(K + 1) % KS>(big[G][1], small[G][1], v);
+        }
+        wgmma_fence();
+        item_mmas<K, MAINS, AW>(acc, m, cor, big[G][0], small[G][0], wlo, whi);
+        if constexpr (TWO) item_mmas<K + 1, MAINS, AW>(acc, m, cor, big[G][1], small[G][1], wlo, whi);
+        if constexpr (K + 2 >= GROUPS) mbar_arrive(empty);   // the box's last loads were split above
+        wgmma_commit();
+        wgmma_wait<SETS - 1>();
+        if constexpr (K + 2 < GROUPS) pair<K + 2, MAINS, P, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty);
+    }
 };
 
 // --- host side of the sm_90a launches ----------------------------------------------------------------------

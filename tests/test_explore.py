@@ -595,7 +595,7 @@ def test_the_group_store_is_registered_for_tf32_and_fp16_and_candidates_keep_the
     assert all(x == "-CF_GROUP_DEFER" for p, k, d in R._MEASURED_ON_ROWMAP for x in d if x.startswith("-"))
     assert set(R.CANDIDATES) == set(before) | set(R._MEASURED_ON_CURRENT) | set(R._MEASURED_ON_SWEEP) \
         | set(R._MEASURED_ON_BOX2) | set(R._MEASURED_ON_ROWMAP) | set(R._MEASURED_POOL) | set(R._MEASURED_PAIRS) \
-        | set(R._MEASURED_PAIR_SPLIT) | set(R._MEASURED_3XTF32)
+        | set(R._MEASURED_PAIR_SPLIT) | set(R._MEASURED_3XTF32) | set(R._WAITING)
 
 
 def test_the_twelfth_sessions_record_is_the_one_its_section_discusses():
@@ -1233,6 +1233,20 @@ def test_a_register_a_wgmma_retires_at_the_full_tf32_rate_so_04d_idles_the_pipe_
     warp_hgmma = E.launch_metrics(*E.NCU_THIRTIETH["callF"]).loc[reg, "HGMMA (warp-level)"]
     tensor_cycles = warp_hgmma / 4 / 2 * (32 + 16) / 132      # one n64 (32 cycles) and one n32 (16) a pair, per SM
     assert abs(100 * tensor_cycles / p.loc["04d_rs_3xtf32", "SM cycles"] - busy) < 3
+
+
+def test_register_a_groups_of_144_tensor_cycles_with_fresh_fragments_leave_a_fifth_of_the_pipe_idle():
+    """explore-2026-12-03i, call H: A loaded from shared memory and converted before each group of 9 m64n32k8 (144
+    cycles of a warpgroup's tensor work, 04d 3xTF32's group) retires < 85 % of the TF32 rate (78 %), groups of 9
+    m64n64k8 (288 cycles) the full rate; every case call G measured within 0.5 % of its call-G rate."""
+    from convfuse import micro
+    g, h = micro.table(E.WGMMA_RATE_30), micro.table(E.WGMMA_RATE_H)
+    rate = "× the dense TF32 rate"
+    assert set(g.index) < set(h.index)
+    assert ((h.loc[g.index, rate] - g[rate]).abs() < 0.005).all()
+    fresh = h[h["mode"] == "RS, A loaded"]
+    assert len(fresh) == 2
+    assert fresh.loc[fresh["n"] == 32, rate].item() < 0.85 and fresh.loc[fresh["n"] == 64, rate].item() > 0.995
 
 
 def test_the_pixel_pairs_were_faster_bitwise_equal_and_clean():

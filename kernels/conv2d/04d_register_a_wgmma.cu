@@ -90,6 +90,9 @@
 //   against 3.33/3.29, three fragment sets (CF_3X_SETS=3, wait_group 2) 3.09/3.06, then the erf polynomial
 //   (CF_GELU_FAST) 2.94/2.93 against 3.07/3.06 — the four-row build 3.11-3.17 in the same processes. Registered with
 //   all three (the registry's defines): the 22:59 UTC record 2.800 ms, 1.79x eager, 0.82x torch.compile, rel-L2 1.86e-6.
+//   Its tensor pipe is 68.8 % active (ncu); a microbenchmark (kernels/micro/wgmma_rate.cu) retires register-A m64n32k8
+//   at the full TF32 rate, but only 78 % with A loaded before each group of 144 tensor cycles, as here. Prepared, not
+//   measured: CF_3X_PAIRS (two tap columns a group, 288 cycles behind each fresh set; RsChunk3x::pair).
 
 namespace cf04d {
 
@@ -499,7 +502,12 @@ constexpr int MAINS = 2;
 constexpr int MAINS = 1;
 #endif
 // chunks in pairs where the second takes the other main accumulator or starts on the other register set
-constexpr int PAIRED = (MAINS == 2 || Chunk3x::GROUPS % 2 == 1) ? 2 : 1;
+#ifdef CF_3X_PAIRS
+constexpr int CHUNK_STEPS = Chunk3x::PAIR_GROUPS;          // groups a chunk: tap-column pairs (RsChunk3x::pair)
+#else
+constexpr int CHUNK_STEPS = Chunk3x::GROUPS;               // groups a chunk: tap columns (RsChunk3x::group)
+#endif
+constexpr int PAIRED = (MAINS == 2 || CHUNK_STEPS % 2 == 1) ? 2 : 1;
 static_assert(NCHUNK % PAIRED == 0 && STAGES <= NCHUNK, "whole chunk pairs; a refill crosses one tile at most");
 static_assert(AW == 16 || MAINS == 1, "CF_3X_CONCAT keeps one main accumulator");
 // A consumer warpgroup of the 3xTF32 build. Without a producer warpgroup the block has 256 threads and no setmaxnreg, so
@@ -532,7 +540,11 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
     int slot = 0;
     unsigned phase = 0;
     float acc[MAINS][ROWS][AW], cor[ROWS][16];
+#ifdef CF_3X_PAIRS
+    uint32_t big[CF_3X_SETS][2][4], small[CF_3X_SETS][2][4];   // the tap-pair groups' register sets
+#else
     uint32_t big[CF_3X_SETS][4], small[CF_3X_SETS][4];   // the tap groups' register sets
+#endif
     float v[2][4];                             // the current input row's floats
     // after chunk `chunk` of `tile` has been read from `slot`: the box STAGES later into it
     auto refill = [&](int tile, int chunk) {
@@ -564,10 +576,18 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
                 const uint32_t wlo = __shfl_sync(~0u, wlo0 + (chunk + u) * (TAPS * WSTEP >> 4), 0);
                 const float* fb = ring + slot * STAGE_FLOATS;
                 const int m = MAINS == 2 ? u : 0;
+#ifdef CF_3X_PAIRS
+                static_assert(CF_3X_SETS == 2 || CHUNK_STEPS % CF_3X_SETS == 0, "every chunk starts on set 0");
+                if ((u * CHUNK_STEPS) % CF_3X_SETS == 0)
+                    Chunk3x::pair<0, MAINS, 0, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty + slot);
+                else
+                    Chunk3x::pair<0, MAINS, 1, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty + slot);
+#else
                 if ((u * Chunk3x::GROUPS) % CF_3X_SETS == 0)
                     Chunk3x::group<0, 0, MAINS, 0, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty + slot);
                 else
                     Chunk3x::group<0, 0, MAINS, 1, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty + slot);
+#endif
                 refill(tile, chunk + u);
                 if (++slot == STAGES) { slot = 0; phase ^= 1u; }
             }
