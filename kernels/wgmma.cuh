@@ -567,7 +567,7 @@ __device__ __forceinline__ void wgmma_rs_m64n32k8(float (&d)[16], const uint32_t
 // rows in flight (27 wgmmas, 48 fragment registers in two sets) made ptxas serialize every wgmma (C7512, call A); one
 // set a row (each row waiting for its own wgmmas) kept the tensor pipe ~54 % busy (call B). LO: bytes from a tap's
 // w_big to its w_small.
-// SETS (CF_3X_SETS=3, candidate): three register sets and wait_group 2, so that two groups stay queued behind the one
+// SETS (CF_3X_SETS=3, registered): three register sets and wait_group 2, so that two groups stay queued behind the one
 // being split.
 template <int ROWS, int PITCH, int CHP, int WSTEP, int LO, int SETS = 2>
 struct RsChunk3x {
@@ -594,43 +594,10 @@ struct RsChunk3x {
             split_tf32(v[c][S + 1], big[2 * c + 1], small[2 * c + 1]);
         }
     }
-    // AW = 32 (CF_3X_CONCAT, candidate): acc holds N = 64 columns, w_big's 32 Cout then w_small's (the weights laid out
+    // item k of a chunk (input row k / KS, tap column k % KS): its up to 3 rows' wgmmas on one fragment set.
+    // AW = 32 (CF_3X_CONCAT, registered): acc holds N = 64 columns, w_big's 32 Cout then w_small's (the weights laid out
     // [k-half][part][Cout][4], so that one descriptor reads both parts as N = 64, or w_big alone as N = 32): a_big times
     // both parts in one m64n64k8, a_small w_big in an m64n32k8 — two wgmmas a tap instead of three, the same products
-    template <int I, int S, int MAINS, int P, int AW>
-    static __device__ __forceinline__ void group(float (&acc)[MAINS][ROWS][AW], int m, float (&cor)[ROWS][16],
-                                                 uint32_t (&big)[SETS][4], uint32_t (&small)[SETS][4], float (&v)[2][4],
-                                                 const float* fb, uint32_t wlo, uint32_t whi, uint64_t* empty) {
-        constexpr int G = (I * KS + S + P) % SETS;
-        if constexpr (S == 0) load_row<I>(v, fb);
-        split_tap<S>(big[G], small[G], v);
-        wgmma_fence();                             // the fragment registers were written by ordinary instructions
-#pragma unroll
-        for (int r = 0; r < KS; ++r) {
-            if (I - r < 0 || I - r >= ROWS) continue;
-            const uint32_t off = (r * KS + S) * WSTEP;
-            if constexpr (AW == 32) {
-                wgmma_rs_m64n64k8(acc[m][I - r], big[G], desc_at(wlo, whi, off));
-                wgmma_rs_m64n32k8(cor[I - r], small[G], desc_at(wlo, whi, off));
-            } else {
-                wgmma_rs_m64n32k8(acc[m][I - r], big[G], desc_at(wlo, whi, off));
-                wgmma_rs_m64n32k8(cor[I - r], small[G], desc_at(wlo, whi, off));
-                wgmma_rs_m64n32k8(cor[I - r], big[G], desc_at(wlo, whi, off + LO));
-            }
-        }
-        if (I == XH - 1 && S == KS - 1) mbar_arrive(empty);   // the box's last loads were split above: it may be refilled
-        wgmma_commit();
-        wgmma_wait<SETS - 1>();                    // the group SETS - 1 back, which read the set split next, is done
-        if constexpr (S + 1 < KS)
-            group<I, S + 1, MAINS, P, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty);
-        else if constexpr (I + 1 < XH)
-            group<I + 1, 0, MAINS, P, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty);
-    }
-    // CF_3X_PAIRS (candidate, not yet measured): two tap columns a group — items K and K + 1 of the chunk's GROUPS
-    // (item k: input row k / KS, tap column k % KS), so that each fresh set of 16 fragment registers has up to 18
-    // wgmmas (288 cycles of the warpgroup's tensor work) behind it. The wgmma rate microbenchmark (call H): with A
-    // loaded before each group, groups of 144 cycles retire 78 % of the TF32 rate, groups of 288 cycles 100 %.
-    static constexpr int PAIR_GROUPS = (GROUPS + 1) / 2;
     template <int K, int MAINS, int AW>
     static __device__ __forceinline__ void item_mmas(float (&acc)[MAINS][ROWS][AW], int m, float (&cor)[ROWS][16],
                                                      const uint32_t (&big)[4], const uint32_t (&small)[4], uint32_t wlo,
@@ -650,6 +617,28 @@ struct RsChunk3x {
             }
         }
     }
+    template <int I, int S, int MAINS, int P, int AW>
+    static __device__ __forceinline__ void group(float (&acc)[MAINS][ROWS][AW], int m, float (&cor)[ROWS][16],
+                                                 uint32_t (&big)[SETS][4], uint32_t (&small)[SETS][4], float (&v)[2][4],
+                                                 const float* fb, uint32_t wlo, uint32_t whi, uint64_t* empty) {
+        constexpr int G = (I * KS + S + P) % SETS;
+        if constexpr (S == 0) load_row<I>(v, fb);
+        split_tap<S>(big[G], small[G], v);
+        wgmma_fence();                             // the fragment registers were written by ordinary instructions
+        item_mmas<I * KS + S, MAINS, AW>(acc, m, cor, big[G], small[G], wlo, whi);
+        if (I == XH - 1 && S == KS - 1) mbar_arrive(empty);   // the box's last loads were split above: it may be refilled
+        wgmma_commit();
+        wgmma_wait<SETS - 1>();                    // the group SETS - 1 back, which read the set split next, is done
+        if constexpr (S + 1 < KS)
+            group<I, S + 1, MAINS, P, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty);
+        else if constexpr (I + 1 < XH)
+            group<I + 1, 0, MAINS, P, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty);
+    }
+    // CF_3X_PAIRS (candidate, not yet measured): two tap columns a group — items K and K + 1 of the chunk's GROUPS
+    // (item k: input row k / KS, tap column k % KS), so that each fresh set of 16 fragment registers has up to 18
+    // wgmmas (288 cycles of the warpgroup's tensor work) behind it. The wgmma rate microbenchmark (call H): with A
+    // loaded before each group, groups of 144 cycles retire 78 % of the TF32 rate, groups of 288 cycles 100 %.
+    static constexpr int PAIR_GROUPS = (GROUPS + 1) / 2;
     template <int K, int MAINS, int P, int AW>
     static __device__ __forceinline__ void pair(float (&acc)[MAINS][ROWS][AW], int m, float (&cor)[ROWS][16],
                                                 uint32_t (&big)[SETS][2][4], uint32_t (&small)[SETS][2][4],

@@ -154,7 +154,8 @@ constexpr int WSTEP = 2 * COUT * 4 * 4;                    // bytes per (chunk, 
 // CF_3XTF32 (variant 04d_rs_3xtf32): a block computes one half of the Cout, NB = 32 (RsChunk3x, wgmma.cuh); per
 // (chunk, tap) [w_big | w_small], each [k-half][32 Cout][4 channels] (1 KB), so WSTEP and WFLOATS stay as above
 #ifdef CF_3X_CONCAT
-// CF_3X_CONCAT (candidate): per (chunk, tap) [k-half][w_big | w_small][32 Cout][4 channels], read as N = 64 (RsChunk3x's AW)
+// CF_3X_CONCAT (registered since the thirtieth session): per (chunk, tap) [k-half][w_big | w_small][32 Cout][4
+// channels], read as N = 64 (RsChunk3x's AW)
 constexpr int NB = COUT / 2, W_SMALL = WSTEP / 2, B_KHALF = 2 * NB * 16, AW = 32;
 #else
 constexpr int NB = COUT / 2, W_SMALL = WSTEP / 2, B_KHALF = NB * 16, AW = 16;
