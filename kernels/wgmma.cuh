@@ -590,10 +590,24 @@ struct RsChunk3x {
     static __device__ __forceinline__ void split_tap(uint32_t (&big)[4], uint32_t (&small)[4], const float (&v)[2][4]) {
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
+#ifdef CF_ABL_NOSPLIT
+            // ablation (timed only, wrong sums): each value handed over as both parts, no split arithmetic
+            big[2 * c] = small[2 * c] = __float_as_uint(v[c][S]);
+            big[2 * c + 1] = small[2 * c + 1] = __float_as_uint(v[c][S + 1]);
+#else
             split_tf32(v[c][S], big[2 * c], small[2 * c]);
             split_tf32(v[c][S + 1], big[2 * c + 1], small[2 * c + 1]);
+#endif
         }
     }
+#ifdef CF_ABL_NOLDS
+    // ablation (timed only, wrong sums): no shared loads, the row's floats made opaque so that every split is still done
+    static __device__ __forceinline__ void touch_row(float (&v)[2][4]) {
+#pragma unroll
+        for (int c = 0; c < 2; ++c)
+            asm volatile("" : "+f"(v[c][0]), "+f"(v[c][1]), "+f"(v[c][2]), "+f"(v[c][3]));
+    }
+#endif
     // item k of a chunk (input row k / KS, tap column k % KS): its up to 3 rows' wgmmas on one fragment set.
     // AW = 32 (CF_3X_CONCAT, registered): acc holds N = 64 columns, w_big's 32 Cout then w_small's (the weights laid out
     // [k-half][part][Cout][4], so that one descriptor reads both parts as N = 64, or w_big alone as N = 32): a_big times
@@ -622,7 +636,11 @@ struct RsChunk3x {
                                                  uint32_t (&big)[SETS][4], uint32_t (&small)[SETS][4], float (&v)[2][4],
                                                  const float* fb, uint32_t wlo, uint32_t whi, uint64_t* empty) {
         constexpr int G = (I * KS + S + P) % SETS;
+#ifdef CF_ABL_NOLDS
+        if constexpr (S == 0) touch_row(v);
+#else
         if constexpr (S == 0) load_row<I>(v, fb);
+#endif
         split_tap<S>(big[G], small[G], v);
         wgmma_fence();                             // the fragment registers were written by ordinary instructions
         item_mmas<I * KS + S, MAINS, AW>(acc, m, cor, big[G], small[G], wlo, whi);

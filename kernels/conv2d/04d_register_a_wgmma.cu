@@ -132,12 +132,12 @@ static_assert(CONSUMERS == 2, "CF_PINGPONG alternates two consumers");
 #error "CF_EPI_ROLL rolls the registered epilogue only"
 #endif
 #if defined(CF_PIXEL_PAIRS) && (defined(CF_FRAG_PREFETCH) || defined(CF_EPI_OVERLAP) || defined(CF_EPI_LEAN) \
-    || defined(CF_EPI_ROLL) || defined(CF_ABL_NOEPI) || defined(CF_ABL_NOSTORE))
+    || defined(CF_EPI_ROLL) || (defined(CF_ABL_NOEPI) && !defined(CF_3XTF32)) || defined(CF_ABL_NOSTORE))
 #error "CF_PIXEL_PAIRS pairs the registered fragment loads and epilogue only"
 #endif
 #if defined(CF_3XTF32) && (!defined(CF_PIXEL_PAIRS) || defined(CF_POOL) || defined(CF_PINGPONG) || defined(CF_SKEW) \
     || defined(CF_TILE_SPREAD) || defined(CF_SET_CARRY) || defined(CF_PARAMS_SMEM) || defined(CF_L2_PREFETCH) \
-    || defined(CF_W_BATCH) || defined(CF_TF32_TRUNC) || defined(CF_ABL_NOLDS) || defined(CF_MMA_INTERLEAVE))
+    || defined(CF_W_BATCH) || defined(CF_TF32_TRUNC) || defined(CF_MMA_INTERLEAVE))
 #error "CF_3XTF32 splits the registered build (pixel pairs, two rings) only"
 #endif
 #if defined(CF_TILE_SPREAD) && (defined(CF_PINGPONG) || defined(CF_SKEW))
@@ -547,6 +547,10 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
     uint32_t big[CF_3X_SETS][4], small[CF_3X_SETS][4];   // the tap groups' register sets
 #endif
     float v[2][4];                             // the current input row's floats
+#ifdef CF_ABL_NOLDS
+#pragma unroll
+    for (int q = 0; q < 8; ++q) v[q / 4][q % 4] = (float)(threadIdx.x + q);   // never loaded (RsChunk3x::touch_row)
+#endif
     // after chunk `chunk` of `tile` has been read from `slot`: the box STAGES later into it
     auto refill = [&](int tile, int chunk) {
         if (warp != 0) return;
@@ -625,9 +629,17 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
             for (int jj = 0; jj < 4; ++jj)
 #pragma unroll
                 for (int e = 0; e < 2; ++e) {
+#if defined(CF_ABL_RAWEPI) || defined(CF_ABL_NOEPI)
+                    // ablations (timed only): the sums and bias stored, without the epilogue's math (NOEPI: not stored)
+                    const float v0 = sum(o, 4 * jj + e) + b_r[2 * jj + e], v1 = sum(o, 4 * jj + 2 + e) + b_r[2 * jj + e];
+#else
                     const float v0 = epilogue_conv2d(sum(o, 4 * jj + e) + b_r[2 * jj + e], m_r[2 * jj + e]);
                     const float v1 = epilogue_conv2d(sum(o, 4 * jj + 2 + e) + b_r[2 * jj + e], m_r[2 * jj + e]);
+#endif
                     float* const at = yt + (8 * jj + e) * plane + o * g.Wo;
+#ifdef CF_ABL_NOEPI
+                    if (v0 == 1234.5f && v1 == 1234.5f)   // never: keeps the sums alive without their stores
+#endif
                     if (pair_stores) {
                         __stcs(reinterpret_cast<float2*>(at), make_float2(v0, v1));
                     } else {
