@@ -144,7 +144,11 @@ static_assert(CONSUMERS == 2, "CF_PINGPONG alternates two consumers");
 #error "CF_PINGPONG and CF_SKEW count a block's tiles in turn, which CF_TILE_SPREAD does not deal"
 #endif
 #ifdef CF_3XTF32
+#ifdef CF_3X_EPI_WG
+constexpr int THREADS = 128 * (CONSUMERS + 1);   // + the epilogue warpgroup (epilogue_3x)
+#else
 constexpr int THREADS = 128 * CONSUMERS;   // no producer warpgroup: each consumer copies its own boxes (consumer_3x)
+#endif
 #else
 constexpr int THREADS = 128 * (1 + CONSUMERS);
 #endif
@@ -189,7 +193,14 @@ constexpr int PARAM_FLOATS = 2 * COUT;                     // bias, multiplier: 
 #else
 constexpr int PARAM_FLOATS = 0;
 #endif
-constexpr int SMEM_BYTES = (WFLOATS + RING_FLOATS) * 4 + NBARS * 8 + PARAM_FLOATS * 4 + QSLOT_BYTES;
+#ifdef CF_3X_EPI_WG
+// CF_3X_EPI_WG (candidate): the consumers' sums (16 a row and thread) go through one shared buffer to a third warpgroup,
+// which applies the epilogue and stores, while the consumer starts its next tile
+constexpr int EPI_FLOATS = 128 * ROWS * 16;
+#else
+constexpr int EPI_FLOATS = 0;
+#endif
+constexpr int SMEM_BYTES = (WFLOATS + RING_FLOATS + EPI_FLOATS) * 4 + NBARS * 8 + PARAM_FLOATS * 4 + QSLOT_BYTES;
 static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 block can have (227 KB)");
 static_assert((WFLOATS * 4) % 128 == 0 && (STAGE_FLOATS * 4) % 128 == 0, "TMA destinations 128-byte aligned");
 constexpr int KERNEL_REGS = (65536 / THREADS) & ~7;        // what __launch_bounds__(THREADS, 1) allows: 168
@@ -511,6 +522,17 @@ constexpr int CHUNK_STEPS = Chunk3x::GROUPS;               // groups a chunk: ta
 constexpr int PAIRED = (MAINS == 2 || CHUNK_STEPS % 2 == 1) ? 2 : 1;
 static_assert(NCHUNK % PAIRED == 0 && STAGES <= NCHUNK, "whole chunk pairs; a refill crosses one tile at most");
 static_assert(AW == 16 || MAINS == 1, "CF_3X_CONCAT keeps one main accumulator");
+#ifdef CF_3X_EPI_WG
+constexpr int EPI_FULL = 1, EPI_EMPTY = 3;   // named barriers FULL + k, EMPTY + k for consumer k (0: __syncthreads)
+// the consumers at 232 registers keep their wgmmas whole on two fragment sets (226 used), not on three (C7512); the
+// epilogue warpgroup gets the rest of the entry's 168 x 384
+constexpr int EPI_REGS = 40, CONSUMER_REGS_3X = 232;
+static_assert(CF_3X_SETS == 2, "CF_3X_EPI_WG: two fragment sets (-CF_3X_SETS=3)");
+static_assert(128 * EPI_REGS + 128 * CONSUMERS * CONSUMER_REGS_3X <= THREADS * KERNEL_REGS, "register pool");
+static_assert(CONSUMERS == 2, "the epilogue warpgroup takes two consumers' tiles in turn");
+__device__ __forceinline__ void bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;\n" :: "r"(id), "r"(n) : "memory"); }
+__device__ __forceinline__ void bar_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;\n" :: "r"(id), "r"(n) : "memory"); }
+#endif
 // A consumer warpgroup of the 3xTF32 build. Without a producer warpgroup the block has 256 threads and no setmaxnreg, so
 // ptxas may give each consumer thread up to 255 registers: call A's build (a producer warpgroup, consumers raised to 232)
 // had its wgmmas serialized (ptxas C7512, "insufficient register resources"), 4.73 ms. Warp 0 copies this consumer's
@@ -535,9 +557,11 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
     }
     const uint64_t d0 = wgmma_desc(smem_addr(sw), B_KHALF, 128);      // lbo: k-half 0 -> 1; sbo: 8 Cout
     const uint32_t whi = (uint32_t)(d0 >> 32);
+#ifndef CF_3X_EPI_WG
     const int c0 = NB * (blockIdx.x & 1);
     const long long plane = (long long)g.Ho * g.Wo;
     const bool pair_stores = (g.Wo & 1) == 0 && (reinterpret_cast<uintptr_t>(y) & 7) == 0;
+#endif
     int slot = 0;
     unsigned phase = 0;
     float acc[MAINS][ROWS][AW], cor[ROWS][16];
@@ -547,6 +571,9 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
     uint32_t big[CF_3X_SETS][4], small[CF_3X_SETS][4];   // the tap groups' register sets
 #endif
     float v[2][4];                             // the current input row's floats
+#ifdef CF_3X_EPI_WG
+    float2* sepi = reinterpret_cast<float2*>(rings + CONSUMERS * STAGES * STAGE_FLOATS) + (threadIdx.x & 127);
+#endif
 #ifdef CF_ABL_NOLDS
 #pragma unroll
     for (int q = 0; q < 8; ++q) v[q / 4][q % 4] = (float)(threadIdx.x + q);   // never loaded (RsChunk3x::touch_row)
@@ -604,6 +631,21 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
             for (int m = 0; m < MAINS; ++m) fence_operand(acc[m][o]);
             fence_operand(cor[o]);
         }
+#ifdef CF_3X_EPI_WG
+        {
+            auto sum = [&](int o, int i) { return acc[0][o][i] + (acc[0][o][16 + i] + cor[o][i]); };
+            static_assert(MAINS == 1 && AW == 32, "CF_3X_EPI_WG hands over CONCAT's sums");
+            bar_sync(EPI_EMPTY + k, 256);        // the epilogue warpgroup has read the buffer's last tile
+#pragma unroll
+            for (int o = 0; o < ROWS; ++o)
+#pragma unroll
+                for (int jj = 0; jj < 4; ++jj)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e)
+                        sepi[((o * 4 + jj) * 2 + e) * 128] = make_float2(sum(o, 4 * jj + e), sum(o, 4 * jj + 2 + e));
+            bar_arrive(EPI_FULL + k, 256);
+        }
+#else
         float b_r[8], m_r[8];                // this thread's 8 channels c0 + 8 j + 2 tq + e, read only now (L1)
 #pragma unroll
         for (int j = 0; j < 4; ++j)
@@ -648,9 +690,54 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
                     }
                 }
         }
+#endif
     }
     if (warp == 0) cp_async_wait<0>();          // the fallback's copies have landed before the warp exits
 }
+#ifdef CF_3X_EPI_WG
+// The epilogue warpgroup: the block's tiles in the order its consumers take them (consumer 0's j-th, consumer 1's j-th,
+// ...), each one's sums from the buffer (thread i reads what thread i of the consumer wrote: the same pixels and
+// channels), the epilogue and the stores as consumer_3x's own; the buffer goes to the next tile's consumer once read.
+// 24 registers: one float2 a step, the bias and multiplier from L1.
+__device__ __forceinline__ void epilogue_3x(const float* __restrict__ bias, const float* __restrict__ mult,
+                                            float* __restrict__ y, const Geom& g, const float2* sepi) {
+    const int stride = TILE_STRIDE;
+    const int warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
+    const int gid = lane >> 2, tq = lane & 3;
+    const int c0 = NB * (blockIdx.x & 1);
+    const long long plane = (long long)g.Ho * g.Wo;
+    const bool pair_stores = (g.Wo & 1) == 0 && (reinterpret_cast<uintptr_t>(y) & 7) == 0;
+    const float2* mine = sepi + (threadIdx.x & 127);
+    if (first_tile(0) < g.tiles) bar_arrive(EPI_EMPTY, 256);   // the buffer starts empty: consumer 0's first tile
+#pragma unroll 1
+    for (int u = 0;; ++u) {
+        const int k = u & 1, tile = first_tile(k) + (u >> 1) * stride;
+        if (tile >= g.tiles) break;
+        bar_sync(EPI_FULL + k, 256);
+        const TileCoord tc = tile_coord(g, tile);
+        const int px = tc.ox0 + 16 * warp + GSTEP * gid;
+        float* yt = y + ((long long)tc.n * COUT + c0 + 2 * tq) * plane + (long long)tc.oh * g.Wo + px;
+        // step q: row q / 8, channel 8 jj + 2 tq + e of this block's half with jj = q / 2 % 4, e = q % 2 (as written)
+        const int steps = px < g.Wo ? 8 * min(ROWS, g.Ho - tc.oh) : 0;
+#pragma unroll 1
+        for (int q = 0; q < steps; ++q) {
+            const int o = q >> 3, ch = 8 * ((q >> 1) & 3) + (q & 1);
+            const float2 sv = mine[q * 128];
+            const float b = __ldg(bias + c0 + 2 * tq + ch), m = __ldg(mult + c0 + 2 * tq + ch);
+            const float v0 = epilogue_conv2d(sv.x + b, m), v1 = epilogue_conv2d(sv.y + b, m);
+            float* const at = yt + ch * plane + o * g.Wo;
+            if (pair_stores) {
+                __stcs(reinterpret_cast<float2*>(at), make_float2(v0, v1));
+            } else {
+                __stcs(at, v0);
+                if (px + 1 < g.Wo) __stcs(at + 1, v1);
+            }
+        }
+        const int kn = (u + 1) & 1;              // the buffer's next tile: the other consumer's, if it has one
+        if (first_tile(kn) + ((u + 1) >> 1) * stride < g.tiles) bar_arrive(EPI_EMPTY + kn, 256);
+    }
+}
+#endif
 #endif
 
 __global__ void __launch_bounds__(THREADS, 1)
@@ -660,7 +747,7 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
     extern __shared__ __align__(128) float smem[];
     float* sw = smem;
     float* rings = sw + WFLOATS;
-    uint64_t* bars = reinterpret_cast<uint64_t*>(rings + RING_FLOATS);
+    uint64_t* bars = reinterpret_cast<uint64_t*>(rings + RING_FLOATS + EPI_FLOATS);
 #ifdef CF_PARAMS_SMEM
     float* sparam = reinterpret_cast<float*>(bars + NBARS);   // bias[64], multiplier[64]
     if (threadIdx.x < 2 * COUT) sparam[threadIdx.x] = __ldg(threadIdx.x < COUT ? bias + threadIdx.x : mult + threadIdx.x - COUT);
@@ -686,7 +773,19 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
     __syncthreads();
     const int wg = threadIdx.x >> 7;
 #ifdef CF_3XTF32
+#ifdef CF_3X_EPI_WG
+    // the consumers' branch first: with the epilogue's first, ptxas kept the consumers at the entry's 168 registers and
+    // serialized their wgmmas (C7512)
+    if (wg < CONSUMERS) {
+        setmaxnreg_inc<CONSUMER_REGS_3X>();
+        consumer_3x(xmap, x, bias, mult, y, g, sw, rings, bars, wg);
+    } else {
+        setmaxnreg_dec<EPI_REGS>();
+        epilogue_3x(bias, mult, y, g, reinterpret_cast<const float2*>(rings + RING_FLOATS));
+    }
+#else
     consumer_3x(xmap, x, bias, mult, y, g, sw, rings, bars, wg);
+#endif
 #else
     if (wg == 0) {
         // ---- producer: warp k fills consumer k's ring, one TMA per chunk ----
