@@ -16,7 +16,8 @@ from .registry import KERNELS
 from .traffic import TF32_FLOP_PER_SM_CYCLE
 
 SOURCE = KERNELS / "micro" / "wgmma_rate.cu"
-MODES = {0: "RS", 1: "SS", 2: "RS concat", 3: "RS, A loaded", 4: "RS, A loaded, 3 sets"}
+MODES = {0: "RS", 1: "SS", 2: "RS concat", 3: "RS, A loaded", 4: "RS, A loaded, 3 sets", 5: "RS + FFMA warpgroup",
+         6: "SS + FFMA warpgroup", 7: "RS + GELU warpgroup"}
 
 GLUE = r"""
 #include <torch/extension.h>

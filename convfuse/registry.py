@@ -111,7 +111,10 @@ _CONV3D_TF32_DEFER = ("CF_GROUP_DEFER",)
 # equal, 1.158, 1.152 vs 1.218, 1.213 ms (H200 2026-12-03, explore-2026-12-03g/callQ; notes/kernel_log.md,
 # twenty-eighth session; registered by it with its record)
 _CONV2D_TF32_PAIRS = ("CF_PIXEL_PAIRS",)
-_CONV2D_3XTF32 = ("CF_ROWS=3", "CF_PITCH=72", "CF_3X_CONCAT", "CF_3X_SETS=3", "CF_GELU_FAST")
+# conv2d 04d_rs_3xtf32: three rows, a_big times both weight parts in one wgmma, three fragment sets, the erf polynomial
+# (thirtieth session, explore-2026-12-03i/callE-F); the next row's loads under the current group: bitwise equal, 2.965,
+# 2.966 vs 3.008, 3.007 ms (H200 2026-12-04, explore-2026-12-04/callL; thirty-first session, registered with its record)
+_CONV2D_3XTF32 = ("CF_ROWS=3", "CF_PITCH=72", "CF_3X_CONCAT", "CF_3X_SETS=3", "CF_GELU_FAST", "CF_3X_ROW_PREFETCH")
 _CONV3D_TF32_ONLY = ("CF_EPI_FOLD", "CF_LOAD_ADDR", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_TF32_SWEEP \
     + _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP + _CONV3D_TF32_DEFER
 # FP16: the group stores under a window of input rows per round shared by the block's warpgroups, staged after the
@@ -511,19 +514,25 @@ _MEASURED_PAIR_SPLIT = (
 # three rows 3.325, 3.291; with CONCAT 3.112, 3.084; with three sets 3.266, 3.234; with both 3.092, 3.062, against four
 # rows 3.169, 3.131. 22:51 UTC (callF): both plus the erf polynomial (registered) 2.943, 2.934 vs 3.068, 3.056 without.
 # Four rows with MAIN2, with CONCAT or with three sets make ptxas serialize the wgmmas (C7512).
-# Compiled, not yet measured (the thirtieth session's device-seconds ran out): two tap columns a group on two register
-# sets (CF_3X_PAIRS; notes/call_3xtf32_j.sh, the kernel log's prediction). ptxas: no C7512 at three rows, 242 registers.
-_WAITING = (
-    ("conv2d", "04d_rs_3xtf32", ("-CF_3X_SETS=3", "CF_3X_PAIRS")),
-)
-_NOT_3X = ("-CF_3X_CONCAT", "-CF_3X_SETS=3", "-CF_GELU_FAST")
+# 2026-12-04 01:50 UTC (explore-2026-12-04/callJ; thirty-first session): two tap columns a group on two register sets
+# (CF_3X_PAIRS) bitwise equal, 3.031, 3.028 vs 3.005, 2.994 (tensor pipe 68.2 % vs 68.9 %). 02:10 UTC (callL): the
+# epilogue in a third warpgroup (CF_3X_EPI_WG: two stages, two fragment sets, consumers at 232 registers) bitwise equal,
+# 3.041, 3.043 vs 3.077, 3.065 for two sets without it and 3.008, 3.007 for the registered build; with the row prefetch
+# 3.068, 3.067; racecheck reports its named-barrier handoff of the sums (77 hazards; every output bitwise equal).
+_WAITING = ()
+_NOT_3X = ("-CF_3X_CONCAT", "-CF_3X_SETS=3", "-CF_GELU_FAST", "-CF_3X_ROW_PREFETCH")
+_NOT_PREFETCH = ("-CF_3X_ROW_PREFETCH",)
 _MEASURED_3XTF32 = (
     ("conv2d", "04d_rs_3xtf32", ("-CF_ROWS=3", "-CF_PITCH=72") + _NOT_3X),
     ("conv2d", "04d_rs_3xtf32", _NOT_3X),
     ("conv2d", "04d_rs_3xtf32", _NOT_3X + ("CF_3X_MAIN2",)),
-    ("conv2d", "04d_rs_3xtf32", ("-CF_3X_SETS=3", "-CF_GELU_FAST")),
-    ("conv2d", "04d_rs_3xtf32", ("-CF_3X_CONCAT", "-CF_GELU_FAST")),
-    ("conv2d", "04d_rs_3xtf32", ("-CF_GELU_FAST",)),
+    ("conv2d", "04d_rs_3xtf32", ("-CF_3X_SETS=3", "-CF_GELU_FAST") + _NOT_PREFETCH),
+    ("conv2d", "04d_rs_3xtf32", ("-CF_3X_CONCAT", "-CF_GELU_FAST") + _NOT_PREFETCH),
+    ("conv2d", "04d_rs_3xtf32", ("-CF_GELU_FAST",) + _NOT_PREFETCH),
+    ("conv2d", "04d_rs_3xtf32", _NOT_PREFETCH),
+    ("conv2d", "04d_rs_3xtf32", ("-CF_3X_SETS=3", "CF_3X_PAIRS") + _NOT_PREFETCH),
+    ("conv2d", "04d_rs_3xtf32", ("CF_3X_EPI_WG", "CF_STAGES=2", "-CF_3X_SETS=3") + _NOT_PREFETCH),
+    ("conv2d", "04d_rs_3xtf32", ("CF_3X_EPI_WG", "CF_STAGES=2", "-CF_3X_SETS=3")),
 )
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _MEASURED_ON_SWEEP + _MEASURED_ON_BOX2 \
     + _MEASURED_ON_ROWMAP + _MEASURED_POOL + _MEASURED_PAIRS + _MEASURED_PAIR_SPLIT + _MEASURED_3XTF32 + _WAITING

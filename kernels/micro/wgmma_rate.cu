@@ -14,8 +14,13 @@ namespace cfmicro {
 
 // CONCAT: an RS m64n64k8 then an RS m64n32k8, as 04d's CF_3X_CONCAT. FRESH: RS with A loaded from shared memory and
 // converted (ld.shared, cvt.rna.tf32) into one of two register sets before each group, as 04d's groups do; FRESH3 the
-// same on three sets with wait_group 2
-enum Mode { RS = 0, SS = 1, CONCAT = 2, FRESH = 3, FRESH3 = 4 };
+// same on three sets with wait_group 2. RS_FFMA, SS_FFMA, RS_GELU: RS or SS beside one more warpgroup that issues nothing
+// but independent FFMAs (or the erf polynomial's GELU: FFMAs and two MUFU a value) until the wgmma warpgroups are done
+// (call K: 04d 3xTF32 ran 10.7 % faster without its epilogue's math, and no faster with that math moved to a warpgroup
+// of its own, call L: does arithmetic on the SM slow a register-A wgmma?)
+enum Mode { RS = 0, SS = 1, CONCAT = 2, FRESH = 3, FRESH3 = 4, RS_FFMA = 5, SS_FFMA = 6, RS_GELU = 7 };
+__host__ __device__ constexpr bool alu_mode(int m) { return m == RS_FFMA || m == SS_FFMA || m == RS_GELU; }
+__host__ __device__ constexpr int base_mode(int m) { return m == SS_FFMA ? SS : alu_mode(m) ? RS : m; }
 constexpr int SMEM_BYTES = 160 * 1024;      // more than half an SM's: one block per SM
 
 struct Case {
@@ -38,6 +43,10 @@ constexpr Case CASES[] = {
     {"RS m64n32k8, 2 warpgroups, groups of 18, A loaded and converted before each group", FRESH, 32, 2, 18, 3},
     {"RS m64n32k8, 2 warpgroups, groups of 27, A loaded and converted before each group", FRESH, 32, 2, 27, 3},
     {"RS m64n32k8, 2 warpgroups, groups of 9, A loaded and converted, three sets", FRESH3, 32, 2, 9, 3},
+    {"RS m64n64k8, 2 warpgroups, groups of 9, beside a warpgroup of FFMAs", RS_FFMA, 64, 2, 9, 3},
+    {"SS m64n64k8, 2 warpgroups, groups of 9, beside a warpgroup of FFMAs", SS_FFMA, 64, 2, 9, 3},
+    {"RS m64n32k8, 2 warpgroups, groups of 9, beside a warpgroup of FFMAs", RS_FFMA, 32, 2, 9, 3},
+    {"RS m64n64k8, 2 warpgroups, groups of 9, beside a warpgroup of GELUs", RS_GELU, 64, 2, 9, 3},
 };
 constexpr int NCASES = sizeof(CASES) / sizeof(CASES[0]);
 
@@ -57,14 +66,44 @@ __device__ __forceinline__ void issue_group(float (&acc)[ACCS][N / 2], float (&a
     }
 }
 
+// The arithmetic warpgroup of the ALU modes: 8 independent chains a thread, until `done` is set
+template <int MODE>
+__device__ __forceinline__ void alu_loop(const volatile int* done, float* __restrict__ sink) {
+    float v[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) v[i] = 0.25f + 0.01f * (threadIdx.x & 7) + 0.1f * i;
+#pragma unroll 1
+    while (!*done) {
+#pragma unroll 1
+        for (int r = 0; r < 16; ++r)
+#pragma unroll
+            for (int i = 0; i < 8; ++i) {
+                if constexpr (MODE == RS_GELU) v[i] = gelu_erf_fast(v[i]) + 0.5f;
+                else v[i] = fmaf(v[i], 0.999f, 0.001f);
+            }
+    }
+    float sum = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) sum += v[i];
+    if (sum == 1234.5f) sink[0] = sum;   // never: keeps the chains alive
+}
+
 template <int MODE, int N, int WGS, int G, int ACCS>
-__global__ void __launch_bounds__(128 * WGS, 1) rate_kernel(long long* __restrict__ cycles, float* __restrict__ sink,
-                                                             int iters) {
+__global__ void __launch_bounds__(128 * (WGS + (alu_mode(MODE) ? 1 : 0)), 1)
+rate_kernel(long long* __restrict__ cycles, float* __restrict__ sink, int iters) {
     extern __shared__ __align__(128) unsigned char smem[];
     float* s = reinterpret_cast<float*>(smem);
+    int* done = reinterpret_cast<int*>(smem + SMEM_BYTES - 16);
     for (int i = threadIdx.x; i < (64 + N) * 8; i += blockDim.x) s[i] = 0.0f;   // A (64 x 8), then B (N x 8)
+    if (threadIdx.x == 0) *done = 0;
     fence_proxy_async();
     __syncthreads();
+    if constexpr (alu_mode(MODE)) {
+        if (threadIdx.x >= 128 * WGS) {
+            alu_loop<MODE>(done, sink);
+            return;
+        }
+    }
     // K-major, no swizzle: [k-half][rows][4 channels]; lbo the k-halves' distance, sbo 8 rows'
     const uint64_t da = wgmma_desc(smem_addr(s), 64 * 16, 128);
     const uint64_t db = wgmma_desc(smem_addr(s + 64 * 8), N * 16, 128);
@@ -100,13 +139,18 @@ __global__ void __launch_bounds__(128 * WGS, 1) rate_kernel(long long* __restric
 #pragma unroll 1
         for (int it = 0; it < iters; ++it) {
             wgmma_fence();
-            issue_group<MODE, N, G, ACCS>(acc, acc32, a, da, db);
+            issue_group<base_mode(MODE), N, G, ACCS>(acc, acc32, a, da, db);
             wgmma_commit();
             wgmma_wait<1>();
         }
     }
     wgmma_wait<0>();
     const long long t1 = clock64();
+    if constexpr (alu_mode(MODE)) {
+        // the arithmetic warpgroup stops once every wgmma warpgroup is done (barrier 1: the WGS x 128 of them)
+        asm volatile("bar.sync 1, %0;\n" :: "n"(128 * WGS) : "memory");
+        if (threadIdx.x == 0) *reinterpret_cast<volatile int*>(done) = 1;
+    }
     float sum = 0.0f;
 #pragma unroll
     for (int j = 0; j < ACCS; ++j) {
@@ -126,7 +170,7 @@ const char* launch_case(long long* cycles, float* sink, int iters, int blocks, c
     auto kernel = rate_kernel<MODE, N, WGS, G, ACCS>;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES) != cudaSuccess)
         return "wgmma_rate: the device cannot give the kernel its shared memory";
-    kernel<<<blocks, 128 * WGS, SMEM_BYTES, stream>>>(cycles, sink, iters);
+    kernel<<<blocks, 128 * (WGS + (alu_mode(MODE) ? 1 : 0)), SMEM_BYTES, stream>>>(cycles, sink, iters);
     return nullptr;
 }
 
@@ -153,11 +197,12 @@ const char* rate_launch(int c, long long* cycles, float* sink, int iters, int bl
     case i:                                                                                                       \
         return launch_case<CASES[i].mode, CASES[i].n, CASES[i].wgs, CASES[i].g, CASES[i].accs>(cycles, sink, iters, \
                                                                                               blocks, stream)
-    static_assert(NCASES == 14, "one CF_RATE_CASE a case");
+    static_assert(NCASES == 18, "one CF_RATE_CASE a case");
     switch (c) {
         CF_RATE_CASE(0); CF_RATE_CASE(1); CF_RATE_CASE(2); CF_RATE_CASE(3); CF_RATE_CASE(4);
         CF_RATE_CASE(5); CF_RATE_CASE(6); CF_RATE_CASE(7); CF_RATE_CASE(8); CF_RATE_CASE(9); CF_RATE_CASE(10);
-        CF_RATE_CASE(11); CF_RATE_CASE(12); CF_RATE_CASE(13);
+        CF_RATE_CASE(11); CF_RATE_CASE(12); CF_RATE_CASE(13); CF_RATE_CASE(14); CF_RATE_CASE(15); CF_RATE_CASE(16);
+        CF_RATE_CASE(17);
 #undef CF_RATE_CASE
         default: return "wgmma_rate: no such case";
     }
