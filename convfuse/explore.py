@@ -911,6 +911,27 @@ WGMMA_RATE_H = LOG_DIR_3I / "callH" / "wgmma_rate.json"
 PIPE_COUNTERS = {"gpu__time_duration.sum": "ms (ncu)", "sm__cycles_elapsed.avg": "SM cycles",
                  "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active": "tensor pipe active (%)"}
 NCU_PIPE_30 = (LOG_DIR_3I / "callG" / "ncu_kernels.log", PIPE_COUNTERS)
+# Thirty-first session (H200, 2026-12-04 from 01:49 UTC): conv2d 04d 3xTF32 with two tap columns a group (call J), its
+# parts by ablation (call K: CF_ABL_* builds, timed only, wrong outputs on purpose), the next row's loads under the
+# current group and an epilogue warpgroup (call L). In these logs 04d_rs_3xtf32 is the build registered then (the 22:59
+# UTC record's), so call_times reads them.
+LOG_DIR_4 = R.ROOT / "results" / "device-logs" / "explore-2026-12-04"
+RECORD_THIRTIETH = LOG_DIR_4 / "record" / "record-2026-12-03T2259.json"  # the record the 02:22 UTC one replaced
+THIRTY_FIRST = {
+    **twice(LOG_DIR_4 / "callJ" / "call.log", "tap-column pairs", "two tap columns a group on two sets (CF_3X_PAIRS) "
+            "against the registered build"),
+    **twice(LOG_DIR_4 / "callK" / "call.log", "ablations", "the registered build without its epilogue's math, its "
+            "epilogue, its fragment loads, its loads and splits, all three; and with two stages"),
+    **twice(LOG_DIR_4 / "callL" / "call.log", "prefetch and epilogue warpgroup", "the next row's loads under the "
+            "current group, the epilogue in a third warpgroup, both, and two fragment sets alone"),
+}
+_logs("thirty-first", THIRTY_FIRST)
+COUNTERS_31 = {**COUNTERS_29, **PIPE_COUNTERS}
+NCU_THIRTY_FIRST = {call: (LOG_DIR_4 / call / "ncu.log", COUNTERS_31) for call in ("callJ", "callK", "callL")}
+# the wgmma rate microbenchmark with its cases 11-13 (call J: groups of 18 and 27 with fresh fragments, groups of 9 on
+# three sets) and 14-17 (call M, before the 02:22 UTC record in the same machine: beside a warpgroup of arithmetic)
+WGMMA_RATE_J = LOG_DIR_4 / "callJ" / "wgmma_rate.json"
+WGMMA_RATE_M = LOG_DIR_4 / "callM" / "wgmma_rate.json"
 # ncu source pages of conv2d 04d (SASS, CSV): the nineteenth session's (the registered build's ancestor, the same
 # fragment loads and epilogue) and call Q's, two launches: the build of the 16:53 record, then the pixel pairs. 04d's
 # SASS has ROLE_MARKS in their order: consumer's chunk loop, its epilogue after the wait for all its wgmmas, producer.

@@ -17,7 +17,8 @@ from .traffic import TF32_FLOP_PER_SM_CYCLE
 
 SOURCE = KERNELS / "micro" / "wgmma_rate.cu"
 MODES = {0: "RS", 1: "SS", 2: "RS concat", 3: "RS, A loaded", 4: "RS, A loaded, 3 sets", 5: "RS + FFMA warpgroup",
-         6: "SS + FFMA warpgroup", 7: "RS + GELU warpgroup"}
+         6: "SS + FFMA warpgroup", 7: "RS + GELU warpgroup", 8: "RS concat + FFMA warpgroup",
+         9: "RS + one FFMA chain warpgroup"}
 
 GLUE = r"""
 #include <torch/extension.h>
@@ -70,7 +71,7 @@ def build(verbose: bool = False):
 
 def flop_per_group(mode: int, n: int, g: int) -> int:
     """TF32 FLOP of one warpgroup's group of wgmmas (CONCAT: each of the g an m64n64k8 and an m64n32k8)."""
-    per = 2 * 64 * n * 8 + (2 * 64 * 32 * 8 if MODES[mode] == "RS concat" else 0)
+    per = 2 * 64 * n * 8 + (2 * 64 * 32 * 8 if MODES[mode].startswith("RS concat") else 0)
     return g * per
 
 

@@ -18,9 +18,13 @@ namespace cfmicro {
 // but independent FFMAs (or the erf polynomial's GELU: FFMAs and two MUFU a value) until the wgmma warpgroups are done
 // (call K: 04d 3xTF32 ran 10.7 % faster without its epilogue's math, and no faster with that math moved to a warpgroup
 // of its own, call L: does arithmetic on the SM slow a register-A wgmma?)
-enum Mode { RS = 0, SS = 1, CONCAT = 2, FRESH = 3, FRESH3 = 4, RS_FFMA = 5, SS_FFMA = 6, RS_GELU = 7 };
-__host__ __device__ constexpr bool alu_mode(int m) { return m == RS_FFMA || m == SS_FFMA || m == RS_GELU; }
-__host__ __device__ constexpr int base_mode(int m) { return m == SS_FFMA ? SS : alu_mode(m) ? RS : m; }
+// (call M: RS m64n32k8 75 % beside FFMAs, RS m64n64k8 and SS 99-100 %). CONCAT_FFMA: CONCAT's pair beside FFMAs
+// (one accumulator pair: three spill at 168 registers);
+// RS_FFMA1: RS beside a warpgroup of one dependent FFMA chain a thread (a quarter of the issue rate or less)
+enum Mode { RS = 0, SS = 1, CONCAT = 2, FRESH = 3, FRESH3 = 4, RS_FFMA = 5, SS_FFMA = 6, RS_GELU = 7, CONCAT_FFMA = 8,
+            RS_FFMA1 = 9 };
+__host__ __device__ constexpr bool alu_mode(int m) { return m >= RS_FFMA; }
+__host__ __device__ constexpr int base_mode(int m) { return m == SS_FFMA ? SS : m == CONCAT_FFMA ? CONCAT : alu_mode(m) ? RS : m; }
 constexpr int SMEM_BYTES = 160 * 1024;      // more than half an SM's: one block per SM
 
 struct Case {
@@ -47,6 +51,11 @@ constexpr Case CASES[] = {
     {"SS m64n64k8, 2 warpgroups, groups of 9, beside a warpgroup of FFMAs", SS_FFMA, 64, 2, 9, 3},
     {"RS m64n32k8, 2 warpgroups, groups of 9, beside a warpgroup of FFMAs", RS_FFMA, 32, 2, 9, 3},
     {"RS m64n64k8, 2 warpgroups, groups of 9, beside a warpgroup of GELUs", RS_GELU, 64, 2, 9, 3},
+    {"RS m64n64k8 + m64n32k8, 2 warpgroups, groups of 6 pairs, one accumulator pair", CONCAT, 64, 2, 6, 1},
+    {"RS m64n64k8 + m64n32k8, 2 warpgroups, groups of 6 pairs, one accumulator pair, beside a warpgroup of FFMAs",
+     CONCAT_FFMA, 64, 2, 6, 1},
+    {"RS m64n32k8, 2 warpgroups, groups of 9, beside a warpgroup of GELUs", RS_GELU, 32, 2, 9, 3},
+    {"RS m64n32k8, 2 warpgroups, groups of 9, beside a warpgroup of one FFMA chain a thread", RS_FFMA1, 32, 2, 9, 3},
 };
 constexpr int NCASES = sizeof(CASES) / sizeof(CASES[0]);
 
@@ -79,6 +88,7 @@ __device__ __forceinline__ void alu_loop(const volatile int* done, float* __rest
 #pragma unroll
             for (int i = 0; i < 8; ++i) {
                 if constexpr (MODE == RS_GELU) v[i] = gelu_erf_fast(v[i]) + 0.5f;
+                else if constexpr (MODE == RS_FFMA1) v[0] = fmaf(v[0], 0.999f, 0.001f);
                 else v[i] = fmaf(v[i], 0.999f, 0.001f);
             }
     }
@@ -197,12 +207,13 @@ const char* rate_launch(int c, long long* cycles, float* sink, int iters, int bl
     case i:                                                                                                       \
         return launch_case<CASES[i].mode, CASES[i].n, CASES[i].wgs, CASES[i].g, CASES[i].accs>(cycles, sink, iters, \
                                                                                               blocks, stream)
-    static_assert(NCASES == 18, "one CF_RATE_CASE a case");
+    static_assert(NCASES == 22, "one CF_RATE_CASE a case");
     switch (c) {
         CF_RATE_CASE(0); CF_RATE_CASE(1); CF_RATE_CASE(2); CF_RATE_CASE(3); CF_RATE_CASE(4);
         CF_RATE_CASE(5); CF_RATE_CASE(6); CF_RATE_CASE(7); CF_RATE_CASE(8); CF_RATE_CASE(9); CF_RATE_CASE(10);
         CF_RATE_CASE(11); CF_RATE_CASE(12); CF_RATE_CASE(13); CF_RATE_CASE(14); CF_RATE_CASE(15); CF_RATE_CASE(16);
-        CF_RATE_CASE(17);
+        CF_RATE_CASE(17); CF_RATE_CASE(18); CF_RATE_CASE(19); CF_RATE_CASE(20);
+        CF_RATE_CASE(21);
 #undef CF_RATE_CASE
         default: return "wgmma_rate: no such case";
     }
