@@ -932,6 +932,9 @@ NCU_THIRTY_FIRST = {call: (LOG_DIR_4 / call / "ncu.log", COUNTERS_31) for call i
 # three sets) and 14-17 (call M, before the 02:22 UTC record in the same machine: beside a warpgroup of arithmetic)
 WGMMA_RATE_J = LOG_DIR_4 / "callJ" / "wgmma_rate.json"
 WGMMA_RATE_M = LOG_DIR_4 / "callM" / "wgmma_rate.json"
+# call N (02:45 UTC): the same again with CONCAT's pair (one accumulator pair) alone and beside FFMAs, RS m64n32k8 beside
+# GELUs and beside one dependent FFMA chain a thread
+WGMMA_RATE_N = LOG_DIR_4 / "callN" / "wgmma_rate.json"
 # ncu source pages of conv2d 04d (SASS, CSV): the nineteenth session's (the registered build's ancestor, the same
 # fragment loads and epilogue) and call Q's, two launches: the build of the 16:53 record, then the pixel pairs. 04d's
 # SASS has ROLE_MARKS in their order: consumer's chunk loop, its epilogue after the wait for all its wgmmas, producer.
