@@ -91,8 +91,13 @@
 //   (CF_GELU_FAST) 2.94/2.93 against 3.07/3.06 — the four-row build 3.11-3.17 in the same processes. Registered with
 //   all three (the registry's defines): the 22:59 UTC record 2.800 ms, 1.79x eager, 0.82x torch.compile, rel-L2 1.86e-6.
 //   Its tensor pipe is 68.8 % active (ncu); a microbenchmark (kernels/micro/wgmma_rate.cu) retires register-A m64n32k8
-//   at the full TF32 rate, but only 78 % with A loaded before each group of 144 tensor cycles, as here. Prepared, not
-//   measured: CF_3X_PAIRS (two tap columns a group, 288 cycles behind each fresh set; RsChunk3x::pair).
+//   at the full TF32 rate, but only 78 % with A loaded before each group of 144 tensor cycles, as here. Thirty-first
+//   session (2026-12-04, explore-2026-12-04/): CF_3X_PAIRS (two tap columns a group, RsChunk3x::pair) 3.03 against 3.00;
+//   ablations (call K, timed only): without the epilogue's math 10.7 % faster, without the fragment loads 12.7 %, with
+//   neither nor the splits 21.9 % (the tensor pipe 86.8 % active: only as fast as torch.compile); the next row's loads
+//   under the current group (CF_3X_ROW_PREFETCH, bitwise equal) 2.965 against 3.008, registered: the 02:22 UTC record
+//   2.778 ms, 1.79x eager, 0.83x torch.compile; the epilogue in a third warpgroup (CF_3X_EPI_WG, below) bitwise equal,
+//   3.04 against 3.01: no faster.
 
 namespace cf04d {
 
