@@ -729,8 +729,17 @@ __device__ __forceinline__ void epilogue_3x(const float* __restrict__ bias, cons
             const int o = q >> 3, ch = 8 * ((q >> 1) & 3) + (q & 1);
             const float2 sv = mine[q * 128];
             const float b = __ldg(bias + c0 + 2 * tq + ch), m = __ldg(mult + c0 + 2 * tq + ch);
+#if defined(CF_ABL_RAWEPI) || defined(CF_ABL_NOEPI)
+            // ablations (timed only): the sums and bias, without the epilogue's math (NOEPI: not stored either)
+            const float v0 = sv.x + b, v1 = sv.y + b;
+            (void)m;
+#else
             const float v0 = epilogue_conv2d(sv.x + b, m), v1 = epilogue_conv2d(sv.y + b, m);
+#endif
             float* const at = yt + ch * plane + o * g.Wo;
+#ifdef CF_ABL_NOEPI
+            if (v0 == 1234.5f && v1 == 1234.5f)   // never: keeps the sums alive without their stores
+#endif
             if (pair_stores) {
                 __stcs(reinterpret_cast<float2*>(at), make_float2(v0, v1));
             } else {
