@@ -913,8 +913,9 @@ PIPE_COUNTERS = {"gpu__time_duration.sum": "ms (ncu)", "sm__cycles_elapsed.avg":
 NCU_PIPE_30 = (LOG_DIR_3I / "callG" / "ncu_kernels.log", PIPE_COUNTERS)
 # Thirty-first session (H200, 2026-12-04 from 01:49 UTC): conv2d 04d 3xTF32 with two tap columns a group (call J), its
 # parts by ablation (call K: CF_ABL_* builds, timed only, wrong outputs on purpose), the next row's loads under the
-# current group and an epilogue warpgroup (call L). In these logs 04d_rs_3xtf32 is the build registered then (the 22:59
-# UTC record's), so call_times reads them.
+# current group and an epilogue warpgroup (call L), the epilogue warpgroup's parts (call O, after the record). In calls
+# J-L 04d_rs_3xtf32 is the build registered then (the 22:59 UTC record's), in call O the 02:22 record's (with the row
+# prefetch), so call_times reads them.
 LOG_DIR_4 = R.ROOT / "results" / "device-logs" / "explore-2026-12-04"
 RECORD_THIRTIETH = LOG_DIR_4 / "record" / "record-2026-12-03T2259.json"  # the record the 02:22 UTC one replaced
 THIRTY_FIRST = {
@@ -924,6 +925,8 @@ THIRTY_FIRST = {
             "epilogue, its fragment loads, its loads and splits, all three; and with two stages"),
     **twice(LOG_DIR_4 / "callL" / "call.log", "prefetch and epilogue warpgroup", "the next row's loads under the "
             "current group, the epilogue in a third warpgroup, both, and two fragment sets alone"),
+    "epilogue warpgroup's parts": (Run(LOG_DIR_4 / "callO" / "call.log", 0), "the epilogue warpgroup's build (with the "
+                                   "prefetch) without its epilogue's math, and without math and stores (one run)"),
 }
 _logs("thirty-first", THIRTY_FIRST)
 COUNTERS_31 = {**COUNTERS_29, **PIPE_COUNTERS}

@@ -645,9 +645,10 @@ struct RsChunk3x {
 #endif
         split_tap<S>(big[G], small[G], v);
 #ifdef CF_3X_ROW_PREFETCH
-        // CF_3X_ROW_PREFETCH (candidate): the row's floats are dead once its last tap is split, so the next row's are
-        // loaded into them now, under this group's wgmmas and wait, instead of in front of the next group's split
-        // (call K: without the fragment loads the kernel was 12.7 % faster, without the splits 0.5 % more)
+        // CF_3X_ROW_PREFETCH (registered 2026-12-04, explore-2026-12-04/callL: bitwise equal, 1.4 % faster): the row's
+        // floats are dead once its last tap is split, so the next row's are loaded into them now, under this group's
+        // wgmmas and wait, instead of in front of the next group's split (call K: without the fragment loads the kernel
+        // was 12.7 % faster, without the splits 0.5 % more)
         if constexpr (S == KS - 1 && I + 1 < XH) load_row<I + 1>(v, fb);
 #endif
         wgmma_fence();                             // the fragment registers were written by ordinary instructions
@@ -660,10 +661,11 @@ struct RsChunk3x {
         else if constexpr (I + 1 < XH)
             group<I + 1, 0, MAINS, P, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty);
     }
-    // CF_3X_PAIRS (candidate, not yet measured): two tap columns a group — items K and K + 1 of the chunk's GROUPS
-    // (item k: input row k / KS, tap column k % KS), so that each fresh set of 16 fragment registers has up to 18
-    // wgmmas (288 cycles of the warpgroup's tensor work) behind it. The wgmma rate microbenchmark (call H): with A
-    // loaded before each group, groups of 144 cycles retire 78 % of the TF32 rate, groups of 288 cycles 100 %.
+    // CF_3X_PAIRS (measured, not kept: explore-2026-12-04/callJ, 1 % slower): two tap columns a group — items K and
+    // K + 1 of the chunk's GROUPS (item k: input row k / KS, tap column k % KS), so that each fresh set of 16 fragment
+    // registers has up to 18 wgmmas (288 cycles of the warpgroup's tensor work) behind it. The wgmma rate
+    // microbenchmark (call H): with A loaded before each group, groups of 144 cycles retire 78 % of the TF32 rate,
+    // groups of 288 cycles 100 %; but a chunk's items are uneven, so most pairs here stay short.
     static constexpr int PAIR_GROUPS = (GROUPS + 1) / 2;
     template <int K, int MAINS, int P, int AW>
     static __device__ __forceinline__ void pair(float (&acc)[MAINS][ROWS][AW], int m, float (&cor)[ROWS][16],

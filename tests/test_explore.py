@@ -1296,6 +1296,17 @@ def test_conv2d_04d_3xtf32_tap_pairs_lost_the_ablations_priced_the_parts_and_the
     assert san_l.count("ERROR SUMMARY: 0 errors") == 2 and "RACECHECK SUMMARY: 77 hazards" in san_l
 
 
+def test_in_the_epilogue_warpgroups_build_its_stores_cost_more_than_its_math():
+    """explore-2026-12-04, call O (one run, the registered build with the row prefetch beside it): the epilogue
+    warpgroup's build without its epilogue's math >= 3 % faster than with it, without math and stores >= 10 % faster —
+    the stores from the third warpgroup cost more than its arithmetic; the build itself slower than the registered one."""
+    t = E.call_times(E.THIRTY_FIRST, problem="conv2d").loc["epilogue warpgroup's parts", "median ms"]
+    epi = "04d_rs_3xtf32 -DCF_3X_EPI_WG -DCF_STAGES=2 -UCF_3X_SETS=3"
+    raw, none = t[epi + " -DCF_ABL_RAWEPI"], t[epi + " -DCF_ABL_NOEPI"]
+    assert t["04d_rs_3xtf32"] < t[epi]                                                       # 2.894 vs 2.991
+    assert raw < 0.97 * t[epi] and none < 0.9 * t[epi] and none < 0.93 * raw                 # 2.863, 2.613
+
+
 def test_fresh_fragments_need_288_tensor_cycles_behind_them_and_only_n32_streams_suffer_arithmetic_beside():
     """explore-2026-12-04, calls J, M, N: with A loaded before each group, groups of 18 and 27 m64n32k8 retire the full
     rate, groups of 9 on three sets no more than on two (< 85 %); beside a warpgroup of arithmetic a stream of m64n32k8

@@ -97,7 +97,7 @@
 //   neither nor the splits 21.9 % (the tensor pipe 86.8 % active: only as fast as torch.compile); the next row's loads
 //   under the current group (CF_3X_ROW_PREFETCH, bitwise equal) 2.965 against 3.008, registered: the 02:22 UTC record
 //   2.778 ms, 1.79x eager, 0.83x torch.compile; the epilogue in a third warpgroup (CF_3X_EPI_WG, below) bitwise equal,
-//   3.04 against 3.01: no faster.
+//   3.04 against 3.01: no faster (call O: its math 4 %, its stores 8 % more, from the third warpgroup).
 
 namespace cf04d {
 
@@ -199,8 +199,9 @@ constexpr int PARAM_FLOATS = 2 * COUT;                     // bias, multiplier: 
 constexpr int PARAM_FLOATS = 0;
 #endif
 #ifdef CF_3X_EPI_WG
-// CF_3X_EPI_WG (candidate): the consumers' sums (16 a row and thread) go through one shared buffer to a third warpgroup,
-// which applies the epilogue and stores, while the consumer starts its next tile
+// CF_3X_EPI_WG (measured, not kept: explore-2026-12-04/callL, callO): the consumers' sums (16 a row and thread) go
+// through one shared buffer to a third warpgroup, which applies the epilogue and stores, while the consumer starts its
+// next tile. Bitwise equal, 1 % slower than the registered build; racecheck reports the named-barrier handoff.
 constexpr int EPI_FLOATS = 128 * ROWS * 16;
 #else
 constexpr int EPI_FLOATS = 0;
