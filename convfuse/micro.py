@@ -18,7 +18,8 @@ from .traffic import TF32_FLOP_PER_SM_CYCLE
 SOURCE = KERNELS / "micro" / "wgmma_rate.cu"
 MODES = {0: "RS", 1: "SS", 2: "RS concat", 3: "RS, A loaded", 4: "RS, A loaded, 3 sets", 5: "RS + FFMA warpgroup",
          6: "SS + FFMA warpgroup", 7: "RS + GELU warpgroup", 8: "RS concat + FFMA warpgroup",
-         9: "RS + one FFMA chain warpgroup"}
+         9: "RS + one FFMA chain warpgroup", 10: "RS + shared-load warpgroup", 11: "SS + shared-load warpgroup",
+         12: "RS concat + shared-load warpgroup", 13: "RS concat + global-store warpgroup"}
 
 GLUE = r"""
 #include <torch/extension.h>

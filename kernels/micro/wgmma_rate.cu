@@ -21,10 +21,16 @@ namespace cfmicro {
 // (call M: RS m64n32k8 75 % beside FFMAs, RS m64n64k8 and SS 99-100 %). CONCAT_FFMA: CONCAT's pair beside FFMAs
 // (one accumulator pair: three spill at 168 registers);
 // RS_FFMA1: RS beside a warpgroup of one dependent FFMA chain a thread (a quarter of the issue rate or less)
+// RS_LDS, SS_LDS, CONCAT_LDS, CONCAT_STG: beside a warpgroup of 8-byte shared loads or 8-byte global stores instead
+// (call O: 04d 3xTF32's stores from a warpgroup of their own cost more than its epilogue's math: does traffic on the
+// L1 / shared-memory path slow the wgmmas' reads of B?)
 enum Mode { RS = 0, SS = 1, CONCAT = 2, FRESH = 3, FRESH3 = 4, RS_FFMA = 5, SS_FFMA = 6, RS_GELU = 7, CONCAT_FFMA = 8,
-            RS_FFMA1 = 9 };
+            RS_FFMA1 = 9, RS_LDS = 10, SS_LDS = 11, CONCAT_LDS = 12, CONCAT_STG = 13 };
 __host__ __device__ constexpr bool alu_mode(int m) { return m >= RS_FFMA; }
-__host__ __device__ constexpr int base_mode(int m) { return m == SS_FFMA ? SS : m == CONCAT_FFMA ? CONCAT : alu_mode(m) ? RS : m; }
+__host__ __device__ constexpr int base_mode(int m) {
+    return (m == SS_FFMA || m == SS_LDS) ? SS : (m == CONCAT_FFMA || m == CONCAT_LDS || m == CONCAT_STG) ? CONCAT
+           : alu_mode(m) ? RS : m;
+}
 constexpr int SMEM_BYTES = 160 * 1024;      // more than half an SM's: one block per SM
 
 struct Case {
@@ -56,6 +62,12 @@ constexpr Case CASES[] = {
      CONCAT_FFMA, 64, 2, 6, 1},
     {"RS m64n32k8, 2 warpgroups, groups of 9, beside a warpgroup of GELUs", RS_GELU, 32, 2, 9, 3},
     {"RS m64n32k8, 2 warpgroups, groups of 9, beside a warpgroup of one FFMA chain a thread", RS_FFMA1, 32, 2, 9, 3},
+    {"RS m64n64k8, 2 warpgroups, groups of 9, beside a warpgroup of shared loads", RS_LDS, 64, 2, 9, 3},
+    {"SS m64n64k8, 2 warpgroups, groups of 9, beside a warpgroup of shared loads", SS_LDS, 64, 2, 9, 3},
+    {"RS m64n64k8 + m64n32k8, 2 warpgroups, groups of 6 pairs, one accumulator pair, beside a warpgroup of shared loads",
+     CONCAT_LDS, 64, 2, 6, 1},
+    {"RS m64n64k8 + m64n32k8, 2 warpgroups, groups of 6 pairs, one accumulator pair, beside a warpgroup of global stores",
+     CONCAT_STG, 64, 2, 6, 1},
 };
 constexpr int NCASES = sizeof(CASES) / sizeof(CASES[0]);
 
@@ -75,21 +87,38 @@ __device__ __forceinline__ void issue_group(float (&acc)[ACCS][N / 2], float (&a
     }
 }
 
-// The arithmetic warpgroup of the ALU modes: 8 independent chains a thread, until `done` is set
+// The third warpgroup of the ALU modes: 8 independent chains a thread (arithmetic, 8-byte shared loads of a 16 KB
+// region, conflict-free, or 8-byte global stores, 8 lanes to 64 contiguous bytes as 04d's epilogue), until `done` is set
+constexpr int LDS_REGION = 64 * 1024, LDS_FLOAT2 = 2048;   // byte offset of the loads' 16 KB, float2 in it
+constexpr int STG_FLOAT2 = 132 * 128 * 64;                 // the stores' buffer (8 MB, reused)
+__device__ float2 g_store_sink[STG_FLOAT2];
 template <int MODE>
-__device__ __forceinline__ void alu_loop(const volatile int* done, float* __restrict__ sink) {
+__device__ __forceinline__ void alu_loop(const volatile int* done, float* __restrict__ sink, const float2* lds) {
     float v[8];
 #pragma unroll
     for (int i = 0; i < 8; ++i) v[i] = 0.25f + 0.01f * (threadIdx.x & 7) + 0.1f * i;
+    const int t = threadIdx.x & 127;
+    unsigned step = 0;
 #pragma unroll 1
     while (!*done) {
 #pragma unroll 1
-        for (int r = 0; r < 16; ++r)
+        for (int r = 0; r < 16; ++r, ++step)
 #pragma unroll
             for (int i = 0; i < 8; ++i) {
-                if constexpr (MODE == RS_GELU) v[i] = gelu_erf_fast(v[i]) + 0.5f;
-                else if constexpr (MODE == RS_FFMA1) v[0] = fmaf(v[0], 0.999f, 0.001f);
-                else v[i] = fmaf(v[i], 0.999f, 0.001f);
+                if constexpr (MODE == RS_GELU) {
+                    v[i] = gelu_erf_fast(v[i]) + 0.5f;
+                } else if constexpr (MODE == RS_LDS || MODE == SS_LDS || MODE == CONCAT_LDS) {
+                    const float2 x = lds[(t + 128 * ((8 * step + i) & 15)) & (LDS_FLOAT2 - 1)];
+                    v[i] += x.x + x.y;
+                } else if constexpr (MODE == CONCAT_STG) {
+                    const int px = ((t >> 2) & 7) + 8 * (t >> 5), ch = (t & 3) + 4 * i;   // 04d's store pattern
+                    g_store_sink[((blockIdx.x * 32 + ch) * 32 + px + 1024 * (step & 31)) % STG_FLOAT2] =
+                        make_float2(v[i], v[i] + 1.0f);
+                } else if constexpr (MODE == RS_FFMA1) {
+                    v[0] = fmaf(v[0], 0.999f, 0.001f);
+                } else {
+                    v[i] = fmaf(v[i], 0.999f, 0.001f);
+                }
             }
     }
     float sum = 0.0f;
@@ -110,7 +139,7 @@ rate_kernel(long long* __restrict__ cycles, float* __restrict__ sink, int iters)
     __syncthreads();
     if constexpr (alu_mode(MODE)) {
         if (threadIdx.x >= 128 * WGS) {
-            alu_loop<MODE>(done, sink);
+            alu_loop<MODE>(done, sink, reinterpret_cast<const float2*>(smem + LDS_REGION));
             return;
         }
     }
@@ -207,13 +236,13 @@ const char* rate_launch(int c, long long* cycles, float* sink, int iters, int bl
     case i:                                                                                                       \
         return launch_case<CASES[i].mode, CASES[i].n, CASES[i].wgs, CASES[i].g, CASES[i].accs>(cycles, sink, iters, \
                                                                                               blocks, stream)
-    static_assert(NCASES == 22, "one CF_RATE_CASE a case");
+    static_assert(NCASES == 26, "one CF_RATE_CASE a case");
     switch (c) {
         CF_RATE_CASE(0); CF_RATE_CASE(1); CF_RATE_CASE(2); CF_RATE_CASE(3); CF_RATE_CASE(4);
         CF_RATE_CASE(5); CF_RATE_CASE(6); CF_RATE_CASE(7); CF_RATE_CASE(8); CF_RATE_CASE(9); CF_RATE_CASE(10);
         CF_RATE_CASE(11); CF_RATE_CASE(12); CF_RATE_CASE(13); CF_RATE_CASE(14); CF_RATE_CASE(15); CF_RATE_CASE(16);
         CF_RATE_CASE(17); CF_RATE_CASE(18); CF_RATE_CASE(19); CF_RATE_CASE(20);
-        CF_RATE_CASE(21);
+        CF_RATE_CASE(21); CF_RATE_CASE(22); CF_RATE_CASE(23); CF_RATE_CASE(24); CF_RATE_CASE(25);
 #undef CF_RATE_CASE
         default: return "wgmma_rate: no such case";
     }
