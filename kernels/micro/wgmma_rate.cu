@@ -12,18 +12,18 @@
 
 namespace cfmicro {
 
-// CONCAT: an RS m64n64k8 then an RS m64n32k8, as 04d's CF_3X_CONCAT. FRESH: RS with A loaded from shared memory and
-// converted (ld.shared, cvt.rna.tf32) into one of two register sets before each group, as 04d's groups do; FRESH3 the
-// same on three sets with wait_group 2. RS_FFMA, SS_FFMA, RS_GELU: RS or SS beside one more warpgroup that issues nothing
-// but independent FFMAs (or the erf polynomial's GELU: FFMAs and two MUFU a value) until the wgmma warpgroups are done
-// (call K: 04d 3xTF32 ran 10.7 % faster without its epilogue's math, and no faster with that math moved to a warpgroup
-// of its own, call L: does arithmetic on the SM slow a register-A wgmma?)
-// (call M: RS m64n32k8 75 % beside FFMAs, RS m64n64k8 and SS 99-100 %). CONCAT_FFMA: CONCAT's pair beside FFMAs
-// (one accumulator pair: three spill at 168 registers);
-// RS_FFMA1: RS beside a warpgroup of one dependent FFMA chain a thread (a quarter of the issue rate or less)
-// RS_LDS, SS_LDS, CONCAT_LDS, CONCAT_STG: beside a warpgroup of 8-byte shared loads or 8-byte global stores instead
-// (call O: 04d 3xTF32's stores from a warpgroup of their own cost more than its epilogue's math: does traffic on the
-// L1 / shared-memory path slow the wgmmas' reads of B?)
+// The modes (names for the Python side in convfuse/micro.py's MODES, by number):
+//   RS, SS        A from registers or shared memory, B from shared memory.
+//   CONCAT        an RS m64n64k8 then an RS m64n32k8, as 04d's CF_3X_CONCAT.
+//   FRESH(3)      RS with A loaded from shared memory and converted (ld.shared, cvt.rna.tf32) into one of two (three,
+//                 wait_group 2) register sets before each group, as 04d's groups do.
+//   *_FFMA, RS_GELU, RS_FFMA1, *_LDS, CONCAT_STG
+//                 the base mode beside a third warpgroup that, until the wgmma warpgroups are done, issues nothing but
+//                 independent FFMAs, the erf polynomial's GELU (FFMAs and two MUFU a value), one dependent FFMA chain a
+//                 thread, 8-byte shared loads, or 8-byte global stores in 04d's pattern. Why: 04d 3xTF32 ran 10.7 %
+//                 faster without its epilogue's math (call K) and no faster with the epilogue moved to a warpgroup of
+//                 its own (call L), where its stores cost more than its math (call O). CONCAT_FFMA, CONCAT_LDS and
+//                 CONCAT_STG keep one accumulator pair (three spill at the 168 registers of 384 threads).
 enum Mode { RS = 0, SS = 1, CONCAT = 2, FRESH = 3, FRESH3 = 4, RS_FFMA = 5, SS_FFMA = 6, RS_GELU = 7, CONCAT_FFMA = 8,
             RS_FFMA1 = 9, RS_LDS = 10, SS_LDS = 11, CONCAT_LDS = 12, CONCAT_STG = 13 };
 __host__ __device__ constexpr bool alu_mode(int m) { return m >= RS_FFMA; }
