@@ -19,7 +19,9 @@ SOURCE = KERNELS / "micro" / "wgmma_rate.cu"
 MODES = {0: "RS", 1: "SS", 2: "RS concat", 3: "RS, A loaded", 4: "RS, A loaded, 3 sets", 5: "RS + FFMA warpgroup",
          6: "SS + FFMA warpgroup", 7: "RS + GELU warpgroup", 8: "RS concat + FFMA warpgroup",
          9: "RS + one FFMA chain warpgroup", 10: "RS + shared-load warpgroup", 11: "SS + shared-load warpgroup",
-         12: "RS concat + shared-load warpgroup", 13: "RS concat + global-store warpgroup"}
+         12: "RS concat + shared-load warpgroup", 13: "RS concat + global-store warpgroup",
+         14: "RS concat + GELU warpgroup", 15: "RS concat + shared-store warpgroup",
+         16: "RS concat + epilogue warpgroup", 17: "RS + global-store warpgroup", 18: "SS + global-store warpgroup"}
 
 GLUE = r"""
 #include <torch/extension.h>

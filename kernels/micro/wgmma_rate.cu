@@ -17,18 +17,24 @@ namespace cfmicro {
 //   CONCAT        an RS m64n64k8 then an RS m64n32k8, as 04d's CF_3X_CONCAT.
 //   FRESH(3)      RS with A loaded from shared memory and converted (ld.shared, cvt.rna.tf32) into one of two (three,
 //                 wait_group 2) register sets before each group, as 04d's groups do.
-//   *_FFMA, RS_GELU, RS_FFMA1, *_LDS, CONCAT_STG
+//   *_FFMA, *_GELU, RS_FFMA1, *_LDS, *_STG, CONCAT_STS, CONCAT_EPI
 //                 the base mode beside a third warpgroup that, until the wgmma warpgroups are done, issues nothing but
 //                 independent FFMAs, the erf polynomial's GELU (FFMAs and two MUFU a value), one dependent FFMA chain a
-//                 thread, 8-byte shared loads, or 8-byte global stores in 04d's pattern. Why: 04d 3xTF32 ran 10.7 %
-//                 faster without its epilogue's math (call K) and no faster with the epilogue moved to a warpgroup of
-//                 its own (call L), where its stores cost more than its math (call O). CONCAT_FFMA, CONCAT_LDS and
-//                 CONCAT_STG keep one accumulator pair (three spill at the 168 registers of 384 threads).
+//                 thread, 8-byte shared loads, 8-byte global stores in 04d's pattern, 8-byte shared stores
+//                 (conflict-free), or 04d's epilogue (two GELUs, then their 8-byte global store). Why: 04d 3xTF32 ran
+//                 10.7 % faster without its epilogue's math (call K) and no faster with the epilogue moved to a
+//                 warpgroup of its own (call L), where its stores cost more than its math (call O); call P found the
+//                 pair at 66 % beside global stores and ~100 % beside shared loads. The CONCAT_* modes keep one
+//                 accumulator pair (three spill at the 168 registers of 384 threads).
 enum Mode { RS = 0, SS = 1, CONCAT = 2, FRESH = 3, FRESH3 = 4, RS_FFMA = 5, SS_FFMA = 6, RS_GELU = 7, CONCAT_FFMA = 8,
-            RS_FFMA1 = 9, RS_LDS = 10, SS_LDS = 11, CONCAT_LDS = 12, CONCAT_STG = 13 };
+            RS_FFMA1 = 9, RS_LDS = 10, SS_LDS = 11, CONCAT_LDS = 12, CONCAT_STG = 13, CONCAT_GELU = 14,
+            CONCAT_STS = 15, CONCAT_EPI = 16, RS_STG = 17, SS_STG = 18 };
 __host__ __device__ constexpr bool alu_mode(int m) { return m >= RS_FFMA; }
+__host__ __device__ constexpr bool stg_mode(int m) { return m == CONCAT_STG || m == RS_STG || m == SS_STG; }
 __host__ __device__ constexpr int base_mode(int m) {
-    return (m == SS_FFMA || m == SS_LDS) ? SS : (m == CONCAT_FFMA || m == CONCAT_LDS || m == CONCAT_STG) ? CONCAT
+    return (m == SS_FFMA || m == SS_LDS || m == SS_STG) ? SS
+           : (m == CONCAT_FFMA || m == CONCAT_LDS || m == CONCAT_STG || m == CONCAT_GELU || m == CONCAT_STS ||
+              m == CONCAT_EPI) ? CONCAT
            : alu_mode(m) ? RS : m;
 }
 constexpr int SMEM_BYTES = 160 * 1024;      // more than half an SM's: one block per SM
@@ -68,6 +74,15 @@ constexpr Case CASES[] = {
      CONCAT_LDS, 64, 2, 6, 1},
     {"RS m64n64k8 + m64n32k8, 2 warpgroups, groups of 6 pairs, one accumulator pair, beside a warpgroup of global stores",
      CONCAT_STG, 64, 2, 6, 1},
+    {"RS m64n64k8 + m64n32k8, 2 warpgroups, groups of 6 pairs, one accumulator pair, beside a warpgroup of GELUs",
+     CONCAT_GELU, 64, 2, 6, 1},
+    {"RS m64n64k8 + m64n32k8, 2 warpgroups, groups of 6 pairs, one accumulator pair, beside a warpgroup of shared stores",
+     CONCAT_STS, 64, 2, 6, 1},
+    {"RS m64n64k8 + m64n32k8, 2 warpgroups, groups of 6 pairs, one accumulator pair, beside a warpgroup of 04d's epilogue",
+     CONCAT_EPI, 64, 2, 6, 1},
+    {"RS m64n64k8, 2 warpgroups, groups of 9, beside a warpgroup of global stores", RS_STG, 64, 2, 9, 3},
+    {"RS m64n32k8, 2 warpgroups, groups of 9, beside a warpgroup of global stores", RS_STG, 32, 2, 9, 3},
+    {"SS m64n64k8, 2 warpgroups, groups of 9, beside a warpgroup of global stores", SS_STG, 64, 2, 9, 3},
 };
 constexpr int NCASES = sizeof(CASES) / sizeof(CASES[0]);
 
@@ -87,13 +102,14 @@ __device__ __forceinline__ void issue_group(float (&acc)[ACCS][N / 2], float (&a
     }
 }
 
-// The third warpgroup of the ALU modes: 8 independent chains a thread (arithmetic, 8-byte shared loads of a 16 KB
-// region, conflict-free, or 8-byte global stores, 8 lanes to 64 contiguous bytes as 04d's epilogue), until `done` is set
+// The third warpgroup of the ALU modes: 8 independent chains a thread (arithmetic, 8-byte shared loads or stores of a
+// 16 KB region, conflict-free, or 8-byte global stores, 8 lanes to 64 contiguous bytes as 04d's epilogue), until `done`
+// is set
 constexpr int LDS_REGION = 64 * 1024, LDS_FLOAT2 = 2048;   // byte offset of the loads' 16 KB, float2 in it
 constexpr int STG_FLOAT2 = 132 * 128 * 64;                 // the stores' buffer (8 MB, reused)
 __device__ float2 g_store_sink[STG_FLOAT2];
 template <int MODE>
-__device__ __forceinline__ void alu_loop(const volatile int* done, float* __restrict__ sink, const float2* lds) {
+__device__ __forceinline__ void alu_loop(const volatile int* done, float* __restrict__ sink, float2* lds) {
     float v[8];
 #pragma unroll
     for (int i = 0; i < 8; ++i) v[i] = 0.25f + 0.01f * (threadIdx.x & 7) + 0.1f * i;
@@ -105,15 +121,23 @@ __device__ __forceinline__ void alu_loop(const volatile int* done, float* __rest
         for (int r = 0; r < 16; ++r, ++step)
 #pragma unroll
             for (int i = 0; i < 8; ++i) {
-                if constexpr (MODE == RS_GELU) {
+                const int px = ((t >> 2) & 7) + 8 * (t >> 5), ch = (t & 3) + 4 * i;   // 04d's store pattern
+                float2* const at = &g_store_sink[((blockIdx.x * 32 + ch) * 32 + px + 1024 * (step & 31)) % STG_FLOAT2];
+                if constexpr (MODE == RS_GELU || MODE == CONCAT_GELU) {
                     v[i] = gelu_erf_fast(v[i]) + 0.5f;
                 } else if constexpr (MODE == RS_LDS || MODE == SS_LDS || MODE == CONCAT_LDS) {
                     const float2 x = lds[(t + 128 * ((8 * step + i) & 15)) & (LDS_FLOAT2 - 1)];
                     v[i] += x.x + x.y;
-                } else if constexpr (MODE == CONCAT_STG) {
-                    const int px = ((t >> 2) & 7) + 8 * (t >> 5), ch = (t & 3) + 4 * i;   // 04d's store pattern
-                    g_store_sink[((blockIdx.x * 32 + ch) * 32 + px + 1024 * (step & 31)) % STG_FLOAT2] =
+                } else if constexpr (stg_mode(MODE)) {
+                    *at = make_float2(v[i], v[i] + 1.0f);
+                } else if constexpr (MODE == CONCAT_STS) {
+                    lds[(t + 128 * ((8 * step + i) & 15)) & (LDS_FLOAT2 - 1)] =
                         make_float2(v[i], v[i] + 1.0f);
+                    v[i] += 1.0f;
+                } else if constexpr (MODE == CONCAT_EPI) {
+                    const float e0 = gelu_erf_fast(v[i]), e1 = gelu_erf_fast(v[i] + 0.25f);
+                    *at = make_float2(e0, e1);
+                    v[i] = e0 + 0.5f;
                 } else if constexpr (MODE == RS_FFMA1) {
                     v[0] = fmaf(v[0], 0.999f, 0.001f);
                 } else {
@@ -139,7 +163,7 @@ rate_kernel(long long* __restrict__ cycles, float* __restrict__ sink, int iters)
     __syncthreads();
     if constexpr (alu_mode(MODE)) {
         if (threadIdx.x >= 128 * WGS) {
-            alu_loop<MODE>(done, sink, reinterpret_cast<const float2*>(smem + LDS_REGION));
+            alu_loop<MODE>(done, sink, reinterpret_cast<float2*>(smem + LDS_REGION));
             return;
         }
     }
@@ -236,13 +260,14 @@ const char* rate_launch(int c, long long* cycles, float* sink, int iters, int bl
     case i:                                                                                                       \
         return launch_case<CASES[i].mode, CASES[i].n, CASES[i].wgs, CASES[i].g, CASES[i].accs>(cycles, sink, iters, \
                                                                                               blocks, stream)
-    static_assert(NCASES == 26, "one CF_RATE_CASE a case");
+    static_assert(NCASES == 32, "one CF_RATE_CASE a case");
     switch (c) {
         CF_RATE_CASE(0); CF_RATE_CASE(1); CF_RATE_CASE(2); CF_RATE_CASE(3); CF_RATE_CASE(4);
         CF_RATE_CASE(5); CF_RATE_CASE(6); CF_RATE_CASE(7); CF_RATE_CASE(8); CF_RATE_CASE(9); CF_RATE_CASE(10);
         CF_RATE_CASE(11); CF_RATE_CASE(12); CF_RATE_CASE(13); CF_RATE_CASE(14); CF_RATE_CASE(15); CF_RATE_CASE(16);
         CF_RATE_CASE(17); CF_RATE_CASE(18); CF_RATE_CASE(19); CF_RATE_CASE(20);
-        CF_RATE_CASE(21); CF_RATE_CASE(22); CF_RATE_CASE(23); CF_RATE_CASE(24); CF_RATE_CASE(25);
+        CF_RATE_CASE(21); CF_RATE_CASE(22); CF_RATE_CASE(23); CF_RATE_CASE(24); CF_RATE_CASE(25); CF_RATE_CASE(26);
+        CF_RATE_CASE(27); CF_RATE_CASE(28); CF_RATE_CASE(29); CF_RATE_CASE(30); CF_RATE_CASE(31);
 #undef CF_RATE_CASE
         default: return "wgmma_rate: no such case";
     }
