@@ -57,9 +57,48 @@ __device__ __forceinline__ float gelu_erf_fast(float v) {
     return v * fmaf(erf_x, 0.5f, 0.5f);
 }
 
+// gelu_erf_fast without the MUFU unit (-DCF_GELU_ALU, conv2d 04d 3xTF32 candidate, thirty-second session): the wgmma
+// rate microbenchmark's CONCAT pair retires 99.9 % of the TF32 rate beside a warpgroup of FFMAs, 77.5 % beside one of
+// gelu_erf_fast (two MUFU a value) and 48.2 % beside 04d's epilogue (call Q). Here 1 / d by a bit-trick estimate and
+// three Newton steps (relative error ~6e-8), exp2 by rounding to an integer n with the 1.5 x 2^23 shift, 2^f (|f| <=
+// 1/2) by a degree-5 polynomial (relative error 1.0e-7, Chebyshev fit) and n added to the exponent; x clamped to 6, where
+// t P(t) exp(-x^2) < 1e-16, so that d <= 2.97 and exp2's argument >= -52 need no other care. ~30 ALU instructions a
+// value against ~15 and two MUFU. tests/test_erf_poly.py evaluates it as the device does. NaN, +-Inf as gelu_erf_fast.
+__device__ __forceinline__ float rcp_alu(float d) {   // 1 <= d < 4
+    float r = __int_as_float(0x7EF311C3 - __float_as_int(d));
+    r = fmaf(r, fmaf(-d, r, 1.0f), r);
+    r = fmaf(r, fmaf(-d, r, 1.0f), r);
+    return fmaf(r, fmaf(-d, r, 1.0f), r);
+}
+__device__ __forceinline__ float ex2_alu(float y) {   // -126 < y <= 0
+    const float j = y + 12582912.0f;                  // 1.5 x 2^23: j's low mantissa bits hold round(y)
+    const float f = y - (j - 12582912.0f);            // exact: |f| <= 1/2
+    float p = 1.340043217e-03f;
+    p = fmaf(p, f, 9.676037098e-03f);
+    p = fmaf(p, f, 5.550327214e-02f);
+    p = fmaf(p, f, 2.402210736e-01f);
+    p = fmaf(p, f, 6.931472067e-01f);
+    p = fmaf(p, f, 1.000000075e+00f);
+    return __uint_as_float(__float_as_uint(p) + ((__float_as_uint(j) - 0x4B400000u) << 23));   // + n in the exponent
+}
+__device__ __forceinline__ float gelu_erf_alu(float v) {
+    const float x = fminf(fabsf(v) * CF_SQRT1_2, 6.0f);
+    const float t = rcp_alu(fmaf(0.3275911f, x, 1.0f));
+    float p = 1.061405429f;
+    p = fmaf(p, t, -1.453152027f);
+    p = fmaf(p, t, 1.421413741f);
+    p = fmaf(p, t, -0.284496736f);
+    p = fmaf(p, t, 0.254829592f);
+    const float e = ex2_alu(x * x * -1.44269504088896341f);   // exp(-x^2)
+    const float erf_x = copysignf(fmaf(-p * t, e, 1.0f), v);
+    return v * fmaf(erf_x, 0.5f, 0.5f);
+}
+
 // conv2d epilogue: x * multiplier[c] -> LeakyReLU(0.01) -> GELU
 __device__ __forceinline__ float epilogue_conv2d(float acc, float multiplier) {
-#ifdef CF_GELU_FAST
+#if defined(CF_GELU_ALU)
+    return gelu_erf_alu(leaky_relu(acc * multiplier, 0.01f));
+#elif defined(CF_GELU_FAST)
     return gelu_erf_fast(leaky_relu(acc * multiplier, 0.01f));
 #else
     return gelu_erf(leaky_relu(acc * multiplier, 0.01f));

@@ -108,3 +108,63 @@ def test_gelu_half_form_scales_every_horner_step_exactly():
         _, y, _ = _clamped_gelu_error(coeffs)
         assert np.abs(y_half - ref).max() < bound, (name, np.abs(y_half - ref).max())
         assert 0 < np.abs(y_half - y).max() <= 2 ** -23, (name, np.abs(y_half - y).max())   # not the same, an ulp apart
+
+
+def _body(name: str) -> str:
+    return re.search(rf"float {name}\(float \w+\) \{{(.*?)\n\}}", (KERNELS / "common.cuh").read_text(), re.S).group(1)
+
+
+def _floats(name: str) -> list:
+    return [np.float32(float(c)) for c in re.findall(r"(-?\d+\.\d+(?:e[-+]?\d+)?)f", _body(name))]
+
+
+def _rcp_alu(d):
+    """rcp_alu as the device evaluates it: the bit-trick estimate, three Newton steps in fmaf."""
+    magic = int(re.search(r"0x([0-9A-F]{8}) - __float_as_int", _body("rcp_alu")).group(1), 16)
+    r = (np.uint32(magic) - d.view(np.uint32)).view(np.float32)
+    for _ in range(_body("rcp_alu").count("fmaf(-d, r, 1.0f)")):
+        r = _fma(r, _fma(-d, r, np.float32(1)), r)
+    return r
+
+
+def _ex2_alu(y):
+    shift, _, *poly = _floats("ex2_alu")              # 1.5 x 2^23 twice, then the polynomial, highest degree first
+    j = (y + shift).astype(np.float32)
+    f = (y - (j - shift).astype(np.float32)).astype(np.float32)
+    p = np.full_like(y, poly[0])
+    for c in poly[1:]:
+        p = _fma(p, f, c)
+    n = j.view(np.uint32) - np.uint32(0x4B400000)
+    return (p.view(np.uint32) + (n << np.uint32(23))).view(np.float32)
+
+
+def test_rcp_and_ex2_without_mufu_are_accurate_over_their_ranges():
+    d = np.linspace(1.0, 2.97, 400_001, dtype=np.float32)
+    assert (np.abs(_rcp_alu(d).astype(np.float64) * d - 1) < 1.2e-7).all()
+    y = np.linspace(-52.0, 0.0, 400_001, dtype=np.float32)
+    rel = np.abs(_ex2_alu(y).astype(np.float64) / np.exp2(y.astype(np.float64)) - 1)
+    assert rel.max() < 2.5e-7, rel.max()              # ex2.approx.ftz's own bound is 2^-22 = 2.4e-7
+
+
+def test_gelu_erf_alu_is_accurate_for_every_float():
+    """gelu_erf_alu (CF_GELU_ALU: gelu_erf_fast without MUFU) as the device evaluates it, to the same bound."""
+    c = _floats("gelu_erf_alu")     # 6, p, 1, a5 .. a1, -log2(e), 1, 0.5, 0.5 in source order
+    assert len(c) == 12 and c[0] == 6 and c[2] == c[9] == 1 and c[10] == c[11] == 0.5
+    xmax, p_, (a5, a4, a3, a2, a1), mlog2e = c[0], c[1], c[3:8], c[8]
+    f32 = np.float32
+    v = np.concatenate([np.linspace(-12, 12, 400_001), np.geomspace(1e-30, 1e30, 2_001),
+                        -np.geomspace(1e-30, 1e30, 2_001)]).astype(f32)
+    x = np.minimum((np.abs(v) * f32(0.70710678118654752440)).astype(f32), xmax)
+    t = _rcp_alu(_fma(np.full_like(x, p_), x, f32(1)))
+    p = np.full_like(x, a5)
+    for a in (a4, a3, a2, a1):
+        p = _fma(p, t, a)
+    e = _ex2_alu(((x * x).astype(f32) * mlog2e).astype(f32))
+    erf = np.copysign(_fma(-(p * t).astype(f32), e, f32(1)), v)
+    with np.errstate(over="ignore"):
+        y = (v * _fma(erf, f32(0.5), f32(0.5))).astype(np.float64)
+    vd = v.astype(np.float64)
+    ref = np.array([0.5 * a * (1 + math.erf(a / math.sqrt(2))) for a in vd])
+    err = np.abs(y - ref)
+    assert (err <= 4e-7 * np.maximum(1.0, np.abs(vd))).all(), err.max()
+    assert err.max() < 2e-6

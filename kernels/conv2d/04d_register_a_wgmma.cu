@@ -137,7 +137,7 @@ static_assert(CONSUMERS == 2, "CF_PINGPONG alternates two consumers");
 #error "CF_EPI_ROLL rolls the registered epilogue only"
 #endif
 #if defined(CF_PIXEL_PAIRS) && (defined(CF_FRAG_PREFETCH) || defined(CF_EPI_OVERLAP) || defined(CF_EPI_LEAN) \
-    || defined(CF_EPI_ROLL) || (defined(CF_ABL_NOEPI) && !defined(CF_3XTF32)) || defined(CF_ABL_NOSTORE))
+    || defined(CF_EPI_ROLL) || ((defined(CF_ABL_NOEPI) || defined(CF_ABL_NOSTORE)) && !defined(CF_3XTF32)))
 #error "CF_PIXEL_PAIRS pairs the registered fragment loads and epilogue only"
 #endif
 #if defined(CF_3XTF32) && (!defined(CF_PIXEL_PAIRS) || defined(CF_POOL) || defined(CF_PINGPONG) || defined(CF_SKEW) \
@@ -685,8 +685,9 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
                     const float v1 = epilogue_conv2d(sum(o, 4 * jj + 2 + e) + b_r[2 * jj + e], m_r[2 * jj + e]);
 #endif
                     float* const at = yt + (8 * jj + e) * plane + o * g.Wo;
-#ifdef CF_ABL_NOEPI
-                    if (v0 == 1234.5f && v1 == 1234.5f)   // never: keeps the sums alive without their stores
+#if defined(CF_ABL_NOEPI) || defined(CF_ABL_NOSTORE)
+                    // never: keeps the sums (NOSTORE: the epilogue's results) alive without their stores
+                    if (v0 == 1234.5f && v1 == 1234.5f)
 #endif
                     if (pair_stores) {
                         __stcs(reinterpret_cast<float2*>(at), make_float2(v0, v1));
