@@ -938,6 +938,34 @@ WGMMA_RATE_M = LOG_DIR_4 / "callM" / "wgmma_rate.json"
 # call N (02:45 UTC): the same again with CONCAT's pair (one accumulator pair) alone and beside FFMAs, RS m64n32k8 beside
 # GELUs and beside one dependent FFMA chain a thread
 WGMMA_RATE_N = LOG_DIR_4 / "callN" / "wgmma_rate.json"
+# Thirty-second session (H200, 2026-12-04 from 20:58 UTC): what slows 04d 3xTF32's wgmmas beside its epilogue. Call P
+# (the thirty-first session's prepared script): the microbenchmark's cases 22-25 (beside shared loads; the pair beside
+# global stores) and ncu's L1 / shared-memory counters on the registered build, the epilogue warpgroup's build and that
+# build without math and stores. Call Q: cases 26-31 (the pair beside GELUs, shared stores and 04d's epilogue; RS n64,
+# RS n32 and SS n64 beside global stores), four rows without CONCAT timed twice, and the first source page of the
+# registered 3xTF32 build.
+LOG_DIR_4B = R.ROOT / "results" / "device-logs" / "explore-2026-12-04b"
+WGMMA_RATE_P = LOG_DIR_4B / "callP" / "wgmma_rate.json"
+WGMMA_RATE_Q = LOG_DIR_4B / "callQ" / "wgmma_rate.json"
+L1_COUNTERS = {**PIPE_COUNTERS, "l1tex__data_bank_reads.sum": "L1 bank reads",
+               "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum": "shared wavefronts",
+               "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": "shared-load wavefronts",
+               "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": "global-store sectors",
+               "smsp__inst_executed_op_global_st.sum": "STG (warp-level)",
+               "smsp__inst_executed_op_shared_ld.sum": "LDS (warp-level)"}
+NCU_L1_P = (LOG_DIR_4B / "callP" / "ncu.log", L1_COUNTERS)
+SOURCE_3X = LOG_DIR_4B / "callQ" / "ncu_source.csv.gz"      # the registered conv2d 04d_rs_3xtf32 (02:22 record's build)
+# the 3xTF32 build has no producer warpgroup (no setmaxnreg): its tile loop from the first wgmma, its epilogue after the
+# wait for all of them
+ROLE_MARKS_3X = (("HGMMA", "consumer: tile loop from its first wgmma"),
+                 ("WARPGROUP.DEPBAR.LE gsb0, 0x0", "consumer: epilogue and stores"))
+THIRTY_SECOND = {
+    "four rows without CONCAT": (Run(LOG_DIR_4B / "callQ" / "time1.log", 0), "four output rows, three m64n32k8 a tap "
+                                 "on two fragment sets, against the registered build"),
+    "four rows without CONCAT (again)": (Run(LOG_DIR_4B / "callQ" / "time2.log", 0),
+                                         "the same builds, a second process in reverse order"),
+}
+_logs("thirty-second", THIRTY_SECOND)
 # ncu source pages of conv2d 04d (SASS, CSV): the nineteenth session's (the registered build's ancestor, the same
 # fragment loads and epilogue) and call Q's, two launches: the build of the 16:53 record, then the pixel pairs. 04d's
 # SASS has ROLE_MARKS in their order: consumer's chunk loop, its epilogue after the wait for all its wgmmas, producer.

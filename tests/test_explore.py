@@ -1,4 +1,6 @@
 """convfuse/explore.py: the explore logs (scripts/check_variant.py output) read back into tables."""
+import re
+
 import pytest
 
 from convfuse import explore as E, registry as R
@@ -1507,3 +1509,63 @@ def test_conv2d_04d_in_3xtf32_first_serialized_then_one_set_then_tap_groups():
     a = E.launch_metrics(*E.NCU_TWENTY_NINTH["callA"]).loc[reg]
     assert c["HGMMA (warp-level)"] == b["HGMMA (warp-level)"] and c["barrier per issue"] < 0.2 * b["barrier per issue"]
     assert a["barrier per issue"] > 2 * b["barrier per issue"]
+
+
+def test_stores_and_mufu_not_shared_memory_slow_the_pair_beside_them():
+    """explore-2026-12-04b, calls P and Q: beside a warpgroup of shared loads RS m64n64k8 and CONCAT's pair keep >= 99 %
+    of the TF32 rate (SS >= 95 %), beside shared stores the pair >= 93 %; beside global stores the pair drops below 70 %,
+    RS m64n64k8 below 80 %, RS m64n32k8 below 60 %, SS below 92 %; beside GELUs (two MUFU a value) the pair below 80 %,
+    beside 04d's epilogue (GELUs and their stores) below 55 %. The cases both calls ran agree within 3 %."""
+    from convfuse import micro
+    p, q = micro.table(E.WGMMA_RATE_P), micro.table(E.WGMMA_RATE_Q)
+    rate = "× the dense TF32 rate"
+    assert len(p) == 26 and len(q) == 32 and ((q.loc[p.index, rate] - p[rate]).abs() < 0.03).all()
+
+    def case(mode, n=64):
+        return q.loc[(q["mode"] == mode) & (q["n"] == n), rate].item()
+    assert case("RS + shared-load warpgroup") > 0.99 and case("RS concat + shared-load warpgroup") > 0.99
+    assert case("SS + shared-load warpgroup") > 0.95 and case("RS concat + shared-store warpgroup") > 0.93
+    assert case("RS concat + global-store warpgroup") < 0.7 and case("RS + global-store warpgroup") < 0.8
+    assert case("RS + global-store warpgroup", 32) < 0.6 and case("SS + global-store warpgroup") < 0.92
+    assert case("RS concat + GELU warpgroup") < 0.8 and case("RS concat + epilogue warpgroup") < 0.55
+    assert case("RS concat + FFMA warpgroup") > 0.99                                          # arithmetic alone: 99.9 %
+
+
+def test_the_3xtf32_builds_read_shared_memory_alike_and_the_fast_one_lacks_the_stores():
+    """explore-2026-12-04b, call P (ncu, one launch each): the registered build, its epilogue-warpgroup build and that
+    build without math and stores read shared memory within 5 % of each other (L1 bank reads); only the last has no
+    global-store sectors, and its tensor pipe is the busiest."""
+    m = E.launch_metrics(*E.NCU_L1_P)
+    reg = "04d_rs_3xtf32"
+    epi = reg + " -DCF_3X_EPI_WG -DCF_STAGES=2 -UCF_3X_SETS=3"
+    none = epi + " -DCF_ABL_NOEPI"
+    banks = m["L1 bank reads"]
+    assert banks.max() < 1.05 * banks.min()                                                   # 9.29-9.57 G
+    assert m.loc[none, "global-store sectors"] == 0 and m.loc[reg, "global-store sectors"] == m.loc[epi, "global-store sectors"] > 4e7
+    pipe = m["tensor pipe active (%)"]
+    assert pipe[none] > pipe[reg] > pipe[epi]                                                 # 76.6, 69.5, 66.8
+
+
+def test_four_rows_without_concat_lost_and_the_source_page_puts_a_sixth_of_the_warps_in_the_epilogue():
+    """explore-2026-12-04b, call Q: four output rows on three m64n32k8 a tap >= 5 % slower than the registered three rows
+    with CONCAT in both processes, both verified within the 2e-6 bound; the registered build's source page has its
+    consumers' warps 15-20 % of their samples in the epilogue, which executes the MUFUs and STGs."""
+    t = E.call_times(E.THIRTY_SECOND, problem="conv2d")
+    reg = "04d_rs_3xtf32"
+    four = reg + " -UCF_ROWS=3 -UCF_PITCH=72 -UCF_3X_CONCAT -UCF_3X_SETS=3 -DCF_ROWS=4 -DCF_PITCH=68"
+    for run in ("", " (again)"):
+        r = t.loc["four rows without CONCAT" + run, "median ms"]
+        assert r[four] > 1.05 * r[reg]                                                        # 3.02, 3.04 vs 2.83, 2.84
+    log = (E.LOG_DIR_4B / "callQ" / "time1.log").read_text()
+    rel = [float(x) for x in re.findall(r"rel_l2 ([0-9.e+-]+)", log)]
+    assert len(rel) == 10 and max(rel) < 2e-6
+    regions = E.stall_regions(E.SOURCE_3X, E.ROLE_MARKS_3X)
+    epi = regions.loc["consumer: epilogue and stores"]
+    assert 0.15 < epi["share of samples"] < 0.2
+    hdr, data = E._source_table(E.SOURCE_3X)
+    i_src, i_ins = hdr.index("Source"), hdr.index("Instructions Executed")
+    start = next(i for i, r in enumerate(data) if "WARPGROUP.DEPBAR.LE gsb0, 0x0" in r[i_src])
+    for op in ("MUFU", "STG"):
+        before = sum(E._num(r[i_ins]) for r in data[:start] if op in r[i_src])
+        after = sum(E._num(r[i_ins]) for r in data[start:] if op in r[i_src])
+        assert after > 0.9 * (before + after), op

@@ -203,6 +203,11 @@ constexpr int PARAM_FLOATS = 0;
 // through one shared buffer to a third warpgroup, which applies the epilogue and stores, while the consumer starts its
 // next tile. Bitwise equal, 1 % slower than the registered build; racecheck reports the named-barrier handoff.
 constexpr int EPI_FLOATS = 128 * ROWS * 16;
+#elif defined(CF_3X_BULK_STORE)
+// CF_3X_BULK_STORE (candidate, thirty-second session): each output row through shared memory and the bulk-copy engine
+// instead of 8-byte STGs (consumer_3x says why); per consumer two buffers of NB channel rows, OPITCH floats apart
+constexpr int OPITCH = 68;                                  // 64 columns + a 2-float phase, rows 16-byte aligned
+constexpr int EPI_FLOATS = CONSUMERS * 2 * NB * OPITCH;     // 34,816 B: with two stages a ring (CF_STAGES=2)
 #else
 constexpr int EPI_FLOATS = 0;
 #endif
@@ -539,6 +544,13 @@ static_assert(CONSUMERS == 2, "the epilogue warpgroup takes two consumers' tiles
 __device__ __forceinline__ void bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;\n" :: "r"(id), "r"(n) : "memory"); }
 __device__ __forceinline__ void bar_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;\n" :: "r"(id), "r"(n) : "memory"); }
 #endif
+#ifdef CF_3X_BULK_STORE
+#ifdef CF_3X_EPI_WG
+#error "CF_3X_BULK_STORE stores from the consumers; CF_3X_EPI_WG moves the stores to a warpgroup of their own"
+#endif
+// a barrier of one consumer's 128 threads (id 1 + k; 0 is __syncthreads)
+__device__ __forceinline__ void bar_sync_n(int id, int n) { asm volatile("bar.sync %0, %1;\n" :: "r"(id), "r"(n) : "memory"); }
+#endif
 // A consumer warpgroup of the 3xTF32 build. Without a producer warpgroup the block has 256 threads and no setmaxnreg, so
 // ptxas may give each consumer thread up to 255 registers: call A's build (a producer warpgroup, consumers raised to 232)
 // had its wgmmas serialized (ptxas C7512, "insufficient register resources"), 4.73 ms. Warp 0 copies this consumer's
@@ -579,6 +591,10 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
     float v[2][4];                             // the current input row's floats
 #ifdef CF_3X_EPI_WG
     float2* sepi = reinterpret_cast<float2*>(rings + CONSUMERS * STAGES * STAGE_FLOATS) + (threadIdx.x & 127);
+#endif
+#ifdef CF_3X_BULK_STORE
+    float* const sepi_bulk = rings + RING_FLOATS + k * 2 * NB * OPITCH;   // this consumer's two row buffers
+    int obuf = 0;                                                         // rows stored so far: the next buffer
 #endif
 #ifdef CF_ABL_NOLDS
 #pragma unroll
@@ -670,6 +686,56 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
             if constexpr (AW == 32) return v + (acc[0][o][16 + i] + cor[o][i]);   // columns 16 + i: a_big w_small
             else return v + cor[o][i];
         };
+#ifdef CF_3X_BULK_STORE
+        // CF_3X_BULK_STORE (candidate): the wgmma rate microbenchmark (call Q) retires CONCAT's pair at 66.3 % beside a
+        // warpgroup of 8-byte global stores and 94.9 % beside one of 8-byte shared stores, and ncu (call P) has the
+        // registered build and its epilogue-warpgroup build reading shared memory alike, the fast ablation lacking only
+        // the global stores. Here a row's 16 values a thread go to shared memory (one of two buffers, the rows in turn,
+        // each channel row at its 16-byte phase in y), and after a barrier of the consumer's 128 threads lane 0 of warp
+        // w hands channel rows 8 w .. 8 w + 7 to the bulk-copy engine (16-byte bodies; lanes 0-7 store the 8-byte ends
+        // from shared memory). Before a buffer is written again, each lane 0 waits for the engine to have read its copies
+        // of two rows back, then the barrier. Shapes without pixel-pair stores take the STGs below.
+        if (pair_stores) {
+            const int lim = min(TW, g.Wo - tc.ox0);
+            float* const yrow0 = y + ((long long)tc.n * COUT + c0 + 8 * warp) * plane + (long long)tc.oh * g.Wo + tc.ox0;
+            const float* ybase = reinterpret_cast<const float*>(__shfl_sync(~0u, reinterpret_cast<uintptr_t>(yrow0), 0));
+            const int ulim = __shfl_sync(~0u, lim, 0);
+#pragma unroll
+            for (int o = 0; o < ROWS; ++o) {
+                if (tc.oh + o >= g.Ho) break;                  // uniform across the consumer
+                float* const sbuf = sepi_bulk + (obuf & 1) * NB * OPITCH;
+                if (lane == 0) bulk_wait_read_but_last();      // this warp's copies of two rows back have been read
+                bar_sync_n(1 + k, 128);
+                if (px < g.Wo) {
+#pragma unroll
+                    for (int jj = 0; jj < 4; ++jj)
+#pragma unroll
+                        for (int e = 0; e < 2; ++e) {
+                            const int ch = 8 * jj + 2 * tq + e;
+                            const float v0 = epilogue_conv2d(sum(o, 4 * jj + e) + b_r[2 * jj + e], m_r[2 * jj + e]);
+                            const float v1 = epilogue_conv2d(sum(o, 4 * jj + 2 + e) + b_r[2 * jj + e], m_r[2 * jj + e]);
+                            const float* grow = y + ((long long)tc.n * COUT + c0 + ch) * plane + (long long)(tc.oh + o) * g.Wo + tc.ox0;
+                            const int phase = (int)((reinterpret_cast<uintptr_t>(grow) >> 2) & 3);
+                            *reinterpret_cast<float2*>(sbuf + ch * OPITCH + phase + (px - tc.ox0)) = make_float2(v0, v1);
+                        }
+                }
+                fence_proxy_async();                           // the engine reads shared memory through the async proxy
+                bar_sync_n(1 + k, 128);
+                if (lane < 8) {                                // the 8-byte ends of channel row 8 warp + lane
+                    float* gr = yrow0 + lane * plane + o * g.Wo;
+                    const RowSplit rs = row_split(gr, lim);
+                    const float* sr = sbuf + (8 * warp + lane) * OPITCH + rs.phase;
+                    if (rs.head) __stcs(reinterpret_cast<float2*>(gr), *reinterpret_cast<const float2*>(sr));
+                    if (rs.tail)
+                        __stcs(reinterpret_cast<float2*>(gr + lim - 2), *reinterpret_cast<const float2*>(sr + lim - 2));
+                }
+                if (lane == 0)
+                    bulk_rows<8>(ybase + o * g.Wo, plane, smem_addr(sbuf + 8 * warp * OPITCH), OPITCH, ulim);
+                ++obuf;
+            }
+            continue;
+        }
+#endif
 #pragma unroll
         for (int o = 0; o < ROWS; ++o) {
             if (tc.oh + o >= g.Ho || px >= g.Wo) break;
@@ -700,6 +766,9 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
 #endif
     }
     if (warp == 0) cp_async_wait<0>();          // the fallback's copies have landed before the warp exits
+#ifdef CF_3X_BULK_STORE
+    if (lane == 0) bulk_wait_all();             // every bulk copy done before the block's shared memory goes
+#endif
 }
 #ifdef CF_3X_EPI_WG
 // The epilogue warpgroup: the block's tiles in the order its consumers take them (consumer 0's j-th, consumer 1's j-th,
