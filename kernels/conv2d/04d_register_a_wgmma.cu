@@ -223,6 +223,36 @@ constexpr int CONSUMER_REGS = ((THREADS * KERNEL_REGS - 128 * PRODUCER_REGS) / (
 static_assert(CONSUMER_REGS <= 256 && 128 * PRODUCER_REGS + 128 * CONSUMERS * CONSUMER_REGS <= THREADS * KERNEL_REGS,
               "register pool");
 
+#ifdef CF_EPI_ILP
+// CF_EPI_ILP (candidate, thirty-second session): the pixel-pair epilogue computed a row at a time, then stored. The
+// registered epilogue computes two values, then branches on pair_stores to store them: the branch closes a basic block
+// every two values, so ptxas can overlap only two GELU chains (~20 dependent instructions, two MUFU each). The 3xTF32
+// build's source page (explore-2026-12-04b/callQ) has its consumers' warps 16.7 % of their samples in the epilogue,
+// issuing in 4.5 points of them and waiting on fixed-latency dependencies in 7.2; its SASS, two chains and a BSSY a pair.
+// Here 16 values a thread (a row in 3xTF32, half a row in TF32) are one block of independent chains, and their stores
+// follow under one branch. The same arithmetic: bitwise equal. Values v[4 jj + 2 e + q]: channel 8 jj + e (+ 2 tq, the
+// caller's yrow), pixel q of the pair.
+template <int NJ>
+__device__ __forceinline__ void store_row_pairs(const float (&v)[4 * NJ], float* yrow, long long plane, bool pair_stores,
+                                                bool second) {
+    if (pair_stores) {
+#pragma unroll
+        for (int jj = 0; jj < NJ; ++jj)
+#pragma unroll
+            for (int e = 0; e < 2; ++e)
+                __stcs(reinterpret_cast<float2*>(yrow + (8 * jj + e) * plane),
+                       make_float2(v[4 * jj + 2 * e], v[4 * jj + 2 * e + 1]));
+    } else {
+#pragma unroll
+        for (int jj = 0; jj < NJ; ++jj)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                __stcs(yrow + (8 * jj + e) * plane, v[4 * jj + 2 * e]);
+                if (second) __stcs(yrow + (8 * jj + e) * plane + 1, v[4 * jj + 2 * e + 1]);
+            }
+    }
+}
+#endif
 struct Geom {
     int N, H, W, Ho, Wo;
     int tiles_x, tiles_y, tiles;
@@ -739,6 +769,19 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
 #pragma unroll
         for (int o = 0; o < ROWS; ++o) {
             if (tc.oh + o >= g.Ho || px >= g.Wo) break;
+#ifdef CF_EPI_ILP
+            // CF_EPI_ILP (candidate): a row's 16 values first, then their stores (store_row_pairs says why)
+            float v[16];
+#pragma unroll
+            for (int jj = 0; jj < 4; ++jj)
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    v[4 * jj + 2 * e] = epilogue_conv2d(sum(o, 4 * jj + e) + b_r[2 * jj + e], m_r[2 * jj + e]);
+                    v[4 * jj + 2 * e + 1] = epilogue_conv2d(sum(o, 4 * jj + 2 + e) + b_r[2 * jj + e], m_r[2 * jj + e]);
+                }
+            store_row_pairs<4>(v, yt + o * g.Wo, plane, pair_stores, px + 1 < g.Wo);
+            continue;
+#endif
 #pragma unroll
             for (int jj = 0; jj < 4; ++jj)
 #pragma unroll
@@ -1056,6 +1099,23 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
 #pragma unroll
             for (int o = 0; o < ROWS; ++o) {
                 if (tc.oh + o >= g.Ho || px >= g.Wo) break;
+#ifdef CF_EPI_ILP
+                // CF_EPI_ILP (candidate): half a row's values (16) first, then their stores (store_row_pairs says why;
+                // a whole row's 32 spilled 20 bytes)
+#pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                    float v[16];
+#pragma unroll
+                    for (int j = 0; j < 4; ++j)
+#pragma unroll
+                        for (int e = 0; e < 2; ++e) {
+                            const int jj = 4 * half + j;
+                            v[4 * j + 2 * e] = epilogue_conv2d(acc[o][4 * jj + e] + b_r[pidx(jj, e)], m_r[pidx(jj, e)]);
+                            v[4 * j + 2 * e + 1] = epilogue_conv2d(acc[o][4 * jj + 2 + e] + b_r[pidx(jj, e)], m_r[pidx(jj, e)]);
+                        }
+                    store_row_pairs<4>(v, yt + 32 * half * plane + o * g.Wo, plane, pair_stores, px + 1 < g.Wo);
+                }
+#else
 #pragma unroll
                 for (int jj = 0; jj < 8; ++jj)
 #pragma unroll
@@ -1070,6 +1130,7 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                             if (px + 1 < g.Wo) __stcs(at + 1, v1);
                         }
                     }
+#endif
             }
 #elif defined(CF_EPI_ROLL)
             // CF_EPI_ROLL=R (candidate): the epilogue in a loop of ROWS / R turns, each on the first R rows' accumulators,
