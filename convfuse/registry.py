@@ -534,8 +534,18 @@ _MEASURED_3XTF32 = (
     ("conv2d", "04d_rs_3xtf32", ("CF_3X_EPI_WG", "CF_STAGES=2", "-CF_3X_SETS=3") + _NOT_PREFETCH),
     ("conv2d", "04d_rs_3xtf32", ("CF_3X_EPI_WG", "CF_STAGES=2", "-CF_3X_SETS=3")),
 )
+# H200, 2026-12-04 21:38 UTC (explore-2026-12-04b/callS; thirty-second session): conv2d 04d's pixel-pair epilogue 16
+# values at a time, then their stores (CF_EPI_ILP; two values and a branch before): bitwise equal on every shape and
+# offset, verified, TF32 1.073 vs 1.105 and 3xTF32 2.826 vs 2.873 ms in one process. Won; not registered, because the
+# device was withdrawn before this session's record run could be made (a registration comes with its record): the
+# next record run registers it (notes/call_record_epi_ilp.sh).
+_MEASURED_EPI_ILP = (
+    ("conv2d", "04d_rs_tf32", ("CF_EPI_ILP",)),
+    ("conv2d", "04d_rs_3xtf32", ("CF_EPI_ILP",)),
+)
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _MEASURED_ON_SWEEP + _MEASURED_ON_BOX2 \
-    + _MEASURED_ON_ROWMAP + _MEASURED_POOL + _MEASURED_PAIRS + _MEASURED_PAIR_SPLIT + _MEASURED_3XTF32 + _WAITING
+    + _MEASURED_ON_ROWMAP + _MEASURED_POOL + _MEASURED_PAIRS + _MEASURED_PAIR_SPLIT + _MEASURED_3XTF32 + _MEASURED_EPI_ILP \
+    + _WAITING
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
 ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE"),
              ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE", "CF_ABL_RAWEPI", "CF_ABL_NOSTORE"))

@@ -597,7 +597,7 @@ def test_the_group_store_is_registered_for_tf32_and_fp16_and_candidates_keep_the
     assert all(x == "-CF_GROUP_DEFER" for p, k, d in R._MEASURED_ON_ROWMAP for x in d if x.startswith("-"))
     assert set(R.CANDIDATES) == set(before) | set(R._MEASURED_ON_CURRENT) | set(R._MEASURED_ON_SWEEP) \
         | set(R._MEASURED_ON_BOX2) | set(R._MEASURED_ON_ROWMAP) | set(R._MEASURED_POOL) | set(R._MEASURED_PAIRS) \
-        | set(R._MEASURED_PAIR_SPLIT) | set(R._MEASURED_3XTF32) | set(R._WAITING)
+        | set(R._MEASURED_PAIR_SPLIT) | set(R._MEASURED_3XTF32) | set(R._MEASURED_EPI_ILP) | set(R._WAITING)
 
 
 def test_the_twelfth_sessions_record_is_the_one_its_section_discusses():
