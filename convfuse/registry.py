@@ -533,6 +533,13 @@ _MEASURED_3XTF32 = (
     ("conv2d", "04d_rs_3xtf32", ("-CF_3X_SETS=3", "CF_3X_PAIRS") + _NOT_PREFETCH),
     ("conv2d", "04d_rs_3xtf32", ("CF_3X_EPI_WG", "CF_STAGES=2", "-CF_3X_SETS=3") + _NOT_PREFETCH),
     ("conv2d", "04d_rs_3xtf32", ("CF_3X_EPI_WG", "CF_STAGES=2", "-CF_3X_SETS=3")),
+    # 2026-12-04 21:1x-21:3x UTC (explore-2026-12-04b/callQ, callR; thirty-second session), each verified: four rows
+    # without CONCAT (three m64n32k8 a tap, two sets) 3.023, 3.038 vs 2.831, 2.843; the rows through shared memory and
+    # the bulk-copy engine (CF_3X_BULK_STORE, two stages; bitwise equal to the two-stage build) 3.258 vs 2.978 and
+    # 2.892 registered; the GELU without MUFU (CF_GELU_ALU) 3.009 vs 2.892
+    ("conv2d", "04d_rs_3xtf32", ("-CF_ROWS=3", "-CF_PITCH=72", "-CF_3X_CONCAT", "-CF_3X_SETS=3", "CF_ROWS=4", "CF_PITCH=68")),
+    ("conv2d", "04d_rs_3xtf32", ("CF_STAGES=2", "CF_3X_BULK_STORE")),
+    ("conv2d", "04d_rs_3xtf32", ("CF_GELU_ALU",)),
 )
 # H200, 2026-12-04 21:38 UTC (explore-2026-12-04b/callS; thirty-second session): conv2d 04d's pixel-pair epilogue 16
 # values at a time, then their stores (CF_EPI_ILP; two values and a branch before): bitwise equal on every shape and
