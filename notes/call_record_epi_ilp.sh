@@ -2,7 +2,7 @@
 # The record that registers CF_EPI_ILP for conv2d 04d TF32 and 3xTF32 (measured by the thirty-second session,
 # explore-2026-12-04b/callS: bitwise equal, 2.9 % and 1.6 % faster in one process). That session's record call was cut
 # off (the device machine stopped answering and lending was paused). Before the call, on the CPU machine:
-#   git apply notes/patches/conv2d_04d_register_epi_ilp.patch && make test-fast-enough-for-you && git commit -am ...
+#   git apply notes/patches/conv2d_04d_register_epi_ilp.patch && make test && git commit -am "Register CF_EPI_ILP ..."
 # (registry: CF_EPI_ILP in both builds' defines, the 04d candidates spelled against it; the test of the candidates'
 # spelling), then from the repo root on the device, as the thirty-first session's record call:
 timeout 480 bash scripts/device_session.sh env gputest sanitize harden build bench profile sass pack 2>&1 | tail -32
