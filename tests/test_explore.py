@@ -1569,3 +1569,25 @@ def test_four_rows_without_concat_lost_and_the_source_page_puts_a_sixth_of_the_w
         before = sum(E._num(r[i_ins]) for r in data[:start] if op in r[i_src])
         after = sum(E._num(r[i_ins]) for r in data[start:] if op in r[i_src])
         assert after > 0.9 * (before + after), op
+
+
+def test_the_epilogue_costs_its_own_length_and_sixteen_values_at_a_time_paid():
+    """explore-2026-12-04b, calls R and S (one verified run each): the rows through shared memory and the bulk-copy engine
+    >= 5 % slower than the two-stage build they are bitwise equal to, the GELU without MUFU slower than the registered
+    build, and the registered build without its stores slower too (the ablation's guard changes more than the stores);
+    the epilogue sixteen values at a time, bitwise equal, >= 1 % faster in 3xTF32 and >= 2 % in TF32."""
+    t = E.call_times(E.THIRTY_SECOND, problem="conv2d")
+    r = t.loc["epilogue without MUFU or STG", "median ms"]
+    reg, two = "04d_rs_3xtf32", "04d_rs_3xtf32 -DCF_STAGES=2"
+    assert r[two + " -DCF_3X_BULK_STORE"] > 1.05 * r[two]                                    # 3.258 vs 2.978
+    assert r[reg + " -DCF_GELU_ALU"] > r[reg] and r[reg + " -DCF_ABL_NOSTORE"] > r[reg]      # 3.009, 3.029 vs 2.892
+    s = t.loc["epilogue sixteen values at a time", "median ms"]
+    assert s[reg + " -DCF_EPI_ILP"] < 0.99 * s[reg]                                          # 2.826 vs 2.873
+    assert s["04d_rs_tf32 -DCF_EPI_ILP"] < 0.98 * s["04d_rs_tf32"]                           # 1.073 vs 1.105
+    for call, n in (("callR", 25), ("callS", 10)):
+        rel = [float(x) for x in re.findall(r"3xtf32\S* \([^)]*\): max_abs \S+ rel_l2 ([0-9.e+-]+)",
+                                             (E.LOG_DIR_4B / call / "time1.log").read_text())]
+        assert len(rel) == n and max(rel) < 2e-6, call
+    assert "[check_bitwise] 0 case(s) differ from 04d_rs_3xtf32_cf_stages2" in (E.LOG_DIR_4B / "callR" / "bitwise.log").read_text()
+    for log, ref in (("bitwise_3x.log", "04d_rs_3xtf32"), ("bitwise_tf32.log", "04d_rs_tf32")):
+        assert f"[check_bitwise] 0 case(s) differ from {ref}\n" in (E.LOG_DIR_4B / "callS" / log).read_text() + "\n"
