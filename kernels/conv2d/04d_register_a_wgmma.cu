@@ -98,6 +98,15 @@
 //   under the current group (CF_3X_ROW_PREFETCH, bitwise equal) 2.965 against 3.008, registered: the 02:22 UTC record
 //   2.778 ms, 1.79x eager, 0.83x torch.compile; the epilogue in a third warpgroup (CF_3X_EPI_WG, below) bitwise equal,
 //   3.04 against 3.01: no faster (call O: its math 4 %, its stores 8 % more, from the third warpgroup).
+//   Thirty-second session (2026-12-04 from 20:58 UTC, explore-2026-12-04b/): the wgmma rate microbenchmark has CONCAT's
+//   pair at 66 % beside global stores, 78 % beside GELUs (MUFU), 48 % beside this epilogue, ~100 % beside shared loads;
+//   but removing those from the epilogue lost (call R, one process): the rows through shared memory and the bulk-copy
+//   engine (CF_3X_BULK_STORE, below) 3.258 against 2.978 for two stages, the GELU without MUFU (CF_GELU_ALU,
+//   common.cuh) 3.009 against 2.892 — the epilogue costs its own length, while the other consumer issues alone. The
+//   source page (call Q) showed that length latency-bound: two GELU chains at a time, a branch on pair_stores after each
+//   pair. CF_EPI_ILP (store_row_pairs, below: 16 values, then their stores) bitwise equal, 2.826 against 2.873 ms, and
+//   for TF32 1.073 against 1.105 (call S); measured, waiting for the record run that registers it (the device was
+//   withdrawn before it: notes/call_record_epi_ilp.sh).
 
 namespace cf04d {
 
