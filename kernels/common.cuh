@@ -57,7 +57,8 @@ __device__ __forceinline__ float gelu_erf_fast(float v) {
     return v * fmaf(erf_x, 0.5f, 0.5f);
 }
 
-// gelu_erf_fast without the MUFU unit (-DCF_GELU_ALU, conv2d 04d 3xTF32 candidate, thirty-second session): the wgmma
+// gelu_erf_fast without the MUFU unit (-DCF_GELU_ALU; conv2d 04d 3xTF32, measured, not kept: 3.009 against 2.892 ms,
+// explore-2026-12-04b/callR — the epilogue's own length is what costs, and this makes it longer). The wgmma
 // rate microbenchmark's CONCAT pair retires 99.9 % of the TF32 rate beside a warpgroup of FFMAs, 77.5 % beside one of
 // gelu_erf_fast (two MUFU a value) and 48.2 % beside 04d's epilogue (call Q). Here 1 / d by a bit-trick estimate and
 // three Newton steps (relative error ~6e-8), exp2 by rounding to an integer n with the 1.5 x 2^23 shift, 2^f (|f| <=

@@ -213,7 +213,8 @@ constexpr int PARAM_FLOATS = 0;
 // next tile. Bitwise equal, 1 % slower than the registered build; racecheck reports the named-barrier handoff.
 constexpr int EPI_FLOATS = 128 * ROWS * 16;
 #elif defined(CF_3X_BULK_STORE)
-// CF_3X_BULK_STORE (candidate, thirty-second session): each output row through shared memory and the bulk-copy engine
+// CF_3X_BULK_STORE (measured, not kept: explore-2026-12-04b/callR, bitwise equal to the two-stage build, 3.258 against
+// 2.978 ms; thirty-second session): each output row through shared memory and the bulk-copy engine
 // instead of 8-byte STGs (consumer_3x says why); per consumer two buffers of NB channel rows, OPITCH floats apart
 constexpr int OPITCH = 68;                                  // 64 columns + a 2-float phase, rows 16-byte aligned
 constexpr int EPI_FLOATS = CONSUMERS * 2 * NB * OPITCH;     // 34,816 B: with two stages a ring (CF_STAGES=2)
@@ -233,7 +234,8 @@ static_assert(CONSUMER_REGS <= 256 && 128 * PRODUCER_REGS + 128 * CONSUMERS * CO
               "register pool");
 
 #ifdef CF_EPI_ILP
-// CF_EPI_ILP (candidate, thirty-second session): the pixel-pair epilogue computed a row at a time, then stored. The
+// CF_EPI_ILP (measured: explore-2026-12-04b/callS, bitwise equal, 1.6 % and 2.9 % faster; to be registered with the
+// next record, notes/call_record_epi_ilp.sh): the pixel-pair epilogue computed 16 values at a time, then stored. The
 // registered epilogue computes two values, then branches on pair_stores to store them: the branch closes a basic block
 // every two values, so ptxas can overlap only two GELU chains (~20 dependent instructions, two MUFU each). The 3xTF32
 // build's source page (explore-2026-12-04b/callQ) has its consumers' warps 16.7 % of their samples in the epilogue,
@@ -726,7 +728,7 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
             else return v + cor[o][i];
         };
 #ifdef CF_3X_BULK_STORE
-        // CF_3X_BULK_STORE (candidate): the wgmma rate microbenchmark (call Q) retires CONCAT's pair at 66.3 % beside a
+        // CF_3X_BULK_STORE (measured, not kept, above): the wgmma rate microbenchmark (call Q) retires CONCAT's pair at 66.3 % beside a
         // warpgroup of 8-byte global stores and 94.9 % beside one of 8-byte shared stores, and ncu (call P) has the
         // registered build and its epilogue-warpgroup build reading shared memory alike, the fast ablation lacking only
         // the global stores. Here a row's 16 values a thread go to shared memory (one of two buffers, the rows in turn,
@@ -779,7 +781,7 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
         for (int o = 0; o < ROWS; ++o) {
             if (tc.oh + o >= g.Ho || px >= g.Wo) break;
 #ifdef CF_EPI_ILP
-            // CF_EPI_ILP (candidate): a row's 16 values first, then their stores (store_row_pairs says why)
+            // CF_EPI_ILP: a row's 16 values first, then their stores (store_row_pairs says why)
             float v[16];
 #pragma unroll
             for (int jj = 0; jj < 4; ++jj)
@@ -1109,7 +1111,7 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             for (int o = 0; o < ROWS; ++o) {
                 if (tc.oh + o >= g.Ho || px >= g.Wo) break;
 #ifdef CF_EPI_ILP
-                // CF_EPI_ILP (candidate): half a row's values (16) first, then their stores (store_row_pairs says why;
+                // CF_EPI_ILP: half a row's values (16) first, then their stores (store_row_pairs says why;
                 // a whole row's 32 spilled 20 bytes)
 #pragma unroll
                 for (int half = 0; half < 2; ++half) {
