@@ -728,14 +728,15 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
             else return v + cor[o][i];
         };
 #ifdef CF_3X_BULK_STORE
-        // CF_3X_BULK_STORE (measured, not kept, above): the wgmma rate microbenchmark (call Q) retires CONCAT's pair at 66.3 % beside a
-        // warpgroup of 8-byte global stores and 94.9 % beside one of 8-byte shared stores, and ncu (call P) has the
-        // registered build and its epilogue-warpgroup build reading shared memory alike, the fast ablation lacking only
-        // the global stores. Here a row's 16 values a thread go to shared memory (one of two buffers, the rows in turn,
-        // each channel row at its 16-byte phase in y), and after a barrier of the consumer's 128 threads lane 0 of warp
-        // w hands channel rows 8 w .. 8 w + 7 to the bulk-copy engine (16-byte bodies; lanes 0-7 store the 8-byte ends
-        // from shared memory). Before a buffer is written again, each lane 0 waits for the engine to have read its copies
-        // of two rows back, then the barrier. Shapes without pixel-pair stores take the STGs below.
+        // CF_3X_BULK_STORE (measured, not kept, above): the wgmma rate microbenchmark (call Q) retires CONCAT's pair at
+        // 66.3 % beside a warpgroup of 8-byte global stores and 94.9 % beside one of 8-byte shared stores, and ncu
+        // (call P) has the registered build and its epilogue-warpgroup build reading shared memory alike, the fast
+        // ablation lacking only the global stores. Here a row's 16 values a thread go to shared memory (one of two
+        // buffers, the rows in turn, each channel row at its 16-byte phase in y), and after a barrier of the consumer's
+        // 128 threads lane 0 of warp w hands channel rows 8 w .. 8 w + 7 to the bulk-copy engine (16-byte bodies; lanes
+        // 0-7 store the 8-byte ends from shared memory). Before a buffer is written again, each lane 0 waits for the
+        // engine to have read its copies of two rows back, then the barrier. Shapes without pixel-pair stores take the
+        // STGs below.
         if (pair_stores) {
             const int lim = min(TW, g.Wo - tc.ox0);
             float* const yrow0 = y + ((long long)tc.n * COUT + c0 + 8 * warp) * plane + (long long)tc.oh * g.Wo + tc.ox0;
