@@ -5,6 +5,9 @@
 #   git apply notes/patches/conv2d_04d_register_epi_ilp.patch && make test && git commit -am "Register CF_EPI_ILP ..."
 # (registry: CF_EPI_ILP in both builds' defines, the 04d candidates spelled against it; the test of the candidates'
 # spelling), then from the repo root on the device, as the thirty-first session's record call:
+# first the wgmma rate microbenchmark with its cases 32-33 (fresh fragments before groups of three and six m64n64k8, the
+# 64-Cout design's groups: notes/kernel_log.md), ~60 s, into $OUT/callT (the pack stage takes $OUT's subdirectories):
+mkdir -p $OUT/callT; (timeout 100 python3 scripts/wgmma_rate.py $OUT/callT/wgmma_rate.json > $OUT/callT/rate.log 2>&1; echo "rate rc $?"; grep "wgmma_rate\]" $OUT/callT/rate.log | tail -3)
 timeout 480 bash scripts/device_session.sh env gputest sanitize harden build bench profile sass pack 2>&1 | tail -32
 # Afterwards: the record procedure in notes/kernel_log.md's earlier entries (old record archived beside this session's
 # logs, a test of the new record, README goals table and device-logs list, notebook 04, the kernel header), and

@@ -83,6 +83,10 @@ constexpr Case CASES[] = {
     {"RS m64n64k8, 2 warpgroups, groups of 9, beside a warpgroup of global stores", RS_STG, 64, 2, 9, 3},
     {"RS m64n32k8, 2 warpgroups, groups of 9, beside a warpgroup of global stores", RS_STG, 32, 2, 9, 3},
     {"SS m64n64k8, 2 warpgroups, groups of 9, beside a warpgroup of global stores", SS_STG, 64, 2, 9, 3},
+    // a block on all 64 Cout (notes/kernel_log.md, the thirty-second session's designs): fresh fragments before groups
+    // of three and six m64n64k8 (96 and 192 tensor cycles), that design's shortest and longest groups at two rows
+    {"RS m64n64k8, 2 warpgroups, groups of 3, A loaded and converted before each group", FRESH, 64, 2, 3, 3},
+    {"RS m64n64k8, 2 warpgroups, groups of 6, A loaded and converted before each group", FRESH, 64, 2, 6, 3},
 };
 constexpr int NCASES = sizeof(CASES) / sizeof(CASES[0]);
 
@@ -260,14 +264,15 @@ const char* rate_launch(int c, long long* cycles, float* sink, int iters, int bl
     case i:                                                                                                       \
         return launch_case<CASES[i].mode, CASES[i].n, CASES[i].wgs, CASES[i].g, CASES[i].accs>(cycles, sink, iters, \
                                                                                               blocks, stream)
-    static_assert(NCASES == 32, "one CF_RATE_CASE a case");
+    static_assert(NCASES == 34, "one CF_RATE_CASE a case");
     switch (c) {
         CF_RATE_CASE(0); CF_RATE_CASE(1); CF_RATE_CASE(2); CF_RATE_CASE(3); CF_RATE_CASE(4);
         CF_RATE_CASE(5); CF_RATE_CASE(6); CF_RATE_CASE(7); CF_RATE_CASE(8); CF_RATE_CASE(9); CF_RATE_CASE(10);
         CF_RATE_CASE(11); CF_RATE_CASE(12); CF_RATE_CASE(13); CF_RATE_CASE(14); CF_RATE_CASE(15); CF_RATE_CASE(16);
         CF_RATE_CASE(17); CF_RATE_CASE(18); CF_RATE_CASE(19); CF_RATE_CASE(20);
         CF_RATE_CASE(21); CF_RATE_CASE(22); CF_RATE_CASE(23); CF_RATE_CASE(24); CF_RATE_CASE(25); CF_RATE_CASE(26);
-        CF_RATE_CASE(27); CF_RATE_CASE(28); CF_RATE_CASE(29); CF_RATE_CASE(30); CF_RATE_CASE(31);
+        CF_RATE_CASE(27); CF_RATE_CASE(28); CF_RATE_CASE(29); CF_RATE_CASE(30); CF_RATE_CASE(31); CF_RATE_CASE(32);
+        CF_RATE_CASE(33);
 #undef CF_RATE_CASE
         default: return "wgmma_rate: no such case";
     }
