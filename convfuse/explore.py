@@ -964,18 +964,16 @@ THIRTY_SECOND = {
                                  "on two fragment sets, against the registered build"),
     "four rows without CONCAT (again)": (Run(LOG_DIR_4B / "callQ" / "time2.log", 0),
                                          "the same builds, a second process in reverse order"),
-}
-# Call R: the epilogue without what slowed the pair in the microbenchmark — stores through shared memory and the
-# bulk-copy engine (CF_3X_BULK_STORE, two stages), the GELU without MUFU (CF_GELU_ALU), both — against the registered
-# and two-stage builds, and the registered build without stores (CF_ABL_NOSTORE) with and without CF_GELU_ALU. Call S:
-# the pixel-pair epilogue 16 values at a time, then their stores (CF_EPI_ILP), TF32 and 3xTF32, against the registered
-# builds. Both one verified, interleaved run; bitwise checks beside them.
-THIRTY_SECOND.update({
+    # Call R: the epilogue without what slowed the pair in the microbenchmark — stores through shared memory and the
+    # bulk-copy engine (CF_3X_BULK_STORE, two stages), the GELU without MUFU (CF_GELU_ALU), both — against the registered
+    # and two-stage builds, and the registered build without stores (CF_ABL_NOSTORE) with and without CF_GELU_ALU. Call S:
+    # the pixel-pair epilogue 16 values at a time, then their stores (CF_EPI_ILP), TF32 and 3xTF32, against the registered
+    # builds. Both one verified, interleaved run; bitwise checks beside them.
     "epilogue without MUFU or STG": (Run(LOG_DIR_4B / "callR" / "time1.log", 0), "bulk stores (two stages), the GELU "
                                      "without MUFU, both; the registered build without stores, with and without it"),
     "epilogue sixteen values at a time": (Run(LOG_DIR_4B / "callS" / "time1.log", 0), "TF32 and 3xTF32 with CF_EPI_ILP "
                                           "against the registered builds"),
-})
+}
 _logs("thirty-second", THIRTY_SECOND)
 # ncu source pages of conv2d 04d (SASS, CSV): the nineteenth session's (the registered build's ancestor, the same
 # fragment loads and epilogue) and call Q's, two launches: the build of the 16:53 record, then the pixel pairs. 04d's

@@ -44,19 +44,6 @@ __device__ __forceinline__ float ex2_approx(float x) {
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(r) : "f"(x));
     return r;
 }
-__device__ __forceinline__ float gelu_erf_fast(float v) {
-    const float x = fabsf(v) * CF_SQRT1_2;
-    const float t = rcp_approx(fmaf(0.3275911f, x, 1.0f));
-    float p = 1.061405429f;
-    p = fmaf(p, t, -1.453152027f);
-    p = fmaf(p, t, 1.421413741f);
-    p = fmaf(p, t, -0.284496736f);
-    p = fmaf(p, t, 0.254829592f);
-    const float e = ex2_approx(x * x * -1.44269504088896341f);   // exp(-x^2)
-    const float erf_x = copysignf(fmaf(-p * t, e, 1.0f), v);
-    return v * fmaf(erf_x, 0.5f, 0.5f);
-}
-
 // gelu_erf_fast without the MUFU unit (-DCF_GELU_ALU; conv2d 04d 3xTF32, measured, not kept: 3.009 against 2.892 ms,
 // explore-2026-12-04b/callR — the epilogue's own length is what costs, and this makes it longer). The wgmma
 // rate microbenchmark's CONCAT pair retires 99.9 % of the TF32 rate beside a warpgroup of FFMAs, 77.5 % beside one of
@@ -82,18 +69,27 @@ __device__ __forceinline__ float ex2_alu(float y) {   // -126 < y <= 0
     p = fmaf(p, f, 1.000000075e+00f);
     return __uint_as_float(__float_as_uint(p) + ((__float_as_uint(j) - 0x4B400000u) << 23));   // + n in the exponent
 }
-__device__ __forceinline__ float gelu_erf_alu(float v) {
-    const float x = fminf(fabsf(v) * CF_SQRT1_2, 6.0f);
-    const float t = rcp_alu(fmaf(0.3275911f, x, 1.0f));
+// The two share one body (ALU: gelu_erf_alu's clamp, reciprocal and exp2; otherwise gelu_erf_fast's MUFUs).
+template <bool ALU>
+__device__ __forceinline__ float gelu_erf_as(float v) {
+    float x = fabsf(v) * CF_SQRT1_2;
+    if constexpr (ALU) x = fminf(x, 6.0f);
+    const float d = fmaf(0.3275911f, x, 1.0f);
+    float t;
+    if constexpr (ALU) t = rcp_alu(d); else t = rcp_approx(d);
     float p = 1.061405429f;
     p = fmaf(p, t, -1.453152027f);
     p = fmaf(p, t, 1.421413741f);
     p = fmaf(p, t, -0.284496736f);
     p = fmaf(p, t, 0.254829592f);
-    const float e = ex2_alu(x * x * -1.44269504088896341f);   // exp(-x^2)
+    const float y = x * x * -1.44269504088896341f;
+    float e;                                                   // exp(-x^2)
+    if constexpr (ALU) e = ex2_alu(y); else e = ex2_approx(y);
     const float erf_x = copysignf(fmaf(-p * t, e, 1.0f), v);
     return v * fmaf(erf_x, 0.5f, 0.5f);
 }
+__device__ __forceinline__ float gelu_erf_fast(float v) { return gelu_erf_as<false>(v); }
+__device__ __forceinline__ float gelu_erf_alu(float v) { return gelu_erf_as<true>(v); }
 
 // conv2d epilogue: x * multiplier[c] -> LeakyReLU(0.01) -> GELU
 __device__ __forceinline__ float epilogue_conv2d(float acc, float multiplier) {

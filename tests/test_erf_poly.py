@@ -4,6 +4,7 @@ import math
 import re
 
 import numpy as np
+import pytest
 
 from convfuse.registry import KERNELS
 
@@ -40,37 +41,6 @@ def test_gelu_clamped_is_accurate_over_the_clamped_range():
     rel = np.abs(y - ref) / np.maximum(np.abs(ref), 1e-30)
     assert rel.max() < 5e-7, rel.max()
 
-
-
-def _fast_coefficients():
-    body = re.search(r"float gelu_erf_fast\(float v\) \{(.*?)\n\}", (KERNELS / "common.cuh").read_text(), re.S).group(1)
-    return [float(c) for c in re.findall(r"(-?\d+\.\d+(?:e-?\d+)?)f", body)]
-
-
-def test_gelu_erf_fast_is_accurate_for_every_float():
-    """gelu_erf_fast (conv2d's candidate epilogue) as the device evaluates it in FP32; the approximate
-    reciprocal and exp2 are modelled as correctly rounded (the hardware's are within 1-2 ulp)."""
-    c = [np.float32(v) for v in _fast_coefficients()]   # p, 1, a5 .. a1, -log2(e), 1, 0.5, 0.5 in source order
-    assert len(c) == 11 and c[1] == c[8] == 1 and c[9] == c[10] == 0.5
-    p_, (a5, a4, a3, a2, a1), mlog2e = c[0], c[2:7], c[7]
-    f32 = np.float32
-    v = np.concatenate([np.linspace(-12, 12, 400_001), np.geomspace(1e-30, 1e30, 2_001),
-                        -np.geomspace(1e-30, 1e30, 2_001)]).astype(f32)
-    x = (np.abs(v) * f32(0.70710678118654752440)).astype(f32)
-    t = (f32(1) / _fma(np.full_like(x, p_), x, f32(1))).astype(f32)
-    p = np.full_like(x, a5)
-    for a in (a4, a3, a2, a1):
-        p = _fma(p, t, a)
-    with np.errstate(over="ignore"):                    # x*x = inf past 1.8e19: exp2(-inf) = 0, as on the device
-        e = np.exp2(((x * x).astype(f32) * mlog2e).astype(f32)).astype(f32)
-    erf = np.copysign(_fma(-(p * t).astype(f32), e, f32(1)), v)
-    y = (v * _fma(erf, f32(0.5), f32(0.5))).astype(np.float64)
-    vd = v.astype(np.float64)
-    ref = np.array([0.5 * a * (1 + math.erf(a / math.sqrt(2))) for a in vd])
-    err = np.abs(y - ref)
-    # against the FP32 bounds (max-abs 1e-4): a few 1e-7 of |v| where erf is not yet +-1, exact beyond
-    assert (err <= 4e-7 * np.maximum(1.0, np.abs(vd))).all(), err.max()
-    assert err.max() < 2e-6
 
 
 def test_gelu_clamped_q3_is_accurate_over_the_clamped_range():
@@ -146,25 +116,39 @@ def test_rcp_and_ex2_without_mufu_are_accurate_over_their_ranges():
     assert rel.max() < 2.5e-7, rel.max()              # ex2.approx.ftz's own bound is 2^-22 = 2.4e-7
 
 
-def test_gelu_erf_alu_is_accurate_for_every_float():
-    """gelu_erf_alu (CF_GELU_ALU: gelu_erf_fast without MUFU) as the device evaluates it, to the same bound."""
-    c = _floats("gelu_erf_alu")     # 6, p, 1, a5 .. a1, -log2(e), 1, 0.5, 0.5 in source order
+def _gelu_erf_as(v, alu: bool):
+    """gelu_erf_as<ALU> (gelu_erf_alu with ALU, gelu_erf_fast without) as the device evaluates it in FP32: its constants
+    read from the source; without ALU the approximate reciprocal and exp2 are modelled as correctly rounded (the
+    hardware's are within 1-2 ulp), with ALU as rcp_alu and ex2_alu compute them."""
+    c = _floats("gelu_erf_as")      # 6, p, 1, a5 .. a1, -log2(e), 1, 0.5, 0.5 in source order
     assert len(c) == 12 and c[0] == 6 and c[2] == c[9] == 1 and c[10] == c[11] == 0.5
     xmax, p_, (a5, a4, a3, a2, a1), mlog2e = c[0], c[1], c[3:8], c[8]
     f32 = np.float32
-    v = np.concatenate([np.linspace(-12, 12, 400_001), np.geomspace(1e-30, 1e30, 2_001),
-                        -np.geomspace(1e-30, 1e30, 2_001)]).astype(f32)
-    x = np.minimum((np.abs(v) * f32(0.70710678118654752440)).astype(f32), xmax)
-    t = _rcp_alu(_fma(np.full_like(x, p_), x, f32(1)))
+    x = (np.abs(v) * f32(0.70710678118654752440)).astype(f32)
+    if alu:
+        x = np.minimum(x, xmax)
+    d = _fma(np.full_like(x, p_), x, f32(1))
+    t = _rcp_alu(d) if alu else (f32(1) / d).astype(f32)
     p = np.full_like(x, a5)
     for a in (a4, a3, a2, a1):
         p = _fma(p, t, a)
-    e = _ex2_alu(((x * x).astype(f32) * mlog2e).astype(f32))
+    with np.errstate(over="ignore"):                    # x*x = inf past 1.8e19: exp2(-inf) = 0, as on the device
+        y = ((x * x).astype(f32) * mlog2e).astype(f32)
+    e = _ex2_alu(y) if alu else np.exp2(y).astype(f32)
     erf = np.copysign(_fma(-(p * t).astype(f32), e, f32(1)), v)
     with np.errstate(over="ignore"):
-        y = (v * _fma(erf, f32(0.5), f32(0.5))).astype(np.float64)
+        return (v * _fma(erf, f32(0.5), f32(0.5))).astype(np.float64)
+
+
+@pytest.mark.parametrize("alu", [False, True], ids=["gelu_erf_fast", "gelu_erf_alu"])
+def test_gelu_erf_fast_and_alu_are_accurate_for_every_float(alu):
+    """gelu_erf_fast (conv2d's epilogue) and gelu_erf_alu (CF_GELU_ALU: the same without MUFU) against the exact GELU."""
+    v = np.concatenate([np.linspace(-12, 12, 400_001), np.geomspace(1e-30, 1e30, 2_001),
+                        -np.geomspace(1e-30, 1e30, 2_001)]).astype(np.float32)
+    y = _gelu_erf_as(v, alu)
     vd = v.astype(np.float64)
     ref = np.array([0.5 * a * (1 + math.erf(a / math.sqrt(2))) for a in vd])
     err = np.abs(y - ref)
+    # against the FP32 bounds (max-abs 1e-4): a few 1e-7 of |v| where erf is not yet +-1, exact beyond
     assert (err <= 4e-7 * np.maximum(1.0, np.abs(vd))).all(), err.max()
     assert err.max() < 2e-6

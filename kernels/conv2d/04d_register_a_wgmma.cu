@@ -585,12 +585,8 @@ static_assert(CONSUMERS == 2, "the epilogue warpgroup takes two consumers' tiles
 __device__ __forceinline__ void bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;\n" :: "r"(id), "r"(n) : "memory"); }
 __device__ __forceinline__ void bar_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;\n" :: "r"(id), "r"(n) : "memory"); }
 #endif
-#ifdef CF_3X_BULK_STORE
-#ifdef CF_3X_EPI_WG
+#if defined(CF_3X_BULK_STORE) && defined(CF_3X_EPI_WG)
 #error "CF_3X_BULK_STORE stores from the consumers; CF_3X_EPI_WG moves the stores to a warpgroup of their own"
-#endif
-// a barrier of one consumer's 128 threads (id 1 + k; 0 is __syncthreads)
-__device__ __forceinline__ void bar_sync_n(int id, int n) { asm volatile("bar.sync %0, %1;\n" :: "r"(id), "r"(n) : "memory"); }
 #endif
 // A consumer warpgroup of the 3xTF32 build. Without a producer warpgroup the block has 256 threads and no setmaxnreg, so
 // ptxas may give each consumer thread up to 255 registers: call A's build (a producer warpgroup, consumers raised to 232)
@@ -747,7 +743,7 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
                 if (tc.oh + o >= g.Ho) break;                  // uniform across the consumer
                 float* const sbuf = sepi_bulk + (obuf & 1) * NB * OPITCH;
                 if (lane == 0) bulk_wait_read_but_last();      // this warp's copies of two rows back have been read
-                bar_sync_n(1 + k, 128);
+                warpgroup_barrier(1 + k);   // this consumer's 128 threads
                 if (px < g.Wo) {
 #pragma unroll
                     for (int jj = 0; jj < 4; ++jj)
@@ -762,7 +758,7 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
                         }
                 }
                 fence_proxy_async();                           // the engine reads shared memory through the async proxy
-                bar_sync_n(1 + k, 128);
+                warpgroup_barrier(1 + k);   // this consumer's 128 threads
                 if (lane < 8) {                                // the 8-byte ends of channel row 8 warp + lane
                     float* gr = yrow0 + lane * plane + o * g.Wo;
                     const RowSplit rs = row_split(gr, lim);
