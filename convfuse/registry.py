@@ -635,6 +635,20 @@ VARIANTS: tuple[Variant, ...] = tuple(
 )
 
 
+# Prepared, not yet run on a GPU: kernels whose source is written and compile-checked (tests/test_kernels_compile.py)
+# but which no device call has verified or timed. Not in VARIANTS (no record, no notebook row, no CI expectation of
+# a measurement); `get` finds them, so that scripts/check_variant.py can verify and time them on the device.
+# conv2d 04e (thirty-third session, 2026-12-04, no device lent): Winograd F(2x2, 3x3) in 3xTF32, 4/9 of the direct
+# conv's tensor work; convfuse/winograd.py models its accuracy (rel-L2 ~2e-7 with its accumulation), the kernel's
+# header says why and notes/kernel_log.md what it should measure.
+PREPARED: tuple[Variant, ...] = (
+    Variant("04e_wino_3xtf32", "conv2d", "04e", "3xtf32", "fused",
+            "Winograd F(2x2, 3x3) on the tensor cores with split-TF32 operands (three products), the output "
+            "transform and the epilogue in registers (FP32 accuracy)",
+            defines=("CF_GELU_FAST",), **dict(_SM90A, source="04e_winograd_wgmma")),
+)
+
+
 def all_variants(problem: str | None = None, kind: str | None = None) -> list[Variant]:
     return [v for v in VARIANTS if (problem is None or v.problem == problem) and (kind is None or v.kind == kind)]
 
@@ -644,7 +658,7 @@ def kernel_variants(problem: str | None = None) -> list[Variant]:
 
 
 def get(problem: str, key: str) -> Variant:
-    for v in VARIANTS:
+    for v in VARIANTS + PREPARED:
         if v.problem == problem and v.key == key:
             return v
     known = ", ".join(v.key for v in all_variants(problem))

@@ -117,7 +117,13 @@ def modelled_output(prob: P.Problem, model: torch.nn.Module, x: torch.Tensor, sc
     for xp, wp in _passes(scheme, x, w):
         part = conv(xp, wp)
         z = part if z is None else z + part
-    z = z + model.conv.bias.detach().view(1, -1, *([1] * prob.dims))
+    return output_from_conv(prob, model, x, z)
+
+
+@torch.no_grad()
+def output_from_conv(prob: P.Problem, model: torch.nn.Module, x: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+    """The problem's FP32 output from a modelled conv result z (no bias): bias, then the model's own epilogue."""
+    z = z.float() + model.conv.bias.detach().view(1, -1, *([1] * prob.dims))
     m = copy.deepcopy(model).float()
     m.conv = _Given(z)
     return m(x).float()

@@ -34,6 +34,15 @@ def test_candidate_builds_compile_without_spills(problem, key, defines):
         _check_usage(v, arch)
 
 
+@pytest.mark.parametrize("v", R.PREPARED, ids=lambda v: f"{v.problem}/{v.key}")
+def test_prepared_kernels_compile_without_spills(v):
+    """Kernels written but not yet run on a GPU (registry.PREPARED) stay buildable, spill-free, with their wgmmas
+    pipelined, so that a device call can verify and time them as they are."""
+    for arch in v.archs:
+        usage = _check_usage(v, arch)
+        assert not any("wgmma_serialized" in u for u in usage.values()), usage
+
+
 def _check_usage(v, arch):
     """ptxas' report of `v` for `arch`, checked: every entry compiled for it, no spill, no stack frame."""
     usage = B.resource_usage(v, arch=arch)

@@ -7,7 +7,7 @@ from convfuse import registry as R
 
 
 def test_registry_and_kernel_files_agree():
-    named = {v.source_path for v in R.VARIANTS if v.source}
+    named = {v.source_path for v in R.VARIANTS + R.PREPARED if v.source}
     on_disk = {p for prob in P.PROBLEMS for p in (R.KERNELS / prob).glob("*.cu")}
     assert named <= on_disk, f"registry names missing files: {sorted(map(str, named - on_disk))}"
     assert on_disk <= named, f"kernel files no variant names: {sorted(map(str, on_disk - named))}"
@@ -31,8 +31,20 @@ def test_keys_steps_and_precisions():
     assert refs == {"eager", "eager_fp32", "channels_last", "compile", "cudnn_conv"}
 
 
+def test_prepared_kernels_are_found_but_not_registered():
+    """registry.PREPARED: written, never yet run on a GPU. `get` finds them (a device call verifies and times them by
+    name); the variants the study reports, records and plots do not include them."""
+    assert R.PREPARED, "nothing prepared: remove this test with the list"
+    registered = {(v.problem, v.key) for v in R.VARIANTS}
+    for v in R.PREPARED:
+        assert (v.problem, v.key) not in registered and R.get(v.problem, v.key) is v
+        assert v not in R.kernel_variants(v.problem) and v.is_kernel and v.precision in R.PRECISIONS
+        assert re.fullmatch(r"\d\d[a-z]?", v.step) and v.source.startswith(v.step + "_")
+        assert v.source_path.exists()
+
+
 def test_every_kernel_file_opens_with_a_header():
-    for v in R.kernel_variants():
+    for v in R.kernel_variants() + list(R.PREPARED):
         head = v.source_path.read_text().splitlines()[0]
         assert head.startswith(f"// {v.source}"), f"{v.source_path}: header should name the file"
 
