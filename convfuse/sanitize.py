@@ -362,6 +362,13 @@ def plan(variants, tools, group: str) -> list[tuple[str, str, tuple]]:
     return jobs
 
 
+def select(problems=None, keys=None) -> list:
+    """The kernel variants a run checks: every registered one, filtered; a prepared one (registry.PREPARED, not yet
+    run on a GPU) only where --variant names it."""
+    pool = R.kernel_variants() + [v for v in R.PREPARED if keys is not None and v.key in keys]
+    return [v for v in pool if (problems is None or v.problem in problems) and (keys is None or v.key in keys)]
+
+
 def run(out_path=DEFAULT_OUT, problems=None, keys=None, tools=TOOLS, jobs=None, timeout=240.0,
         logs_dir=None, sanitizer=None, group="problem", log=print) -> dict:
     from . import results as RS
@@ -370,8 +377,7 @@ def run(out_path=DEFAULT_OUT, problems=None, keys=None, tools=TOOLS, jobs=None, 
     if sanitizer is None:
         raise FileNotFoundError("compute-sanitizer not found: put it on PATH, set CUDA_HOME, or set "
                                 "COMPUTE_SANITIZER to its path")
-    variants = [v for v in R.kernel_variants() if (problems is None or v.problem in problems)
-                and (keys is None or v.key in keys)]
+    variants = select(problems, keys)
     if not variants:
         raise ValueError("no kernel variant matches the --problem/--variant filters")
     t0 = time.perf_counter()

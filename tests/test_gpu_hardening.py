@@ -23,7 +23,10 @@ from convfuse import results as RS
 from convfuse import verify as V
 
 pytestmark = pytest.mark.gpu
-KERNELS = R.kernel_variants()
+# CONVFUSE_HARDEN_VARIANTS="conv2d:04e_wino_3xtf32,...": only these (a prepared kernel's first device call, which
+# should not build every registered one), and the large-tensor outcomes to $CONVFUSE_LARGE_TENSOR_JSON, not the record's
+_ONLY = [s.split(":") for s in os.environ.get("CONVFUSE_HARDEN_VARIANTS", "").split(",") if s]
+KERNELS = [R.get(p, k) for p, k in _ONLY] if _ONLY else R.kernel_variants()
 LARGE_TENSOR_JSON = Path(os.environ.get("CONVFUSE_LARGE_TENSOR_JSON") or RS.DEVICE_LOGS / "large_tensor.json")
 
 

@@ -177,3 +177,10 @@ def test_run_with_a_stand_in_sanitizer(tmp_path, monkeypatch):
             assert ("log_tail" in rec) == (k == "03a_seed_fused")
     assert sum("each variant again alone" in m for m in lines) == len(P.PROBLEMS)
     assert (tmp_path / "logs" / "conv2d_all_racecheck.log").exists()
+
+
+def test_prepared_kernels_are_sanitized_only_when_named():
+    everything = S.select()
+    assert {(v.problem, v.key) for v in everything} == {(v.problem, v.key) for v in R.kernel_variants()}
+    for v in R.PREPARED:
+        assert S.select(keys=[v.key]) == [v] and v not in everything
