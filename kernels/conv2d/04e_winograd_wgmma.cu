@@ -220,13 +220,13 @@ __device__ __forceinline__ void add_pair(float (&y)[4][32], const float (&acc)[2
 
 // Ring bookkeeping: the FULL barriers and the release counters. A warpgroup releases a stage after its 128 threads
 // are done with it (a warpgroup barrier); the second of the two to release it refills it (returns true to thread 0).
+// The counter only grows (two releases a fill: the second sees an odd count), so no plain store races an atomic.
 __device__ __forceinline__ bool release_is_last(int* cnt, int wg) {
     warpgroup_barrier(1 + wg);
     bool last = false;
     if ((threadIdx.x & 127) == 0) {
         __threadfence_block();
-        last = atomicAdd(cnt, 1) == 1;
-        if (last) *cnt = 0;
+        last = (atomicAdd(cnt, 1) & 1) == 1;
         __threadfence_block();
     }
     return last;
