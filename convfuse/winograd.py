@@ -337,3 +337,23 @@ def k04e_block(x: torch.Tensor, w: torch.Tensor, wt: torch.Tensor, n: int, oy0: 
                 cl = (col[..., None] + j).expand(4, 32, 32)
                 out[co, row, cl] = y[2 * i + j]
     return out
+
+
+MODEL_LABELS = {
+    "direct_one_acc_rz": "direct conv, one accumulator over K = 576 (the first 04 3xtf32: measured 4.8-5.3e-6)",
+    "winograd_rz": "Winograd, one accumulator per GEMM over K = 64",
+    "winograd_rz_k4": "Winograd as conv2d 04e accumulates (16-channel pieces, then FP32 adds)",
+    "winograd_rn": "Winograd with round-to-nearest MMAs (the transforms' and splits' own error)",
+}
+
+
+def accuracy_table(shape=None, dists=("rand", "randn")):
+    """model_errors as a table (rows MODEL_LABELS, columns rel-L2 and max-abs per input distribution)."""
+    import pandas as pd
+
+    cols = {}
+    for d in dists:
+        err = model_errors(shape, dist=d)
+        cols[f"rel-L2 ({d})"] = {MODEL_LABELS[k]: v["rel_l2"] for k, v in err.items()}
+        cols[f"max-abs ({d})"] = {MODEL_LABELS[k]: v["max_abs"] for k, v in err.items()}
+    return pd.DataFrame(cols)

@@ -3,11 +3,11 @@
 // when no device was lent): registry.PREPARED, not a registered variant; notes/kernel_log.md has its prediction.
 //
 // What changed from 04d and why. 04d's 3xTF32 build does the direct conv's 913 GFLOP of TF32 tensor work (three passes
-//   of 304 GFLOP) and measured 2.78 ms, 0.83x torch.compile, with its tensor pipe ~69 % busy; the pipe at 100 % would
-//   take ~1.7 ms. Winograd F(2x2, 3x3) computes each 2x2 block of outputs (a "tile") from its 4x4 input patch d with 16
+//   of 304 GFLOP) and measured 2.78 ms, 0.83x torch.compile, with its tensor pipe ~69 % busy; at the H200's datasheet
+//   TF32 rate (494.5 TFLOP/s dense) the work alone takes 1.85 ms. Winograd F(2x2, 3x3) computes each 2x2 block of outputs (a "tile") from its 4x4 input patch d with 16
 //   multiplies per (Cin, Cout) instead of 36: U = B^T d B, V = G g G^T, M = sum over Cin of U * V (16 GEMMs, one per
-//   patch position p), y = A^T M A. In 3xTF32 that is 406 GFLOP of tensor work, ~0.76 ms at the dense rate, so the
-//   kernel beats torch.compile (~2.3 ms) even with the pipe half idle. Accuracy (convfuse/winograd.py, a CPU model with
+//   patch position p), y = A^T M A. In 3xTF32 that is 406 GFLOP of tensor work, 0.82 ms at that rate, so the kernel
+//   beats torch.compile (~2.3 ms) even with the pipe half idle. Accuracy (convfuse/winograd.py, a CPU model with
 //   the tensor core's truncating adds, calibrated on the first 04 3xtf32 kernel: model 6.2e-6, measured 4.8-5.3e-6):
 //   rel-L2 ~2e-7 with this kernel's accumulation (each GEMM's sums over 16 channels, 6 truncating adds, then FP32
 //   round-to-nearest adds in the output transform), against the bound 2e-6 and 04d's measured 1.86e-6.
