@@ -648,6 +648,14 @@ PREPARED: tuple[Variant, ...] = (
             defines=("CF_GELU_FAST",), **dict(_SM90A, source="04e_winograd_wgmma")),
 )
 
+# Builds of the prepared kernels that their first device call times beside them (notes/call_wino_u.sh): three input
+# stages; warpgroup 1 a pair behind warpgroup 0 (CF_WINO_SKEW), also with six weight stages.
+PREPARED_BUILDS = (
+    ("conv2d", "04e_wino_3xtf32", ("CF_WINO_IN_STAGES=3",)),
+    ("conv2d", "04e_wino_3xtf32", ("CF_WINO_SKEW",)),
+    ("conv2d", "04e_wino_3xtf32", ("CF_WINO_SKEW", "CF_WINO_W_STAGES=6")),
+)
+
 
 def all_variants(problem: str | None = None, kind: str | None = None) -> list[Variant]:
     return [v for v in VARIANTS if (problem is None or v.problem == problem) and (kind is None or v.kind == kind)]

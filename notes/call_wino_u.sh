@@ -2,9 +2,10 @@
 # Call U (prepared by the thirty-third session, 2026-12-04, when no device was lent): conv2d 04e, Winograd F(2x2, 3x3)
 # in 3xTF32 (kernels/conv2d/04e_winograd_wgmma.cu, registry.PREPARED), its first run on a GPU. Run it AFTER the record
 # call of notes/call_record_epi_ilp.sh (that one first: it registers a measured change). From the repo root on the device:
-#   mkdir -p $OUT; timeout 560 bash notes/call_wino_u.sh; tar czf $OUT/callU.tgz -C $OUT callU
+#   mkdir -p $OUT; timeout 590 bash notes/call_wino_u.sh; tar czf $OUT/callU.tgz -C $OUT callU
 # (1) verified on the odd shapes and the full problem (randn against float64) and timed in one process beside the
-# registered 3xTF32 build, eager and torch.compile; with three input stages too; (2) compute-sanitizer memcheck,
+# registered 3xTF32 build, eager and torch.compile; with three input stages, with warpgroup 1 a pair behind
+# (CF_WINO_SKEW), and that with six weight stages; (2) compute-sanitizer memcheck,
 # racecheck, synccheck on the sanitizer shapes; (3) the hardening tests (Inf/NaN classes, poisoned outputs within
 # bounds, large magnitudes, ten identical runs, >2^31 elements) on 04e alone; (4) ncu: tensor pipe, L2 and shared-memory
 # throughput, DRAM bytes, one launch. The prediction is in notes/kernel_log.md (thirty-third session).
@@ -15,7 +16,8 @@ export PYTHONUNBUFFERED=1
 {
 date -u
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
-timeout 240 python3 scripts/check_variant.py $W $X $W@CF_WINO_IN_STAGES=3 > $D/time.log 2>&1; echo "time rc $?"
+timeout 300 python3 scripts/check_variant.py $W $X $W@CF_WINO_IN_STAGES=3 $W@CF_WINO_SKEW $W@CF_WINO_SKEW,CF_WINO_W_STAGES=6 \
+  > $D/time.log 2>&1; echo "time rc $?"
 grep -E "rel_l2|error|Error" $D/time.log | awk '{print substr($0, 1, 160)}' | head -20; grep -A8 "timing" $D/time.log
 if grep -q "04e_wino_3xtf32 (64, 64, 256, 256).*wrong 0.0000" $D/time.log; then
   timeout 150 python3 scripts/sanitize.py --problem conv2d --variant 04e_wino_3xtf32 --out $D/sanitize.json --logs $D/san \

@@ -34,7 +34,8 @@ def test_candidate_builds_compile_without_spills(problem, key, defines):
         _check_usage(v, arch)
 
 
-@pytest.mark.parametrize("v", R.PREPARED, ids=lambda v: f"{v.problem}/{v.key}")
+@pytest.mark.parametrize("v", list(R.PREPARED) + [R.with_defines(R.get(p, k), d) for p, k, d in R.PREPARED_BUILDS],
+                         ids=lambda v: f"{v.problem}/{v.key}")
 def test_prepared_kernels_compile_without_spills(v):
     """Kernels written but not yet run on a GPU (registry.PREPARED) stay buildable, spill-free, with their wgmmas
     pipelined, so that a device call can verify and time them as they are."""

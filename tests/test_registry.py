@@ -41,6 +41,9 @@ def test_prepared_kernels_are_found_but_not_registered():
         assert v not in R.kernel_variants(v.problem) and v.is_kernel and v.precision in R.PRECISIONS
         assert re.fullmatch(r"\d\d[a-z]?", v.step) and v.source.startswith(v.step + "_")
         assert v.source_path.exists()
+    call = (R.ROOT / "notes" / "call_wino_u.sh").read_text()
+    for p, k, d in R.PREPARED_BUILDS:        # the first device call times each prepared build
+        assert R.get(p, k) in R.PREPARED and f"$W@{','.join(d)} " in call.replace("\\\n", " "), d
 
 
 def test_every_kernel_file_opens_with_a_header():

@@ -308,6 +308,13 @@ conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __rest
     int uin = 0, uw = 0;
     float y[4][32], acc[2][32];
     uint32_t big[2][4], small[2][4];
+#ifdef CF_WINO_SKEW
+    // CF_WINO_SKEW (candidate, not yet measured): warpgroup 1 starts one pair (384 tensor cycles) after warpgroup 0.
+    // Both read the same weight stages, so nothing else pulls them apart: started together they would issue their
+    // wgmmas together and their fragment work and adds into Y together, the tensor pipe idle during the latter. A pair
+    // apart, one's adds run under the other's wgmmas (the ring of SW stages leaves room for the skew).
+    if (wg == 1 && ntiles > 0) asm volatile("bar.sync 3, 256;\n" ::: "memory");
+#endif
 #pragma unroll 1
     for (int k = 0; k < ntiles; ++k) {
         const int tile = blockIdx.x + k * gridDim.x;
@@ -321,6 +328,9 @@ conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __rest
             mbar_wait(rg.full_in + slot, (uin / SIN) & 1);
             const float* fb = rg.in + slot * IN_STAGE + tq * CHP + col;
             pair_step<0>(y, acc, big, small, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
+#ifdef CF_WINO_SKEW
+            if (wg == 0 && uw == 1) asm volatile("bar.arrive 3, 256;\n" ::: "memory");   // its first pair is done
+#endif
             pair_step<1>(y, acc, big, small, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
             pair_step<2>(y, acc, big, small, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
             pair_step<3>(y, acc, big, small, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
