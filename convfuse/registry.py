@@ -646,6 +646,10 @@ PREPARED: tuple[Variant, ...] = (
             "Winograd F(2x2, 3x3) on the tensor cores with split-TF32 operands (three products), the output "
             "transform and the epilogue in registers (FP32 accuracy)",
             defines=("CF_GELU_FAST",), **dict(_SM90A, source="04e_winograd_wgmma")),
+    Variant("04e_wino_tf32", "conv2d", "04e", "tf32", "fused",
+            "Winograd F(2x2, 3x3) on the tensor cores in TF32 (one product), the output transform and the "
+            "epilogue in registers",
+            defines=("CF_WINO_TF32", "CF_GELU_FAST"), **dict(_SM90A, source="04e_winograd_wgmma")),
 )
 
 # Builds of the prepared kernels that their first device call times beside them (notes/call_wino_u.sh): three input

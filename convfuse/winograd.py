@@ -25,7 +25,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .splits import split_tf32
+from .splits import round_tf32, split_tf32
 
 BT = torch.tensor([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], dtype=torch.float64)
 G = torch.tensor([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]], dtype=torch.float64)
@@ -125,7 +125,9 @@ def winograd_conv2d(x: torch.Tensor, w: torch.Tensor, scheme: str = "3xtf32", ac
                     k_split: int = 1, a_split: str = "mask") -> torch.Tensor:
     """The 3x3 conv (no bias) of x (N, Cin, H, W) and w (Cout, Cin, 3, 3) by F(2x2, 3x3).
 
-    scheme "float64": everything in float64 (checks the algebra); "3xtf32": FP32 transforms, TF32 split operands,
+    scheme "float64": everything in float64 (checks the algebra); "tf32": one product of TF32-rounded U and V (round
+    to nearest, ties away: cvt.rna; the kernel's cvt.rn differs on exact ties only), else as "3xtf32"; "3xtf32": FP32
+    transforms, TF32 split operands,
     the 16 GEMMs accumulated per `accumulate`, K cut into `k_split` pieces each with its own accumulator (FP32
     round-to-nearest sums of the pieces, as a kernel that streams the input channels would add them in its
     output transform); U split as `a_split` says (_three_passes; "mask" is conv2d 04e's); the output transform in
@@ -140,8 +142,8 @@ def winograd_conv2d(x: torch.Tensor, w: torch.Tensor, scheme: str = "3xtf32", ac
         v = weight_transform(w.double())
         m = torch.einsum("ncijpq,ocpq->noijpq", u, v)
         return _untile(output_transform(m), ho, wo)
-    if scheme != "3xtf32":
-        raise ValueError(f"unknown scheme {scheme!r}; use '3xtf32' or 'float64'")
+    if scheme not in ("3xtf32", "tf32"):
+        raise ValueError(f"unknown scheme {scheme!r}; use '3xtf32', 'tf32' or 'float64'")
     if cin % k_split:
         raise ValueError(f"k_split {k_split} does not divide Cin = {cin}")
     u = input_transform(patches(x.float()))                       # (N, Cin, TH, TW, 4, 4) FP32
@@ -152,7 +154,10 @@ def winograd_conv2d(x: torch.Tensor, w: torch.Tensor, scheme: str = "3xtf32", ac
     piece = cin // k_split
     m = None
     for k0 in range(0, cin, piece):
-        ap, bp = _three_passes(a[..., k0:k0 + piece], b[:, k0:k0 + piece], a_split)
+        if scheme == "tf32":      # one product: U and V rounded to TF32 (04e TF32: cvt.rn and the weights' big part)
+            ap, bp = [round_tf32(a[..., k0:k0 + piece])], [split_tf32(b[:, k0:k0 + piece])[0]]
+        else:
+            ap, bp = _three_passes(a[..., k0:k0 + piece], b[:, k0:k0 + piece], a_split)
         part = mma_chain(ap, bp, accumulate).float()
         m = part if m is None else m + part
     m = m.reshape(4, 4, n, th, tw, cout).permute(2, 5, 3, 4, 0, 1)  # (N, Cout, TH, TW, 4, 4)
@@ -186,7 +191,8 @@ def model_errors(shape=None, seed: int = 0, dist: str = "rand") -> dict:
     """conv2d's whole output (conv, bias, epilogue) against the float64 ground truth, the conv modelled as:
     'direct_one_acc_rz' (the measured 4.8-5.3e-6 kernel: the calibration), 'winograd_rz' (one accumulator a GEMM
     over K = 64), 'winograd_rz_k4' (K in four 16-channel pieces), 'winograd_rn' (round-to-nearest MMAs: the
-    transforms' and splits' own error). {name: {rel_l2, max_abs}}."""
+    transforms' and splits' own error); 'winograd_tf32_rz_k4' (one TF32 product, as 04e's TF32 build accumulates).
+    {name: {rel_l2, max_abs}}."""
     from . import problems as P
     from .splits import output_from_conv
 
@@ -198,7 +204,8 @@ def model_errors(shape=None, seed: int = 0, dist: str = "rand") -> dict:
     convs = {"direct_one_acc_rz": lambda: direct_chain(x, w, "rz"),
              "winograd_rz": lambda: winograd_conv2d(x, w, accumulate="rz"),
              "winograd_rz_k4": lambda: winograd_conv2d(x, w, accumulate="rz", k_split=4),
-             "winograd_rn": lambda: winograd_conv2d(x, w, accumulate="rn")}
+             "winograd_rn": lambda: winograd_conv2d(x, w, accumulate="rn"),
+             "winograd_tf32_rz_k4": lambda: winograd_conv2d(x, w, "tf32", accumulate="rz", k_split=4)}
     return {name: _errors(output_from_conv(prob, model, x, conv()), ref) for name, conv in convs.items()}
 
 
@@ -229,12 +236,14 @@ def at_coef(i: int, r: int) -> int:
     return (1 if r < 3 else 0) if i == 0 else (0 if r == 0 else 1 if r == 1 else -1)
 
 
-def k04e_weights(w: torch.Tensor) -> torch.Tensor:
-    """The pre-pass buffer (conv2d_wino_weights): 131,072 FP32 values, f decoded as the kernel does."""
+def k04e_weights(w: torch.Tensor, parts: int = 2) -> torch.Tensor:
+    """The pre-pass buffer (conv2d_wino_weights): 131,072 FP32 values (TF32, parts = 1: 65,536), f decoded as the
+    kernel does."""
     c = K04E
-    f = torch.arange(32 * c["W_STAGE"])
-    e, co, khalf, part, kk = f & 3, (f >> 2) & 63, (f >> 8) & 1, (f >> 9) & 1, (f >> 10) & 1
-    q, s = (f >> 11) & 1, f >> 12
+    f = torch.arange(32 * c["W_STAGE"] * parts // 2)
+    e, co, khalf = f & 3, (f >> 2) & 63, (f >> 8) & 1
+    part = (f >> 9) & 1 if parts == 2 else torch.zeros_like(f)
+    kk, q, s = (f >> (8 + parts)) & 1, (f >> (9 + parts)) & 1, f >> (10 + parts)
     piece, pair = s >> 3, s & 7
     ci = c["PIECE"] * piece + 8 * kk + 4 * khalf + e
     p = 2 * pair + q
@@ -264,9 +273,11 @@ def _split_mask(u: torch.Tensor):
 
 
 @torch.no_grad()
-def k04e_block(x: torch.Tensor, w: torch.Tensor, wt: torch.Tensor, n: int, oy0: int, ox0: int) -> torch.Tensor:
+def k04e_block(x: torch.Tensor, w: torch.Tensor, wt: torch.Tensor, n: int, oy0: int, ox0: int,
+               parts: int = 2) -> torch.Tensor:
     """One block tile of conv2d 04e as the kernel computes it: y sums (no bias) for outputs oy0..+3, ox0..+127 of
-    image n, all 64 Cout, [Cout, 4, 128]; exact products and sums. x: FP32 (N, 64, H, W); wt: k04e_weights(w)."""
+    image n, all 64 Cout, [Cout, 4, 128]; exact products and sums. x: FP32 (N, 64, H, W); wt: k04e_weights(w, parts);
+    parts = 1: the TF32 build (U rounded, one product)."""
     import numpy as np
 
     from .wgmma_model import operand
@@ -300,7 +311,10 @@ def k04e_block(x: torch.Tensor, w: torch.Tensor, wt: torch.Tensor, n: int, oy0: 
                             for q in range(2):
                                 cq = 2 * CP + q
                                 u = t[bt_a(cq)] + t[bt_b(cq)] if bt_plus(cq) else t[bt_a(cq)] - t[bt_b(cq)]
-                                frag_big[q, h + 2 * cc], frag_small[q, h + 2 * cc] = _split_mask(u)
+                                if parts == 1:
+                                    frag_big[q, h + 2 * cc] = round_tf32(u.float()).double()
+                                else:
+                                    frag_big[q, h + 2 * cc], frag_small[q, h + 2 * cc] = _split_mask(u)
                     # A (64 x 8) from the fragments: a0 (row g, col t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4)
                     def assemble(frag):
                         a = torch.zeros(2, 64, 8, dtype=torch.float64)
@@ -313,9 +327,12 @@ def k04e_block(x: torch.Tensor, w: torch.Tensor, wt: torch.Tensor, n: int, oy0: 
                     abig, asmall = assemble(frag_big), assemble(frag_small)
                     for q in range(2):
                         def b_op(part):
-                            start = (s * c["W_STAGE"] + ((q * 2 + kk) * 2 + part) * c["W_OP"]) * 4
+                            start = (s * c["W_STAGE"] * parts // 2 + ((q * 2 + kk) * parts + part) * c["W_OP"]) * 4
                             return torch.from_numpy(operand(wbytes, start, c["COUT"] * 16, 64, 8, 4)).T   # (8, 64)
-                        acc[q] += asmall[q] @ b_op(0) + abig[q] @ b_op(1) + abig[q] @ b_op(0)
+                        if parts == 1:
+                            acc[q] += abig[q] @ b_op(0)
+                        else:
+                            acc[q] += asmall[q] @ b_op(0) + abig[q] @ b_op(1) + abig[q] @ b_op(0)
                 # accumulator fragment: d[4 jj + 2 h + e] = D[16 warp + gid + 8 h][8 jj + 2 tq + e]
                 m = torch.arange(32)
                 jj, hh, e = m >> 2, (m >> 1) & 1, m & 1
@@ -344,6 +361,7 @@ MODEL_LABELS = {
     "winograd_rz": "Winograd, one accumulator per GEMM over K = 64",
     "winograd_rz_k4": "Winograd as conv2d 04e accumulates (16-channel pieces, then FP32 adds)",
     "winograd_rn": "Winograd with round-to-nearest MMAs (the transforms' and splits' own error)",
+    "winograd_tf32_rz_k4": "Winograd in TF32 (one product), as conv2d 04e's TF32 build accumulates",
 }
 
 

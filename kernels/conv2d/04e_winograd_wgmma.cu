@@ -43,10 +43,20 @@ constexpr int BOX_W = 132, BOX_H = OROWS + KS - 1;   // the input box: 130 colum
 constexpr int CHP = BOX_H * BOX_W;                   // 792 floats a channel
 static_assert(CHP % 32 == 8 || CHP % 32 == 24, "fragment loads: channels t, t + 1 in disjoint 8-bank groups");
 constexpr int IN_STAGE = PIECE * CHP;                // 12,672 floats = 50,688 B
+#ifdef CF_WINO_TF32
+// CF_WINO_TF32 (variant 04e_wino_tf32, prepared with the 3xTF32 one): one TF32 product a position, U rounded as 04d
+// TF32 rounds its inputs (cvt.rn), the weights' big parts only. A third of the tensor work of 3xTF32 Winograd (0.27 ms
+// at the datasheet rate); the fragment work and the adds into Y stay, so it should be bound by issue, not the tensor
+// pipe. Accuracy (convfuse/winograd.py, round-to-nearest sums): rel-L2 3.4e-4 against the direct TF32 conv's 2.9e-4,
+// TF32's bound 1e-3.
+constexpr int PARTS = 1;
+#else
+constexpr int PARTS = 2;                             // [big | small]
+#endif
 constexpr int W_OP = 2 * COUT * 4;                   // one B operand (k8 x 64 Cout, [k-half][co][4]): 512 floats
-constexpr int W_STAGE = 2 * 2 * 2 * W_OP;            // [q][kk][part] operands: 4,096 floats = 16 KB
+constexpr int W_STAGE = 2 * 2 * PARTS * W_OP;        // [q][kk][part] operands: 4,096 floats = 16 KB (TF32: 8 KB)
 constexpr int W_STAGES = PIECES * PAIRS;             // 32 weight stages a tile
-constexpr int WT_FLOATS = W_STAGES * W_STAGE;        // the pre-pass buffer: 131,072 floats = 512 KB
+constexpr int WT_FLOATS = W_STAGES * W_STAGE;        // the pre-pass buffer: 131,072 floats = 512 KB (TF32: 256 KB)
 #ifndef CF_WINO_IN_STAGES
 #define CF_WINO_IN_STAGES 2
 #endif
@@ -85,13 +95,14 @@ __device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
 
 // The pre-pass: V = G g G^T per (Cout, Cin) in float64, rounded once to FP32, split (split_rounded: both parts
 // TF32-rounded, Inf carried in the small part), laid out as the weight ring's stages:
-// f = (((((s * 2 + q) * 2 + kk) * 2 + part) * 2 + khalf) * 64 + co) * 4 + e  <-  part of V_p[co][ci],
+// f = (((((s * 2 + q) * 2 + kk) * PARTS + part) * 2 + khalf) * 64 + co) * 4 + e  <-  part of V_p[co][ci],
 // s = piece * 8 + pair, p = 2 pair + q, ci = 16 piece + 8 kk + 4 khalf + e.
 __global__ void conv2d_wino_weights(const float* __restrict__ w, float* __restrict__ wt) {
     const int f = blockIdx.x * blockDim.x + threadIdx.x;
     if (f >= WT_FLOATS) return;
-    const int e = f & 3, co = (f >> 2) & 63, khalf = (f >> 8) & 1, part = (f >> 9) & 1, kk = (f >> 10) & 1;
-    const int q = (f >> 11) & 1, s = f >> 12;
+    const int e = f & 3, co = (f >> 2) & 63, khalf = (f >> 8) & 1;
+    const int part = PARTS == 2 ? (f >> 9) & 1 : 0, kk = (f >> (8 + PARTS)) & 1;
+    const int q = (f >> (9 + PARTS)) & 1, s = f >> (10 + PARTS);
     const int piece = s >> 3, pair = s & 7;
     const int ci = PIECE * piece + 8 * kk + 4 * khalf + e, p = 2 * pair + q, r = p >> 2, c = p & 3;
     const float* gw = w + (co * CIN + ci) * KS * KS;
@@ -161,7 +172,8 @@ __device__ __forceinline__ float direct_output(const float* __restrict__ x, cons
 // A pair's fragments for k8 step KK of a stage: positions (R, 2 CP + q), q = 0, 1. `fb`: the stage at channel tq,
 // column of this thread's tile (h = 0). Fragment register h + 2 cc: tile h (M row g + 8 h), channel tq + 4 cc.
 // U is split as 04d splits its inputs (split_tf32 without the clamp: a non-finite U makes non-finite sums, which the
-// direct path recomputes): big = the top 19 bits, small = the rest, which the tensor core truncates.
+// direct path recomputes): big = the top 19 bits, small = the rest, which the tensor core truncates. CF_WINO_TF32: U
+// rounded to TF32 (cvt.rn, as 04d TF32), no small part.
 template <int R, int CP, int KK>
 __device__ __forceinline__ void pair_fragments(const float* fb, uint32_t (&big)[2][4], uint32_t (&small)[2][4]) {
 #pragma unroll
@@ -183,24 +195,35 @@ __device__ __forceinline__ void pair_fragments(const float* fb, uint32_t (&big)[
             for (int q = 0; q < 2; ++q) {
                 const int c = 2 * CP + q;
                 const float u = bt_plus(c) ? t[bt_a(c)] + t[bt_b(c)] : t[bt_a(c)] - t[bt_b(c)];
+#ifdef CF_WINO_TF32
+                big[q][h + 2 * cc] = tf32_bits(u);
+#else
                 const uint32_t b = __float_as_uint(u) & 0xffffe000u;
                 big[q][h + 2 * cc] = b;
                 small[q][h + 2 * cc] = __float_as_uint(u - __uint_as_float(b));
+#endif
             }
         }
     }
 }
-// The pair's six wgmmas of k8 step KK: the weight stage's operand (q, KK, part) at ((q * 2 + KK) * 2 + part) * 2 KB.
+// The pair's wgmmas of k8 step KK: the weight stage's operand (q, KK, part) at ((q * 2 + KK) * PARTS + part) * 2 KB.
+// 3xTF32: a_small w_big, a_big w_small, a_big w_big for each position (six); TF32: a_big w_big (two).
 template <int KK>
 __device__ __forceinline__ void pair_mmas(float (&acc)[2][32], const uint32_t (&big)[2][4], const uint32_t (&small)[2][4],
                                           uint32_t wlo, uint32_t whi) {
-    auto desc = [&](int q, int part) { return desc_at(wlo, whi, ((q * 2 + KK) * 2 + part) * W_OP * 4); };
+    auto desc = [&](int q, int part) { return desc_at(wlo, whi, ((q * 2 + KK) * PARTS + part) * W_OP * 4); };
+#ifdef CF_WINO_TF32
+    (void)small;
+    wgmma_tile<KK>(acc[0], big[0], desc(0, 0));
+    wgmma_tile<KK>(acc[1], big[1], desc(1, 0));
+#else
     wgmma_tile<KK>(acc[0], small[0], desc(0, 0));
     wgmma_tile<KK>(acc[1], small[1], desc(1, 0));
     wgmma_tile<1>(acc[0], big[0], desc(0, 1));
     wgmma_tile<1>(acc[1], big[1], desc(1, 1));
     wgmma_tile<1>(acc[0], big[0], desc(0, 0));
     wgmma_tile<1>(acc[1], big[1], desc(1, 0));
+#endif
 }
 // Y[2 i + j] += A^T[i][R] A^T[j][c] M_(R, c) for the pair's two positions (the output transform, term by term).
 template <int R, int CP>
