@@ -639,7 +639,7 @@ VARIANTS: tuple[Variant, ...] = tuple(
 # but which no device call has verified or timed. Not in VARIANTS (no record, no notebook row, no CI expectation of
 # a measurement); `get` finds them, so that scripts/check_variant.py can verify and time them on the device.
 # conv2d 04e (thirty-third session, 2026-12-04, no device lent): Winograd F(2x2, 3x3) in 3xTF32, 4/9 of the direct
-# conv's tensor work; convfuse/winograd.py models its accuracy (rel-L2 ~2e-7 with its accumulation), the kernel's
+# conv's tensor work; convfuse/winograd.py models its accuracy (rel-L2 ~3e-7 with its accumulation), the kernel's
 # header says why and notes/kernel_log.md what it should measure.
 PREPARED: tuple[Variant, ...] = (
     Variant("04e_wino_3xtf32", "conv2d", "04e", "3xtf32", "fused",

@@ -4,17 +4,18 @@
 //
 // What changed from 04d and why. 04d's 3xTF32 build does the direct conv's 913 GFLOP of TF32 tensor work (three passes
 //   of 304 GFLOP) and measured 2.78 ms, 0.83x torch.compile, with its tensor pipe ~69 % busy; at the H200's datasheet
-//   TF32 rate (494.5 TFLOP/s dense) the work alone takes 1.85 ms. Winograd F(2x2, 3x3) computes each 2x2 block of outputs (a "tile") from its 4x4 input patch d with 16
-//   multiplies per (Cin, Cout) instead of 36: U = B^T d B, V = G g G^T, M = sum over Cin of U * V (16 GEMMs, one per
-//   patch position p), y = A^T M A. In 3xTF32 that is 406 GFLOP of tensor work, 0.82 ms at that rate, so the kernel
-//   beats torch.compile (~2.3 ms) even with the pipe half idle. Accuracy (convfuse/winograd.py, a CPU model with
-//   the tensor core's truncating adds, calibrated on the first 04 3xtf32 kernel: model 6.2e-6, measured 4.8-5.3e-6):
-//   rel-L2 ~2e-7 with this kernel's accumulation (each GEMM's sums over 16 channels, 6 truncating adds, then FP32
-//   round-to-nearest adds in the output transform), against the bound 2e-6 and 04d's measured 1.86e-6.
-// The GEMMs. M = 64 tiles a warpgroup (2 tile rows x 32 tile columns: 4 output rows x 64 columns; a warp's M rows g, g + 8
-//   are the tiles above each other at tile column 8 warp + g), N = 64 Cout, K = the input channels. A (U_p) is built in
-//   registers from the raw NCHW rows of a TMA box (8-byte shared loads, adds, the split), B (V_p, big and small parts)
-//   streams through shared memory from a pre-pass buffer. Registers bound the design: the output transform needs a
+//   TF32 rate (494.5 TFLOP/s dense) the work alone takes 1.85 ms. Winograd F(2x2, 3x3) computes each 2x2 block of
+//   outputs (a "tile") from its 4x4 input patch d with 16 multiplies per (Cin, Cout) instead of 36: U = B^T d B,
+//   V = G g G^T, M = sum over Cin of U * V (16 GEMMs, one per patch position p), y = A^T M A. In 3xTF32 that is 406
+//   GFLOP of tensor work, 0.82 ms at that rate, so the kernel beats torch.compile (~2.3 ms) even with the pipe half
+//   idle. Accuracy (convfuse/winograd.py, a CPU model with the tensor core's truncating adds, calibrated on the first
+//   04 3xtf32 kernel: model 6.3e-6, measured 4.8-5.3e-6): rel-L2 2.9e-7 (randn 3.2e-7) with this kernel's accumulation
+//   (each GEMM's sums over 16 channels, 6 truncating adds, then FP32 round-to-nearest adds in the output transform),
+//   against the bound 2e-6 and 04d's measured 1.86e-6.
+// The GEMMs. M = 64 tiles a warpgroup (2 tile rows x 32 tile columns: 4 output rows x 64 columns; a warp's M rows
+//   g, g + 8 are the tiles above each other at tile column 8 warp + g), N = 64 Cout, K = the input channels. A (U_p)
+//   is built in registers from the raw NCHW rows of a TMA box (8-byte shared loads, adds, the split), B (V_p, big and
+//   small parts) streams through shared memory from a pre-pass buffer. Registers bound the design: the output transform needs a
 //   tile's 16 M values, so the warpgroup keeps its 4 outputs a tile and Cout as accumulated sums Y (4 x 32 registers)
 //   and adds each GEMM's result into them (+-1 coefficients, 36 adds per 16 M values); a GEMM's accumulator is 32
 //   registers, and two (a pair of patch positions in one row r of B^T, which share their row sums) 64.
@@ -24,9 +25,10 @@
 //   each, big and small) and six m64n64k8 wgmmas (a_small w_big, a_big w_small, a_big w_big for each position; the
 //   first zeroes the accumulator), then the pair's accumulators added into Y. So each M value takes 6 truncating adds
 //   before its FP32 adds into Y.
-// Shared memory: a stage's loads hit 32 banks (a channel 792 floats = 24 mod 32 banks on; lanes g read 8-byte pixel
-//   pairs 2 apart). The rings are shared by both warpgroups; a stage is refilled by the warpgroup that releases it
-//   second (a counter in shared memory), so neither waits for the other to free a slot it still reads.
+// Shared memory: a stage's 8-byte loads hit 32 banks a half-warp (a channel 792 floats = 24 mod 32 banks on; lanes g
+//   read pixel pairs 2 apart); the 4-byte loads ptxas makes where a pair needs one column of two are 2-way
+//   conflicted. The rings are shared by both warpgroups; a stage is refilled by the warpgroup that releases it second
+//   (a counter in shared memory), so neither waits for the other to free a slot it still reads.
 // Special values. Winograd mixes every input of a patch into every output of its tile, so an Inf or NaN input would
 //   turn outputs that do not read it into NaN (Inf - Inf). Each thread checks its sums before the epilogue; the
 //   non-finite ones (a few tiles, only with Inf, NaN or overflowing inputs) are recomputed as the direct FP32 conv
@@ -237,7 +239,8 @@ __device__ __forceinline__ void add_pair(float (&y)[4][32], const float (&acc)[2
                 const int coef = at(i, R) * at(j, 2 * CP + q);
                 if (coef == 0) continue;
 #pragma unroll
-                for (int n = 0; n < 32; ++n) y[2 * i + j][n] = coef > 0 ? y[2 * i + j][n] + acc[q][n] : y[2 * i + j][n] - acc[q][n];
+                for (int n = 0; n < 32; ++n)
+                    y[2 * i + j][n] = coef > 0 ? y[2 * i + j][n] + acc[q][n] : y[2 * i + j][n] - acc[q][n];
             }
 }
 
