@@ -375,3 +375,20 @@ def accuracy_table(shape=None, dists=("rand", "randn")):
         cols[f"rel-L2 ({d})"] = {MODEL_LABELS[k]: v["rel_l2"] for k, v in err.items()}
         cols[f"max-abs ({d})"] = {MODEL_LABELS[k]: v["max_abs"] for k, v in err.items()}
     return pd.DataFrame(cols)
+
+
+def k04e_tiles(tiles: int, grid: int, cluster: bool = False) -> list[list[int]]:
+    """conv2d 04e's tile dealing, as its `tile_of` and `ntiles` compute it: each block's tiles in order. The cluster
+    build (CF_WINO_CLUSTER, an even grid): both blocks of a cluster take as many steps; a step past the last tile (a
+    rank-1 block's, when `tiles` is odd) is listed as -1 (it recomputes the last tile and stores nothing)."""
+    out = []
+    for b in range(grid):
+        if cluster:
+            rank = b % 2
+            first, step = b - rank, grid
+        else:
+            rank, first, step = 0, b, grid
+        n = (tiles - 1 - first) // step + 1 if first < tiles else 0
+        ts = [first + k * step + rank for k in range(n)]
+        out.append([t if t < tiles else -1 for t in ts])
+    return out

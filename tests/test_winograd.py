@@ -102,3 +102,19 @@ def test_the_emulation_has_the_kernels_constants():
     assert "W_OP = 2 * COUT * 4" in src and W.K04E["W_OP"] == 2 * 64 * 4
     assert "W_STAGE = 2 * 2 * PARTS * W_OP" in src and W.K04E["W_STAGE"] == 8 * W.K04E["W_OP"]
     assert "constexpr int PARTS = 1;" in src and "constexpr int PARTS = 2;" in src
+
+
+@pytest.mark.parametrize("tiles,grid", [(8192, 132), (1, 2), (3, 2), (37, 10), (5, 132)])
+@pytest.mark.parametrize("cluster", [False, True])
+def test_04e_deals_every_tile_once(tiles, grid, cluster):
+    """Every tile to exactly one block; in the cluster build both blocks of a cluster take as many steps (their weight
+    stages run in step), the only extra steps being a rank-1 block's past the last tile."""
+    dealt = W.k04e_tiles(tiles, grid, cluster)
+    real = sorted(t for ts in dealt for t in ts if t >= 0)
+    assert real == list(range(tiles))
+    if cluster:
+        for b in range(0, grid, 2):
+            assert len(dealt[b]) == len(dealt[b + 1])
+            assert -1 not in dealt[b] and dealt[b + 1].count(-1) <= 1
+    else:
+        assert all(-1 not in ts for ts in dealt)

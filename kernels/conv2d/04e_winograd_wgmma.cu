@@ -121,6 +121,58 @@ __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned b
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
                  :: "r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)) : "memory");
 }
+#ifdef CF_WINO_CLUSTER
+// CF_WINO_CLUSTER (candidate, not yet measured): blocks in clusters of two, the weight stages multicast to both. Every
+// block streams the same 512 KB of weights a tile from L2 (4.3 GB a call, 5.5 TB/s across the GPU at the dense TF32
+// rate): if L2 is the bound, one copy for two blocks halves it. Both blocks of a cluster take the same number of tiles
+// (tiles 2 (cluster + k clusters) + rank; a rank-1 block past the last tile computes the last one again and stores
+// nothing), so their weight stages run in step; a stage is refilled, for both, by the last of the cluster's four
+// warpgroups to release it (a counter in rank 0's shared memory), which announces the bytes on both blocks' FULL
+// barriers. The clusters' pairs of SMs must be co-resident: the grid is as many clusters as the device holds at once.
+static_assert(CF_WINO_CLUSTER == 2, "clusters of two blocks");
+__device__ __forceinline__ uint32_t cluster_rank() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// The shared::cluster address of `p` (this block's shared memory) in block `rank` of the cluster.
+__device__ __forceinline__ uint32_t map_rank(const void* p, uint32_t rank) {
+    uint32_t r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(smem_addr(p)), "r"(rank));
+    return r;
+}
+__device__ __forceinline__ uint32_t atom_add_cluster(uint32_t caddr, uint32_t v) {
+    uint32_t old;
+    asm volatile("atom.acq_rel.cluster.shared::cluster.add.u32 %0, [%1], %2;\n" : "=r"(old) : "r"(caddr), "r"(v) : "memory");
+    return old;
+}
+__device__ __forceinline__ void mbar_expect_tx_cluster(uint32_t caddr, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [%0], %1;\n"
+                 :: "r"(caddr), "r"(bytes) : "memory");
+}
+// `bytes` from global memory into the same shared offset of both blocks, completing on their barriers at `bar`'s offset.
+__device__ __forceinline__ void bulk_load_both(void* dst, const void* src, unsigned bytes, uint64_t* bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1], %2, [%3], %4;\n"
+                 :: "r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)), "h"((unsigned short)3) : "memory");
+}
+#endif
+// One weight stage (stage u of the cyclic sequence) into ring slot `slot`: by one thread, for this block, or (cluster
+// build) for both blocks of the cluster.
+__device__ __forceinline__ void fill_weights(float* wring, uint64_t* full_w, const float* __restrict__ wt, int slot, int u) {
+#ifdef CF_WINO_CLUSTER
+    mbar_expect_tx_cluster(map_rank(full_w + slot, 0), W_STAGE * 4);
+    mbar_expect_tx_cluster(map_rank(full_w + slot, 1), W_STAGE * 4);
+    bulk_load_both(wring + slot * W_STAGE, wt + (u % W_STAGES) * W_STAGE, W_STAGE * 4, full_w + slot);
+#else
+    mbar_arrive_expect_tx(full_w + slot, W_STAGE * 4);
+    bulk_load(wring + slot * W_STAGE, wt + (u % W_STAGES) * W_STAGE, W_STAGE * 4, full_w + slot);
+#endif
+}
+
 // D (64 tiles x 64 Cout) (+)= A (64 x 8, registers) * B (8 x 64, shared, K-major); ACC = 0 overwrites D.
 template <int ACC>
 __device__ __forceinline__ void wgmma_tile(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b) {
@@ -132,10 +184,11 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[32], const uint32_t (&a)[4
 }
 
 // One input stage: the box (16 channels from `piece`, 6 rows, 132 columns at the block tile's corner), by TMA (one
-// thread) or, where TMA cannot take x, by one warp's 4-byte cp.async, zero-filled outside the image.
+// thread) or, where TMA cannot take x, by one warp's 4-byte cp.async, zero-filled outside the image. A tile past the
+// last (the cluster build's rank-1 block, whose results are not stored) reads the last tile's box.
 __device__ __forceinline__ void fill_input(float* dst, uint64_t* full, const CUtensorMap& xmap, const float* __restrict__ x,
                                            const Geom& g, int tile, int piece, int lane) {
-    const TileCoord tc = tile_coord(g, tile);
+    const TileCoord tc = tile_coord(g, tile < g.tiles ? tile : g.tiles - 1);
     if (g.tma) {
         if (lane == 0) {
             fence_proxy_async();                  // the slot's generic-proxy reads before the async proxy's writes
@@ -283,16 +336,27 @@ __device__ __forceinline__ void pair_step(float (&y)[4][32], float (&acc)[2][32]
     wgmma_wait<0>();
     fence_operand(acc[0]);
     fence_operand(acc[1]);
-    if (release_is_last(rg.cnt_w + slot, wg) && uw + SW < wtotal) {
+#ifdef CF_WINO_CLUSTER
+    bool last = false;
+    warpgroup_barrier(1 + wg);
+    if ((threadIdx.x & 127) == 0) last = (atom_add_cluster(map_rank(rg.cnt_w + slot, 0), 1u) & 3u) == 3u;
+#else
+    const bool last = release_is_last(rg.cnt_w + slot, wg);
+#endif
+    if (last && uw + SW < wtotal) {
         fence_proxy_async();
-        mbar_arrive_expect_tx(rg.full_w + slot, W_STAGE * 4);
-        bulk_load(rg.w + slot * W_STAGE, wt + ((uw + SW) % W_STAGES) * W_STAGE, W_STAGE * 4, rg.full_w + slot);
+        fill_weights(rg.w, rg.full_w, wt, slot, uw + SW);
     }
     add_pair<R, CP>(y, acc);
     ++uw;
 }
 
-__global__ void __launch_bounds__(THREADS, 1)
+#ifdef CF_WINO_CLUSTER
+#define CF_WINO_CLUSTER_DIMS __cluster_dims__(2, 1, 1)
+#else
+#define CF_WINO_CLUSTER_DIMS
+#endif
+__global__ void __launch_bounds__(THREADS, 1) CF_WINO_CLUSTER_DIMS
 conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restrict__ x, const float* __restrict__ w,
                    const float* __restrict__ wt, const float* __restrict__ bias, const float* __restrict__ mult,
                    float* __restrict__ yout, Geom g) {
@@ -307,23 +371,33 @@ conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __rest
     rg.cnt_w = rg.cnt_in + SIN;
     const int wg = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
     const int gid = lane >> 2, tq = lane & 3;
+#ifdef CF_WINO_CLUSTER
+    // tile k of this block: 2 (cluster + k clusters) + rank; as many for both blocks of a cluster
+    const int rank = (int)cluster_rank(), first = blockIdx.x - rank, step = gridDim.x;
+    const int ntiles = first < g.tiles ? (g.tiles - 1 - first) / step + 1 : 0;
+    auto tile_of = [&](int k) { return first + k * step + rank; };
+#else
     const int ntiles = blockIdx.x < g.tiles ? (g.tiles - 1 - blockIdx.x) / gridDim.x + 1 : 0;
+    auto tile_of = [&](int k) { return (int)blockIdx.x + k * (int)gridDim.x; };
+#endif
     const int intotal = ntiles * PIECES, wtotal = ntiles * W_STAGES;
     if (threadIdx.x == 0) {
         for (int i = 0; i < SIN; ++i) { mbar_init(rg.full_in + i, g.tma ? 1 : 32); rg.cnt_in[i] = 0; }
         for (int i = 0; i < SW; ++i) { mbar_init(rg.full_w + i, 1); rg.cnt_w[i] = 0; }
         mbar_init_fence();
     }
+#ifdef CF_WINO_CLUSTER
+    cluster_sync();                               // both blocks' barriers initialised before either signals the other's
+    const bool weight_filler = rank == 0;
+#else
     __syncthreads();
+    const bool weight_filler = true;
+#endif
     if (threadIdx.x < 32) {                       // warp 0: the first stages of both rings
         for (int u = 0; u < SIN && u < intotal; ++u)
-            fill_input(rg.in + u * IN_STAGE, rg.full_in + u, xmap, x, g, blockIdx.x + (u / PIECES) * gridDim.x,
-                       u % PIECES, lane);
-        if (lane == 0)
-            for (int u = 0; u < SW && u < wtotal; ++u) {
-                mbar_arrive_expect_tx(rg.full_w + u, W_STAGE * 4);
-                bulk_load(rg.w + u * W_STAGE, wt + (u % W_STAGES) * W_STAGE, W_STAGE * 4, rg.full_w + u);
-            }
+            fill_input(rg.in + u * IN_STAGE, rg.full_in + u, xmap, x, g, tile_of(u / PIECES), u % PIECES, lane);
+        if (lane == 0 && weight_filler)
+            for (int u = 0; u < SW && u < wtotal; ++u) fill_weights(rg.w, rg.full_w, wt, u, u);
     }
     const uint64_t d0 = wgmma_desc(smem_addr(rg.w), COUT * 16, 128);   // lbo: k-half 0 -> 1; sbo: 8 Cout
     const uint32_t whi = (uint32_t)(d0 >> 32);
@@ -343,7 +417,7 @@ conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __rest
 #endif
 #pragma unroll 1
     for (int k = 0; k < ntiles; ++k) {
-        const int tile = blockIdx.x + k * gridDim.x;
+        const int tile = tile_of(k);
 #pragma unroll
         for (int a = 0; a < 4; ++a)
 #pragma unroll
@@ -370,11 +444,14 @@ conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __rest
                 last = __shfl_sync(~0u, last, 0);
                 if (last && uin + SIN < intotal)
                     fill_input(rg.in + slot * IN_STAGE, rg.full_in + slot, xmap, x, g,
-                               blockIdx.x + ((uin + SIN) / PIECES) * gridDim.x, (uin + SIN) % PIECES, lane);
+                               tile_of((uin + SIN) / PIECES), (uin + SIN) % PIECES, lane);
             }
             ++uin;
         }
         // ---- epilogue: bias, multiplier, LeakyReLU, GELU; outputs (oy0 + 2 h + i, ox + j), Cout 8 jj + 2 tq + e ----
+#ifdef CF_WINO_CLUSTER
+        if (tile >= g.tiles) continue;            // a rank-1 block's step past the last tile: nothing to store
+#endif
         const TileCoord tc = tile_coord(g, tile);
         const int ox = tc.ox0 + col;
         // the non-finite sums (Inf or NaN inputs, or overflow): bit 32 a + m of `redo` for y[a][m], recomputed after
@@ -448,6 +525,9 @@ conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __rest
         }
     }
     if (warp == 0) cp_async_wait<0>();            // the fallback's copies have landed before the warp exits
+#ifdef CF_WINO_CLUSTER
+    cluster_sync();                               // neither block leaves while the other may still signal or fill it
+#endif
 #endif
 }
 
@@ -472,6 +552,18 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
                              {(uint32_t)BOX_W, (uint32_t)BOX_H, (uint32_t)PIECE, 1u}) ? 1 : 0;
     if (const char* err = cf_persistent_grid(conv2d_wino_kernel, THREADS, SMEM_BYTES, tiles, sms, NAME, grid))
         return err;
+#ifdef CF_WINO_CLUSTER
+    {   // whole clusters of two, as many as can be resident at once (an SM pair of one GPC each)
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(2 * (unsigned)((tiles + 1) / 2));
+        cfg.blockDim = dim3(THREADS);
+        cfg.dynamicSmemBytes = SMEM_BYTES;
+        int clusters = 0;
+        if (cudaOccupancyMaxActiveClusters(&clusters, conv2d_wino_kernel, &cfg) != cudaSuccess || clusters < 1)
+            return cf_message(NAME, ": no cluster of two blocks fits on this device");
+        grid = 2 * (int)(clusters < (tiles + 1) / 2 ? clusters : (tiles + 1) / 2);
+    }
+#endif
     cudaMemPool_t pool = cf_weight_pool(dev);
     float* wt = nullptr;
     if (pool == nullptr ||
