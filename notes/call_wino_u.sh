@@ -20,20 +20,20 @@ export PYTHONUNBUFFERED=1
 {
 date -u
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
-timeout 300 python3 scripts/check_variant.py $W $X $W@CF_WINO_IN_STAGES=3 $W@CF_WINO_SKEW $W@CF_WINO_SKEW,CF_WINO_W_STAGES=6 \
+timeout 330 python3 scripts/check_variant.py $W $X $W@CF_WINO_IN_STAGES=3 $W@CF_WINO_SKEW $W@CF_WINO_SKEW,CF_WINO_W_STAGES=6 \
   $W@CF_WINO_CLUSTER=2 $WT $XT > $D/time.log 2>&1; echo "time rc $?"
 grep -E "rel_l2|error|Error" $D/time.log | awk '{print substr($0, 1, 160)}' | head -20; grep -A8 "timing" $D/time.log
 if grep -q "04e_wino_3xtf32 (64, 64, 256, 256).*wrong 0.0000" $D/time.log; then
-  timeout 150 python3 scripts/sanitize.py --problem conv2d --variant 04e_wino_3xtf32 --variant 04e_wino_tf32 \
+  timeout 110 python3 scripts/sanitize.py --problem conv2d --variant 04e_wino_3xtf32 --variant 04e_wino_tf32 \
     --out $D/sanitize.json --logs $D/san \
     > $D/sanitize.log 2>&1; echo "sanitize rc $?"; tail -5 $D/sanitize.log
-  CONVFUSE_HARDEN_VARIANTS=$W,$WT CONVFUSE_LARGE_TENSOR_JSON=$D/large_tensor.json timeout 150 \
+  CONVFUSE_HARDEN_VARIANTS=$W,$WT CONVFUSE_LARGE_TENSOR_JSON=$D/large_tensor.json timeout 110 \
     python3 -m pytest -q -m gpu tests/test_gpu_hardening.py > $D/hardening.log 2>&1; echo "hardening rc $?"; tail -4 $D/hardening.log
   Q=sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
   Q=$Q,lts__t_bytes.sum,lts__t_bytes.sum.per_second,lts__throughput.avg.pct_of_peak_sustained_elapsed
   Q=$Q,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed.sum,sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active
   Q=$Q,smsp__issue_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
-  timeout 100 ncu --clock-control none --profile-from-start off --metrics $Q python3 scripts/ncu_sections.py $W $X $WT > $D/ncu.log 2>&1
+  timeout 80 ncu --clock-control none --profile-from-start off --metrics $Q python3 scripts/ncu_sections.py $W $X $WT > $D/ncu.log 2>&1
   echo "ncu rc $?"; grep -E "conv2d_|gpu__|sm__|lts__|l1tex__|smsp__|launch__|dram__|ncu-sections\]|ERR" $D/ncu.log
 else
   echo "04e not verified at full size: no sanitizer, hardening or ncu run"; tail -30 $D/time.log
