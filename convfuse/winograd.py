@@ -180,12 +180,6 @@ def direct_chain(x: torch.Tensor, w: torch.Tensor, accumulate: str = "rz") -> to
     return y.reshape(n, ho, wo, cout).permute(0, 3, 1, 2)
 
 
-def _errors(out: torch.Tensor, ref: torch.Tensor) -> dict:
-    d = out.double() - ref
-    return {"rel_l2": (torch.linalg.vector_norm(d) / torch.linalg.vector_norm(ref)).item(),
-            "max_abs": d.abs().max().item()}
-
-
 @torch.no_grad()
 def model_errors(shape=None, seed: int = 0, dist: str = "rand") -> dict:
     """conv2d's whole output (conv, bias, epilogue) against the float64 ground truth, the conv modelled as:
@@ -195,6 +189,7 @@ def model_errors(shape=None, seed: int = 0, dist: str = "rand") -> dict:
     {name: {rel_l2, max_abs}}."""
     from . import problems as P
     from .splits import output_from_conv
+    from .verify import compare
 
     prob = P.get("conv2d")
     model = prob.make_model(seed=seed)
@@ -206,7 +201,11 @@ def model_errors(shape=None, seed: int = 0, dist: str = "rand") -> dict:
              "winograd_rz_k4": lambda: winograd_conv2d(x, w, accumulate="rz", k_split=4),
              "winograd_rn": lambda: winograd_conv2d(x, w, accumulate="rn"),
              "winograd_tf32_rz_k4": lambda: winograd_conv2d(x, w, "tf32", accumulate="rz", k_split=4)}
-    return {name: _errors(output_from_conv(prob, model, x, conv()), ref) for name, conv in convs.items()}
+    out = {}
+    for name, conv in convs.items():
+        m = compare(output_from_conv(prob, model, x, conv()), ref)
+        out[name] = {"rel_l2": m["rel_l2"], "max_abs": m["max_abs"]}
+    return out
 
 
 # --- conv2d 04e (kernels/conv2d/04e_winograd_wgmma.cu) on the CPU: its layouts and index arithmetic -------------------
@@ -267,9 +266,8 @@ def _box(x: torch.Tensor, n: int, oy0: int, ox0: int, piece: int) -> torch.Tenso
 
 def _split_mask(u: torch.Tensor):
     """pair_fragments' split: big = the top 19 bits, small = u - big (FP32), as float64."""
-    u = u.float()
-    big = (u.view(torch.int32) & ~0x1FFF).view(torch.float32)
-    return big.double(), (u - big).double()
+    big = _truncate_tf32(u)
+    return big.double(), (u.float() - big).double()
 
 
 @torch.no_grad()

@@ -404,13 +404,14 @@ __device__ __forceinline__ void store_acc_row(float* yq, const float (&v)[2 * NJ
 // tap. A thread (g, t)'s fragment is mma.sync's: pixels g and g + 8, channels t and t + 4, four 4-byte shared loads and
 // four cvt.rn straight from the box (CHP = 8 or 24 mod 32: the warp's loads hit 32 banks). Input row I of a chunk,
 // shifted by tap column s, is one fragment and serves output rows I - r for the taps (r, s) with 0 <= I - r < ROWS.
-// D (64 pixels x 64 Cout) += A (64 x 8, registers) * B (8 x 64, shared, K-major).
+// D (64 pixels x 64 Cout) += A (64 x 8, registers) * B (8 x 64, shared, K-major); ACC = 0 overwrites D (conv2d 04e).
+template <int ACC = 1>
 __device__ __forceinline__ void wgmma_rs_m64n64k8(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {" CF_WGMMA_REGS32 "}, "
                  "{%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
                  : CF_WGMMA_ACC32(d)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(1));
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(ACC));
 }
 __device__ __forceinline__ uint32_t tf32_bits(float v) {
 #ifdef CF_TF32_TRUNC

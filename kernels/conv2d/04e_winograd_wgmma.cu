@@ -173,16 +173,6 @@ __device__ __forceinline__ void fill_weights(float* wring, uint64_t* full_w, con
 #endif
 }
 
-// D (64 tiles x 64 Cout) (+)= A (64 x 8, registers) * B (8 x 64, shared, K-major); ACC = 0 overwrites D.
-template <int ACC>
-__device__ __forceinline__ void wgmma_tile(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {" CF_WGMMA_REGS32 "}, "
-                 "{%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
-                 : CF_WGMMA_ACC32(d)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(ACC));
-}
-
 // One input stage: the box (16 channels from `piece`, 6 rows, 132 columns at the block tile's corner), by TMA (one
 // thread) or, where TMA cannot take x, by one warp's 4-byte cp.async, zero-filled outside the image. A tile past the
 // last (the cluster build's rank-1 block, whose results are not stored) reads the last tile's box.
@@ -269,15 +259,15 @@ __device__ __forceinline__ void pair_mmas(float (&acc)[2][32], const uint32_t (&
     auto desc = [&](int q, int part) { return desc_at(wlo, whi, ((q * 2 + KK) * PARTS + part) * W_OP * 4); };
 #ifdef CF_WINO_TF32
     (void)small;
-    wgmma_tile<KK>(acc[0], big[0], desc(0, 0));
-    wgmma_tile<KK>(acc[1], big[1], desc(1, 0));
+    wgmma_rs_m64n64k8<KK>(acc[0], big[0], desc(0, 0));
+    wgmma_rs_m64n64k8<KK>(acc[1], big[1], desc(1, 0));
 #else
-    wgmma_tile<KK>(acc[0], small[0], desc(0, 0));
-    wgmma_tile<KK>(acc[1], small[1], desc(1, 0));
-    wgmma_tile<1>(acc[0], big[0], desc(0, 1));
-    wgmma_tile<1>(acc[1], big[1], desc(1, 1));
-    wgmma_tile<1>(acc[0], big[0], desc(0, 0));
-    wgmma_tile<1>(acc[1], big[1], desc(1, 0));
+    wgmma_rs_m64n64k8<KK>(acc[0], small[0], desc(0, 0));
+    wgmma_rs_m64n64k8<KK>(acc[1], small[1], desc(1, 0));
+    wgmma_rs_m64n64k8<1>(acc[0], big[0], desc(0, 1));
+    wgmma_rs_m64n64k8<1>(acc[1], big[1], desc(1, 1));
+    wgmma_rs_m64n64k8<1>(acc[0], big[0], desc(0, 0));
+    wgmma_rs_m64n64k8<1>(acc[1], big[1], desc(1, 0));
 #endif
 }
 // Y[2 i + j] += A^T[i][R] A^T[j][c] M_(R, c) for the pair's two positions (the output transform, term by term).
