@@ -676,7 +676,9 @@ def get(problem: str, key: str) -> Variant:
         if v.problem == problem and v.key == key:
             return v
     known = ", ".join(v.key for v in all_variants(problem))
-    raise ValueError(f"unknown variant {key!r} for problem {problem!r}; known: {known}")
+    prepared = ", ".join(v.key for v in PREPARED if v.problem == problem)
+    raise ValueError(f"unknown variant {key!r} for problem {problem!r}; known: {known}"
+                     + (f"; prepared, not yet registered: {prepared}" if prepared else ""))
 
 
 # --- input checks: one place, pure Python, testable without a GPU --------------------------------

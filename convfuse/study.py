@@ -46,6 +46,41 @@ def goal_verdict(rec: dict, goal_ms: float, ratios: tuple) -> str:
     return "met" if not missed else "missed (" + "; ".join(missed) + ")"
 
 
+# the precisions that count for each goal class: the issue's goals name TF32 and 3xTF32 literally; the FP16-operand
+# kernels are in TF32's class (11 significant bits) and 3xFP16 / TF32+BF16 in FP32's (verify.BOUNDS), shown beside them
+GOAL_CLASSES = (("tf32", "04 tf32", ("tf32",), TF32_GOAL_MS, TF32_GOAL_RATIOS),
+                ("tf32", "TF32 class, any operands", ("tf32", "fp16"), TF32_GOAL_MS, TF32_GOAL_RATIOS),
+                ("3xtf32", "04 3xtf32", ("3xtf32",), XTF32_GOAL_MS, XTF32_GOAL_RATIOS),
+                ("3xtf32", "FP32-accurate, any split", ("3xtf32", "3xfp16", "tf32+bf16"), XTF32_GOAL_MS,
+                 XTF32_GOAL_RATIOS))
+
+
+def goals_table(run: dict) -> pd.DataFrame:
+    """Step 04's goals (issue 5) against the run: per problem and goal class, the fastest verified step-04 kernel of
+    the class, its time and same-run ratios, the goal's verdict, and whether it beat torch.compile in that run (the
+    issue's first Done-when condition, asked of the literal TF32 and 3xTF32 kernels)."""
+    rows = []
+    for pk in PROBLEMS:
+        step04 = {v.key for v in R.kernel_variants(pk) if v.step.startswith("04")}
+        for _, goal, precisions, goal_ms, ratios in GOAL_CLASSES:
+            cands = [r for r in results.records(run, pk) if r["variant"] in step04 and r.get("verified")
+                     and r.get("median_ms") and r.get("precision") in precisions]
+            row = {"problem": pk, "goal": goal,
+                   "goal ms / × eager / × compile": " / ".join(["≤ %g" % goal_ms[pk]]
+                                                               + ["—" if g is None else "≥ %g" % g for g in ratios[pk]])}
+            if not cands:
+                rows.append(row | {"kernel": NOT_RECORDED})
+                continue
+            r = min(cands, key=lambda c: c["median_ms"])
+            vs_c = r.get("speedup_vs_compile")
+            rows.append(row | {"kernel": r["variant"], "precision": r["precision"], "median ms": r["median_ms"],
+                               "× eager": r.get("speedup_vs_eager"), "× compile": vs_c,
+                               "verdict": goal_verdict(r, goal_ms[pk], ratios[pk]),
+                               "faster than torch.compile": None if vs_c is None else ("yes" if vs_c > 1 else "**no**")})
+    cols = ["problem", "goal", "kernel", "precision", "median ms", "× eager", "× compile",
+            "goal ms / × eager / × compile", "verdict", "faster than torch.compile"]
+    return pd.DataFrame(rows, columns=cols).set_index(["problem", "goal"])
+
 # --- which run ------------------------------------------------------------------------------------
 def results_dir() -> Path:
     return Path(os.environ.get("CONVFUSE_RESULTS_DIR") or results.RESULTS_DIR)
@@ -89,6 +124,26 @@ def step_keys(problem: str, step: str) -> list[str]:
     """The registry's kernel variants of one step for one problem, in registry order (empty where the
     step does not exist for that problem yet, e.g. 04b for conv2d in the recorded run)."""
     return [v.key for v in R.kernel_variants(problem) if v.step == step]
+
+
+def steps_keys(prefix: str, problems=PROBLEMS) -> list[str]:
+    """The registered kernel variants of every step whose number starts with `prefix` ("04": 04, 04b, 04c, 04d …) in
+    `problems`, in registry order, each key once: what a notebook measures in live mode."""
+    return list(dict.fromkeys(v.key for pk in problems for v in R.kernel_variants(pk) if v.step.startswith(prefix)))
+
+
+def substeps_table(prefix: str = "04") -> pd.DataFrame:
+    """One row per (step, problem) whose number starts with `prefix`: its kernel file and variants (precision in
+    brackets), from the registry; the prepared variants (registry.PREPARED, not yet run on a GPU) marked so."""
+    rows = {}
+    for v in [*R.kernel_variants(), *R.PREPARED]:
+        if not v.step.startswith(prefix):
+            continue
+        row = rows.setdefault((v.step, v.problem), {"step": v.step, "problem": v.problem,
+                                                    "kernel file": f"kernels/{v.problem}/{v.source}.cu", "variants": []})
+        row["variants"].append(f"{v.key} ({v.precision})" + (" — prepared, not yet run" if v in R.PREPARED else ""))
+    out = [r | {"variants": ", ".join(r["variants"])} for _, r in sorted(rows.items())]
+    return pd.DataFrame(out, columns=["step", "problem", "kernel file", "variants"]).set_index(["step", "problem"])
 
 
 def record(run: dict, problem: str, variant: str) -> dict | None:

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Call U (prepared by the thirty-third session, 2026-12-04, when no device was lent): conv2d 04e, Winograd F(2x2, 3x3)
-# in 3xTF32 (kernels/conv2d/04e_winograd_wgmma.cu, registry.PREPARED), its first run on a GPU. Run it AFTER the record
-# call of notes/call_record_epi_ilp.sh (that one first: it registers a measured change). From the repo root on the device:
+# in 3xTF32 (kernels/conv2d/04e_winograd_wgmma.cu, registry.PREPARED), its first run on a GPU. Run it FIRST, before the
+# record call of notes/call_record_epi_ilp.sh, so that one record can register 04e too if this call verifies it
+# (the plan: the last paragraph of notes/kernel_log.md's thirty-third entry). From the repo root on the device:
 #   mkdir -p $OUT; timeout 565 bash notes/call_wino_u.sh; tar czf $OUT/callU.tgz -C $OUT callU
 # (1) verified on the odd shapes and the full problem (randn against float64) and timed in one process beside the
 # registered 3xTF32 build, eager and torch.compile; with three input stages, with warpgroup 1 a pair behind

@@ -67,8 +67,14 @@ def _outputs_text(nb) -> str:
     return "\n".join(parts)
 
 
-def test_there_are_six_notebooks_in_ladder_order():
-    assert [p.stem[:2] for p in NOTEBOOKS] == ["00", "01", "02", "03", "04", "05"]
+def test_there_are_six_notebooks_in_ladder_order_then_their_appendices():
+    ladder = [p for p in NOTEBOOKS if p.stem[:2].isdigit()]
+    assert [p.stem[:2] for p in ladder] == ["00", "01", "02", "03", "04", "05"]
+    appendices = NOTEBOOKS[len(ladder):]
+    assert NOTEBOOKS[:len(ladder)] == ladder, "an appendix sorts after the ladder (the report's index order)"
+    for p in appendices:                     # appendix_<step>_…: the ladder notebook it belongs to exists
+        assert p.stem.startswith("appendix_"), p.name
+        assert any(q.stem.startswith(p.stem.split("_")[1] + "_") for q in ladder), p.name
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)

@@ -31,3 +31,41 @@ def test_goal_verdict_needs_the_ms_figure_and_every_stated_ratio():
     assert study.goal_verdict({"median_ms": 1.1, "speedup_vs_eager": 4.5, "speedup_vs_compile": 2.1}, 1.2, (4.3, 2.0)) == "met"
     # a ratio the goal does not state is not checked
     assert study.goal_verdict({"median_ms": 1.9, "speedup_vs_eager": 5.2, "speedup_vs_compile": 3.0}, 2.0, (5.0, None)) == "met"
+
+
+def test_goals_table_picks_the_fastest_verified_kernel_of_each_class_and_judges_it():
+    run = synthetic_run()
+    t = study.goals_table(run)
+    assert set(t.index.get_level_values("problem")) == set(study.PROBLEMS)
+    for (pk, goal), row in t.iterrows():
+        cls = next(c for c in study.GOAL_CLASSES if c[1] == goal)
+        mine = [r for r in run["records"] if r["problem"] == pk and r["step"].startswith("04")
+                and r["precision"] in cls[2] and r.get("verified")]
+        assert row["kernel"] == min(mine, key=lambda r: r["median_ms"])["variant"]
+        rec = study.record(run, pk, row["kernel"])
+        assert row["verdict"] == study.goal_verdict(rec, cls[3][pk], cls[4][pk])
+        assert row["faster than torch.compile"] == ("yes" if rec["speedup_vs_compile"] > 1 else "**no**")
+    # a kernel slower than torch.compile is called so; one that fails verification is not picked
+    lit = t.loc[("conv2d", "04 3xtf32"), "kernel"]
+    slow = [r for r in run["records"] if not (r["problem"] == "conv2d" and r["variant"] == lit)]
+    slow.append(study.record(run, "conv2d", lit) | {"speedup_vs_compile": 0.83, "median_ms": 2.8})
+    t2 = study.goals_table(run | {"records": slow})
+    assert t2.loc[("conv2d", "04 3xtf32"), "faster than torch.compile"] == "**no**"
+    bad = [r | {"verified": False} if r["problem"] == "conv3d" and r["precision"] == "tf32" else r for r in run["records"]]
+    assert study.goals_table(run | {"records": bad}).loc[("conv3d", "04 tf32"), "kernel"] == study.NOT_RECORDED
+    assert (study.goals_table(study.empty_run())["kernel"] == study.NOT_RECORDED).all()
+
+
+def test_steps_keys_and_substeps_table_come_from_the_registry():
+    from convfuse import registry as R
+    keys = study.steps_keys("04")
+    assert len(keys) == len(set(keys)) and "03b_register_tiled" not in keys
+    assert set(keys) == {v.key for v in R.kernel_variants() if v.step.startswith("04")}
+    assert study.steps_keys("04", ["conv3d"]) == [v.key for v in R.kernel_variants("conv3d") if v.step.startswith("04")]
+    t = study.substeps_table("04")
+    for v in R.kernel_variants():
+        if v.step.startswith("04"):
+            row = t.loc[(v.step, v.problem)]
+            assert row["kernel file"] == f"kernels/{v.problem}/{v.source}.cu" and f"{v.key} ({v.precision})" in row["variants"]
+    for v in R.PREPARED:                      # shown, and never without the warning
+        assert f"{v.key} ({v.precision}) — prepared, not yet run" in t.loc[(v.step, v.problem), "variants"]
