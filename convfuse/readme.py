@@ -1,4 +1,5 @@
-"""Rewrite README.md's results table (between its markers) from the newest recorded run."""
+"""Rewrite README.md's generated parts (between their markers) from the newest recorded run: the results table, step
+04's goals table and the build times."""
 from __future__ import annotations
 
 import re
@@ -8,6 +9,7 @@ from .registry import ROOT
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 BUILD_START, BUILD_END = "<!-- build:start -->", "<!-- build:end -->"
+GOALS_START, GOALS_END = "<!-- goals:start -->", "<!-- goals:end -->"
 
 
 def table(run: dict) -> str:
@@ -27,6 +29,29 @@ def table(run: dict) -> str:
             lines.append(f"| {prob} | `{r['variant']}` | {r['precision']} | {f('median_ms', '.3f')} | "
                          f"{f('speedup_vs_eager', '.2f')} | {f('speedup_vs_compile', '.2f')} | {ver} | "
                          f"{f('max_abs_err_fp64', '.1e')} | {f('rel_l2_err_fp64', '.1e')} |")
+    return "\n".join(lines)
+
+
+def goals(run: dict) -> str:
+    """study.goals_table as Markdown: step 04's goals, the fastest verified kernel of each class, the verdict."""
+    from . import study
+
+    t = study.goals_table(run).reset_index()
+    env = run.get("env", {})
+    lines = [f"Recorded on {env.get('gpu', '?')} ({str(env.get('date', '?'))[:16].replace('T', ' ')} UTC); the "
+             "literal rows are the goals as set, the class rows the fastest kernel of each accuracy class "
+             "(`study.goals_table`):", "",
+             "| problem | goal | kernel | ms | × eager | × `torch.compile` | goal: ms / × eager / × compile | verdict "
+             "| faster than `torch.compile` |",
+             "|---|---|---|---:|---:|---:|---|---|---|"]
+    for _, r in t.iterrows():
+        if r["kernel"] == study.NOT_RECORDED:
+            lines.append(f"| {r['problem']} | {r['goal']} | {study.NOT_RECORDED} | — | — | — | "
+                         f"{r['goal ms / × eager / × compile']} | — | — |")
+            continue
+        lines.append(f"| {r['problem']} | {r['goal']} | `{r['kernel']}` | {r['median ms']:.3f} | {r['× eager']:.2f} | "
+                     f"{r['× compile']:.2f} | {r['goal ms / × eager / × compile']} | {r['verdict']} | "
+                     f"{r['faster than torch.compile']} |")
     return "\n".join(lines)
 
 
@@ -57,6 +82,7 @@ def update(path=None) -> bool:
         return False
     new = _between(text, START, END, table(run))
     new = _between(new, BUILD_START, BUILD_END, build_times(run))
+    new = _between(new, GOALS_START, GOALS_END, goals(run))
     if new != text:
         path.write_text(new)
     return True
