@@ -58,23 +58,23 @@ def run_rings(ntiles, sin=2, sw=4, skew=False, cluster=False, seed=0, last_rule=
     def consumer(b, w):
         wtotal, intotal = counts[b] * PIECES * PAIRS, counts[b] * PIECES
         uin = uw = 0
+
+        def wait(r, u, n):                               # mbar_wait(full + u % n, (u / n) & 1), then what it passed on
+            h, slot = ring[(b, r)], u % n
+            yield lambda: h["done"][slot] % 2 != (u // n - parity_lag) % 2
+            assert h["done"][slot] == u // n + 1 and h["content"][slot] == u, \
+                f"consumer {(b, w)} passed the wait for {r} stage {u} on slot {slot}'s phase {h['done'][slot]} " \
+                f"(stage {h['content'][slot]})"
+
         if skew and w == 1 and counts[b] > 0:
             yield lambda: skew_arrived[b]
         for _ in range(counts[b]):
             for _ in range(PIECES):
-                slot_in = uin % sin
-                yield lambda: ring[(b, "in")]["done"][slot_in] % 2 != (uin // sin - parity_lag) % 2
-                h = ring[(b, "in")]
-                assert h["done"][slot_in] == uin // sin + 1 and h["content"][slot_in] == uin, \
-                    f"consumer {(b, w)} passed the wait for input stage {uin} on slot {slot_in}'s phase " \
-                    f"{h['done'][slot_in]} (stage {h['content'][slot_in]})"
+                slot_in, h = uin % sin, ring[(b, "in")]
+                yield from wait("in", uin, sin)
                 for _ in range(PAIRS):
-                    slot = uw % sw
-                    yield lambda: ring[(b, "w")]["done"][slot] % 2 != (uw // sw - parity_lag) % 2
-                    g = ring[(b, "w")]
-                    assert g["done"][slot] == uw // sw + 1 and g["content"][slot] == uw, \
-                        f"consumer {(b, w)} passed the wait for weight stage {uw} on slot {slot}'s phase " \
-                        f"{g['done'][slot]} (stage {g['content'][slot]})"
+                    slot, g = uw % sw, ring[(b, "w")]
+                    yield from wait("w", uw, sw)
                     taken[(b, w)] += 1
                     stats["lead"] = max(stats["lead"], max(taken.values()) - min(taken.values()))
                     yield None                           # the pair's fragments and wgmmas
