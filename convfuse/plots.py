@@ -79,14 +79,15 @@ def _problems(problem) -> list[str]:
 
 # --- roofline -------------------------------------------------------------------------------------
 def measured_points(run: dict, problems=None, variants=None) -> list[dict]:
-    """One point per recorded (problem, variant): x = FLOPs / modeled DRAM bytes, y = achieved TFLOP/s."""
+    """One point per recorded (problem, variant): x = FLOPs / modeled DRAM bytes, y = achieved TFLOP/s, both of the
+    arithmetic the variant does (traffic.work_share: a Winograd kernel sits under its own roof, not above it)."""
     pts = []
     for pk in _problems(problems):
         for v in _variants(pk, variants):
             r = _record(run, pk, v.key)
             if not r or not r.get("median_ms") or not r.get("model_bytes"):
                 continue
-            flops = r.get("flops") or T.flops(P.get(pk))
+            flops = (r.get("flops") or T.flops(P.get(pk))) * T.work_share(P.get(pk), v.key)   # the work it does
             pts.append({"problem": pk, "variant": v.key, "precision": r.get("precision", v.precision),
                         "intensity": flops / r["model_bytes"],
                         "tflops": flops / (r["median_ms"] * 1e-3) / 1e12, "measured": True})
@@ -99,8 +100,8 @@ def predicted_points(gpu: T.GPU, problems=None, variants=None) -> list[dict]:
     pts = []
     for pk in _problems(problems):
         prob = P.get(pk)
-        f = T.flops(prob)
         for v in _variants(pk, variants):
+            f = T.flops(prob) * T.work_share(prob, v.key)
             pr = T.predict_ms(prob, v.key, v.precision, gpu)
             pts.append({"problem": pk, "variant": v.key, "precision": v.precision,
                         "intensity": f / T.model_bytes(prob, v.key),

@@ -39,6 +39,7 @@ class Variant:
     notes: str = ""
     archs: tuple = ("80", "90")        # GPU targets it is built for: A100 (sm_80), H100/H200 (sm_90)
     needs_cc: tuple | None = None      # (major, minor) the GPU must have, for arch-specific (sm_90a) code
+    algorithm: str = "direct"          # how its conv is computed: a key of traffic.ALGORITHM_WORK
 
     @property
     def is_kernel(self) -> bool:
@@ -645,11 +646,12 @@ PREPARED: tuple[Variant, ...] = (
     Variant("04e_wino_3xtf32", "conv2d", "04e", "3xtf32", "fused",
             "Winograd F(2x2, 3x3) on the tensor cores with split-TF32 operands (three products), the output "
             "transform and the epilogue in registers (FP32 accuracy)",
-            defines=("CF_GELU_FAST",), **dict(_SM90A, source="04e_winograd_wgmma")),
+            defines=("CF_GELU_FAST",), algorithm="winograd_f2x2_3x3", **dict(_SM90A, source="04e_winograd_wgmma")),
     Variant("04e_wino_tf32", "conv2d", "04e", "tf32", "fused",
             "Winograd F(2x2, 3x3) on the tensor cores in TF32 (one product), the output transform and the "
             "epilogue in registers",
-            defines=("CF_WINO_TF32", "CF_GELU_FAST"), **dict(_SM90A, source="04e_winograd_wgmma")),
+            defines=("CF_WINO_TF32", "CF_GELU_FAST"), algorithm="winograd_f2x2_3x3",
+            **dict(_SM90A, source="04e_winograd_wgmma")),
 )
 
 # Builds of the prepared kernels that their first device call times beside them (notes/call_wino_u.sh): three input

@@ -238,18 +238,20 @@ def facts(run: dict, problem: str, variant: str) -> dict | None:
         f["compute_precision"] = traffic.compute_precision(prob, variant, f["precision"])
         peak = _peak(gpu, f["compute_precision"])
         pred = traffic.predict_ms(prob, variant, f["precision"], gpu)
-        tflops = (r.get("flops") or traffic.flops(prob)) / (ms * 1e-3) / 1e12
+        # the rate of the arithmetic the kernel does (its algorithm's FLOPs); effective: the direct conv's FLOPs a second
+        effective = (r.get("flops") or traffic.flops(prob)) / (ms * 1e-3) / 1e12
+        tflops = effective * traffic.work_share(prob, variant)
         gbps = r["model_bytes"] / (ms * 1e-3) / 1e9 if r.get("model_bytes") else None
         f.update(copy_gbps=gpu.dram_gbps, fp32_tflops=gpu.fp32_tflops, tf32_tflops=gpu.tf32_tflops,
-                 peak_tflops=peak, tflops=tflops, gbps=gbps,
+                 peak_tflops=peak, tflops=tflops, effective_tflops=effective, gbps=gbps,
                  pct_peak=100 * tflops / peak, pct_fp32_peak=100 * tflops / gpu.fp32_tflops,
                  pct_tf32_peak=100 * tflops / gpu.tf32_tflops,
                  pct_copy_bw=100 * gbps / gpu.dram_gbps if gbps else None,
                  floor_bytes_ms=fl["bytes"], floor_fp32_ms=fl["fp32"], floor_tf32_ms=fl["tf32"],
                  floor_3xtf32_ms=traffic.tensor_floor_ms(prob, gpu, "3xtf32"),
-                 floor_ms=max(fl["bytes"], traffic.conv_flops(prob) / (peak * 1e12) * 1e3),
+                 floor_ms=max(fl["bytes"], traffic.conv_work_flops(prob, variant) / (peak * 1e12) * 1e3),
                  predicted_ms=pred["ms"], predicted_bound=pred["bound"], x_predicted=ms / pred["ms"])
-        compute_ms = traffic.conv_flops(prob) / (peak * 1e12) * 1e3
+        compute_ms = traffic.conv_work_flops(prob, variant) / (peak * 1e12) * 1e3
         f.update(x_floor=ms / f["floor_ms"], x_bytes_floor=ms / fl["bytes"], fp32_floor_over_ms=fl["fp32"] / ms,
                  compute_floor_ms=compute_ms, x_compute_floor=ms / compute_ms)
     out_bytes = traffic.FLOAT_BYTES * traffic._numel(prob.output_shape())
@@ -745,7 +747,7 @@ def split_schemes_table(run: dict, problem: str) -> pd.DataFrame:
     """FP32 accuracy on TF32 tensor cores, scheme by scheme: the tensor-time floor on the GPU of the run
     (conv FLOPs x passes at its measured TF32 rate) against the recorded torch.compile, the error a CPU
     model of the scheme gives on one image of the problem (convfuse/splits.py), and the error the
-    fastest recorded kernel of that precision measured on the GPU."""
+    fastest recorded direct-conv kernel of that precision measured on the GPU."""
     from . import splits
 
     prob = P.get(problem)
@@ -755,7 +757,8 @@ def split_schemes_table(run: dict, problem: str) -> pd.DataFrame:
     rows = []
     for scheme in splits.SCHEMES:
         kernels = [r for r in run.get("records", []) if r["problem"] == problem and r.get("kind") != "reference"
-                   and r.get("precision") == scheme and r.get("median_ms")]
+                   and r.get("precision") == scheme and r.get("median_ms")
+                   and traffic.algorithm(prob, r["variant"]) == "direct"]     # the floor is the direct conv's
         fastest = min(kernels, key=lambda r: r["median_ms"], default=None)
         floor = traffic.tensor_floor_ms(prob, gpu, scheme) if gpu else None
         rows.append({

@@ -116,6 +116,38 @@ def flops(problem: P.Problem, input_shape=None) -> int:
     return conv_flops(problem, input_shape) + EPILOGUE_FLOPS[problem.key] * _numel(y)
 
 
+# How many multiplies an algorithm's GEMMs do for the conv, as a share of the direct conv's (conv_flops). Winograd
+# F(2x2, 3x3) computes a 2x2 block of outputs from 16 products per (Cin, Cout) where the direct conv takes 36; its
+# transforms are additions, counted as neither. `flops` stays the problem's figure, in which every variant's speed is
+# quoted (an "effective" rate for Winograd); `work_share` turns it into the work a variant really does, for the
+# roofline and the compute floors.
+ALGORITHM_WORK = {"direct": 1.0, "winograd_f2x2_3x3": 16 / 36}
+
+
+def _variant(problem: P.Problem, variant: str):
+    from . import registry as R
+
+    return R.get(problem.key, variant)
+
+
+def algorithm(problem: P.Problem, variant: str) -> str:
+    return _variant(problem, variant).algorithm
+
+
+def conv_work_flops(problem: P.Problem, variant: str, input_shape=None) -> float:
+    """The multiply-adds (x 2) of the variant's conv: the direct conv's for every variant but Winograd."""
+    return conv_flops(problem, input_shape) * ALGORITHM_WORK[algorithm(problem, variant)]
+
+
+def work_share(problem: P.Problem, variant: str, input_shape=None) -> float:
+    """The variant's FLOPs over the problem's (`flops`): 1.0 for every direct conv, less for Winograd."""
+    ratio = ALGORITHM_WORK[algorithm(problem, variant)]
+    if ratio == 1.0:
+        return 1.0
+    f = flops(problem, input_shape)
+    return (conv_work_flops(problem, variant, input_shape) + f - conv_flops(problem, input_shape)) / f
+
+
 def weight_bytes(problem: P.Problem) -> int:
     return FLOAT_BYTES * (problem.out_channels * problem.in_channels * problem.kernel_size ** problem.dims
                           + 2 * problem.out_channels)
@@ -178,6 +210,13 @@ def kernels(problem: P.Problem, variant: str, input_shape=None) -> list[tuple[st
         return cudnn_nchw() + [passes[0]]
     if variant in ("01_epilogue_fused", "02_epilogue_vec3d"):
         return cudnn_nchw() + [("fused bias+epilogue", by, by)]
+    if algorithm(problem, variant) == "winograd_f2x2_3x3":
+        # V = G g G^T for 16 patch positions x Cin x Cout, big and small parts in 3xTF32, written once by a pre-pass
+        # and read once from DRAM (every block streams it again from L2)
+        parts = 2 if _variant(problem, variant).precision == "3xtf32" else 1
+        wt = FLOAT_BYTES * 16 * problem.in_channels * problem.out_channels * parts
+        return [("Winograd weight transform (pre-pass)", bw, wt),
+                ("fused conv+epilogue (Winograd)", bx + wt + FLOAT_BYTES * 2 * problem.out_channels, by)]
     if variant.startswith(("03", "04")):
         return [("fused conv+epilogue", bx + bw, by)]
     raise ValueError(f"no traffic model for variant {variant!r}")
@@ -185,6 +224,8 @@ def kernels(problem: P.Problem, variant: str, input_shape=None) -> list[tuple[st
 
 def kernel_category(name: str) -> str:
     """What a kernel of `kernels()` is, for charts: the names above are written to be read this way."""
+    if "pre-pass" in name:
+        return "weight pre-pass"
     if name.startswith("fused conv"):
         return "fused conv+epilogue (one kernel)"
     if "fused" in name:
@@ -242,7 +283,7 @@ def l2_reread_factor(problem: P.Problem, variant: str) -> float | None:
 def predict_ms(problem: P.Problem, variant: str, precision: str, gpu: GPU, input_shape=None) -> dict:
     """Roofline prediction: the larger of bytes/bandwidth and FLOPs/peak of the variant's precision."""
     b = model_bytes(problem, variant, input_shape)
-    f = flops(problem, input_shape)
+    f = flops(problem, input_shape) * work_share(problem, variant, input_shape)
     t_mem = b / (gpu.dram_gbps * 1e9) * 1e3
     t_math = f / (gpu.tflops[compute_precision(problem, variant, precision)] * 1e12) * 1e3
     return {"ms": max(t_mem, t_math), "memory_ms": t_mem, "math_ms": t_math,
@@ -250,8 +291,8 @@ def predict_ms(problem: P.Problem, variant: str, precision: str, gpu: GPU, input
 
 
 def tensor_floor_ms(problem: P.Problem, gpu: GPU, scheme: str, input_shape=None) -> float:
-    """The conv's FLOPs x the scheme's tensor-core passes at the GPU's TF32 rate: no kernel of that
-    scheme can be faster, whatever it does with its bytes."""
+    """The conv's FLOPs x the scheme's tensor-core passes at the GPU's TF32 rate: no direct conv of that
+    scheme can be faster, whatever it does with its bytes (an algorithm that multiplies less, Winograd, can)."""
     return conv_flops(problem, input_shape) * TENSOR_PASSES[scheme] / (gpu.tf32_tflops * 1e12) * 1e3
 
 

@@ -25,6 +25,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from . import traffic
 from .splits import round_tf32, split_tf32
 
 BT = torch.tensor([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], dtype=torch.float64)
@@ -32,7 +33,7 @@ G = torch.tensor([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]], dtyp
 AT = torch.tensor([[1, 1, 1, 0], [0, 1, -1, -1]], dtype=torch.float64)
 
 # multiplies per output and (Cin, Cout) pair: direct 3x3 = 9, F(2x2, 3x3) = 16 per 4 outputs
-TENSOR_WORK_RATIO = 16 / 36
+TENSOR_WORK_RATIO = traffic.ALGORITHM_WORK["winograd_f2x2_3x3"]
 
 
 def tile_grid(h: int, w: int) -> tuple[int, int]:

@@ -69,3 +69,28 @@ def test_steps_keys_and_substeps_table_come_from_the_registry():
             assert row["kernel file"] == f"kernels/{v.problem}/{v.source}.cu" and f"{v.key} ({v.precision})" in row["variants"]
     for v in R.PREPARED:                      # shown, and never without the warning
         assert f"{v.key} ({v.precision}) — prepared, not yet run" in t.loc[(v.step, v.problem), "variants"]
+
+
+def test_a_winograd_record_is_placed_by_the_work_it_does(monkeypatch):
+    """Once a Winograd kernel is registered: its rate and compute floor count the 16 of 36 multiplies it does, so it
+    sits under its precision's roof; its speed stays quoted against the problem's FLOPs (effective_tflops); the
+    split-scheme table's floors are the direct conv's, and so are the kernels it names."""
+    from convfuse import plots
+    from convfuse import problems as P
+    from convfuse import registry as R
+    from convfuse import traffic as T
+    v = R.get("conv2d", "04e_wino_3xtf32")
+    run = synthetic_run()
+    monkeypatch.setattr(R, "VARIANTS", R.VARIANTS + (v,))
+    direct = study.record(run, "conv2d", "04d_rs_3xtf32")
+    run["records"].append(direct | {"variant": v.key, "step": v.step, "median_ms": 1.3,
+                                    "model_bytes": T.model_bytes(P.CONV2D, v.key)})
+    f, d = study.facts(run, "conv2d", v.key), study.facts(run, "conv2d", "04d_rs_3xtf32")
+    share = T.work_share(P.CONV2D, v.key)
+    assert f["tflops"] == pytest.approx(f["effective_tflops"] * share) and d["tflops"] == d["effective_tflops"]
+    assert f["compute_floor_ms"] == pytest.approx(d["compute_floor_ms"] * 16 / 36)
+    assert f["pct_peak"] < 100 < 100 * f["effective_tflops"] / f["peak_tflops"]      # under its roof, "over" it if quoted
+    pt = next(p for p in plots.measured_points(run, ["conv2d"]) if p["variant"] == v.key)
+    assert pt["tflops"] == pytest.approx(f["tflops"])
+    t = study.split_schemes_table(run, "conv2d").set_index("scheme")
+    assert t.loc["3xtf32", "fastest kernel"] == "04d_rs_3xtf32"

@@ -71,3 +71,32 @@ def test_published_anchors_name_modeled_gpus_and_reference_rows():
             # a published time can never beat the model's floor for that GPU
             for key, ms in entry[prob].items():
                 assert ms >= T.predict_ms(P.get(prob), key, "tf32", T.datasheet(gpu))["ms"]
+
+
+def test_every_registered_variant_runs_the_direct_conv():
+    from convfuse import registry as R
+    for v in R.VARIANTS:
+        prob = P.get(v.problem)
+        assert T.algorithm(prob, v.key) == "direct" and T.work_share(prob, v.key) == 1.0
+        assert T.conv_work_flops(prob, v.key) == T.conv_flops(prob)
+
+
+def test_winograd_does_16_of_36_multiplies_and_streams_its_transformed_weights():
+    from convfuse import registry as R
+    prob = P.CONV2D
+    for v in R.PREPARED:
+        if v.algorithm != "winograd_f2x2_3x3":
+            continue
+        conv, f = T.conv_flops(prob), T.flops(prob)
+        assert T.conv_work_flops(prob, v.key) == pytest.approx(conv * 16 / 36)
+        assert T.work_share(prob, v.key) == pytest.approx((conv * 16 / 36 + f - conv) / f)
+        # the pre-pass: V for 16 positions x 64 x 64, two parts in 3xTF32; the conv reads x and V once from DRAM
+        (pre, pre_r, pre_w), (conv_k, rd, wr) = T.kernels(prob, v.key)
+        parts = 2 if v.precision == "3xtf32" else 1
+        assert pre_w == 4 * 16 * 64 * 64 * parts and pre_r == T.weight_bytes(prob)
+        assert rd == 4 * 64 * 64 * 256 * 256 + pre_w + 4 * 2 * 64 and wr == 4 * 64 * 64 * 254 * 254
+        assert T.kernel_category(pre) == "weight pre-pass" and T.kernel_category(conv_k).startswith("fused conv")
+        gpu = T.datasheet("h200")
+        direct = T.predict_ms(prob, "04d_rs_3xtf32" if v.precision == "3xtf32" else "04d_rs_tf32", v.precision, gpu)
+        wino = T.predict_ms(prob, v.key, v.precision, gpu)
+        assert wino["math_ms"] == pytest.approx(direct["math_ms"] * T.work_share(prob, v.key))
