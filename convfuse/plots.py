@@ -263,7 +263,7 @@ def time_bars(run: dict, problem: str, variants=None):
 
 CATEGORY_COLOR = {"conv (cuDNN)": "0.55", "eager elementwise pass": "tab:red",
                   "fused epilogue (one pass)": "tab:orange", "fused conv+epilogue (one kernel)": "tab:green",
-                  "layout conversion": "tab:purple"}
+                  "layout conversion": "tab:purple", "weight pre-pass": "tab:olive"}
 
 
 def traffic_bars(problem=None, run: dict | None = None, variants=None):

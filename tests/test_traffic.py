@@ -73,18 +73,22 @@ def test_published_anchors_name_modeled_gpus_and_reference_rows():
                 assert ms >= T.predict_ms(P.get(prob), key, "tf32", T.datasheet(gpu))["ms"]
 
 
-def test_every_registered_variant_runs_the_direct_conv():
+def test_every_algorithm_is_modelled_and_the_direct_conv_does_the_problems_work():
     from convfuse import registry as R
-    for v in R.VARIANTS:
+    for v in R.VARIANTS + R.PREPARED:
         prob = P.get(v.problem)
-        assert T.algorithm(prob, v.key) == "direct" and T.work_share(prob, v.key) == 1.0
-        assert T.conv_work_flops(prob, v.key) == T.conv_flops(prob)
+        assert T.algorithm(prob, v.key) == v.algorithm in T.ALGORITHM_WORK
+        if v.algorithm == "direct":
+            assert T.work_share(prob, v.key) == 1.0 and T.conv_work_flops(prob, v.key) == T.conv_flops(prob)
+        for name, _, _ in T.kernels(prob, v.key):       # every kernel has a category the traffic chart can colour
+            from convfuse import plots
+            assert T.kernel_category(name) in plots.CATEGORY_COLOR, name
 
 
 def test_winograd_does_16_of_36_multiplies_and_streams_its_transformed_weights():
     from convfuse import registry as R
     prob = P.CONV2D
-    for v in R.PREPARED:
+    for v in R.VARIANTS + R.PREPARED:
         if v.algorithm != "winograd_f2x2_3x3":
             continue
         conv, f = T.conv_flops(prob), T.flops(prob)
