@@ -5,7 +5,8 @@
 # (the plan: the last paragraph of notes/kernel_log.md's thirty-third entry). From the repo root on the device:
 #   mkdir -p $OUT; timeout 565 bash notes/call_wino_u.sh; tar czf $OUT/callU.tgz -C $OUT callU
 # (1) verified on the odd shapes and the full problem (randn against float64) and timed in one process beside the
-# registered 3xTF32 build, eager and torch.compile; with three input stages, with warpgroup 1 a pair behind
+# registered 3xTF32 build, eager and torch.compile; with each pair's descriptors in uniform registers
+# (CF_WINO_DESC_UNIFORM, thirty-fourth session), with three input stages, with warpgroup 1 a pair behind
 # (CF_WINO_SKEW), and that with six weight stages, in clusters of two sharing the weight copies (CF_WINO_CLUSTER=2);
 # its TF32 build (04e_wino_tf32) beside 04d's TF32 build;
 # (2) compute-sanitizer memcheck, racecheck, synccheck on the sanitizer shapes; (3) the hardening tests (Inf/NaN
@@ -21,8 +22,8 @@ export PYTHONUNBUFFERED=1
 {
 date -u
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
-timeout 330 python3 scripts/check_variant.py $W $X $W@CF_WINO_IN_STAGES=3 $W@CF_WINO_SKEW $W@CF_WINO_SKEW,CF_WINO_W_STAGES=6 \
-  $W@CF_WINO_CLUSTER=2 $WT $XT > $D/time.log 2>&1; echo "time rc $?"
+timeout 330 python3 scripts/check_variant.py $W $X $W@CF_WINO_DESC_UNIFORM $W@CF_WINO_IN_STAGES=3 $W@CF_WINO_SKEW \
+  $W@CF_WINO_SKEW,CF_WINO_W_STAGES=6 $W@CF_WINO_CLUSTER=2 $WT $XT > $D/time.log 2>&1; echo "time rc $?"
 grep -E "rel_l2|error|Error" $D/time.log | awk '{print substr($0, 1, 160)}' | head -20; grep -A8 "timing" $D/time.log
 if grep -q "04e_wino_3xtf32 (64, 64, 256, 256).*wrong 0.0000" $D/time.log; then
   timeout 110 python3 scripts/sanitize.py --problem conv2d --variant 04e_wino_3xtf32 --variant 04e_wino_tf32 \

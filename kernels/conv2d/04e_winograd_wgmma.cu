@@ -313,7 +313,14 @@ __device__ __forceinline__ void pair_step(float (&y)[4][32], float (&acc)[2][32]
     constexpr int R = PAIR / 2, CP = PAIR % 2;
     const int slot = uw % SW;
     mbar_wait(rg.full_w + slot, (uw / SW) & 1);
+#ifdef CF_WINO_DESC_UNIFORM
+    // CF_WINO_DESC_UNIFORM (candidate, not yet measured): the stage's descriptor base broadcast from lane 0, as conv3d
+    // 04b's CF_DESC_UNIFORM, so that the compiler forms the pair's 12 descriptors in uniform registers (UIADD3, UMOV)
+    // instead of vector registers moved by two R2URs each: a piece's SASS 2,731 -> 2,599 instructions, no more registers
+    const uint32_t wlo = __shfl_sync(0xffffffffu, wlo0 + ((slot * W_STAGE * 4) >> 4), 0);
+#else
     const uint32_t wlo = wlo0 + ((slot * W_STAGE * 4) >> 4);
+#endif
     pair_fragments<R, CP, 0>(fb, big, small);
     wgmma_fence();
     pair_mmas<0>(acc, big, small, wlo, whi);
