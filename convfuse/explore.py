@@ -911,6 +911,8 @@ WGMMA_RATE_H = LOG_DIR_3I / "callH" / "wgmma_rate.json"
 PIPE_COUNTERS = {"gpu__time_duration.sum": "ms (ncu)", "sm__cycles_elapsed.avg": "SM cycles",
                  "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active": "tensor pipe active (%)"}
 NCU_PIPE_30 = (LOG_DIR_3I / "callG" / "ncu_kernels.log", PIPE_COUNTERS)
+PIPE_30_PROBLEM = {"04d_rs_3xtf32": "conv2d", "04d_rs_tf32": "conv2d", "04b_wgmma_tf32": "conv3d",
+                   "04c_ws_3xfp16": "conv2d"}     # call G profiled each kernel on its own problem
 # Thirty-first session (H200, 2026-12-04 from 01:49 UTC): conv2d 04d 3xTF32 with two tap columns a group (call J), its
 # parts by ablation (call K: CF_ABL_* builds, timed only, wrong outputs on purpose), the next row's loads under the
 # current group and an epilogue warpgroup (call L), the epilogue warpgroup's parts (call O, after the record). In calls
@@ -1605,3 +1607,38 @@ def stall_summary(paths: dict = None) -> pd.DataFrame:
         out[name] = {"warp instructions per warp tile": col("Instructions Executed") / warp_tiles_04b(),
                      **{f"{x} (share of samples)": col(f"stall_{x}") / total for x in STALL_REASONS}}
     return pd.DataFrame(out).T
+
+
+def bounds_evidence() -> pd.DataFrame:
+    """The measurements behind notebook 04's account of what bounds each Hopper kernel, one row each, read from the
+    calls' logs: conv3d 04b TF32's floor (no epilogue math, no stores; twenty-sixth session, call 1), ncu's tensor-pipe
+    activity of the registered kernels (call G), and conv2d 04d 3xTF32 part by part (thirty-first session, call K: timed
+    only, wrong outputs on purpose), with torch.compile in the same process and the pipe's activity of its skeleton."""
+    rows = []
+    w1, d3 = "04b_wgmma_tf32", "04d_rs_3xtf32"
+    dw26 = session_table(TWENTY_SIXTH)
+    floor = f"{w1} -DCF_BOX_ROWMAP -DCF_ABL_RAWEPI -DCF_ABL_NOSTORE"
+    for call in ("row order", "row order (again)"):
+        rows.append({"kernel": f"conv3d {w1}", "measurement": "its floor: MMAs, staging and handoffs (no epilogue math, "
+                     "no stores), ms", "value": dw26.loc[(call, floor), "median ms"], "source": f"twenty-sixth, {call}"})
+        rows.append({"kernel": f"conv3d {w1}", "measurement": "the full build in the same run, ms",
+                     "value": dw26.loc[(call, f"{w1} -DCF_BOX_ROWMAP"), "median ms"], "source": f"twenty-sixth, {call}"})
+    pipe = launch_metrics(*NCU_PIPE_30)
+    for build in pipe.index:
+        rows.append({"kernel": f"{PIPE_30_PROBLEM[build]} {build}", "measurement": "tensor pipe active (ncu), %",
+                     "value": pipe.loc[build, "tensor pipe active (%)"], "source": "thirtieth, call G"})
+    t31 = call_times(THIRTY_FIRST, problem="conv2d").loc["ablations"]
+    parts = {"the registered build": d3, "without the epilogue's math": f"{d3} -DCF_ABL_RAWEPI",
+             "without the fragment loads": f"{d3} -DCF_ABL_NOLDS",
+             "its skeleton (no loads, splits or epilogue)": f"{d3} -DCF_ABL_NOLDS -DCF_ABL_NOSPLIT -DCF_ABL_NOEPI"}
+    for what, build in parts.items():
+        rows.append({"kernel": f"conv2d {d3}", "measurement": f"{what}, ms", "value": t31.loc[build, "median ms"],
+                     "source": "thirty-first, call K"})
+    skeleton = parts["its skeleton (no loads, splits or epilogue)"]
+    rows.append({"kernel": f"conv2d {d3}", "measurement": "torch.compile in the same process, ms",
+                 "value": t31.loc[skeleton, "median ms"] * t31.loc[skeleton, "× torch.compile"],
+                 "source": "thirty-first, call K"})
+    k = launch_metrics(*NCU_THIRTY_FIRST["callK"])
+    rows.append({"kernel": f"conv2d {d3}", "measurement": "its skeleton's tensor pipe active (ncu), %",
+                 "value": k.loc[skeleton, "tensor pipe active (%)"], "source": "thirty-first, call K"})
+    return pd.DataFrame(rows).set_index(["kernel", "measurement", "source"])

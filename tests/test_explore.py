@@ -1591,3 +1591,27 @@ def test_the_epilogue_costs_its_own_length_and_sixteen_values_at_a_time_paid():
     assert "[check_bitwise] 0 case(s) differ from 04d_rs_3xtf32_cf_stages2" in (E.LOG_DIR_4B / "callR" / "bitwise.log").read_text()
     for log, ref in (("bitwise_3x.log", "04d_rs_3xtf32"), ("bitwise_tf32.log", "04d_rs_tf32")):
         assert f"[check_bitwise] 0 case(s) differ from {ref}\n" in (E.LOG_DIR_4B / "callS" / log).read_text() + "\n"
+
+
+def test_bounds_evidence_reads_its_figures_from_the_calls_it_names():
+    """Notebook 04's account of what bounds each Hopper kernel: every figure from a call's log, and consistent with the
+    tables the lab notes render from the same logs."""
+    b = E.bounds_evidence()["value"]
+    dw26 = E.session_table(E.TWENTY_SIXTH)
+    w1 = "04b_wgmma_tf32"
+    floor = b.xs(("conv3d " + w1, "its floor: MMAs, staging and handoffs (no epilogue math, no stores), ms"),
+                 level=("kernel", "measurement"))
+    assert sorted(floor) == sorted(dw26.loc[(c, f"{w1} -DCF_BOX_ROWMAP -DCF_ABL_RAWEPI -DCF_ABL_NOSTORE"), "median ms"]
+                                   for c in ("row order", "row order (again)"))
+    full = b.xs(("conv3d " + w1, "the full build in the same run, ms"), level=("kernel", "measurement"))
+    assert (floor.values < full.values).all()
+    pipe = E.launch_metrics(*E.NCU_PIPE_30)["tensor pipe active (%)"]
+    for build, pct in pipe.items():
+        assert b.xs((f"{E.PIPE_30_PROBLEM[build]} {build}", "tensor pipe active (ncu), %"),
+                    level=("kernel", "measurement")).item() == pct
+    d3 = b.xs("conv2d 04d_rs_3xtf32", level="kernel").droplevel("source")
+    assert d3["its skeleton (no loads, splits or epilogue), ms"] < d3["without the fragment loads, ms"] \
+        < d3["the registered build, ms"]
+    # the skeleton alone only ties torch.compile, its tensor pipe far busier than the registered build's
+    assert abs(d3["its skeleton (no loads, splits or epilogue), ms"] / d3["torch.compile in the same process, ms"] - 1) < 0.03
+    assert d3["its skeleton's tensor pipe active (ncu), %"] > pipe["04d_rs_3xtf32"] + 10
