@@ -273,10 +273,13 @@ def _split_mask(u: torch.Tensor):
 
 @torch.no_grad()
 def k04e_block(x: torch.Tensor, w: torch.Tensor, wt: torch.Tensor, n: int, oy0: int, ox0: int,
-               parts: int = 2) -> torch.Tensor:
+               parts: int = 2, row_sums: bool = False) -> torch.Tensor:
     """One block tile of conv2d 04e as the kernel computes it: y sums (no bias) for outputs oy0..+3, ox0..+127 of
     image n, all 64 Cout, [Cout, 4, 128]; exact products and sums. x: FP32 (N, 64, H, W); wt: k04e_weights(w, parts);
-    parts = 1: the TF32 build (U rounded, one product)."""
+    parts = 1: the TF32 build (U rounded, one product); row_sums: its CF_WINO_ROWS build (row_step: each row's column
+    sums Z_0 = U0 V0 + U1 V1 + U2 V2, Z_1 = U1 V1 - U2 V2 - U3 V3 in two accumulators, then Y[i][j] += A^T[i][R] Z_j)."""
+    if row_sums and parts != 1:
+        raise ValueError("CF_WINO_ROWS is the TF32 build's (parts = 1)")
     import numpy as np
 
     from .wgmma_model import operand
@@ -292,6 +295,10 @@ def k04e_block(x: torch.Tensor, w: torch.Tensor, wt: torch.Tensor, n: int, oy0: 
         for piece in range(c["PIECES"]):
             stage = _box(x.float(), n, oy0, ox0, piece)
             fb = tq * c["CHP"] + col                           # the stage at channel tq, this thread's column
+            if row_sums:
+                for R in range(4):
+                    _k04e_row(y, stage, fb, wbytes, piece, R, warp, gid, tq)
+                continue
             for pair in range(c["PAIRS"]):
                 R, CP = pair // 2, pair % 2
                 s = piece * 8 + pair
@@ -300,13 +307,8 @@ def k04e_block(x: torch.Tensor, w: torch.Tensor, wt: torch.Tensor, n: int, oy0: 
                     frag_big = torch.zeros(2, 4, 4, 32, dtype=torch.float64)   # [q][reg][warp][lane]
                     frag_small = torch.zeros_like(frag_big)
                     for cc in range(2):
-                        fc = fb + (8 * kk + 4 * cc) * c["CHP"]
                         for h in range(2):
-                            ra = fc + (bt_a(R) + 2 * h) * c["BOX_W"]
-                            rb = fc + (bt_b(R) + 2 * h) * c["BOX_W"]
-                            da = torch.stack([stage[ra + j] for j in range(4)])
-                            db = torch.stack([stage[rb + j] for j in range(4)])
-                            t = da + db if bt_plus(R) else da - db         # FP32 adds
+                            t = _row_combination(stage, fb + (8 * kk + 4 * cc) * c["CHP"] + 2 * h * c["BOX_W"], R)
                             for q in range(2):
                                 cq = 2 * CP + q
                                 u = t[bt_a(cq)] + t[bt_b(cq)] if bt_plus(cq) else t[bt_a(cq)] - t[bt_b(cq)]
@@ -353,6 +355,57 @@ def k04e_block(x: torch.Tensor, w: torch.Tensor, wt: torch.Tensor, n: int, oy0: 
                 cl = (col[..., None] + j).expand(4, 32, 32)
                 out[co, row, cl] = y[2 * i + j]
     return out
+
+
+def _row_combination(stage: torch.Tensor, fc, R: int) -> torch.Tensor:
+    """The kernel's row_combination: B^T's row R of the patches whose corner is at box offset `fc` (a tensor of the
+    threads' offsets), t[k] = d[A][k] +- d[B][k] for the four columns, in FP32."""
+    da = torch.stack([stage[fc + bt_a(R) * K04E["BOX_W"] + j] for j in range(4)])
+    db = torch.stack([stage[fc + bt_b(R) * K04E["BOX_W"] + j] for j in range(4)])
+    return da + db if bt_plus(R) else da - db
+
+
+def _assemble_a(frag: torch.Tensor, warp, gid, tq) -> torch.Tensor:
+    """A (64 x 8) from a warpgroup's fragments [reg][warp][lane]: a0 (row g, col t), a1 (g + 8, t), a2 (g, t + 4),
+    a3 (g + 8, t + 4)."""
+    a = torch.zeros(64, 8, dtype=torch.float64)
+    for reg in range(4):
+        a[16 * warp + gid + 8 * (reg & 1), (tq + 4 * (reg >> 1)).expand(4, 32)] = frag[reg]
+    return a
+
+
+def _k04e_row(y, stage, fb, wbytes, piece, R, warp, gid, tq):
+    """conv2d 04e's row_step (CF_WINO_ROWS, TF32): row R's five fragment sets per k8 step (U0, U1, U2, -U2, -U3 from
+    the row's column differences t, as the kernel forms them), the two accumulators, and the adds into y."""
+    from .wgmma_model import operand
+
+    c = K04E
+    z = torch.zeros(2, 64, 64, dtype=torch.float64)
+    for kk in range(2):
+        f = torch.zeros(5, 4, 4, 32, dtype=torch.float64)           # [set][reg][warp][lane]
+        for cc in range(2):
+            for h in range(2):
+                t = _row_combination(stage, fb + (8 * kk + 4 * cc) * c["CHP"] + 2 * h * c["BOX_W"], R)
+                for k, u in enumerate((t[0] - t[2], t[1] + t[2], t[2] - t[1], t[1] - t[2], t[3] - t[1])):
+                    f[k, h + 2 * cc] = round_tf32(u.float()).double()
+
+        def v(col):                                              # V_col: stage 2 R + col / 2, operand (col % 2, kk)
+            s = piece * 8 + 2 * R + col // 2
+            start = (s * c["W_STAGE"] // 2 + ((col % 2) * 2 + kk) * c["W_OP"]) * 4
+            return torch.from_numpy(operand(wbytes, start, c["COUT"] * 16, 64, 8, 4)).T   # (8, 64)
+
+        a = [_assemble_a(f[k], warp, gid, tq) for k in range(5)]
+        z[0] += a[0] @ v(0) + a[1] @ v(1) + a[2] @ v(2)
+        z[1] += a[1] @ v(1) + a[3] @ v(2) + a[4] @ v(3)
+    m = torch.arange(32)
+    jj, hh, e = m >> 2, (m >> 1) & 1, m & 1
+    rows_ = (16 * warp + gid)[..., None] + 8 * hh
+    cols = (8 * jj + 2 * tq[..., None] + e).expand(4, 32, 32)
+    for i in range(2):
+        a_i = at_coef(i, R)
+        if a_i:
+            y[2 * i] += a_i * z[0][rows_, cols]
+            y[2 * i + 1] += a_i * z[1][rows_, cols]
 
 
 MODEL_LABELS = {

@@ -8,7 +8,8 @@
 # registered 3xTF32 build, eager and torch.compile; with each pair's descriptors in uniform registers
 # (CF_WINO_DESC_UNIFORM, thirty-fourth session), with three input stages, with warpgroup 1 a pair behind
 # (CF_WINO_SKEW), and that with six weight stages, in clusters of two sharing the weight copies (CF_WINO_CLUSTER=2);
-# its TF32 build (04e_wino_tf32) beside 04d's TF32 build;
+# its TF32 build (04e_wino_tf32), and that with each row's column sums in the tensor core (CF_WINO_ROWS, thirty-fourth
+# session), beside 04d's TF32 build;
 # (2) compute-sanitizer memcheck, racecheck, synccheck on the sanitizer shapes; (3) the hardening tests (Inf/NaN
 # classes, poisoned outputs within bounds, large magnitudes, ten identical runs, >2^31 elements) on the two 04e builds
 # alone; (4) ncu: tensor pipe, L2 and shared-memory throughput, DRAM bytes, one launch each. The predictions are in
@@ -23,7 +24,7 @@ export PYTHONUNBUFFERED=1
 date -u
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
 timeout 330 python3 scripts/check_variant.py $W $X $W@CF_WINO_DESC_UNIFORM $W@CF_WINO_IN_STAGES=3 $W@CF_WINO_SKEW \
-  $W@CF_WINO_SKEW,CF_WINO_W_STAGES=6 $W@CF_WINO_CLUSTER=2 $WT $XT > $D/time.log 2>&1; echo "time rc $?"
+  $W@CF_WINO_SKEW,CF_WINO_W_STAGES=6 $W@CF_WINO_CLUSTER=2 $WT $WT@CF_WINO_ROWS $XT > $D/time.log 2>&1; echo "time rc $?"
 grep -E "rel_l2|error|Error" $D/time.log | awk '{print substr($0, 1, 160)}' | head -20; grep -A8 "timing" $D/time.log
 if grep -q "04e_wino_3xtf32 (64, 64, 256, 256).*wrong 0.0000" $D/time.log; then
   timeout 110 python3 scripts/sanitize.py --problem conv2d --variant 04e_wino_3xtf32 --variant 04e_wino_tf32 \

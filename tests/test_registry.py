@@ -42,8 +42,9 @@ def test_prepared_kernels_are_found_but_not_registered():
         assert re.fullmatch(r"\d\d[a-z]?", v.step) and v.source.startswith(v.step + "_")
         assert v.source_path.exists()
     call = (R.ROOT / "notes" / "call_wino_u.sh").read_text()
+    spec = {"04e_wino_3xtf32": "$W", "04e_wino_tf32": "$WT"}     # the call's names for them
     for p, k, d in R.PREPARED_BUILDS:        # the first device call times each prepared build (of 04e, prepared or not)
-        assert R.get(p, k).source == "04e_winograd_wgmma" and f"$W@{','.join(d)} " in call.replace("\\\n", " "), d
+        assert R.get(p, k).source == "04e_winograd_wgmma" and f"{spec[k]}@{','.join(d)} " in call.replace("\\\n", " "), d
     v = R.PREPARED[0]
     with pytest.raises(ValueError, match=f"prepared, not yet registered: .*{v.key}"):
         R.get(v.problem, v.key[:-1])            # a mistyped name: the message lists the prepared keys too

@@ -21,10 +21,12 @@ import pytest
 PIECES, PAIRS = 4, 8          # cf04e: input stages a tile, weight stages an input stage
 
 
-def run_rings(ntiles, sin=2, sw=4, skew=False, cluster=False, seed=0, last_rule=None, parity_lag=0, steps=400_000):
+def run_rings(ntiles, sin=2, sw=4, skew=False, cluster=False, seed=0, last_rule=None, parity_lag=0, steps=400_000,
+              per_step=1):
     """`ntiles`: tiles per block (a list of two in the cluster build: the ranks' counts). `last_rule(old, users)`: who
     refills (the kernel's: the last of the `users` releasers); `parity_lag`: a consumer that waits for a phase that
-    many fills early (the bug the parity check is for)."""
+    many fills early (the bug the parity check is for); `per_step`: weight stages a step waits for, then releases in
+    order (2: the TF32 build's CF_WINO_ROWS, a row of positions being two pairs' stages)."""
     rng = random.Random(seed)
     blocks = 2 if cluster else 1
     counts = list(ntiles) if cluster else [ntiles]
@@ -72,21 +74,24 @@ def run_rings(ntiles, sin=2, sw=4, skew=False, cluster=False, seed=0, last_rule=
             for _ in range(PIECES):
                 slot_in, h = uin % sin, ring[(b, "in")]
                 yield from wait("in", uin, sin)
-                for _ in range(PAIRS):
-                    slot, g = uw % sw, ring[(b, "w")]
-                    yield from wait("w", uw, sw)
-                    taken[(b, w)] += 1
+                g = ring[(b, "w")]
+                for _ in range(PAIRS // per_step):
+                    for k in range(per_step):
+                        yield from wait("w", uw + k, sw)
+                    taken[(b, w)] += per_step
                     stats["lead"] = max(stats["lead"], max(taken.values()) - min(taken.values()))
-                    yield None                           # the pair's fragments and wgmmas
-                    g["holders"][slot].discard((b, w))
-                    c = cnt[("w", 0 if cluster else b)]
-                    old, c[slot] = c[slot], c[slot] + 1
-                    if last_rule(old, w_users) and uw + sw < wtotal:
-                        fill_weights(b, slot, uw + sw)
-                    uw += 1
-                    if skew and w == 0 and uw == 1:
+                    yield None                           # the step's fragments and wgmmas
+                    for k in range(per_step):            # release_is_last and the refill, stage by stage
+                        slot = (uw + k) % sw
+                        g["holders"][slot].discard((b, w))
+                        c = cnt[("w", 0 if cluster else b)]
+                        old, c[slot] = c[slot], c[slot] + 1
+                        if last_rule(old, w_users) and uw + k + sw < wtotal:
+                            fill_weights(b, slot, uw + k + sw)
+                    uw += per_step
+                    if skew and w == 0 and uw == per_step:
                         skew_arrived[b] = True
-                    yield None                           # the pair's adds into Y
+                    yield None                           # the step's adds into Y
                 h["holders"][slot_in].discard((b, w))
                 c = cnt[("in", b)]
                 old, c[slot_in] = c[slot_in], c[slot_in] + 1
@@ -135,6 +140,15 @@ def test_the_rings_deliver_every_stage_in_order_without_overwriting_one_in_use(n
 
 
 @pytest.mark.parametrize("ntiles", [1, 3])
+@pytest.mark.parametrize("sw", [2, 4, 6])
+@pytest.mark.parametrize("skew", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_rows_of_two_stages_each_are_delivered_the_same_way(ntiles, sw, skew, seed):
+    """CF_WINO_ROWS: a step waits for two consecutive weight stages and releases both (SW >= 2)."""
+    run_rings(ntiles, 2, sw, skew=skew, seed=seed, per_step=2)
+
+
+@pytest.mark.parametrize("ntiles", [1, 3])
 @pytest.mark.parametrize("skew", [False, True])
 @pytest.mark.parametrize("seed", range(3))
 def test_clusters_of_two_share_the_weight_stages_without_overwriting_one_in_use(ntiles, skew, seed):
@@ -167,3 +181,9 @@ def test_cluster_ranks_with_different_tile_counts_deadlock():
     all four warpgroups' releases, so a block with fewer stages would leave the other waiting for ever."""
     with pytest.raises(AssertionError, match="deadlock"):
         run_rings([2, 1], cluster=True)
+
+
+def test_rows_in_a_ring_of_one_stage_deadlock():
+    """Why the kernel asserts SW >= 2 with CF_WINO_ROWS: a row's second stage can never be filled into a ring of one."""
+    with pytest.raises(AssertionError, match="deadlock"):
+        run_rings(2, 2, 1, per_step=2)

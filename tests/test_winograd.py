@@ -84,6 +84,24 @@ def test_the_04e_tf32_emulation_computes_the_convolution_to_tf32():
     assert 1e-5 < rel < 1e-3, rel
 
 
+@pytest.mark.parametrize("oy0,ox0", [(0, 0), (4, 128)])
+def test_the_04e_rows_emulation_is_the_tf32_builds_conv(oy0, ox0):
+    """CF_WINO_ROWS (row_step): the same products as the TF32 build's pairs, summed in another order, so the same
+    outputs up to float64's rounding of that order; and a row's positions read from the right stages and operands (a
+    swapped pair of stages changes them)."""
+    x, w, _ = _block_case()
+    wt = W.k04e_weights(w, parts=1)
+    pairs = W.k04e_block(x, w, wt, 0, oy0, ox0, parts=1)
+    rows = W.k04e_block(x, w, wt, 0, oy0, ox0, parts=1, row_sums=True)
+    assert (rows - pairs).abs().max().item() < 1e-12 * pairs.abs().max().item()
+    stages = wt.view(32, -1)
+    swapped = stages[[i ^ 1 if i % 8 in (2, 3) else i for i in range(32)]].reshape(wt.shape)   # row 1's two stages
+    bad = W.k04e_block(x, w, swapped, 0, oy0, ox0, parts=1, row_sums=True)
+    assert (bad - pairs).abs().max().item() > 1e-2 * pairs.abs().max().item()
+    with pytest.raises(ValueError, match="TF32 build"):
+        W.k04e_block(x, w, W.k04e_weights(w), 0, 0, 0, row_sums=True)
+
+
 def test_the_04e_emulation_notices_a_wrong_table(monkeypatch):
     """The check has teeth: B^T's second row read as d1 - d2 instead of d1 + d2 gives wrong outputs."""
     x, w, ref = _block_case()

@@ -214,6 +214,20 @@ __device__ __forceinline__ float direct_output(const float* __restrict__ x, cons
     return s;
 }
 
+// B^T's row R of a tile's patch, at the stage's channel and tile (`fc`): t[k] = d[A][k] +- d[B][k] for the patch's four
+// columns, from two 16-byte rows read as float2 pairs (the compiler drops the loads of columns a caller does not use).
+template <int R>
+__device__ __forceinline__ void row_combination(const float* fc, float (&t)[4]) {
+    const float* ra = fc + bt_a(R) * BOX_W;
+    const float* rb = fc + bt_b(R) * BOX_W;
+    const float2 a01 = *reinterpret_cast<const float2*>(ra), a23 = *reinterpret_cast<const float2*>(ra + 2);
+    const float2 b01 = *reinterpret_cast<const float2*>(rb), b23 = *reinterpret_cast<const float2*>(rb + 2);
+    if constexpr (bt_plus(R)) {
+        t[0] = a01.x + b01.x; t[1] = a01.y + b01.y; t[2] = a23.x + b23.x; t[3] = a23.y + b23.y;
+    } else {
+        t[0] = a01.x - b01.x; t[1] = a01.y - b01.y; t[2] = a23.x - b23.x; t[3] = a23.y - b23.y;
+    }
+}
 // A pair's fragments for k8 step KK of a stage: positions (R, 2 CP + q), q = 0, 1. `fb`: the stage at channel tq,
 // column of this thread's tile (h = 0). Fragment register h + 2 cc: tile h (M row g + 8 h), channel tq + 4 cc.
 // U is split as 04d splits its inputs (split_tf32 without the clamp: a non-finite U makes non-finite sums, which the
@@ -223,19 +237,10 @@ template <int R, int CP, int KK>
 __device__ __forceinline__ void pair_fragments(const float* fb, uint32_t (&big)[2][4], uint32_t (&small)[2][4]) {
 #pragma unroll
     for (int cc = 0; cc < 2; ++cc) {
-        const float* fc = fb + (8 * KK + 4 * cc) * CHP;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            const float* ra = fc + (bt_a(R) + 2 * h) * BOX_W;
-            const float* rb = fc + (bt_b(R) + 2 * h) * BOX_W;
-            const float2 a01 = *reinterpret_cast<const float2*>(ra), a23 = *reinterpret_cast<const float2*>(ra + 2);
-            const float2 b01 = *reinterpret_cast<const float2*>(rb), b23 = *reinterpret_cast<const float2*>(rb + 2);
             float t[4];
-            if constexpr (bt_plus(R)) {
-                t[0] = a01.x + b01.x; t[1] = a01.y + b01.y; t[2] = a23.x + b23.x; t[3] = a23.y + b23.y;
-            } else {
-                t[0] = a01.x - b01.x; t[1] = a01.y - b01.y; t[2] = a23.x - b23.x; t[3] = a23.y - b23.y;
-            }
+            row_combination<R>(fb + (8 * KK + 4 * cc) * CHP + 2 * h * BOX_W, t);
 #pragma unroll
             for (int q = 0; q < 2; ++q) {
                 const int c = 2 * CP + q;
@@ -348,6 +353,87 @@ __device__ __forceinline__ void pair_step(float (&y)[4][32], float (&acc)[2][32]
     ++uw;
 }
 
+#ifdef CF_WINO_ROWS
+// CF_WINO_ROWS (candidate for the TF32 build, not yet measured): each row R of positions with its column sums
+// accumulated in the tensor core. The TF32 build is bound by issue, two thirds of its adds being the output transform's
+// (1,152 a piece); here a row's two accumulators take Z_0 = U0 V0 + U1 V1 + U2 V2 and Z_1 = U1 V1 - U2 V2 - U3 V3
+// (A^T's columns; the signs on the A fragments: -U2 = t1 - t2, -U3 = t3 - t1, exact in FP32), then
+// Y[i][j] += A^T[i][R] Z_j: 6 wgmmas a row and k8 step instead of 4, 384 adds a piece instead of 1,152. A row's
+// positions are two consecutive weight stages (the pairs 2 R and 2 R + 1), so the pre-pass layout is the TF32 build's.
+static_assert(PARTS == 1, "CF_WINO_ROWS: the TF32 build");
+static_assert(SW >= 2, "CF_WINO_ROWS: a row waits for two weight stages at once (tests/test_wino_rings.py)");
+template <int R, int KK>
+__device__ __forceinline__ void row_fragments(const float* fb, uint32_t (&f)[5][4]) {
+#pragma unroll
+    for (int cc = 0; cc < 2; ++cc) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            float t[4];
+            row_combination<R>(fb + (8 * KK + 4 * cc) * CHP + 2 * h * BOX_W, t);
+            const int k = h + 2 * cc;
+            f[0][k] = tf32_bits(t[0] - t[2]);    // U0 (B^T's row 0 along the columns)
+            f[1][k] = tf32_bits(t[1] + t[2]);    // U1
+            f[2][k] = tf32_bits(t[2] - t[1]);    // U2
+            f[3][k] = tf32_bits(t[1] - t[2]);    // -U2
+            f[4][k] = tf32_bits(t[3] - t[1]);    // -U3
+        }
+    }
+}
+// Both stages of row R (weight stages uw and uw + 1: positions 0, 1 and 2, 3), its wgmmas, its adds into Y.
+template <int R>
+__device__ __forceinline__ void row_step(float (&y)[4][32], float (&z)[2][32], uint32_t (&f)[5][4], const float* fb,
+                                         const Rings& rg, const float* __restrict__ wt, int& uw, int wtotal,
+                                         uint32_t wlo0, uint32_t whi, int wg) {
+    const int s0 = uw % SW, s1 = (uw + 1) % SW;
+    mbar_wait(rg.full_w + s0, (uw / SW) & 1);
+    mbar_wait(rg.full_w + s1, ((uw + 1) / SW) & 1);
+    const uint32_t w0 = __shfl_sync(0xffffffffu, wlo0 + ((s0 * W_STAGE * 4) >> 4), 0);
+    const uint32_t w1 = __shfl_sync(0xffffffffu, wlo0 + ((s1 * W_STAGE * 4) >> 4), 0);
+#pragma unroll
+    for (int kk = 0; kk < 2; ++kk) {
+        // V_c: stage (c / 2), operand (q = c % 2, kk) at (q * 2 + kk) * 2 KB
+        auto v = [&](int c) { return desc_at(c < 2 ? w0 : w1, whi, ((c % 2) * 2 + kk) * W_OP * 4); };
+        if (kk == 0) row_fragments<R, 0>(fb, f); else row_fragments<R, 1>(fb, f);
+        wgmma_fence();
+        if (kk == 0) {
+            wgmma_rs_m64n64k8<0>(z[0], f[0], v(0));
+            wgmma_rs_m64n64k8<0>(z[1], f[1], v(1));
+        } else {
+            wgmma_rs_m64n64k8<1>(z[0], f[0], v(0));
+            wgmma_rs_m64n64k8<1>(z[1], f[1], v(1));
+        }
+        wgmma_rs_m64n64k8<1>(z[0], f[1], v(1));
+        wgmma_rs_m64n64k8<1>(z[1], f[3], v(2));
+        wgmma_rs_m64n64k8<1>(z[0], f[2], v(2));
+        wgmma_rs_m64n64k8<1>(z[1], f[4], v(3));
+        wgmma_commit();
+        wgmma_wait<0>();                          // one fragment set: k8 step 1 writes the registers step 0 read
+    }
+    fence_operand(z[0]);
+    fence_operand(z[1]);
+#pragma unroll
+    for (int st = 0; st < 2; ++st) {
+        const int slot = st ? s1 : s0;
+        const bool last = release_is_last(rg.cnt_w + slot, wg);
+        if (last && uw + st + SW < wtotal) {
+            fence_proxy_async();
+            fill_weights(rg.w, rg.full_w, wt, slot, uw + st + SW);
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+        const int a = at(i, R);
+        if (a == 0) continue;
+#pragma unroll
+        for (int n = 0; n < 32; ++n) {
+            y[2 * i][n] = a > 0 ? y[2 * i][n] + z[0][n] : y[2 * i][n] - z[0][n];
+            y[2 * i + 1][n] = a > 0 ? y[2 * i + 1][n] + z[1][n] : y[2 * i + 1][n] - z[1][n];
+        }
+    }
+    uw += 2;
+}
+#endif
+
 #ifdef CF_WINO_CLUSTER
 #define CF_WINO_CLUSTER_DIMS __cluster_dims__(2, 1, 1)
 #else
@@ -404,7 +490,11 @@ conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __rest
     const bool pair_stores = (g.Wo & 1) == 0 && (reinterpret_cast<uintptr_t>(yout) & 7) == 0;
     int uin = 0, uw = 0;
     float y[4][32], acc[2][32];
+#ifdef CF_WINO_ROWS
+    uint32_t rows_f[5][4];
+#else
     uint32_t big[2][4], small[2][4];
+#endif
 #ifdef CF_WINO_SKEW
     // CF_WINO_SKEW (candidate, not yet measured): warpgroup 1 starts one pair (384 tensor cycles) after warpgroup 0.
     // Both read the same weight stages, so nothing else pulls them apart: started together they would issue their
@@ -424,6 +514,15 @@ conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __rest
             const int slot = uin % SIN;
             mbar_wait(rg.full_in + slot, (uin / SIN) & 1);
             const float* fb = rg.in + slot * IN_STAGE + tq * CHP + col;
+#ifdef CF_WINO_ROWS
+            row_step<0>(y, acc, rows_f, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
+#ifdef CF_WINO_SKEW
+            if (wg == 0 && uw == 2) asm volatile("bar.arrive 3, 256;\n" ::: "memory");   // its first row is done
+#endif
+            row_step<1>(y, acc, rows_f, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
+            row_step<2>(y, acc, rows_f, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
+            row_step<3>(y, acc, rows_f, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
+#else
             pair_step<0>(y, acc, big, small, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
 #ifdef CF_WINO_SKEW
             if (wg == 0 && uw == 1) asm volatile("bar.arrive 3, 256;\n" ::: "memory");   // its first pair is done
@@ -435,6 +534,7 @@ conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __rest
             pair_step<5>(y, acc, big, small, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
             pair_step<6>(y, acc, big, small, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
             pair_step<7>(y, acc, big, small, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
+#endif
             // the stage's last loads were read into fragments before the wgmmas that used them
             bool last = release_is_last(rg.cnt_in + slot, wg);
             if (warp == 0) {
