@@ -920,6 +920,12 @@ PIPE_30_PROBLEM = {"04d_rs_3xtf32": "conv2d", "04d_rs_tf32": "conv2d", "04b_wgmm
 # prefetch), so call_times reads them.
 LOG_DIR_4 = R.ROOT / "results" / "device-logs" / "explore-2026-12-04"
 RECORD_THIRTIETH = LOG_DIR_4 / "record" / "record-2026-12-03T2259.json"  # the record the 02:22 UTC one replaced
+# Thirty-fourth session (H200, 2026-12-05): call U, conv2d 04e's first run (Winograd F(2x2, 3x3): verified, timed with
+# its candidate builds, sanitizers, hardening, ncu), then the record that registered it (and CF_EPI_ILP on conv2d 04d)
+LOG_DIR_5 = R.ROOT / "results" / "device-logs" / "explore-2026-12-05"
+RECORD_THIRTY_FIRST = LOG_DIR_5 / "record" / "record-2026-12-04T0222.json"   # the record the 02:56 UTC one replaced
+THIRTY_FOURTH = {"call U": (LOG_DIR_5 / "callU" / "time.log", "conv2d 04e's first run: the 3xTF32 build, its candidate "
+                            "builds and the TF32 build (with CF_WINO_ROWS) beside 04d's, verified and timed in one process")}
 THIRTY_FIRST = {
     **twice(LOG_DIR_4 / "callJ" / "call.log", "tap-column pairs", "two tap columns a group on two sets (CF_3X_PAIRS) "
             "against the registered build"),
@@ -1183,10 +1189,11 @@ def flags(defines) -> str:
 
 def parse_key(problem: str, key: str) -> Build:
     """A build key of check_variant (registry.with_defines) back into its variant and defines."""
-    keys = sorted((v.key for v in R.all_variants(problem)), key=len, reverse=True)
+    keys = sorted((v.key for v in [*R.all_variants(problem), *(v for v in R.PREPARED if v.problem == problem)]),
+                  key=len, reverse=True)
     base = next((k for k in keys if key == k or re.match(re.escape(k) + "_(no_)?cf_", key)), None)
     if base is None:
-        raise ValueError(f"{problem}/{key}: no registered variant is a prefix of this build key")
+        raise ValueError(f"{problem}/{key}: no registered or prepared variant is a prefix of this build key")
     defines = []
     for neg, tok in re.findall(r"_(no_)?cf_(.+?)(?=_(?:no_)?cf_|$)", key[len(base):]):
         name = "CF_" + tok.upper()

@@ -116,6 +116,10 @@ _CONV2D_TF32_PAIRS = ("CF_PIXEL_PAIRS",)
 # (thirtieth session, explore-2026-12-03i/callE-F); the next row's loads under the current group: bitwise equal, 2.965,
 # 2.966 vs 3.008, 3.007 ms (H200 2026-12-04, explore-2026-12-04/callL; thirty-first session, registered with its record)
 _CONV2D_3XTF32 = ("CF_ROWS=3", "CF_PITCH=72", "CF_3X_CONCAT", "CF_3X_SETS=3", "CF_GELU_FAST", "CF_3X_ROW_PREFETCH")
+# conv2d 04d, both builds: the pixel-pair epilogue 16 values at a time, then their stores (two values and a branch before
+# it): bitwise equal, TF32 1.073 vs 1.105, 3xTF32 2.826 vs 2.873 ms (H200 2026-12-04 21:38 UTC, explore-2026-12-04b/callS;
+# measured by the thirty-second session, registered with the record that followed)
+_CONV2D_EPI_ILP = ("CF_EPI_ILP",)
 _CONV3D_TF32_ONLY = ("CF_EPI_FOLD", "CF_LOAD_ADDR", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_TF32_SWEEP \
     + _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP + _CONV3D_TF32_DEFER
 # FP16: the group stores under a window of input rows per round shared by the block's warpgroups, staged after the
@@ -183,19 +187,29 @@ def _hopper(problem: str) -> list[Variant]:
                 Variant("04d_rs_tf32", problem, "04d", "tf32", "fused",
                         "implicit GEMM turned around: output pixels as M, the input fragments loaded from the TMA's raw "
                         "rows into registers (wgmma with A in registers), nothing staged, TF32",
-                        defines=("CF_GELU_FAST",) + _CONV2D_TF32_PAIRS, **_SM90A_RS),
+                        defines=("CF_GELU_FAST",) + _CONV2D_TF32_PAIRS + _CONV2D_EPI_ILP, **_SM90A_RS),
                 Variant("04d_rs_3xtf32", problem, "04d", "3xtf32", "fused",
                         "04d with split-TF32 operands (big + small parts, three products), a block per half of the "
                         "Cout so that both weight parts stay resident (FP32 accuracy)",
                         # three rows a tile, a_big times both weight parts in one m64n64k8 (CF_3X_CONCAT), three
                         # fragment sets (CF_3X_SETS=3), the erf polynomial: 2.943, 2.934 vs four rows (the 21:41 UTC
                         # record's build) 3.107, 3.126 ms (H200 2026-12-03 22:51 UTC, explore-2026-12-03i/callF)
-                        defines=_CONV2D_TF32_PAIRS + ("CF_3XTF32",) + _CONV2D_3XTF32, **_SM90A_RS)]
+                        defines=_CONV2D_TF32_PAIRS + ("CF_3XTF32",) + _CONV2D_3XTF32 + _CONV2D_EPI_ILP, **_SM90A_RS)]
     if problem == "conv3d":
         out += [Variant("04d_rs_tf32", problem, "04d", "tf32", "fused",
                         "implicit GEMM turned around: output pixels as M, the input fragments loaded from the TMA's raw "
                         "rows into registers (wgmma with A in registers), nothing staged, TF32",
                         **_SM90A_RS)]
+    if problem == "conv2d":
+        out += [Variant("04e_wino_3xtf32", problem, "04e", "3xtf32", "fused",
+                        "Winograd F(2x2, 3x3) on the tensor cores with split-TF32 operands (three products), the "
+                        "output transform and the epilogue in registers (FP32 accuracy)",
+                        # call U (H200, 2026-12-05 02:47 UTC, results/device-logs/explore-2026-12-05/callU): with the
+                        # descriptors in uniform registers 2.256 ms against the base build's 2.300, 04d_rs_3xtf32's
+                        # 2.788 and torch.compile's 2.306 in one process; rel-L2 3.46e-7 on every shape (randn);
+                        # sanitizers clean, hardening 16/16
+                        defines=("CF_GELU_FAST", "CF_WINO_DESC_UNIFORM"), algorithm="winograd_f2x2_3x3",
+                        **dict(_SM90A, source="04e_winograd_wgmma"))]
     return out
 
 
@@ -290,7 +304,7 @@ _MEASURED_BEFORE_CUTS = (
 # Registered 2026-12-02 (the kernels' headers say why and what each measured). Every candidate above was measured
 # without them, so it leaves out those its variant is now built with ("-NAME"), and stays the build that was measured.
 _CUTS = ("CF_LOAD_ADDR", "CF_DESC_UNIFORM", "CF_TF32_RN", "CF_GROUP_STORE") + _CONV3D_FP16_ONLY[1:] + _CONV3D_TF32_SWEEP \
-    + _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP + _CONV3D_TF32_DEFER + _CONV2D_TF32_PAIRS
+    + _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP + _CONV3D_TF32_DEFER + _CONV2D_TF32_PAIRS + _CONV2D_EPI_ILP
 
 
 def _spelled_against(candidates, cuts) -> tuple:
@@ -429,7 +443,8 @@ _MEASURED_ON_CURRENT = _spelled_against((
     # bitwise equal, protocol 12/12, sanitizers clean, slower: 0.917, 0.917 vs 0.885, 0.883 (832 warp instructions per
     # warp tile against 820: its load path fell from 23.5 to 10.9, and LOP3/LEA grew around the group store at 128 registers)
     ("conv3d", "04b_wgmma_tf32", ("CF_DWIN", "CF_DWIN_WAVES", "CF_DWIN_EARLY", "CF_DWIN_BRANCH", "CF_DWIN_STEP")),
-), lambda k: _CONV3D_TF32_SWEEP + _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP + _CONV3D_TF32_DEFER + _CONV2D_TF32_PAIRS)
+), lambda k: _CONV3D_TF32_SWEEP + _CONV3D_TF32_BOX2 + _CONV3D_TF32_ROWMAP + _CONV3D_TF32_DEFER + _CONV2D_TF32_PAIRS
+   + _CONV2D_EPI_ILP)
 # H200, 2026-12-03 10:48 UTC (results/device-logs/explore-2026-12-03c/call1-2; twenty-fourth session), on the registered
 # build (its depth sweep): each cut of warp instructions ran slower. All 12/12 under the protocol; CF_DESC_HI and
 # CF_DWIN_N128 bitwise equal (84 cases); memcheck clean (all three; N128 with them). Two or three timings against the
@@ -491,23 +506,23 @@ _MEASURED_ON_ROWMAP = _spelled_against((
 _MEASURED_POOL = _spelled_against((
     ("conv2d", "04d_rs_tf32", ("CF_ROWS=5", "CF_PITCH=72", "CF_SET_CARRY", "CF_PARAMS_SMEM", "CF_POOL=5")),
     ("conv2d", "04d_rs_tf32", ("CF_POOL=6",)),
-), lambda k: _CONV2D_TF32_PAIRS)
+), lambda k: _CONV2D_TF32_PAIRS + _CONV2D_EPI_ILP)
 # H200, 2026-12-03 19:40 UTC (explore-2026-12-03g/callQ; twenty-eighth session): conv2d 04d's M rows as pixel pairs,
 # registered (_CONV2D_TF32_PAIRS); the build of the 16:53 record stays a candidate ("-CF_PIXEL_PAIRS"). Pairs at five
 # rows on two stages: 15/15, slower, 1.424, 1.417 vs 1.222, 1.218 unpaired (ncu barrier stalls 2.83 per issue vs 0.12).
-_MEASURED_PAIRS = (
+_MEASURED_PAIRS = _spelled_against((
     ("conv2d", "04d_rs_tf32", ("-CF_PIXEL_PAIRS",)),
     ("conv2d", "04d_rs_tf32", ("CF_ROWS=5", "CF_PITCH=72", "CF_STAGES=2", "CF_SET_CARRY", "CF_PARAMS_SMEM")),
     # each use of a shared value converted on its own (20:16 UTC, callR): the same SASS as the registered pairs (ptxas
     # merged the conversions and kept its 120 MOV), bitwise equal, 1.113, 1.106 vs 1.113, 1.106
     ("conv2d", "04d_rs_tf32", ("CF_PAIR_CVT",)),
-)
+), lambda k: _CONV2D_EPI_ILP)
 # H200, 2026-12-03 22:4x UTC (explore-2026-12-03i/callE; thirtieth session): tap 1's pixels loaded on their own, so that
 # no converted value has two uses (CF_PAIR_SPLIT): ptxas built the same SASS counts (MOV 120), bitwise equal, 1.145,
 # 1.146 vs 1.141, 1.146 ms.
-_MEASURED_PAIR_SPLIT = (
+_MEASURED_PAIR_SPLIT = _spelled_against((
     ("conv2d", "04d_rs_tf32", ("CF_PAIR_SPLIT",)),
-)
+), lambda k: _CONV2D_EPI_ILP)
 # conv2d 04d 3xTF32 on its way to the registered build (_CONV2D_3XTF32), each 15/15, the sanitizers clean. H200,
 # 2026-12-03 21:31 UTC (explore-2026-12-03h/callC): four rows, the 21:41 UTC record's build, 3.135, 3.159 ms; three rows
 # 3.297, 3.320, with the odd chunks' main products in a second accumulator (36 truncating adds each at the sum's ulp
@@ -523,7 +538,7 @@ _MEASURED_PAIR_SPLIT = (
 _WAITING = ()
 _NOT_3X = ("-CF_3X_CONCAT", "-CF_3X_SETS=3", "-CF_GELU_FAST", "-CF_3X_ROW_PREFETCH")
 _NOT_PREFETCH = ("-CF_3X_ROW_PREFETCH",)
-_MEASURED_3XTF32 = (
+_MEASURED_3XTF32 = _spelled_against((
     ("conv2d", "04d_rs_3xtf32", ("-CF_ROWS=3", "-CF_PITCH=72") + _NOT_3X),
     ("conv2d", "04d_rs_3xtf32", _NOT_3X),
     ("conv2d", "04d_rs_3xtf32", _NOT_3X + ("CF_3X_MAIN2",)),
@@ -541,18 +556,9 @@ _MEASURED_3XTF32 = (
     ("conv2d", "04d_rs_3xtf32", ("-CF_ROWS=3", "-CF_PITCH=72", "-CF_3X_CONCAT", "-CF_3X_SETS=3", "CF_ROWS=4", "CF_PITCH=68")),
     ("conv2d", "04d_rs_3xtf32", ("CF_STAGES=2", "CF_3X_BULK_STORE")),
     ("conv2d", "04d_rs_3xtf32", ("CF_GELU_ALU",)),
-)
-# H200, 2026-12-04 21:38 UTC (explore-2026-12-04b/callS; thirty-second session): conv2d 04d's pixel-pair epilogue 16
-# values at a time, then their stores (CF_EPI_ILP; two values and a branch before): bitwise equal on every shape and
-# offset, verified, TF32 1.073 vs 1.105 and 3xTF32 2.826 vs 2.873 ms in one process. Won; not registered, because the
-# device was withdrawn before this session's record run could be made (a registration comes with its record): the
-# next record run registers it (notes/call_record_epi_ilp.sh).
-_MEASURED_EPI_ILP = (
-    ("conv2d", "04d_rs_tf32", ("CF_EPI_ILP",)),
-    ("conv2d", "04d_rs_3xtf32", ("CF_EPI_ILP",)),
-)
+), lambda k: _CONV2D_EPI_ILP)
 CANDIDATES = _measured_builds(_MEASURED_BEFORE_CUTS) + _MEASURED_ON_CURRENT + _MEASURED_ON_SWEEP + _MEASURED_ON_BOX2 \
-    + _MEASURED_ON_ROWMAP + _MEASURED_POOL + _MEASURED_PAIRS + _MEASURED_PAIR_SPLIT + _MEASURED_3XTF32 + _MEASURED_EPI_ILP \
+    + _MEASURED_ON_ROWMAP + _MEASURED_POOL + _MEASURED_PAIRS + _MEASURED_PAIR_SPLIT + _MEASURED_3XTF32 \
     + _WAITING
 # The 04b kernels' ablation switches (parts switched off, so wrong outputs on purpose: timed only).
 ABLATIONS = (("CF_ABL_RAWEPI",), ("CF_ABL_NOSTORE",), ("CF_ABL_NOLOAD",), ("CF_ABL_NOLOAD", "CF_ABL_NOSTAGE"),
@@ -636,17 +642,12 @@ VARIANTS: tuple[Variant, ...] = tuple(
 )
 
 
-# Prepared, not yet run on a GPU: kernels whose source is written and compile-checked (tests/test_kernels_compile.py)
-# but which no device call has verified or timed. Not in VARIANTS (no record, no notebook row, no CI expectation of
-# a measurement); `get` finds them, so that scripts/check_variant.py can verify and time them on the device.
-# conv2d 04e (thirty-third session, 2026-12-04, no device lent): Winograd F(2x2, 3x3) in 3xTF32, 4/9 of the direct
-# conv's tensor work; convfuse/winograd.py models its accuracy (rel-L2 ~3e-7 with its accumulation), the kernel's
-# header says why and notes/kernel_log.md what it should measure.
+# Prepared, not registered: kernels whose source is written and compile-checked (tests/test_kernels_compile.py) but
+# that no record holds. Not in VARIANTS (no record, no notebook row, no CI expectation of a measurement); `get` finds
+# them, so that scripts/check_variant.py can verify and time them on the device. conv2d 04e's TF32 build (Winograd
+# F(2x2, 3x3), one product): verified in call U (H200, 2026-12-05; rel-L2 5.0e-4, sanitizers clean, hardening
+# passed) and slower than 04d's TF32 build (1.853 ms, 1.646 with CF_WINO_ROWS, against 1.102), so not registered.
 PREPARED: tuple[Variant, ...] = (
-    Variant("04e_wino_3xtf32", "conv2d", "04e", "3xtf32", "fused",
-            "Winograd F(2x2, 3x3) on the tensor cores with split-TF32 operands (three products), the output "
-            "transform and the epilogue in registers (FP32 accuracy)",
-            defines=("CF_GELU_FAST",), algorithm="winograd_f2x2_3x3", **dict(_SM90A, source="04e_winograd_wgmma")),
     Variant("04e_wino_tf32", "conv2d", "04e", "tf32", "fused",
             "Winograd F(2x2, 3x3) on the tensor cores in TF32 (one product), the output transform and the "
             "epilogue in registers",
@@ -659,7 +660,6 @@ PREPARED: tuple[Variant, ...] = (
 # sharing each weight stage's copy (CF_WINO_CLUSTER=2); each pair's descriptors in uniform registers
 # (CF_WINO_DESC_UNIFORM: 5 % fewer SASS instructions a piece, thirty-fourth session).
 PREPARED_BUILDS = (
-    ("conv2d", "04e_wino_3xtf32", ("CF_WINO_DESC_UNIFORM",)),
     ("conv2d", "04e_wino_3xtf32", ("CF_WINO_IN_STAGES=3",)),
     ("conv2d", "04e_wino_3xtf32", ("CF_WINO_SKEW",)),
     ("conv2d", "04e_wino_3xtf32", ("CF_WINO_SKEW", "CF_WINO_W_STAGES=6")),

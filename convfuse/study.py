@@ -141,7 +141,7 @@ def substeps_table(prefix: str = "04") -> pd.DataFrame:
             continue
         row = rows.setdefault((v.step, v.problem), {"step": v.step, "problem": v.problem,
                                                     "kernel file": f"kernels/{v.problem}/{v.source}.cu", "variants": []})
-        row["variants"].append(f"{v.key} ({v.precision})" + (" — prepared, not yet run" if v in R.PREPARED else ""))
+        row["variants"].append(f"{v.key} ({v.precision})" + (" — prepared, not registered" if v in R.PREPARED else ""))
     out = [r | {"variants": ", ".join(r["variants"])} for _, r in sorted(rows.items())]
     return pd.DataFrame(out, columns=["step", "problem", "kernel file", "variants"]).set_index(["step", "problem"])
 

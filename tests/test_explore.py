@@ -41,7 +41,7 @@ def test_build_keys_parse_back_into_their_variant_and_defines():
         E.Build("04b_wgmma_tf32", ("-CF_BULK_STORE", "-CF_LEAN", "CF_WINDOW_ROWS=2"))
     assert E.parse_key("conv2d", "04c_ws_fp16_cf_no_tma") == E.Build("04c_ws_fp16", ("CF_NO_TMA",))
     assert E.Build("04b_wgmma_tf32", ("-CF_LEAN", "CF_RAW")).label == "-UCF_LEAN -DCF_RAW"
-    with pytest.raises(ValueError, match="no registered variant"):
+    with pytest.raises(ValueError, match="no registered or prepared variant"):
         E.parse_key("conv2d", "05_nonexistent")
 
 
@@ -575,8 +575,8 @@ def test_the_group_store_is_registered_for_tf32_and_fp16_and_candidates_keep_the
     # after them, and the boxes of two rows with their GELU), the FP16 ones what came after them; those measured on
     # the sweep, at most the boxes of two rows with their GELU (registered after them)
     later = R._CONV3D_TF32_SWEEP + R._CONV3D_TF32_BOX2 + R._CONV3D_TF32_ROWMAP + R._CONV3D_TF32_DEFER
-    assert all(x[1:] in later + R._CONV2D_TF32_PAIRS for p, k, d in R._MEASURED_ON_CURRENT if k != "04b_wgmma_fp16"
-               for x in d if x.startswith("-"))
+    assert all(x[1:] in later + R._CONV2D_TF32_PAIRS + R._CONV2D_EPI_ILP for p, k, d in R._MEASURED_ON_CURRENT
+               if k != "04b_wgmma_fp16" for x in d if x.startswith("-"))
     after_sweep = R._CONV3D_TF32_BOX2 + R._CONV3D_TF32_ROWMAP + R._CONV3D_TF32_DEFER
     assert all(x[1:] in after_sweep for p, k, d in R._MEASURED_ON_SWEEP for x in d if x.startswith("-"))
     assert set(after_sweep) <= set(R.get("conv3d", "04b_wgmma_tf32").defines)
@@ -597,7 +597,7 @@ def test_the_group_store_is_registered_for_tf32_and_fp16_and_candidates_keep_the
     assert all(x == "-CF_GROUP_DEFER" for p, k, d in R._MEASURED_ON_ROWMAP for x in d if x.startswith("-"))
     assert set(R.CANDIDATES) == set(before) | set(R._MEASURED_ON_CURRENT) | set(R._MEASURED_ON_SWEEP) \
         | set(R._MEASURED_ON_BOX2) | set(R._MEASURED_ON_ROWMAP) | set(R._MEASURED_POOL) | set(R._MEASURED_PAIRS) \
-        | set(R._MEASURED_PAIR_SPLIT) | set(R._MEASURED_3XTF32) | set(R._MEASURED_EPI_ILP) | set(R._WAITING)
+        | set(R._MEASURED_PAIR_SPLIT) | set(R._MEASURED_3XTF32) | set(R._WAITING)
 
 
 def test_the_twelfth_sessions_record_is_the_one_its_section_discusses():
@@ -1195,7 +1195,7 @@ def test_the_02_22_record_measured_the_row_prefetch_and_every_other_kernel_as_in
     record (2.778 against 2.800 ms), past its goal (<= 3.0 ms, >= 1.7x eager) and still slower than torch.compile (0.83x);
     every other kernel within 3 % of the 22:59 record."""
     from convfuse import results
-    now_path = R.ROOT / "results" / "nvidia-h200.json"
+    now_path = E.RECORD_THIRTY_FIRST
     assert results.load(now_path)["env"]["date"].startswith("2026-12-04T02:2")
     moved = ("conv2d", "04d_rs_3xtf32")
     assert set(R._CONV2D_3XTF32) <= set(R.get(*moved).defines) and "CF_3X_ROW_PREFETCH" in R._CONV2D_3XTF32
@@ -1615,3 +1615,34 @@ def test_bounds_evidence_reads_its_figures_from_the_calls_it_names():
     # the skeleton alone only ties torch.compile, its tensor pipe far busier than the registered build's
     assert abs(d3["its skeleton (no loads, splits or epilogue), ms"] / d3["torch.compile in the same process, ms"] - 1) < 0.03
     assert d3["its skeleton's tensor pipe active (ncu), %"] > pipe["04d_rs_3xtf32"] + 10
+
+
+def test_the_02_56_record_registered_winograd_faster_than_torch_compile_and_held_every_other_kernel():
+    """The thirty-fourth session's record, right after call U: conv2d 04e_wino_3xtf32 registered (with
+    CF_WINO_DESC_UNIFORM) verified, clean, no spill, within the FP32 bounds and faster than torch.compile in the same run
+    (the issue's first condition for conv2d's literal 3xTF32 kernel); CF_EPI_ILP's two 04d builds no slower; every other
+    kernel within 3 % of the 02:22 record."""
+    from convfuse import results
+    now_path = R.ROOT / "results" / "nvidia-h200.json"
+    assert results.load(now_path)["env"]["date"].startswith("2026-12-05T02:5")
+    now = {(r["problem"], r["variant"]): r for r in results.load(now_path)["records"]}
+    then = {(r["problem"], r["variant"]): r for r in results.load(E.RECORD_THIRTY_FIRST)["records"]}
+    wino = ("conv2d", "04e_wino_3xtf32")
+    assert wino not in then and "CF_WINO_DESC_UNIFORM" in R.get(*wino).defines
+    r = now[wino]
+    _clean(r)
+    assert r["rel_l2_err_fp64"] <= 2e-6 and r["rel_l2_err_fp64_odd"] <= 2e-6 and r["max_abs_err_fp64"] <= 1e-4
+    assert r["speedup_vs_compile"] > 1 and r["median_ms"] < now[("conv2d", "04d_rs_3xtf32")]["median_ms"]   # 1.025x
+    for k in (("conv2d", "04d_rs_tf32"), ("conv2d", "04d_rs_3xtf32")):       # CF_EPI_ILP: bitwise equal, a bit faster
+        assert "CF_EPI_ILP" in R.get(*k).defines
+        _clean(now[k])
+        assert now[k]["median_ms"] < 1.01 * then[k]["median_ms"]
+    for k in then:
+        if k[1] not in ("04d_rs_tf32", "04d_rs_3xtf32") and R.get(*k).source_path is not None:
+            assert abs(now[k]["median_ms"] / then[k]["median_ms"] - 1) < 0.03, k
+    # every literal TF32 and 3xTF32 record of both problems faster than torch.compile in this run
+    from convfuse import study
+    g = study.goals_table(results.load(now_path))
+    for pk in ("conv2d", "conv3d"):
+        for goal in ("04 tf32", "04 3xtf32"):
+            assert g.loc[(pk, goal), "faster than torch.compile"] == "yes" and g.loc[(pk, goal), "verdict"] == "met"

@@ -32,7 +32,7 @@ def test_keys_steps_and_precisions():
 
 
 def test_prepared_kernels_are_found_but_not_registered():
-    """registry.PREPARED: written, never yet run on a GPU. `get` finds them (a device call verifies and times them by
+    """registry.PREPARED: written, not registered. `get` finds them (a device call verifies and times them by
     name); the variants the study reports, records and plots do not include them."""
     assert R.PREPARED, "nothing prepared: remove this test with the list"
     registered = {(v.problem, v.key) for v in R.VARIANTS}

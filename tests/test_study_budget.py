@@ -68,7 +68,7 @@ def test_steps_keys_and_substeps_table_come_from_the_registry():
             row = t.loc[(v.step, v.problem)]
             assert row["kernel file"] == f"kernels/{v.problem}/{v.source}.cu" and f"{v.key} ({v.precision})" in row["variants"]
     for v in R.PREPARED:                      # shown, and never without the warning
-        assert f"{v.key} ({v.precision}) — prepared, not yet run" in t.loc[(v.step, v.problem), "variants"]
+        assert f"{v.key} ({v.precision}) — prepared, not registered" in t.loc[(v.step, v.problem), "variants"]
 
 
 def test_a_winograd_record_is_placed_by_the_work_it_does(monkeypatch):

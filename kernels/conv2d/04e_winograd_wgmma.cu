@@ -1,6 +1,9 @@
 // 04e_winograd_wgmma — conv2d step 04e: Winograd F(2x2, 3x3) on the tensor cores in 3xTF32, the output transform and
-// the epilogue in registers (sm_90a only: H100/H200). PREPARED, NOT YET RUN ON A GPU (thirty-third session, 2026-12-04,
-// when no device was lent): registry.PREPARED, not a registered variant; notes/kernel_log.md has its prediction.
+// the epilogue in registers (sm_90a only: H100/H200). Written without a GPU (thirty-third session, 2026-12-04); its first
+// run (H200, 2026-12-05, results/device-logs/explore-2026-12-05/callU): correct on every shape (rel-L2 3.46e-7, randn),
+// sanitizers clean, hardening 16/16; 2.300 ms (CF_WINO_DESC_UNIFORM: 2.256, registered with it) against 04d 3xTF32's
+// 2.788 and torch.compile's 2.306 in one process; recorded 2.252 ms, 1.03x torch.compile (02:56 UTC). Predicted
+// 1.2-1.6 ms: ncu has the tensor pipe 38 % busy, issue 43 %, L2 28 % (notes/kernel_log.md, thirty-fourth session).
 //
 // What changed from 04d and why. 04d's 3xTF32 build does the direct conv's 913 GFLOP of TF32 tensor work (three passes
 //   of 304 GFLOP) and measured 2.78 ms, 0.83x torch.compile, with its tensor pipe ~69 % busy; at the H200's datasheet
@@ -122,7 +125,7 @@ __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned b
                  :: "r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)) : "memory");
 }
 #ifdef CF_WINO_CLUSTER
-// CF_WINO_CLUSTER (candidate, not yet measured): blocks in clusters of two, the weight stages multicast to both. Every
+// CF_WINO_CLUSTER (candidate; call U: 3.752 ms against 2.300, correct): blocks in clusters of two, the weight stages multicast to both. Every
 // block streams the same 512 KB of weights a tile from L2 (4.3 GB a call, 5.5 TB/s across the GPU at the dense TF32
 // rate): if L2 is the bound, one copy for two blocks halves it. Both blocks of a cluster take the same number of tiles
 // (tiles 2 (cluster + k clusters) + rank; a rank-1 block past the last tile computes the last one again and stores
@@ -319,7 +322,7 @@ __device__ __forceinline__ void pair_step(float (&y)[4][32], float (&acc)[2][32]
     const int slot = uw % SW;
     mbar_wait(rg.full_w + slot, (uw / SW) & 1);
 #ifdef CF_WINO_DESC_UNIFORM
-    // CF_WINO_DESC_UNIFORM (candidate, not yet measured): the stage's descriptor base broadcast from lane 0, as conv3d
+    // CF_WINO_DESC_UNIFORM (registered; call U: 2.256 ms against 2.300, the same errors): the stage's descriptor base broadcast from lane 0, as conv3d
     // 04b's CF_DESC_UNIFORM, so that the compiler forms the pair's 12 descriptors in uniform registers (UIADD3, UMOV)
     // instead of vector registers moved by two R2URs each: a piece's SASS 2,731 -> 2,599 instructions, no more registers
     const uint32_t wlo = __shfl_sync(0xffffffffu, wlo0 + ((slot * W_STAGE * 4) >> 4), 0);
@@ -354,7 +357,7 @@ __device__ __forceinline__ void pair_step(float (&y)[4][32], float (&acc)[2][32]
 }
 
 #ifdef CF_WINO_ROWS
-// CF_WINO_ROWS (candidate for the TF32 build, not yet measured): each row R of positions with its column sums
+// CF_WINO_ROWS (candidate for the TF32 build; call U: 1.646 ms against its 1.853, the same errors): each row R of positions with its column sums
 // accumulated in the tensor core. The TF32 build is bound by issue, two thirds of its adds being the output transform's
 // (1,152 a piece); here a row's two accumulators take Z_0 = U0 V0 + U1 V1 + U2 V2 and Z_1 = U1 V1 - U2 V2 - U3 V3
 // (A^T's columns; the signs on the A fragments: -U2 = t1 - t2, -U3 = t3 - t1, exact in FP32), then
@@ -496,7 +499,7 @@ conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __rest
     uint32_t big[2][4], small[2][4];
 #endif
 #ifdef CF_WINO_SKEW
-    // CF_WINO_SKEW (candidate, not yet measured): warpgroup 1 starts one pair (384 tensor cycles) after warpgroup 0.
+    // CF_WINO_SKEW (candidate; call U: 2.348 ms against 2.300, slower): warpgroup 1 starts one pair (384 tensor cycles) after warpgroup 0.
     // Both read the same weight stages, so nothing else pulls them apart: started together they would issue their
     // wgmmas together and their fragment work and adds into Y together, the tensor pipe idle during the latter. A pair
     // apart, one's adds run under the other's wgmmas (the ring of SW stages leaves room for the skew).
