@@ -655,7 +655,7 @@ PREPARED: tuple[Variant, ...] = (
             **dict(_SM90A, source="04e_winograd_wgmma")),
 )
 
-# Builds of the prepared kernels that their first device call times beside them (notes/call_wino_u.sh): three input
+# Builds of 04e that its first device call timed beside it (explore-2026-12-05/callU/call_wino_u.sh): three input
 # stages; warpgroup 1 a pair behind warpgroup 0 (CF_WINO_SKEW), also with six weight stages; clusters of two blocks
 # sharing each weight stage's copy (CF_WINO_CLUSTER=2); each pair's descriptors in uniform registers
 # (CF_WINO_DESC_UNIFORM: 5 % fewer SASS instructions a piece, thirty-fourth session).

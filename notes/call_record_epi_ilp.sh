@@ -3,7 +3,7 @@
 # explore-2026-12-04b/callS: bitwise equal, 2.9 % and 1.6 % faster in one process). That session's record call was cut
 # off (the device machine stopped answering and lending was paused). Before the call, on the CPU machine:
 #   git apply notes/patches/conv2d_04d_register_epi_ilp.patch && make test && git commit -am "Register CF_EPI_ILP ..."
-# and, if call U (notes/call_wino_u.sh) verified 04e 3xTF32 faster than torch.compile, first
+# and, if call U (results/device-logs/explore-2026-12-05/callU/call_wino_u.sh) verified 04e 3xTF32 faster than torch.compile, first
 #   git apply notes/patches/conv2d_04e_register.patch   (then its comment's figures and the winning build's defines)
 # (registry: CF_EPI_ILP in both builds' defines, the 04d candidates spelled against it; the test of the candidates'
 # spelling), then from the repo root on the device, as the thirty-first session's record call:

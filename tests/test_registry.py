@@ -41,7 +41,7 @@ def test_prepared_kernels_are_found_but_not_registered():
         assert v not in R.kernel_variants(v.problem) and v.is_kernel and v.precision in R.PRECISIONS
         assert re.fullmatch(r"\d\d[a-z]?", v.step) and v.source.startswith(v.step + "_")
         assert v.source_path.exists()
-    call = (R.ROOT / "notes" / "call_wino_u.sh").read_text()
+    call = (R.ROOT / "results" / "device-logs" / "explore-2026-12-05" / "callU" / "call_wino_u.sh").read_text()
     spec = {"04e_wino_3xtf32": "$W", "04e_wino_tf32": "$WT"}     # the call's names for them
     for p, k, d in R.PREPARED_BUILDS:        # the first device call times each prepared build (of 04e, prepared or not)
         assert R.get(p, k).source == "04e_winograd_wgmma" and f"{spec[k]}@{','.join(d)} " in call.replace("\\\n", " "), d
