@@ -93,9 +93,7 @@ __device__ __forceinline__ float gelu_erf_alu(float v) { return gelu_erf_as<true
 
 // conv2d epilogue: x * multiplier[c] -> LeakyReLU(0.01) -> GELU
 __device__ __forceinline__ float epilogue_conv2d(float acc, float multiplier) {
-#if defined(CF_GELU_ALU)
-    return gelu_erf_alu(leaky_relu(acc * multiplier, 0.01f));
-#elif defined(CF_GELU_FAST)
+#if   defined(CF_GELU_FAST)
     return gelu_erf_fast(leaky_relu(acc * multiplier, 0.01f));
 #else
     return gelu_erf(leaky_relu(acc * multiplier, 0.01f));

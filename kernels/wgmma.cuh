@@ -22,12 +22,8 @@
 #if defined(CF_3XF16) || defined(CF_1XF16)
 #define CF_F16_OPERANDS
 #endif
-#ifdef CF_RNA_ADD
-#define CF_TF32_STAGE tf32_round_mma
-#elif defined(CF_TF32_RN)
+#if   defined(CF_TF32_RN)
 #define CF_TF32_STAGE tf32_round_rn     // one F2FP.TF32 in SASS where cvt.rna takes three or four
-#elif defined(CF_TF32_TRUNC)
-#define CF_TF32_STAGE(v) (v)            // candidate: wgmma ignores an FP32 operand's low 13 bits (truncation)
 #else
 #define CF_TF32_STAGE tf32_round
 #endif
@@ -377,12 +373,6 @@ __device__ __forceinline__ void channel_params(const float* __restrict__ bias, c
 // 8-byte streaming stores, or scalar ones where a row is not 8-byte aligned.
 template <int NJ>
 __device__ __forceinline__ void store_acc_row(float* yq, const float (&v)[2 * NJ], int lim) {
-#ifdef CF_ABL_NOSTORE
-    float sum = 0.0f;
-    for (int j = 0; j < 2 * NJ; ++j) sum += v[j];
-    if (sum == 1234.5f) *yq = sum;              // ablation: keeps the epilogue alive, stores (almost) nothing
-    return;
-#endif
     if ((reinterpret_cast<uintptr_t>(yq) & 7) == 0) {
 #pragma unroll
         for (int j = 0; j < NJ; ++j) {
@@ -414,21 +404,10 @@ __device__ __forceinline__ void wgmma_rs_m64n64k8(float (&d)[32], const uint32_t
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(ACC));
 }
 __device__ __forceinline__ uint32_t tf32_bits(float v) {
-#ifdef CF_TF32_TRUNC
-    return __float_as_uint(v);          // candidate (conv2d 04d): the tensor core ignores the low 13 bits (truncation)
-#else
     uint32_t r;
     asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
     return r;
-#endif
 }
-#ifdef CF_PAIR_CVT
-__device__ __forceinline__ uint32_t tf32_bits_each(float v) {
-    uint32_t r;
-    asm volatile("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
-    return r;
-}
-#endif
 // One chunk (one box) of a consumer tile of ROWS output rows: XH = ROWS + 2 input rows, each loaded into register set
 // I % SETS, fenced, its wgmmas issued and committed, then wait_group SETS - 1 (the row that used the next set is done).
 // The stage is released (`empty`, an mbarrier arrive of every consumer thread) after the last row's wgmmas: an HGMMA
@@ -451,40 +430,12 @@ struct RsChunk {
             for (int c = 0; c < 2; ++c) {
                 const float2 lo = *reinterpret_cast<const float2*>(fb + 4 * c * CHP + I * PITCH);
                 const float2 hi = *reinterpret_cast<const float2*>(fb + 4 * c * CHP + I * PITCH + 2);
-#if defined(CF_PAIR_SPLIT)
-                // CF_PAIR_SPLIT (candidate, conv2d 04d; prepared, not measured): tap 1's pixels (2 g + 1, 2 g + 2) loaded
-                // on their own, so that no converted value has two uses and each cvt can write its tap's register quad
-                // in place (the registered pairs: 14 MOV a row; call R showed converting twice is merged back). Two
-                // 4-byte loads a channel more (their lanes two-way bank conflicted: pixels 2 g + 1 span 16 banks a
-                // channel); asm volatile, so that they are neither forwarded from `lo` nor moved above the box's wait.
-                float m0, m1;
-                asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(m0) : "r"(smem_addr(fb + 4 * c * CHP + I * PITCH + 1)));
-                asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(m1) : "r"(smem_addr(fb + 4 * c * CHP + I * PITCH + 2)));
-                a[0][2 * c] = tf32_bits(lo.x);
-                a[0][2 * c + 1] = tf32_bits(lo.y);
-                a[1][2 * c] = tf32_bits(m0);
-                a[1][2 * c + 1] = tf32_bits(m1);
-                a[2][2 * c] = tf32_bits(hi.x);
-                a[2][2 * c + 1] = tf32_bits(hi.y);
-#elif defined(CF_PAIR_CVT)
-                // CF_PAIR_CVT (candidate, conv2d 04d): each use converted on its own, 12 cvt a row instead of 8; the
-                // registered pairs' SASS moves each shared value into every tap's register quad (MOV 44.7 M of the
-                // chunk loop's 143.7 M warp instructions, call Q's source page). Measured (call R, 2026-12-03): the
-                // same SASS as without it (ptxas merged the conversions, volatile or not, and kept its 120 MOV).
-                const float v[4] = {lo.x, lo.y, hi.x, hi.y};
-#pragma unroll
-                for (int s = 0; s < KS; ++s) {
-                    a[s][2 * c] = tf32_bits_each(v[s]);
-                    a[s][2 * c + 1] = tf32_bits_each(v[s + 1]);
-                }
-#else
                 const uint32_t p[4] = {tf32_bits(lo.x), tf32_bits(lo.y), tf32_bits(hi.x), tf32_bits(hi.y)};
 #pragma unroll
                 for (int s = 0; s < KS; ++s) {
                     a[s][2 * c] = p[s];
                     a[s][2 * c + 1] = p[s + 1];
                 }
-#endif
             }
         } else {
 #pragma unroll
@@ -501,20 +452,12 @@ struct RsChunk {
     template <int I>
     static __device__ __forceinline__ void row_mmas(float (&acc)[ROWS][32], const uint32_t (&a)[KS][4], uint32_t wlo,
                                                     uint32_t whi) {
-#ifdef CF_MMA_INTERLEAVE
-#pragma unroll
-        for (int s = 0; s < KS; ++s)
-#pragma unroll
-            for (int r = 0; r < KS; ++r)
-                if (I - r >= 0 && I - r < ROWS) wgmma_rs_m64n64k8(acc[I - r], a[s], desc_at(wlo, whi, (r * KS + s) * WSTEP));
-#else
 #pragma unroll
         for (int r = 0; r < KS; ++r) {
             if (I - r < 0 || I - r >= ROWS) continue;
 #pragma unroll
             for (int s = 0; s < KS; ++s) wgmma_rs_m64n64k8(acc[I - r], a[s], desc_at(wlo, whi, (r * KS + s) * WSTEP));
         }
-#endif
     }
     // P, CARRY: with CARRY the caller passes each chunk's first set, P (its chunks in turn: conv2d 04d CF_SET_CARRY),
     // so that the sets run on across chunks and the last row need not wait for all of its chunk's wgmmas when XH is odd
@@ -522,9 +465,6 @@ struct RsChunk {
     static __device__ __forceinline__ void mma_row(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][KS][4], const float* fb,
                                                    uint32_t wlo, uint32_t whi, uint64_t* empty, bool load) {
         static_assert(!CARRY || SETS == 2, "CARRY: two sets, the next chunk's first row on the other one");
-#ifdef CF_ABL_NOLDS
-        if (load)                                  // ablation (conv2d): fragments loaded in a tile's first chunk only
-#endif
         load_fragments<I>(frag[(I + P) % SETS], fb);
         (void)load;
         wgmma_fence();                             // the fragment registers were written by ordinary instructions
@@ -591,24 +531,10 @@ struct RsChunk3x {
     static __device__ __forceinline__ void split_tap(uint32_t (&big)[4], uint32_t (&small)[4], const float (&v)[2][4]) {
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
-#ifdef CF_ABL_NOSPLIT
-            // ablation (timed only, wrong sums): each value handed over as both parts, no split arithmetic
-            big[2 * c] = small[2 * c] = __float_as_uint(v[c][S]);
-            big[2 * c + 1] = small[2 * c + 1] = __float_as_uint(v[c][S + 1]);
-#else
             split_tf32(v[c][S], big[2 * c], small[2 * c]);
             split_tf32(v[c][S + 1], big[2 * c + 1], small[2 * c + 1]);
-#endif
         }
     }
-#ifdef CF_ABL_NOLDS
-    // ablation (timed only, wrong sums): no shared loads, the row's floats made opaque so that every split is still done
-    static __device__ __forceinline__ void touch_row(float (&v)[2][4]) {
-#pragma unroll
-        for (int c = 0; c < 2; ++c)
-            asm volatile("" : "+f"(v[c][0]), "+f"(v[c][1]), "+f"(v[c][2]), "+f"(v[c][3]));
-    }
-#endif
     // item k of a chunk (input row k / KS, tap column k % KS): its up to 3 rows' wgmmas on one fragment set.
     // AW = 32 (CF_3X_CONCAT, registered): acc holds N = 64 columns, w_big's 32 Cout then w_small's (the weights laid out
     // [k-half][part][Cout][4], so that one descriptor reads both parts as N = 64, or w_big alone as N = 32): a_big times
@@ -637,9 +563,7 @@ struct RsChunk3x {
                                                  uint32_t (&big)[SETS][4], uint32_t (&small)[SETS][4], float (&v)[2][4],
                                                  const float* fb, uint32_t wlo, uint32_t whi, uint64_t* empty) {
         constexpr int G = (I * KS + S + P) % SETS;
-#ifdef CF_ABL_NOLDS
-        if constexpr (S == 0) touch_row(v);
-#elif defined(CF_3X_ROW_PREFETCH)
+#if   defined(CF_3X_ROW_PREFETCH)
         if constexpr (S == 0 && I == 0) load_row<I>(v, fb);
 #else
         if constexpr (S == 0) load_row<I>(v, fb);

@@ -79,22 +79,14 @@ constexpr int CHUNK = 8, NCHUNK = CIN / CHUNK, KSTEPS = NCHUNK * TAPS;
 constexpr int XW = 88;                   // staged pixels per input row = MMA columns (wgmma N)
 constexpr int TW = XW - (KS - 1);        // output columns per tile (86)
 #ifndef CF_TH
-#ifdef CF_TF32BF16
-#define CF_TH 1                          // the split path's two input parts and 3 weight stages fit only at TH 1
-#else
 #define CF_TH 2                          // H200, 2026-11-29: TH=2 (3 warpgroups) 1.68 ms, TH=1 (4) 2.17 ms
-#endif
 #endif
 constexpr int TH = CF_TH;                // output rows per tile: one wgmma with N = XW * TH
 constexpr int XH = TH + KS - 1;          // staged input rows
 constexpr int NJ = XW / 8;               // n8 column groups per output row (11)
 constexpr int NACC = XW * TH / 2;        // accumulators per thread (44 per row)
 #ifndef CF_WGS
-#ifdef CF_TF32BF16
-#define CF_WGS 3
-#else
 #define CF_WGS (TH == 1 ? 4 : 3)
-#endif
 #endif
 constexpr int WGS = CF_WGS;
 #ifndef CF_XBUFS
@@ -106,18 +98,8 @@ constexpr int XHALF = XH * XW * 4;                  // floats per k-half of a st
 constexpr int XBUF = 2 * XHALF + 16;                // one buffer (+ 64 B for the discarded columns)
 constexpr int WSTEP = 2 * COUT * 4;                 // floats per k-step of A
 constexpr int WFLOATS = KSTEPS * WSTEP;             // 36,864
-#ifdef CF_TF32BF16
-// Split path: weights streamed per chunk through WSTAGES block-wide stages of [TF32 part | BF16 part];
-// each warpgroup's buffers hold two parts too: TF32 x_big, then the BF16 operand of the correction pass.
-constexpr int PARTS = 2;
-constexpr int WSTAGES = 3;
-constexpr int WCHUNK = TAPS * WSTEP;                // floats per chunk per part (4,608)
-constexpr int WSTAGE = PARTS * WCHUNK;              // 36,864 B per stage
-constexpr int SMEM_FLOATS = WSTAGES * WSTAGE + WGS * NBUF * PARTS * XBUF;
-#else
 constexpr int PARTS = 1;
 constexpr int SMEM_FLOATS = WFLOATS + WGS * NBUF * XBUF;
-#endif
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
 constexpr int X_ITEMS = 2 * XH * (XW / 4);          // (k-half, row, 4-pixel quad) per chunk: 132
 constexpr int ITEMS_PER_THREAD = (X_ITEMS + 127) / 128;
@@ -142,11 +124,6 @@ struct Staged { float4 v[ITEMS_PER_THREAD][4]; };   // [item][channel] = 4 pixel
 // Loads of one chunk: item = (k-half, row, quad); 4 channels x 4 pixels into registers.
 __device__ __forceinline__ void load_chunk(Staged& s, const float* __restrict__ x, const Geom& g, TileCoord tc,
                                            int chunk, int tid) {
-#ifdef CF_ABL_NOLOAD
-    for (int k = 0; k < ITEMS_PER_THREAD; ++k)
-        for (int c = 0; c < 4; ++c) s.v[k][c] = make_float4(0.f, 0.f, 0.f, 0.f);
-    return;
-#endif
     const long long cstride = (long long)g.H * g.W;
     const bool vec = g.xvec && (tc.ox0 % 2 == 0);
 #pragma unroll
@@ -176,9 +153,6 @@ __device__ __forceinline__ void load_chunk(Staged& s, const float* __restrict__ 
 }
 
 __device__ __forceinline__ void store_chunk(float* sx, const Staged& s, int tid) {
-#ifdef CF_ABL_NOSTAGE
-    return;
-#endif
 #pragma unroll
     for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
         const int it = tid + 128 * k;
@@ -195,52 +169,6 @@ __device__ __forceinline__ void store_chunk(float* sx, const Staged& s, int tid)
     }
 }
 
-#ifdef CF_TF32BF16
-// Split staging: per pixel, the TF32 x_big of the item's 4 channels into part 0 (as store_chunk), and into
-// part 1 (the BF16 correction operand, [k-half][row][pixel][8 channels]: k-half 0 = x_small, k-half 1 =
-// x_big, both rounded to BF16) 8 bytes at byte 8*half of the pixel's 16-byte row. Non-finite x as in
-// split_rounded: big from x clamped to +-TF32_MAX (then to +-BF16_MAX for BF16), +-Inf and NaN in small.
-__device__ __forceinline__ void store_chunk_split(float* sx, const Staged& s, int tid) {
-#pragma unroll
-    for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
-        const int it = tid + 128 * k;
-        if (it >= X_ITEMS) break;
-        const int q = it % (XW / 4), t = it / (XW / 4);
-        const int row = t % XH, half = t / XH;
-#pragma unroll
-        for (int p = 0; p < 4; ++p) {
-            const int pix = row * XW + 4 * q + p;
-            float b[4], sm[4];
-#pragma unroll
-            for (int c = 0; c < 4; ++c) {
-                const float e = (&s.v[k][c].x)[p];
-                b[c] = tf32_round(clamp_tf32_max(e));
-                sm[c] = e - b[c];
-            }
-            *reinterpret_cast<float4*>(sx + half * XHALF + pix * 4) = make_float4(b[0], b[1], b[2], b[3]);
-            float* bf = sx + XBUF + pix * 4 + 2 * half;
-            *reinterpret_cast<uint2*>(bf) = make_uint2(bf16x2(sm[0], sm[1]), bf16x2(sm[2], sm[3]));
-            *reinterpret_cast<uint2*>(bf + XHALF) = make_uint2(bf16x2(clamp_bf16_max(b[0]), clamp_bf16_max(b[1])),
-                                                               bf16x2(clamp_bf16_max(b[2]), clamp_bf16_max(b[3])));
-        }
-    }
-}
-
-// One chunk of the split path: per tap, x_small w_big + x_big w_small as one BF16 k16 wgmma (A and B at
-// part 1), then x_big w_big as one TF32 wgmma. A comes from the chunk's weight stage (tap-major).
-__device__ __forceinline__ void mma_chunk_split(float (&acc)[NACC], uint32_t alo, uint32_t ahi, uint32_t blo,
-                                                uint32_t bhi, int first) {
-    wgmma_fence();
-#pragma unroll
-    for (int tap = 0; tap < TAPS; ++tap) {
-        const int kh = tap / KS, kw = tap % KS;
-        const uint32_t aoff = tap * WSTEP * 4, boff = (kh * XW + kw) * 16;
-        wgmma_bf16(acc, desc_at(alo, ahi, WCHUNK * 4 + aoff), desc_at(blo, bhi, XBUF * 4 + boff), !(first && tap == 0));
-        wgmma_tf32(acc, desc_at(alo, ahi, aoff), desc_at(blo, bhi, boff), 1);
-    }
-    wgmma_commit();
-}
-#endif
 
 // The 9 wgmmas of one chunk: A at k-step chunk*9 + tap, B at staged row kh shifted by kw pixels.
 __device__ __forceinline__ void mma_chunk(float (&acc)[NACC], uint32_t alo, uint32_t ahi, uint32_t blo,
@@ -284,20 +212,14 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
             float v[2 * NJ];
 #pragma unroll
             for (int j = 0; j < NJ; ++j) {
-#ifdef CF_ABL_RAWEPI
-                v[2 * j]     = acc[4 * (NJ * t + j) + 2 * h] + b;
-                v[2 * j + 1] = acc[4 * (NJ * t + j) + 2 * h + 1] + b;
-#else
                 v[2 * j]     = epilogue_conv2d(acc[4 * (NJ * t + j) + 2 * h] + b, m);
                 v[2 * j + 1] = epilogue_conv2d(acc[4 * (NJ * t + j) + 2 * h + 1] + b, m);
-#endif
             }
             store_acc_row<NJ>(yc + t * g.Wo, v, lim);
         }
     }
 }
 
-#ifndef CF_TF32BF16
 __global__ void __launch_bounds__(THREADS, 1)
 conv2d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
                     const float* __restrict__ mult, float* __restrict__ y, Geom g) {
@@ -355,116 +277,7 @@ conv2d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
     }
 #endif
 }
-#endif
 
-#ifdef CF_TF32BF16
-// The split weights, once per call, in the shared-memory image of one stage per chunk: [TF32 part: tap,
-// k-half, co, 4 channels][BF16 part: tap, k-half (0 = w_big, 1 = w_small), co, 8 channels]. One thread per
-// (chunk, tap, co, channel).
-constexpr int WPREP_THREADS = NCHUNK * TAPS * COUT * CHUNK;
-__global__ void __launch_bounds__(256)
-conv2d_wgmma_wprep_kernel(const float* __restrict__ w, float* __restrict__ wf) {
-    const int f = blockIdx.x * blockDim.x + threadIdx.x;
-    if (f >= WPREP_THREADS) return;
-    const int c8 = f & 7, co = (f >> 3) & 63, t = f >> 9;
-    const int tap = t % TAPS, chunk = t / TAPS;
-    const float v = w[(co * CIN + CHUNK * chunk + c8) * TAPS + tap];
-    const float big = tf32_round(clamp_tf32_max(v));
-    float* stage = wf + chunk * WSTAGE;
-    stage[tap * WSTEP + ((c8 >> 2) * COUT + co) * 4 + (c8 & 3)] = big;
-    unsigned short* wb = reinterpret_cast<unsigned short*>(stage + WCHUNK) + tap * 2 * COUT * 8 + co * 8 + c8;
-    wb[0] = bf16_bits(clamp_bf16_max(big));
-    wb[COUT * 8] = bf16_bits(v - big);
-}
-
-// Split path (candidate, -DCF_TF32BF16): the weights no longer fit resident (295 KB), so each chunk's
-// stage is copied block-wide (cp.async, 6 x 16 B per thread) one step ahead into 3 rotating stages, and
-// the warpgroups step through the chunks together, one __syncthreads per step. At step s: wait for this
-// warpgroup's group s-2 and this thread's weight copies of step s, stage the input, fence, barrier (now
-// every group s-2 is done, so stage (s+1) % 3 is free, and stage s % 3 is complete), copy the weights of
-// step s+1, load the input of step s+1, issue group s. Warpgroup w runs its tiles `phase` = 8w/3 steps
-// late (its chunks in the order phase, phase+1, ... mod 8), so the three epilogues fall on different
-// steps; steps outside a warpgroup's tiles stage zeros and issue MMAs whose results are never stored
-// (a wgmma under a branch would serialise them all).
-__global__ void __launch_bounds__(THREADS, 1)
-conv2d_wgmma_split_kernel(const float* __restrict__ x, const float* __restrict__ wf, const float* __restrict__ bias,
-                          const float* __restrict__ mult, float* __restrict__ y, Geom g) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    extern __shared__ __align__(128) float smem[];
-    const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
-    const int warp = tid >> 5, lane = threadIdx.x & 31;
-    float* sw = smem;
-    float* sx = smem + WSTAGES * WSTAGE + wg * NBUF * PARTS * XBUF;
-
-    const long long first = (long long)blockIdx.x * WGS, per_round = (long long)gridDim.x * WGS;
-    if (first >= g.tiles) return;                                      // uniform over the block
-    const int rounds = (int)((g.tiles - first + per_round - 1) / per_round);
-    const int phase = NCHUNK * wg / WGS;
-    const int steps = NCHUNK * rounds + NCHUNK * (WGS - 1) / WGS;       // the last warpgroup's phase included
-
-    const Operands ops = operands(sw, sx);
-    const uint64_t a0 = ops.a0, b0 = ops.b0;
-    const uint32_t ahi = ops.ahi, bhi = ops.bhi;
-    float bias_r[2], param_r[2];
-    channel_params(bias, mult, warp, lane, bias_r, param_r);
-    // this warpgroup's tile at step s: round (s - phase) / 8 of the block, if that tile exists
-    auto tile_at = [&](int s) -> int {
-        const int j = s - phase;
-        if (j < 0) return -1;
-        const long long t = first + (long long)(j / NCHUNK) * per_round + wg;
-        return t < g.tiles ? (int)t : -1;
-    };
-    auto issue_weights = [&](int s) {
-        const float* src = wf + (s % NCHUNK) * WSTAGE;
-        float* dst = sw + (s % WSTAGES) * WSTAGE;
-#pragma unroll
-        for (int k = threadIdx.x; k < WSTAGE / 4; k += THREADS) cp_async16(dst + 4 * k, src + 4 * k, 16);
-        cp_async_commit();
-    };
-    auto load_step = [&](Staged& st, int s) {
-        const int t = tile_at(s);
-        if (t >= 0) {
-            load_chunk(st, x, g, tile_coord(g, t), s % NCHUNK, tid);
-        } else {
-#pragma unroll
-            for (int k = 0; k < ITEMS_PER_THREAD; ++k)
-#pragma unroll
-                for (int c = 0; c < 4; ++c) st.v[k][c] = make_float4(0.f, 0.f, 0.f, 0.f);
-        }
-    };
-
-    Staged st;
-    issue_weights(0);
-    load_step(st, 0);
-    float acc[NACC];
-#pragma unroll 1
-    for (int s = 0; s < steps; ++s) {
-        const int buf = s & 1;
-        wgmma_wait<1>();                        // this warp's share of group s-2 is done ...
-        warpgroup_barrier(1 + wg);              // ... and every warp's: buffer `buf` is free
-        cp_async_wait<0>();                     // this thread's copies of stage s % 3 have landed
-        store_chunk_split(sx + buf * PARTS * XBUF, st, tid);
-        fence_proxy_async();
-        __syncthreads();
-        if (s + 1 < steps) {
-            issue_weights(s + 1);
-            load_step(st, s + 1);
-        }
-        const uint32_t alo = opaque((uint32_t)a0 + (s % WSTAGES) * (WSTAGE * 4 >> 4));
-        const uint32_t blo = opaque((uint32_t)b0 + buf * (PARTS * XBUF * 4 >> 4));
-        const int j = s - phase;
-        mma_chunk_split(acc, alo, ahi, blo, bhi, s == 0 || (j >= 0 && j % NCHUNK == 0));
-        if (j >= 0 && j % NCHUNK == NCHUNK - 1) {
-            wgmma_wait<0>();
-            fence_operand(acc);
-            const int t = tile_at(s);
-            if (t >= 0) store_tile(acc, bias_r, param_r, y, g, tile_coord(g, t), warp, lane);
-        }
-    }
-    wgmma_wait<0>();
-#endif
-}
-#endif
 
 }  // namespace cf04b
 
@@ -485,25 +298,9 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     g.tiles = (int)tiles;
     g.xvec = (a.W % 2 == 0) && (reinterpret_cast<uintptr_t>(a.x) % 8 == 0);
 
-#ifdef CF_TF32BF16
-    const auto kernel = conv2d_wgmma_split_kernel;
-#else
     const auto kernel = conv2d_wgmma_kernel;
-#endif
     if (const char* err = cf_persistent_grid(kernel, THREADS, SMEM_BYTES, (tiles + WGS - 1) / WGS, sms, NAME, grid))
         return err;
-#ifdef CF_TF32BF16
-    cudaMemPool_t pool = cf_weight_pool(dev);
-    float* wf = nullptr;
-    if (pool == nullptr ||
-        cudaMallocFromPoolAsync(reinterpret_cast<void**>(&wf), NCHUNK * WSTAGE * sizeof(float), pool, stream) !=
-            cudaSuccess)
-        return "04b_implicit_gemm_wgmma (conv2d): cannot allocate the split-weight buffer";
-    conv2d_wgmma_wprep_kernel<<<cf_ceil_div(WPREP_THREADS, 256), 256, 0, stream>>>(a.w, wf);
-    kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(a.x, wf, a.bias, a.param, a.y, g);
-    cudaFreeAsync(wf, stream);                   // stream-ordered: released once the kernel is done
-#else
     kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(a.x, a.w, a.bias, a.param, a.y, g);
-#endif
     return nullptr;
 }

@@ -163,9 +163,7 @@ constexpr int NACC = XW * TH / 2;        // accumulators per thread per set
 #define CF_PRODUCERS 2                   // TF32: 1.50 ms against 1.61 with one (H200, 2026-12-01)
 #endif
 #endif
-#ifndef CF_NO_TMA
 #define CF_TMA                           // one TMA per chunk: fp16 1.169 ms against 1.233 with cp.async (H200, 2026-12-01)
-#endif
 #if defined(CF_1XF16) && !defined(CF_NO_PIX_OFFSETS) && !defined(CF_TMA)
 #define CF_PIX_OFFSETS                   // 1.214 ms against 1.247 (H200, 2026-12-01 11:12 UTC, one process)
 #endif
@@ -220,11 +218,7 @@ constexpr int PRODUCER_REGS = CF_PRODUCER_REGS;
 constexpr int CONSUMER_REGS = ((THREADS * KERNEL_REGS - 128 * PRODUCERS * PRODUCER_REGS) / (128 * CONSUMERS)) & ~7;
 static_assert(KERNEL_REGS <= 256 && CONSUMER_REGS <= 256 && PRODUCER_REGS >= 24, "setmaxnreg range");
 static_assert(128 * PRODUCERS * PRODUCER_REGS + 128 * CONSUMERS * CONSUMER_REGS <= THREADS * KERNEL_REGS, "register pool");
-#ifdef CF_OUT_SHARED
-constexpr int OUT_BARS = CONSUMERS;
-#else
 constexpr int OUT_BARS = 0;
-#endif
 static_assert(2 * PIPES * STAGES + PIPES + (PIPES == 1 ? CONSUMERS : 0) + OUT_BARS <= 15, "named barriers 1..15");
 static_assert(PTHREADS % 32 == 0, "whole producer warps per consumer");
 
@@ -291,32 +285,13 @@ constexpr int MBAR_FLOATS = 0;
 // Pitch 88 floats (24 mod 32 banks): the STS.64 of a half-warp (gid 0-3, 4 quads) land in 32 distinct banks.
 constexpr int OPITCH = XW;
 constexpr int OWARP = 8 * OPITCH;                   // 2,816 B per warp
-#ifdef CF_OUT_SHARED
-// CF_OUT_SHARED (candidate): one set of warp buffers for both consumers. In the shared ring their epilogues alternate
-// a whole chunk loop apart; OUT barriers hand the buffers from the tile's consumer to the next tile's (as ORDER does the
-// ring), so 11,264 B go to a deeper ring instead.
-#if !defined(CF_SHARED_RING) || !defined(CF_BULK_STORE)
-#error "CF_OUT_SHARED: the consumers take the buffers in the shared ring's tile order; it needs CF_SHARED_RING and CF_BULK_STORE"
-#endif
-constexpr int OUT_SETS = 1;
-#else
 constexpr int OUT_SETS = CONSUMERS;
-#endif
 constexpr int OUT_FLOATS = OUT_SETS * 4 * OWARP;    // 11,264 B per set
 static_assert(OPITCH % 4 == 0 && OPITCH >= TW + 2, "16-byte aligned rows with room for the phase");
 #else
 constexpr int OUT_FLOATS = 0;
 #endif
-#ifdef CF_RAW_COUNT
-// CF_RAW_COUNT (candidate, TMA copies): the producer warps count themselves out of a raw buffer (a shared-memory counter
-// per buffer) and the last one out issues its refill, where all PTHREADS met at a barrier for thread 0 to issue it.
-#ifndef CF_TMA
-#error "CF_RAW_COUNT: the TMA producer loop"
-#endif
-constexpr int COUNT_FLOATS = (PIPES * RAWS + 3) & ~3;
-#else
 constexpr int COUNT_FLOATS = 0;
-#endif
 constexpr int SMEM_FLOATS = ZFLOATS + WFLOATS + PIPES * RAWS * RAWF + PIPES * STAGES * XBUF + OUT_FLOATS + 4 +
                             MBAR_FLOATS + COUNT_FLOATS + SANITIZER_PAD;
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
@@ -353,10 +328,6 @@ __device__ __forceinline__ int full_bar(int k, int s) { return 1 + k * STAGES + 
 __device__ __forceinline__ int empty_bar(int k, int s) { return 1 + PIPES * STAGES + k * STAGES + s; }
 // CF_SHARED_RING: consumer k may start its chunk loop (the previous tile's consumer has issued its last MMAs).
 __device__ __forceinline__ int order_bar(int k) { return 1 + 2 * PIPES * STAGES + PIPES + k; }
-#ifdef CF_OUT_SHARED
-// CF_OUT_SHARED: consumer k may write the output buffers (the previous tile's consumer has finished with them).
-__device__ __forceinline__ int out_bar(int k) { return 1 + 2 * PIPES * STAGES + PIPES + CONSUMERS + k; }
-#endif
 // The tile a block's ring k carries j-th (in CF_SHARED_RING the tiles of all consumers in turn: consumer j % CONSUMERS
 // takes it); the same tiles per consumer either way: blockIdx.x * CONSUMERS + k, then gridDim.x * CONSUMERS apart.
 __device__ __forceinline__ int ring_tile(int k, int j) {
@@ -498,29 +469,6 @@ __device__ __forceinline__ void store_words(float* at, const uint32_t (&v)[W]) {
     if constexpr (W == 4) *reinterpret_cast<uint4*>(at) = make_uint4(v[0], v[1], v[2], v[3]);
     else *reinterpret_cast<uint2*>(at) = make_uint2(v[0], v[1]);
 }
-#if defined(CF_STAGE_HALF) && !defined(CF_F16_OPERANDS) && defined(CF_TMA)
-// CF_STAGE_HALF (candidate, TF32 with whole-chunk raw buffers): a staging item is a pixel's 4-channel half (4 loads,
-// 4 roundings, one 16-byte store) where it was the pixel's 8 channels. 704 items over the shared ring's 256 producer
-// threads take 3 rounds of 4 loads at most (12), where 352 pixels took 2 rounds of 8 (16 loads for 96 threads while
-// the other 160 waited at the producers' barrier).
-static_assert(RAW_CH == 8, "CF_STAGE_HALF: whole-chunk raw buffers");
-constexpr int HALF_ROUNDS = (2 * XPIX + PTHREADS - 1) / PTHREADS;
-__device__ __forceinline__ void stage_raw(float* xs, const float* raw, int ptid, int shift = 0, int = 0) {
-#pragma unroll
-    for (int r = 0; r < HALF_ROUNDS; ++r) {
-        const int i = ptid + PTHREADS * r;
-        if (i < 2 * XPIX) {
-            const int half = i >= XPIX, p = i - half * XPIX;
-            const int rp = raw_index(int(opaque(uint32_t(p)))) + shift + half * 4 * RAW_PIX;
-            float v[4];
-#pragma unroll
-            for (int c = 0; c < 4; ++c) v[c] = raw[c * RAW_PIX + rp];
-            *reinterpret_cast<float4*>(xs + half * XPART + 4 * p) =
-                make_float4(CF_TF32_STAGE(v[0]), CF_TF32_STAGE(v[1]), CF_TF32_STAGE(v[2]), CF_TF32_STAGE(v[3]));
-        }
-    }
-}
-#else
 __device__ __forceinline__ void stage_raw(float* xs, const float* raw, int ptid, int shift = 0, int unit = 0) {
 #pragma unroll 2
     for (int r = 0; r < ROUNDS; ++r) {
@@ -555,7 +503,6 @@ __device__ __forceinline__ void stage_raw(float* xs, const float* raw, int ptid,
         }
     }
 }
-#endif
 
 #ifdef CF_3XF16
 // One chunk: per tap both corrections into ac ([w_lo | w_hi] . [x_hi | x_lo]); per tap pair the main
@@ -594,26 +541,10 @@ __device__ __forceinline__ void mma_chunk(float (&am)[NACC], float (&)[NACC], ui
 __device__ __forceinline__ void mma_chunk(float (&acc)[NACC], float (&)[NACC], uint32_t, uint32_t wa,
                                           uint32_t xa, int chunk) {
     wgmma_fence();
-#ifdef CF_DESC_BASE
-    // CF_DESC_BASE (candidate, measured slower): the chunk's two descriptors formed once, each wgmma's as the base
-    // plus a compile-time offset in the address field (desc_at), and B's base broadcast from lane 0 so the compiler
-    // knows it is warp-uniform (a uniform register, one UIADD3 per wgmma). desc() per wgmma masked, shifted and or-ed
-    // both addresses again, and moved B's from a vector register: about 13 instructions around each of 72 wgmmas.
-    // H200 2026-12-02 (explore-2026-12-02a/): bitwise equal, 10.7 % fewer warp instructions (474.1 M -> 423.4 M), and
-    // slower: 1.452, 1.445 and 1.446 against 1.431, 1.432 and 1.429 ms. The consumers wait on the producers (barrier
-    // stalls per issue 3.19 -> 3.74): their fewer instructions only move the wait.
-    const uint64_t a0 = desc(wa + chunk * TAPS * 2048, 1024), b0 = desc(xa, XPART * 4);
-    const uint32_t alo = (uint32_t)a0, ahi = (uint32_t)(a0 >> 32);
-    const uint32_t blo = __shfl_sync(0xffffffffu, (uint32_t)b0, 0), bhi = (uint32_t)(b0 >> 32);
-#pragma unroll
-    for (int t = 0; t < TAPS; ++t)
-        wgmma_tf32(acc, desc_at(alo, ahi, t * 2048), desc_at(blo, bhi, tap_offset(t)), chunk > 0 || t > 0);
-#else
 #pragma unroll
     for (int t = 0; t < TAPS; ++t)
         wgmma_tf32(acc, desc(wa + (chunk * TAPS + t) * 2048, 1024), desc(xa + tap_offset(t), XPART * 4),
                    chunk > 0 || t > 0);
-#endif
     wgmma_commit();
 }
 #endif
@@ -623,11 +554,7 @@ __device__ __forceinline__ void epilogue_row(const float (&acc)[NACC], float b, 
                                              float (&v)[2 * NJ]) {
 #pragma unroll
     for (int j = 0; j < NJ; ++j) {
-#if defined(CF_ABL_RAWEPI)
-        (void)scale, (void)m;
-        v[2 * j]     = acc[4 * (NJ * t + j) + 2 * h] + b;
-        v[2 * j + 1] = acc[4 * (NJ * t + j) + 2 * h + 1] + b;
-#elif defined(CF_1XF16)
+#if   defined(CF_1XF16)
         v[2 * j]     = epilogue_conv2d(fmaf(acc[4 * (NJ * t + j) + 2 * h], scale, b), m);
         v[2 * j + 1] = epilogue_conv2d(fmaf(acc[4 * (NJ * t + j) + 2 * h + 1], scale, b), m);
 #else
@@ -693,9 +620,6 @@ __device__ __forceinline__ void store_tile_bulk(const float (&acc)[NACC], const 
                 if (8 * j + 2 * tq < lim) *reinterpret_cast<float2*>(srow + 8 * j + 2 * tq) = make_float2(v[2 * j], v[2 * j + 1]);
             fence_proxy_async();                // the engine reads shared memory through the async proxy
             __syncwarp();
-#ifdef CF_ABL_NOSTORE
-            continue;                           // ablation: the epilogue into shared memory, no copy out
-#endif
             if (lane < 8) {                     // the rows' 8-byte ends: row `lane` of the round
                 float* gr = yrow0 + (lane + 8 * h) * plane + t * g.Wo;
                 const RowSplit rs = row_split(gr, lim);
@@ -763,9 +687,6 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         // copies (cp_async_mbar_arrive)
         for (int i = 0; i < PIPES * RAWS; ++i) mbar_init(rawbar + i, g.tma ? 1 : PTHREADS);
         mbar_init_fence();
-#ifdef CF_RAW_COUNT
-        for (int i = 0; i < PIPES * RAWS; ++i) reinterpret_cast<unsigned*>(rawbar + PIPES * RAWS)[i] = 0u;
-#endif
     }
 #endif
     __syncthreads();
@@ -811,9 +732,6 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             }
         };
         for (int b = 0; b < RAWS; ++b) copy_next(b, ptid == 0);
-#ifdef CF_RAW_COUNT
-        unsigned* rawcnt = reinterpret_cast<unsigned*>(rawbar + PIPES * RAWS) + k * RAWS;
-#endif
 #pragma unroll 1
         for (int j = 0; (tile = ring_tile(k, j)) < g.tiles; ++j) {
             const int shift = g.tma ? tile_coord(g, tile).ox0 & 3 : 0;
@@ -824,34 +742,13 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                     mbar_wait(bars + buf, (parity >> buf) & 1u);   // the buffer has landed
                     parity ^= 1u << buf;
                     if (unit == 0) bar_sync(empty_bar(k, slot));
-#ifndef CF_ABL_NOSTAGE
                     stage_raw(ring + slot * XBUF, raw0 + buf * RAWF, ptid, shift, unit);
-#else
-                    (void)ring;
-#endif
                     if (unit == UNITS - 1) {
                         fence_proxy_async();
                         bar_arrive(full_bar(k, slot));
                     }
-#ifdef CF_RAW_COUNT
-                    if (g.tma) {                         // the last warp out of the raw buffer refills it
-                        __syncwarp();
-                        unsigned last = 0u;
-                        if ((ptid & 31) == 0) {
-                            __threadfence_block();
-                            last = atomicAdd(rawcnt + buf, 1u) == PTHREADS / 32 - 1;
-                            if (last) rawcnt[buf] = 0u;  // its next readers count only after this refill lands
-                        }
-                        last = __shfl_sync(~0u, last, 0);
-                        copy_next(buf, last && (ptid & 31) == 0);
-                    } else {
-                        producer_sync(k);
-                        copy_next(buf, false);
-                    }
-#else
                     producer_sync(k);                    // the raw buffer is read: refill it
                     copy_next(buf, ptid == 0);
-#endif
                     buf = buf + 1 == RAWS ? 0 : buf + 1;
                 }
                 slot = slot + 1 == STAGES ? 0 : slot + 1;
@@ -944,13 +841,7 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
 #pragma unroll 1
             for (int chunk = 0; chunk < NCHUNK; ++chunk) {
                 bar_sync(full_bar(pipe, slot));
-#ifdef CF_ABL_NOMMA
-                (void)ra;
-                if (chunk == 0)
-                    for (int i = 0; i < NACC; ++i) am[i] = ac[i] = 0.0f;
-#else
                 mma_chunk(am, ac, wa - ZFLOATS * 4, wa, ra + slot * (XBUF * 4), chunk);
-#endif
                 wgmma_wait<1>();                 // the previous chunk's MMAs are done: release its stage
                 if (prev >= 0) bar_arrive(empty_bar(pipe, prev));
                 prev = slot;
@@ -973,18 +864,7 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             const TileCoord tc = tile_coord(g, tile);
             float bias_r[2], param_r[2];
             channel_params(bias, mult, warp, lane, bias_r, param_r);
-#ifdef CF_OUT_SHARED
-            // every warp of both consumers meets the OUT barriers once per tile, whichever path its outputs take
-            if (g.ybulk && j > 0) asm volatile("bar.sync %0, 256;\n" :: "r"(out_bar(k)) : "memory");
-            auto out_done = [&] {
-                if (!g.ybulk || ring_tile(0, j + 1) >= g.tiles) return;
-                if (lane == 0) bulk_wait_read();     // the engine has read this warp's last round
-                __syncwarp();
-                asm volatile("bar.arrive %0, 256;\n" :: "r"(out_bar((k + 1) % CONSUMERS)) : "memory");
-            };
-#else
             auto out_done = [] {};
-#endif
             auto put_tile = [&](float scale) {
 #ifdef CF_BULK_STORE
                 if (g.ybulk) {

@@ -132,18 +132,9 @@ constexpr int STAGE_FLOATS = CHUNK * CHP;  // [channel][row][PITCH]: the TMA box
 #define CF_CONSUMERS 2
 #endif
 constexpr int STAGES = CF_STAGES, CONSUMERS = CF_CONSUMERS;
-#if defined(CF_PINGPONG)
-static_assert(CONSUMERS == 2, "CF_PINGPONG alternates two consumers");
-#endif
-#if defined(CF_SET_CARRY) && (defined(CF_EPI_OVERLAP) || defined(CF_SKEW) || defined(CF_FRAG_PREFETCH))
-#error "CF_SET_CARRY pairs the registered chunk loop only"
-#endif
 #if defined(CF_POOL) && (defined(CF_PINGPONG) || defined(CF_SKEW) || defined(CF_EPI_OVERLAP) || defined(CF_FRAG_PREFETCH) \
     || defined(CF_L2_PREFETCH))
 #error "CF_POOL replaces the rings of the registered chunk loop only"
-#endif
-#if defined(CF_EPI_ROLL) && (defined(CF_EPI_LEAN) || defined(CF_ABL_NOEPI) || defined(CF_ABL_NOSTORE))
-#error "CF_EPI_ROLL rolls the registered epilogue only"
 #endif
 #if defined(CF_PIXEL_PAIRS) && (defined(CF_FRAG_PREFETCH) || defined(CF_EPI_OVERLAP) || defined(CF_EPI_LEAN) \
     || defined(CF_EPI_ROLL) || ((defined(CF_ABL_NOEPI) || defined(CF_ABL_NOSTORE)) && !defined(CF_3XTF32)))
@@ -154,15 +145,8 @@ static_assert(CONSUMERS == 2, "CF_PINGPONG alternates two consumers");
     || defined(CF_W_BATCH) || defined(CF_TF32_TRUNC) || defined(CF_MMA_INTERLEAVE))
 #error "CF_3XTF32 splits the registered build (pixel pairs, two rings) only"
 #endif
-#if defined(CF_TILE_SPREAD) && (defined(CF_PINGPONG) || defined(CF_SKEW))
-#error "CF_PINGPONG and CF_SKEW count a block's tiles in turn, which CF_TILE_SPREAD does not deal"
-#endif
 #ifdef CF_3XTF32
-#ifdef CF_3X_EPI_WG
-constexpr int THREADS = 128 * (CONSUMERS + 1);   // + the epilogue warpgroup (epilogue_3x)
-#else
 constexpr int THREADS = 128 * CONSUMERS;   // no producer warpgroup: each consumer copies its own boxes (consumer_3x)
-#endif
 #else
 constexpr int THREADS = 128 * (1 + CONSUMERS);
 #endif
@@ -181,46 +165,11 @@ constexpr int NB = COUT / 2, W_SMALL = WSTEP / 2, B_KHALF = NB * 16, AW = 16;
 #else
 constexpr int NB = COUT, B_KHALF = COUT * 16;              // Cout per block; bytes between a k8 step's two halves
 #endif
-#ifdef CF_POOL
-// CF_POOL=P (candidate, not yet measured): one pool of P stages for both consumers, dealt by need, in place of a ring of
-// STAGES per consumer. Call 4 of the twenty-seventh session (explore-2026-12-03f/): two stages a ring run dry only
-// while one consumer is in its epilogue and the other, alone on the tensor pipe, takes a chunk about twice as fast as
-// beside it (a slot is refilled only when its chunk's wgmmas are issued, so a copy has one chunk's time to land); five
-// rows a consumer, 3.6 % faster without the epilogue, have room for two stages a ring only (244 KB for three). Five
-// stages at five rows take 80,640 B and fit: the producer gives a freed stage to the consumer with fewer boxes loaded,
-// so the one alone gets three or four chunks of lead while the other sits in its epilogue with one or two.
-// A consumer learns where its next box is from a ticket: a ring of QN mbarriers per consumer, completed by the box's
-// copy, beside the slot number the producer wrote before its arrive (release; the consumer's wait acquires).
-constexpr int POOL = CF_POOL, QN = 8;
-static_assert(POOL <= 8 && POOL > CONSUMERS && CONSUMERS == 2, "CF_POOL: slots in 3-bit fields, two consumers");
-static_assert(QN > POOL, "a ticket is reused only after its chunk was taken");
-constexpr int RING_FLOATS = POOL * STAGE_FLOATS;
-constexpr int NBARS = POOL + CONSUMERS * QN;                // EMPTY per slot, tickets per consumer
-constexpr int QSLOT_BYTES = CONSUMERS * QN * 4;
-#else
 constexpr int RING_FLOATS = CONSUMERS * STAGES * STAGE_FLOATS;
 constexpr int NBARS = 2 * CONSUMERS * STAGES;              // FULL and EMPTY per stage
 constexpr int QSLOT_BYTES = 0;
-#endif
-#ifdef CF_PARAMS_SMEM
-constexpr int PARAM_FLOATS = 2 * COUT;                     // bias, multiplier: read in the epilogue, not held in registers
-#else
 constexpr int PARAM_FLOATS = 0;
-#endif
-#ifdef CF_3X_EPI_WG
-// CF_3X_EPI_WG (measured, not kept: explore-2026-12-04/callL, callO): the consumers' sums (16 a row and thread) go
-// through one shared buffer to a third warpgroup, which applies the epilogue and stores, while the consumer starts its
-// next tile. Bitwise equal, 1 % slower than the registered build; racecheck reports the named-barrier handoff.
-constexpr int EPI_FLOATS = 128 * ROWS * 16;
-#elif defined(CF_3X_BULK_STORE)
-// CF_3X_BULK_STORE (measured, not kept: explore-2026-12-04b/callR, bitwise equal to the two-stage build, 3.258 against
-// 2.978 ms; thirty-second session): each output row through shared memory and the bulk-copy engine
-// instead of 8-byte STGs (consumer_3x says why); per consumer two buffers of NB channel rows, OPITCH floats apart
-constexpr int OPITCH = 68;                                  // 64 columns + a 2-float phase, rows 16-byte aligned
-constexpr int EPI_FLOATS = CONSUMERS * 2 * NB * OPITCH;     // 34,816 B: with two stages a ring (CF_STAGES=2)
-#else
 constexpr int EPI_FLOATS = 0;
-#endif
 constexpr int SMEM_BYTES = (WFLOATS + RING_FLOATS + EPI_FLOATS) * 4 + NBARS * 8 + PARAM_FLOATS * 4 + QSLOT_BYTES;
 static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 block can have (227 KB)");
 static_assert((WFLOATS * 4) % 128 == 0 && (STAGE_FLOATS * 4) % 128 == 0, "TMA destinations 128-byte aligned");
@@ -233,7 +182,6 @@ constexpr int CONSUMER_REGS = ((THREADS * KERNEL_REGS - 128 * PRODUCER_REGS) / (
 static_assert(CONSUMER_REGS <= 256 && 128 * PRODUCER_REGS + 128 * CONSUMERS * CONSUMER_REGS <= THREADS * KERNEL_REGS,
               "register pool");
 
-#ifdef CF_EPI_ILP
 // CF_EPI_ILP (measured: explore-2026-12-04b/callS, bitwise equal, 1.6 % and 2.9 % faster; to be registered with the
 // next record, notes/call_record_epi_ilp.sh): the pixel-pair epilogue computed 16 values at a time, then stored. The
 // registered epilogue computes two values, then branches on pair_stores to store them: the branch closes a basic block
@@ -263,7 +211,6 @@ __device__ __forceinline__ void store_row_pairs(const float (&v)[4 * NJ], float*
             }
     }
 }
-#endif
 struct Geom {
     int N, H, W, Ho, Wo;
     int tiles_x, tiles_y, tiles;
@@ -275,12 +222,7 @@ __device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
     return { t / g.tiles_y, (t % g.tiles_y) * ROWS, tx * TW };
 }
 // Consumer k's tiles: blockIdx.x * 2 + k, then 2 gridDim.x apart (the block's tiles in turn, consumer j % 2 takes j).
-#ifdef CF_TILE_SPREAD
-// CF_TILE_SPREAD (candidate): consumer k of block b starts at tile k gridDim.x + b. The full problem has 16,384 tiles
-// for 264 consumers: 62 rounds and 16 tiles over, which the default gives to both consumers of blocks 0-7 (a 63rd
-// round as long as any); here consumer 0 of blocks 0-15 takes them, each alone on its SM's tensor pipe.
-__device__ __forceinline__ int first_tile(int k) { return k * gridDim.x + blockIdx.x; }
-#elif defined(CF_3XTF32)
+#if   defined(CF_3XTF32)
 // blocks 2 b and 2 b + 1 (Cout halves 0 and 1) take the same tiles, block pair b's as the default deals block b's
 __device__ __forceinline__ int first_tile(int k) { return (blockIdx.x >> 1) * CONSUMERS + k; }
 #else
@@ -320,19 +262,6 @@ __device__ __forceinline__ void stage_weights(float* sw, const float* __restrict
         split_rounded(__ldg(w + ((c0 + co) * CIN + CHUNK * chunk + 4 * half + e) * TAPS + tap), big, small);
         sw[f] = part ? small : big;
     }
-#elif defined(CF_W_BATCH)
-    // CF_W_BATCH (candidate): the call-3 source page (2026-12-02) has 1.4 % of all samples before the first barrier,
-    // where the loop above kept four L2 loads in flight per thread (24 round trips of its 96 loads); here 32 at once
-    // (three round trips), each value rounded and stored after its batch has landed. The same values in the same places.
-    static_assert(WFLOATS % (32 * THREADS) == 0, "whole batches");
-#pragma unroll 1
-    for (int f0 = threadIdx.x; f0 < WFLOATS; f0 += 32 * THREADS) {
-        float v[32];
-#pragma unroll
-        for (int i = 0; i < 32; ++i) v[i] = __ldg(w + weight_index(f0 + i * THREADS));
-#pragma unroll
-        for (int i = 0; i < 32; ++i) sw[f0 + i * THREADS] = tf32_round(v[i]);
-    }
 #else
     for (int f = threadIdx.x; f < WFLOATS; f += THREADS) {
         const int e = f & 3, co = (f >> 2) & 63, half = (f >> 8) & 1, s = f >> 9;
@@ -360,7 +289,6 @@ __device__ __forceinline__ void load_stage(float* dst, const float* __restrict__
 #define CF_FRAG_SETS 2
 #endif
 constexpr int SETS = CF_FRAG_SETS;
-#ifdef CF_PIXEL_PAIRS
 // CF_PIXEL_PAIRS (registered 2026-12-03 with the 19:50 UTC record): a warp's M rows g and g + 8 are its pixels 2 g and
 // 2 g + 1 (RsChunk's PAIRS). The nineteenth session's source page (explore-2026-12-02h/call3) has the consumers' MMA
 // loop waiting on its fragment loads (short scoreboard, 15 % of all samples) and the epilogue's instructions on
@@ -368,9 +296,6 @@ constexpr int SETS = CF_FRAG_SETS;
 // (8-byte) and 8 cvt instead of 12 and 12, and the epilogue 16 stores a row (8-byte, where Wo is even and y aligned)
 // instead of 32. The same products in the same order.
 constexpr bool PIXEL_PAIRS = true;
-#else
-constexpr bool PIXEL_PAIRS = false;
-#endif
 constexpr int GSTEP = PIXEL_PAIRS ? 2 : 1;                 // pixels between a thread's M row g and the next lane group's
 using Chunk = RsChunk<ROWS, PITCH, CHP, SETS, WSTEP, PIXEL_PAIRS>;   // fragment loads and wgmmas of one chunk (wgmma.cuh)
 #ifdef CF_3XTF32
@@ -379,169 +304,7 @@ using Chunk = RsChunk<ROWS, PITCH, CHP, SETS, WSTEP, PIXEL_PAIRS>;   // fragment
 #endif
 using Chunk3x = RsChunk3x<ROWS, PITCH, CHP, WSTEP, W_SMALL, CF_3X_SETS>;
 #endif
-#ifdef CF_EPI_OVERLAP
-// CF_EPI_OVERLAP (candidate): in a tile's last chunk, output row o's sums are final once input row o + 2's wgmmas are
-// done, which mma_row<o + 3>'s wait_group 1 guarantees; its epilogue then runs while row o + 3's wgmmas are in flight
-// (they write the accumulators of rows o + 1 .. o + 3 only), instead of every row's after the last wgmma. The same
-// arithmetic and stores as the registered epilogue, so bitwise the same.
-static_assert(SETS == 2, "CF_EPI_OVERLAP: after mma_row<I>, the rows up to I - KS are final with two register sets");
-#if defined(CF_EPI_LEAN) || defined(CF_PARAMS_SMEM) || defined(CF_ABL_NOEPI) || defined(CF_ABL_NOSTORE) || defined(CF_FRAG_PREFETCH) \
-    || defined(CF_EPI_ROLL)
-#error "CF_EPI_OVERLAP is written for the registered epilogue only"
-#endif
-__device__ __forceinline__ void st_cs_if(float* p, float v, int ok) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n@p st.global.cs.f32 [%0], %1;\n}\n" :: "l"(p), "f"(v), "r"(ok) : "memory");
-}
-template <int O>
-__device__ __forceinline__ void epilogue_row(float (&a)[32], const float (&b_r)[16], const float (&m_r)[16], float* yt,
-                                             long long plane, const Geom& g, int oh, int px) {
-    fence_operand(a);
-    // no branches while wgmmas are in flight: ptxas serializes every wgmma of the kernel if it must wait for them in a
-    // divergent path (C7518), so the edges are predicates on the stores
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int ok = oh + O < g.Ho && px + 8 * h < g.Wo;
-#pragma unroll
-        for (int jj = 0; jj < 8; ++jj)
-#pragma unroll
-            for (int e = 0; e < 2; ++e)
-                st_cs_if(yt + (8 * jj + e) * plane + O * g.Wo + 8 * h,
-                         epilogue_conv2d(a[4 * jj + 2 * h + e] + b_r[2 * jj + e], m_r[2 * jj + e]), ok);
-    }
-}
-template <int I>
-__device__ __forceinline__ void mma_rows_epi(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][3][4], const float* fb,
-                                             uint32_t wlo, uint32_t whi, uint64_t* empty, const float (&b_r)[16],
-                                             const float (&m_r)[16], float* yt, long long plane, const Geom& g, int oh, int px) {
-    Chunk::mma_row<I>(acc, frag, fb, wlo, whi, empty, false);
-    if constexpr (I >= KS) epilogue_row<I - KS>(acc[I - KS], b_r, m_r, yt, plane, g, oh, px);
-    if constexpr (I + 1 < XH) {
-        mma_rows_epi<I + 1>(acc, frag, fb, wlo, whi, empty, b_r, m_r, yt, plane, g, oh, px);
-    } else {
-        wgmma_wait<0>();
-        epilogue_row<ROWS - 1>(acc[ROWS - 1], b_r, m_r, yt, plane, g, oh, px);
-    }
-}
-#endif
-#ifdef CF_FRAG_PREFETCH
-// CF_FRAG_PREFETCH (candidate): the call-3 source page has the consumers' F2FP waiting for their LDS (short scoreboard,
-// 17 % of all samples) and HGMMA for the F2FP: row I + 1's floats are loaded before row I's wgmmas issue, so their
-// latency passes under the issue, the commit and the wait; row I converts what row I - 1 loaded (12 more registers).
-template <int I>
-__device__ __forceinline__ void load_raw_row(float (&v)[3][4], const float* fb) {
-#pragma unroll
-    for (int s = 0; s < KS; ++s) {
-        v[s][0] = fb[I * PITCH + s];
-        v[s][1] = fb[I * PITCH + s + 8];
-        v[s][2] = fb[4 * CHP + I * PITCH + s];
-        v[s][3] = fb[4 * CHP + I * PITCH + s + 8];
-    }
-}
-template <int I>
-__device__ __forceinline__ void mma_rows_pf(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][3][4], float (&v)[3][4],
-                                            const float* fb, uint32_t wlo, uint32_t whi, uint64_t* empty) {
-    if constexpr (I == 0) load_raw_row<0>(v, fb);
-#pragma unroll
-    for (int s = 0; s < KS; ++s)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) frag[I % SETS][s][q] = tf32_bits(v[s][q]);
-    if constexpr (I + 1 < XH) load_raw_row<I + 1>(v, fb);
-    wgmma_fence();
-    Chunk::row_mmas<I>(acc, frag[I % SETS], wlo, whi);
-    if (I == XH - 1) mbar_arrive(empty);
-    wgmma_commit();
-    if constexpr (I == XH - 1 && XH % SETS != 0)
-        wgmma_wait<0>();
-    else
-        wgmma_wait<SETS - 1>();
-    if constexpr (I + 1 < XH) mma_rows_pf<I + 1>(acc, frag, v, fb, wlo, whi, empty);
-}
-#endif
 
-#ifdef CF_POOL
-__device__ __forceinline__ bool mbar_test(uint64_t* bar, unsigned parity) {
-    uint32_t done;
-    asm volatile("{\n\t.reg .pred p;\n\tmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done) : "r"(smem_addr(bar)), "r"(parity) : "memory");
-    return done != 0;
-}
-// A consumer's next box: its ticket's phase completes when the copy has landed; the slot number was written before.
-__device__ __forceinline__ int pool_acquire(uint64_t* tickets, const int* myq, unsigned& seq) {
-    const unsigned q = seq % QN;
-    mbar_wait(tickets + q, (seq / QN) & 1u);
-    const int slot = *reinterpret_cast<const volatile int*>(myq + q);
-    ++seq;
-    return slot;
-}
-// One consumer's side of the producer: its next box (tile, chunk), the slots it holds, oldest first (3 bits each),
-// how many, and its ticket count.
-struct PoolCursor {
-    int tile, chunk, held;
-    unsigned fifo, seq;
-};
-// The pool's producer (warp 0; lane 0 alone with TMA, so its decisions are lane 0's, broadcast to the warp on the
-// cp.async path). Each turn: take back the oldest slot of each consumer once its EMPTY phase has completed; then give
-// free slots, one box each, to the consumer with fewer boxes held (at most POOL - 1: the other can always get one),
-// while boxes are left. Slots are freed in each consumer's order, so only the two oldest need watching.
-__device__ __forceinline__ void pool_producer(const CUtensorMap& xmap, const float* __restrict__ x, const Geom& g,
-                                              float* rings, uint64_t* empty, uint64_t* tickets, int* qslot, int stride,
-                                              int lane) {
-    PoolCursor c0{first_tile(0), 0, 0, 0u, 0u}, c1{first_tile(1), 0, 0, 0u, 0u};
-    unsigned freemask = (1u << POOL) - 1, parity = 0;     // parity: each slot's next EMPTY phase
-    const unsigned mask = g.tma ? 1u : ~0u;
-    auto reclaim = [&](PoolCursor& c) {
-        if (c.held == 0) return false;
-        const int slot = c.fifo & 7;
-        bool done = lane == 0 && mbar_test(empty + slot, (parity >> slot) & 1u);
-        done = __shfl_sync(mask, done, 0);
-        if (!done) return false;
-        c.fifo >>= 3;
-        --c.held;
-        parity ^= 1u << slot;
-        freemask |= 1u << slot;
-        return true;
-    };
-    auto give = [&](PoolCursor& c, int who) {
-        const int slot = __ffs(freemask) - 1;
-        freemask &= freemask - 1;
-        c.fifo |= (unsigned)slot << (3 * c.held);
-        ++c.held;
-        const int q = c.seq % QN;
-        uint64_t* ticket = tickets + who * QN + q;
-        const TileCoord tc = tile_coord(g, c.tile);
-        float* dst = rings + slot * STAGE_FLOATS;
-        if (g.tma) {
-            qslot[who * QN + q] = slot;
-            mbar_arrive_expect_tx(ticket, STAGE_FLOATS * 4);       // release: the slot number is seen with the phase
-            tma_load_4d(dst, &xmap, tc.ox0, tc.oh, CHUNK * c.chunk, tc.n, ticket);
-        } else {
-            load_stage(dst, x, g, tc, CHUNK * c.chunk, lane);
-            cp_async_mbar_arrive(ticket);
-            if (lane == 0) {
-                qslot[who * QN + q] = slot;
-                mbar_arrive(ticket);
-            }
-        }
-        ++c.seq;
-        if (++c.chunk == NCHUNK) { c.chunk = 0; c.tile += stride; }
-    };
-#pragma unroll 1
-    while (c0.tile < g.tiles || c1.tile < g.tiles) {
-        bool moved = reclaim(c0);
-        moved = reclaim(c1) || moved;
-#pragma unroll 1
-        while (freemask) {
-            const bool more0 = c0.tile < g.tiles && c0.held < POOL - 1, more1 = c1.tile < g.tiles && c1.held < POOL - 1;
-            if (more1 && (!more0 || c1.held < c0.held)) give(c1, 1);
-            else if (more0) give(c0, 0);
-            else break;
-            moved = true;
-        }
-        if (!moved) __nanosleep(20);
-    }
-    cp_async_wait<0>();                          // the fallback's copies have landed before the warp exits
-}
-#endif
 
 #ifdef CF_3XTF32
 // One box (tile, chunk) into a ring slot, by warp 0 of a consumer: lane 0's TMA, or the warp's 4-byte cp.async.
@@ -558,36 +321,12 @@ __device__ __forceinline__ void fill_slot(float* dst, uint64_t* full, const CUte
         cp_async_mbar_arrive(full);
     }
 }
-#ifdef CF_3X_MAIN2
-// CF_3X_MAIN2 (candidate): the main products of odd chunks into a second accumulator, so that each takes 36
-// truncating adds at the sum's ulp instead of 72 (call A: rel-L2 1.87e-6 at full size against the 2e-6 bound)
-constexpr int MAINS = 2;
-#else
 constexpr int MAINS = 1;
-#endif
 // chunks in pairs where the second takes the other main accumulator or starts on the other register set
-#ifdef CF_3X_PAIRS
-constexpr int CHUNK_STEPS = Chunk3x::PAIR_GROUPS;          // groups a chunk: tap-column pairs (RsChunk3x::pair)
-#else
 constexpr int CHUNK_STEPS = Chunk3x::GROUPS;               // groups a chunk: tap columns (RsChunk3x::group)
-#endif
 constexpr int PAIRED = (MAINS == 2 || CHUNK_STEPS % 2 == 1) ? 2 : 1;
 static_assert(NCHUNK % PAIRED == 0 && STAGES <= NCHUNK, "whole chunk pairs; a refill crosses one tile at most");
 static_assert(AW == 16 || MAINS == 1, "CF_3X_CONCAT keeps one main accumulator");
-#ifdef CF_3X_EPI_WG
-constexpr int EPI_FULL = 1, EPI_EMPTY = 3;   // named barriers FULL + k, EMPTY + k for consumer k (0: __syncthreads)
-// the consumers at 232 registers keep their wgmmas whole on two fragment sets (226 used), not on three (C7512); the
-// epilogue warpgroup gets the rest of the entry's 168 x 384
-constexpr int EPI_REGS = 40, CONSUMER_REGS_3X = 232;
-static_assert(CF_3X_SETS == 2, "CF_3X_EPI_WG: two fragment sets (-CF_3X_SETS=3)");
-static_assert(128 * EPI_REGS + 128 * CONSUMERS * CONSUMER_REGS_3X <= THREADS * KERNEL_REGS, "register pool");
-static_assert(CONSUMERS == 2, "the epilogue warpgroup takes two consumers' tiles in turn");
-__device__ __forceinline__ void bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;\n" :: "r"(id), "r"(n) : "memory"); }
-__device__ __forceinline__ void bar_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;\n" :: "r"(id), "r"(n) : "memory"); }
-#endif
-#if defined(CF_3X_BULK_STORE) && defined(CF_3X_EPI_WG)
-#error "CF_3X_BULK_STORE stores from the consumers; CF_3X_EPI_WG moves the stores to a warpgroup of their own"
-#endif
 // A consumer warpgroup of the 3xTF32 build. Without a producer warpgroup the block has 256 threads and no setmaxnreg, so
 // ptxas may give each consumer thread up to 255 registers: call A's build (a producer warpgroup, consumers raised to 232)
 // had its wgmmas serialized (ptxas C7512, "insufficient register resources"), 4.73 ms. Warp 0 copies this consumer's
@@ -612,31 +351,14 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
     }
     const uint64_t d0 = wgmma_desc(smem_addr(sw), B_KHALF, 128);      // lbo: k-half 0 -> 1; sbo: 8 Cout
     const uint32_t whi = (uint32_t)(d0 >> 32);
-#ifndef CF_3X_EPI_WG
     const int c0 = NB * (blockIdx.x & 1);
     const long long plane = (long long)g.Ho * g.Wo;
     const bool pair_stores = (g.Wo & 1) == 0 && (reinterpret_cast<uintptr_t>(y) & 7) == 0;
-#endif
     int slot = 0;
     unsigned phase = 0;
     float acc[MAINS][ROWS][AW], cor[ROWS][16];
-#ifdef CF_3X_PAIRS
-    uint32_t big[CF_3X_SETS][2][4], small[CF_3X_SETS][2][4];   // the tap-pair groups' register sets
-#else
     uint32_t big[CF_3X_SETS][4], small[CF_3X_SETS][4];   // the tap groups' register sets
-#endif
     float v[2][4];                             // the current input row's floats
-#ifdef CF_3X_EPI_WG
-    float2* sepi = reinterpret_cast<float2*>(rings + CONSUMERS * STAGES * STAGE_FLOATS) + (threadIdx.x & 127);
-#endif
-#ifdef CF_3X_BULK_STORE
-    float* const sepi_bulk = rings + RING_FLOATS + k * 2 * NB * OPITCH;   // this consumer's two row buffers
-    int obuf = 0;                                                         // rows stored so far: the next buffer
-#endif
-#ifdef CF_ABL_NOLDS
-#pragma unroll
-    for (int q = 0; q < 8; ++q) v[q / 4][q % 4] = (float)(threadIdx.x + q);   // never loaded (RsChunk3x::touch_row)
-#endif
     // after chunk `chunk` of `tile` has been read from `slot`: the box STAGES later into it
     auto refill = [&](int tile, int chunk) {
         if (warp != 0) return;
@@ -667,18 +389,10 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
                 const uint32_t wlo = __shfl_sync(~0u, wlo0 + (chunk + u) * (TAPS * WSTEP >> 4), 0);
                 const float* fb = ring + slot * STAGE_FLOATS;
                 const int m = MAINS == 2 ? u : 0;
-#ifdef CF_3X_PAIRS
-                static_assert(CF_3X_SETS == 2 || CHUNK_STEPS % CF_3X_SETS == 0, "every chunk starts on set 0");
-                if ((u * CHUNK_STEPS) % CF_3X_SETS == 0)
-                    Chunk3x::pair<0, MAINS, 0, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty + slot);
-                else
-                    Chunk3x::pair<0, MAINS, 1, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty + slot);
-#else
                 if ((u * Chunk3x::GROUPS) % CF_3X_SETS == 0)
                     Chunk3x::group<0, 0, MAINS, 0, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty + slot);
                 else
                     Chunk3x::group<0, 0, MAINS, 1, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty + slot);
-#endif
                 refill(tile, chunk + u);
                 if (++slot == STAGES) { slot = 0; phase ^= 1u; }
             }
@@ -690,21 +404,6 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
             for (int m = 0; m < MAINS; ++m) fence_operand(acc[m][o]);
             fence_operand(cor[o]);
         }
-#ifdef CF_3X_EPI_WG
-        {
-            auto sum = [&](int o, int i) { return acc[0][o][i] + (acc[0][o][16 + i] + cor[o][i]); };
-            static_assert(MAINS == 1 && AW == 32, "CF_3X_EPI_WG hands over CONCAT's sums");
-            bar_sync(EPI_EMPTY + k, 256);        // the epilogue warpgroup has read the buffer's last tile
-#pragma unroll
-            for (int o = 0; o < ROWS; ++o)
-#pragma unroll
-                for (int jj = 0; jj < 4; ++jj)
-#pragma unroll
-                    for (int e = 0; e < 2; ++e)
-                        sepi[((o * 4 + jj) * 2 + e) * 128] = make_float2(sum(o, 4 * jj + e), sum(o, 4 * jj + 2 + e));
-            bar_arrive(EPI_FULL + k, 256);
-        }
-#else
         float b_r[8], m_r[8];                // this thread's 8 channels c0 + 8 j + 2 tq + e, read only now (L1)
 #pragma unroll
         for (int j = 0; j < 4; ++j)
@@ -723,61 +422,9 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
             if constexpr (AW == 32) return v + (acc[0][o][16 + i] + cor[o][i]);   // columns 16 + i: a_big w_small
             else return v + cor[o][i];
         };
-#ifdef CF_3X_BULK_STORE
-        // CF_3X_BULK_STORE (measured, not kept, above): the wgmma rate microbenchmark (call Q) retires CONCAT's pair at
-        // 66.3 % beside a warpgroup of 8-byte global stores and 94.9 % beside one of 8-byte shared stores, and ncu
-        // (call P) has the registered build and its epilogue-warpgroup build reading shared memory alike, the fast
-        // ablation lacking only the global stores. Here a row's 16 values a thread go to shared memory (one of two
-        // buffers, the rows in turn, each channel row at its 16-byte phase in y), and after a barrier of the consumer's
-        // 128 threads lane 0 of warp w hands channel rows 8 w .. 8 w + 7 to the bulk-copy engine (16-byte bodies; lanes
-        // 0-7 store the 8-byte ends from shared memory). Before a buffer is written again, each lane 0 waits for the
-        // engine to have read its copies of two rows back, then the barrier. Shapes without pixel-pair stores take the
-        // STGs below.
-        if (pair_stores) {
-            const int lim = min(TW, g.Wo - tc.ox0);
-            float* const yrow0 = y + ((long long)tc.n * COUT + c0 + 8 * warp) * plane + (long long)tc.oh * g.Wo + tc.ox0;
-            const float* ybase = reinterpret_cast<const float*>(__shfl_sync(~0u, reinterpret_cast<uintptr_t>(yrow0), 0));
-            const int ulim = __shfl_sync(~0u, lim, 0);
-#pragma unroll
-            for (int o = 0; o < ROWS; ++o) {
-                if (tc.oh + o >= g.Ho) break;                  // uniform across the consumer
-                float* const sbuf = sepi_bulk + (obuf & 1) * NB * OPITCH;
-                if (lane == 0) bulk_wait_read_but_last();      // this warp's copies of two rows back have been read
-                warpgroup_barrier(1 + k);   // this consumer's 128 threads
-                if (px < g.Wo) {
-#pragma unroll
-                    for (int jj = 0; jj < 4; ++jj)
-#pragma unroll
-                        for (int e = 0; e < 2; ++e) {
-                            const int ch = 8 * jj + 2 * tq + e;
-                            const float v0 = epilogue_conv2d(sum(o, 4 * jj + e) + b_r[2 * jj + e], m_r[2 * jj + e]);
-                            const float v1 = epilogue_conv2d(sum(o, 4 * jj + 2 + e) + b_r[2 * jj + e], m_r[2 * jj + e]);
-                            const float* grow = y + ((long long)tc.n * COUT + c0 + ch) * plane + (long long)(tc.oh + o) * g.Wo + tc.ox0;
-                            const int phase = (int)((reinterpret_cast<uintptr_t>(grow) >> 2) & 3);
-                            *reinterpret_cast<float2*>(sbuf + ch * OPITCH + phase + (px - tc.ox0)) = make_float2(v0, v1);
-                        }
-                }
-                fence_proxy_async();                           // the engine reads shared memory through the async proxy
-                warpgroup_barrier(1 + k);   // this consumer's 128 threads
-                if (lane < 8) {                                // the 8-byte ends of channel row 8 warp + lane
-                    float* gr = yrow0 + lane * plane + o * g.Wo;
-                    const RowSplit rs = row_split(gr, lim);
-                    const float* sr = sbuf + (8 * warp + lane) * OPITCH + rs.phase;
-                    if (rs.head) __stcs(reinterpret_cast<float2*>(gr), *reinterpret_cast<const float2*>(sr));
-                    if (rs.tail)
-                        __stcs(reinterpret_cast<float2*>(gr + lim - 2), *reinterpret_cast<const float2*>(sr + lim - 2));
-                }
-                if (lane == 0)
-                    bulk_rows<8>(ybase + o * g.Wo, plane, smem_addr(sbuf + 8 * warp * OPITCH), OPITCH, ulim);
-                ++obuf;
-            }
-            continue;
-        }
-#endif
 #pragma unroll
         for (int o = 0; o < ROWS; ++o) {
             if (tc.oh + o >= g.Ho || px >= g.Wo) break;
-#ifdef CF_EPI_ILP
             // CF_EPI_ILP: a row's 16 values first, then their stores (store_row_pairs says why)
             float v[16];
 #pragma unroll
@@ -789,23 +436,13 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
                 }
             store_row_pairs<4>(v, yt + o * g.Wo, plane, pair_stores, px + 1 < g.Wo);
             continue;
-#endif
 #pragma unroll
             for (int jj = 0; jj < 4; ++jj)
 #pragma unroll
                 for (int e = 0; e < 2; ++e) {
-#if defined(CF_ABL_RAWEPI) || defined(CF_ABL_NOEPI)
-                    // ablations (timed only): the sums and bias stored, without the epilogue's math (NOEPI: not stored)
-                    const float v0 = sum(o, 4 * jj + e) + b_r[2 * jj + e], v1 = sum(o, 4 * jj + 2 + e) + b_r[2 * jj + e];
-#else
                     const float v0 = epilogue_conv2d(sum(o, 4 * jj + e) + b_r[2 * jj + e], m_r[2 * jj + e]);
                     const float v1 = epilogue_conv2d(sum(o, 4 * jj + 2 + e) + b_r[2 * jj + e], m_r[2 * jj + e]);
-#endif
                     float* const at = yt + (8 * jj + e) * plane + o * g.Wo;
-#if defined(CF_ABL_NOEPI) || defined(CF_ABL_NOSTORE)
-                    // never: keeps the sums (NOSTORE: the epilogue's results) alive without their stores
-                    if (v0 == 1234.5f && v1 == 1234.5f)
-#endif
                     if (pair_stores) {
                         __stcs(reinterpret_cast<float2*>(at), make_float2(v0, v1));
                     } else {
@@ -814,66 +451,9 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
                     }
                 }
         }
-#endif
     }
     if (warp == 0) cp_async_wait<0>();          // the fallback's copies have landed before the warp exits
-#ifdef CF_3X_BULK_STORE
-    if (lane == 0) bulk_wait_all();             // every bulk copy done before the block's shared memory goes
-#endif
 }
-#ifdef CF_3X_EPI_WG
-// The epilogue warpgroup: the block's tiles in the order its consumers take them (consumer 0's j-th, consumer 1's j-th,
-// ...), each one's sums from the buffer (thread i reads what thread i of the consumer wrote: the same pixels and
-// channels), the epilogue and the stores as consumer_3x's own; the buffer goes to the next tile's consumer once read.
-// 24 registers: one float2 a step, the bias and multiplier from L1.
-__device__ __forceinline__ void epilogue_3x(const float* __restrict__ bias, const float* __restrict__ mult,
-                                            float* __restrict__ y, const Geom& g, const float2* sepi) {
-    const int stride = TILE_STRIDE;
-    const int warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
-    const int gid = lane >> 2, tq = lane & 3;
-    const int c0 = NB * (blockIdx.x & 1);
-    const long long plane = (long long)g.Ho * g.Wo;
-    const bool pair_stores = (g.Wo & 1) == 0 && (reinterpret_cast<uintptr_t>(y) & 7) == 0;
-    const float2* mine = sepi + (threadIdx.x & 127);
-    if (first_tile(0) < g.tiles) bar_arrive(EPI_EMPTY, 256);   // the buffer starts empty: consumer 0's first tile
-#pragma unroll 1
-    for (int u = 0;; ++u) {
-        const int k = u & 1, tile = first_tile(k) + (u >> 1) * stride;
-        if (tile >= g.tiles) break;
-        bar_sync(EPI_FULL + k, 256);
-        const TileCoord tc = tile_coord(g, tile);
-        const int px = tc.ox0 + 16 * warp + GSTEP * gid;
-        float* yt = y + ((long long)tc.n * COUT + c0 + 2 * tq) * plane + (long long)tc.oh * g.Wo + px;
-        // step q: row q / 8, channel 8 jj + 2 tq + e of this block's half with jj = q / 2 % 4, e = q % 2 (as written)
-        const int steps = px < g.Wo ? 8 * min(ROWS, g.Ho - tc.oh) : 0;
-#pragma unroll 1
-        for (int q = 0; q < steps; ++q) {
-            const int o = q >> 3, ch = 8 * ((q >> 1) & 3) + (q & 1);
-            const float2 sv = mine[q * 128];
-            const float b = __ldg(bias + c0 + 2 * tq + ch), m = __ldg(mult + c0 + 2 * tq + ch);
-#if defined(CF_ABL_RAWEPI) || defined(CF_ABL_NOEPI)
-            // ablations (timed only): the sums and bias, without the epilogue's math (NOEPI: not stored either)
-            const float v0 = sv.x + b, v1 = sv.y + b;
-            (void)m;
-#else
-            const float v0 = epilogue_conv2d(sv.x + b, m), v1 = epilogue_conv2d(sv.y + b, m);
-#endif
-            float* const at = yt + ch * plane + o * g.Wo;
-#ifdef CF_ABL_NOEPI
-            if (v0 == 1234.5f && v1 == 1234.5f)   // never: keeps the sums alive without their stores
-#endif
-            if (pair_stores) {
-                __stcs(reinterpret_cast<float2*>(at), make_float2(v0, v1));
-            } else {
-                __stcs(at, v0);
-                if (px + 1 < g.Wo) __stcs(at + 1, v1);
-            }
-        }
-        const int kn = (u + 1) & 1;              // the buffer's next tile: the other consumer's, if it has one
-        if (first_tile(kn) + ((u + 1) >> 1) * stride < g.tiles) bar_arrive(EPI_EMPTY + kn, 256);
-    }
-}
-#endif
 #endif
 
 __global__ void __launch_bounds__(THREADS, 1)
@@ -884,18 +464,6 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
     float* sw = smem;
     float* rings = sw + WFLOATS;
     uint64_t* bars = reinterpret_cast<uint64_t*>(rings + RING_FLOATS + EPI_FLOATS);
-#ifdef CF_PARAMS_SMEM
-    float* sparam = reinterpret_cast<float*>(bars + NBARS);   // bias[64], multiplier[64]
-    if (threadIdx.x < 2 * COUT) sparam[threadIdx.x] = __ldg(threadIdx.x < COUT ? bias + threadIdx.x : mult + threadIdx.x - COUT);
-#endif
-#ifdef CF_POOL
-    int* qslot = reinterpret_cast<int*>(reinterpret_cast<float*>(bars + NBARS) + PARAM_FLOATS);
-    if (threadIdx.x == 0) {
-        for (int i = 0; i < POOL; ++i) mbar_init(bars + i, 128);                  // EMPTY: every thread of the consumer
-        for (int i = 0; i < CONSUMERS * QN; ++i) mbar_init(bars + POOL + i, g.tma ? 1 : 33);   // + lane 0's arrive
-        mbar_init_fence();
-    }
-#else
     if (threadIdx.x == 0) {
         for (int i = 0; i < CONSUMERS * STAGES; ++i) {
             mbar_init(bars + i, g.tma ? 1 : 32);                       // FULL: the TMA's expect_tx, or a warp's cp.async
@@ -903,36 +471,18 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         }
         mbar_init_fence();
     }
-#endif
     stage_weights(sw, w);
     fence_proxy_async();                         // the weights, written by ordinary stores, are read by wgmma
     __syncthreads();
     const int wg = threadIdx.x >> 7;
 #ifdef CF_3XTF32
-#ifdef CF_3X_EPI_WG
-    // the consumers' branch first: with the epilogue's first, ptxas kept the consumers at the entry's 168 registers and
-    // serialized their wgmmas (C7512)
-    if (wg < CONSUMERS) {
-        setmaxnreg_inc<CONSUMER_REGS_3X>();
-        consumer_3x(xmap, x, bias, mult, y, g, sw, rings, bars, wg);
-    } else {
-        setmaxnreg_dec<EPI_REGS>();
-        epilogue_3x(bias, mult, y, g, reinterpret_cast<const float2*>(rings + RING_FLOATS));
-    }
-#else
     consumer_3x(xmap, x, bias, mult, y, g, sw, rings, bars, wg);
-#endif
 #else
     if (wg == 0) {
         // ---- producer: warp k fills consumer k's ring, one TMA per chunk ----
         setmaxnreg_dec<PRODUCER_REGS>();
         const int stride = TILE_STRIDE;             // in each branch: read before setmaxnreg, it was kept on the stack
         const int k = threadIdx.x >> 5, lane = threadIdx.x & 31;
-#ifdef CF_POOL
-        if (k != 0 || (g.tma && lane != 0)) return;             // warp 0 fills the pool (its lane 0 alone with TMA)
-        pool_producer(xmap, x, g, rings, bars, bars + POOL, qslot, stride, lane);
-        return;
-#endif
         if (k >= CONSUMERS || (g.tma && lane != 0)) return;     // one thread per ring issues its TMAs
         float* ring = rings + k * STAGES * STAGE_FLOATS;
         uint64_t* full = bars + k * STAGES;
@@ -944,19 +494,6 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             const TileCoord tc = tile_coord(g, tile);
 #pragma unroll 1
             for (int chunk = 0; chunk < NCHUNK; ++chunk) {
-#ifdef CF_L2_PREFETCH
-                // CF_L2_PREFETCH=A (candidate): the box A chunks ahead (in this ring's next tile past the last chunk)
-                // into L2 before this chunk waits for its slot. Two stages a ring run dry (CF_STAGES=2: 1.251 against
-                // 1.207 ms, call 2); if what they wait for is the boxes' DRAM latency, an L2 hit shortens each copy.
-                if (g.tma) {
-                    int pc = chunk + CF_L2_PREFETCH, pt = tile;
-                    if (pc >= NCHUNK) { pc -= NCHUNK; pt += stride; }
-                    if (pt < g.tiles) {
-                        const TileCoord p = tile_coord(g, pt);
-                        tma_prefetch_4d(&xmap, p.ox0, p.oh, CHUNK * pc, p.n);
-                    }
-                }
-#endif
                 mbar_wait(empty + slot, phase ^ 1u);      // a fresh barrier's previous phase counts as complete
                 float* dst = ring + slot * STAGE_FLOATS;
                 if (g.tma) {
@@ -978,29 +515,14 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         const int stride = TILE_STRIDE;
         const int k = wg - 1, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
         const int gid = lane >> 2, tq = lane & 3;
-#ifdef CF_POOL
-        const float* ring = rings + tq * CHP + 16 * warp + GSTEP * gid;
-        uint64_t* empty = bars;
-        uint64_t* tickets = bars + POOL + k * QN;
-        const int* myq = qslot + k * QN;
-        unsigned seq = 0;
-#define BOX_WAIT() (slot = pool_acquire(tickets, myq, seq))
-#define BOX_NEXT() ((void)0)
-#else
         const float* ring = rings + k * STAGES * STAGE_FLOATS + tq * CHP + 16 * warp + GSTEP * gid;
         uint64_t* full = bars + k * STAGES;
         uint64_t* empty = bars + CONSUMERS * STAGES + k * STAGES;
 #define BOX_WAIT() mbar_wait(full + slot, phase)
 #define BOX_NEXT() if (++slot == STAGES) { slot = 0; phase ^= 1u; }
-#endif
         const uint64_t d0 = wgmma_desc(smem_addr(sw), B_KHALF, 128);   // lbo: k-half 0 -> 1; sbo: 8 Cout
         const uint32_t whi = (uint32_t)(d0 >> 32);
         // this thread's 16 channels 8 j + 2 tq + e: bias and multiplier
-#ifdef CF_PARAMS_SMEM
-        const float* b_r = sparam + 2 * tq;
-        const float* m_r = sparam + COUT + 2 * tq;
-        auto pidx = [](int jj, int e) { return 8 * jj + e; };
-#else
         float b_r[16], m_r[16];
 #pragma unroll
         for (int j = 0; j < 8; ++j)
@@ -1010,13 +532,9 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                 m_r[2 * j + e] = __ldg(mult + 8 * j + 2 * tq + e);
             }
         auto pidx = [](int jj, int e) { return 2 * jj + e; };
-#endif
         const long long plane = (long long)g.Ho * g.Wo;
         int slot = 0;
         unsigned phase = 0;
-#ifdef CF_POOL
-        (void)phase;
-#endif
         float acc[ROWS][32];
         uint32_t frag[SETS][3][4];
 #pragma unroll 1
@@ -1025,81 +543,23 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             for (int o = 0; o < ROWS; ++o)
 #pragma unroll
                 for (int i = 0; i < 32; ++i) acc[o][i] = 0.0f;
-#ifdef CF_PINGPONG
-            if (j > 0) order_wait(k);
-#endif
-#ifdef CF_SKEW
-            if (k == 1 && j == 1) asm volatile("bar.sync 3, 256;\n" ::: "memory");
-#endif
             const uint32_t wlo0 = opaque((uint32_t)d0);
 #pragma unroll 1
-#ifdef CF_EPI_OVERLAP
-            for (int chunk = 0; chunk < NCHUNK - 1; ++chunk) {
-#else
             for (int chunk = 0; chunk < NCHUNK; ++chunk) {
-#endif
                 BOX_WAIT();
                 // the chunk's weights, broadcast from lane 0 so that the compiler knows the descriptors are warp-uniform
                 // and keeps them in uniform registers (without it, some builds moved each one with two R2UR per wgmma)
                 const uint32_t wlo = __shfl_sync(~0u, wlo0 + chunk * (TAPS * WSTEP >> 4), 0);
-#ifdef CF_FRAG_PREFETCH
-                float pf[3][4];
-                mma_rows_pf<0>(acc, frag, pf, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot);
-#elif defined(CF_SET_CARRY)
-                // CF_SET_CARRY (candidate, for an odd XH: CF_ROWS=5): the chunks in pairs, the second one's rows on the
-                // register sets shifted by one, so that no chunk ends waiting for all its wgmmas (RsChunk's CARRY)
-                static_assert(XH % 2 == 1 && SETS == 2 && NCHUNK % 2 == 0, "CF_SET_CARRY: odd XH, two sets, chunk pairs");
-                Chunk::mma_rows<0, 0, true>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot, chunk == 0);
-                BOX_NEXT();
-                ++chunk;
-                BOX_WAIT();
-                const uint32_t wlo1 = __shfl_sync(~0u, wlo0 + chunk * (TAPS * WSTEP >> 4), 0);
-                Chunk::mma_rows<0, 1, true>(acc, frag, ring + slot * STAGE_FLOATS, wlo1, whi, empty + slot, false);
-#else
                 Chunk::mma_rows<0>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot, chunk == 0);
-#endif
-#ifdef CF_SKEW
-                // consumer 1 starts half a tile after consumer 0, so that their epilogues fall apart
-                if (k == 0 && j == 0 && chunk == NCHUNK / 2 - 1 && first_tile(1) < g.tiles)
-                    asm volatile("bar.arrive 3, 256;\n" ::: "memory");
-#endif
                 BOX_NEXT();
             }
             // this tile's MMAs are issued: the block's next tile (the other consumer's) may issue its own
-#ifdef CF_PINGPONG
-            if ((k == 0 ? tile + 1 : tile + stride - 1) < g.tiles) order_pass(k);
-#endif
-#ifdef CF_EPI_OVERLAP
-            {   // the last chunk, peeled: no branch around it (ptxas serializes all wgmmas if a wait falls in one)
-                mbar_wait(full + slot, phase);
-                const uint32_t wlo = __shfl_sync(~0u, wlo0 + (NCHUNK - 1) * (TAPS * WSTEP >> 4), 0);
-                const TileCoord tc = tile_coord(g, tile);
-                const int px = tc.ox0 + 16 * warp + gid;
-                float* yt = y + ((long long)tc.n * COUT + 2 * tq) * plane + (long long)tc.oh * g.Wo + px;
-                mma_rows_epi<0>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot, b_r, m_r, yt, plane, g,
-                                tc.oh, px);
-                if (++slot == STAGES) { slot = 0; phase ^= 1u; }
-                continue;                                  // every row's epilogue ran in the last chunk
-            }
-#endif
             wgmma_wait<0>();
 #pragma unroll
             for (int o = 0; o < ROWS; ++o) fence_operand(acc[o]);
             const TileCoord tc = tile_coord(g, tile);
             const int px = tc.ox0 + 16 * warp + GSTEP * gid;
             float* yt = y + ((long long)tc.n * COUT + 2 * tq) * plane + (long long)tc.oh * g.Wo + px;
-#ifdef CF_EPI_LEAN
-            // CF_EPI_LEAN (candidate; measured no faster): the epilogue in fewer instructions. Call 3's ablation puts its
-            // arithmetic at 17 % of the time and its source page at 203 M warp instructions, more than the MMA loop's
-            // 137 M (SASS: ~24 per output, ~3 of them 64-bit address arithmetic). Here (acc + b) m is one FMA with
-            // b m folded per channel (one rounding fewer, not bitwise the same), LeakyReLU(0.01) one FMNMX (max(v,
-            // 0.01 v): NaN and +-Inf pass as before), and the 16 channel rows' addresses are formed once per tile and
-            // stepped by Wo per output row.
-            float* yc[16];
-#pragma unroll
-            for (int c = 0; c < 16; ++c) yc[c] = yt + (8 * (c >> 1) + (c & 1)) * plane;
-#endif
-#if defined(CF_PIXEL_PAIRS)
             // pixels px, px + 1 of each channel row: one 8-byte store where Wo is even and y 8-byte aligned (then px + 1
             // < Wo wherever px is, and every row and channel plane starts at an even float), else two 4-byte ones (an
             // output 4 bytes into its buffer: the first build stored 8 bytes there, a misaligned address, call Q)
@@ -1107,7 +567,6 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
 #pragma unroll
             for (int o = 0; o < ROWS; ++o) {
                 if (tc.oh + o >= g.Ho || px >= g.Wo) break;
-#ifdef CF_EPI_ILP
                 // CF_EPI_ILP: half a row's values (16) first, then their stores (store_row_pairs says why;
                 // a whole row's 32 spilled 20 bytes)
 #pragma unroll
@@ -1123,89 +582,7 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                         }
                     store_row_pairs<4>(v, yt + 32 * half * plane + o * g.Wo, plane, pair_stores, px + 1 < g.Wo);
                 }
-#else
-#pragma unroll
-                for (int jj = 0; jj < 8; ++jj)
-#pragma unroll
-                    for (int e = 0; e < 2; ++e) {
-                        const float v0 = epilogue_conv2d(acc[o][4 * jj + e] + b_r[pidx(jj, e)], m_r[pidx(jj, e)]);
-                        const float v1 = epilogue_conv2d(acc[o][4 * jj + 2 + e] + b_r[pidx(jj, e)], m_r[pidx(jj, e)]);
-                        float* const at = yt + (8 * jj + e) * plane + o * g.Wo;
-                        if (pair_stores) {
-                            __stcs(reinterpret_cast<float2*>(at), make_float2(v0, v1));
-                        } else {
-                            __stcs(at, v0);
-                            if (px + 1 < g.Wo) __stcs(at + 1, v1);
-                        }
-                    }
-#endif
             }
-#elif defined(CF_EPI_ROLL)
-            // CF_EPI_ROLL=R (candidate): the epilogue in a loop of ROWS / R turns, each on the first R rows' accumulators,
-            // which then take the next R rows' (32 (ROWS - R) moves a turn). The registered epilogue is unrolled over
-            // all ROWS x 2 x 16 values: 3,127 SASS instructions (~50 KB) that each consumer warp runs once a tile, at
-            // a different place from the other consumer's; the call-3 source page puts 36 % of the consumers' samples
-            // there at ~0.3 instructions a cycle, spread thinly over its lines. If instruction fetch is what it waits
-            // for, R = 1 or 2 (a quarter or half the code) is faster. The same arithmetic on each value: bitwise equal.
-            constexpr int RR = CF_EPI_ROLL;
-            static_assert(ROWS % RR == 0, "whole turns");
-            const int rows = min(ROWS, g.Ho - tc.oh);
-#pragma unroll 1
-            for (int o0 = 0; o0 < rows; o0 += RR) {
-#pragma unroll
-                for (int r = 0; r < RR; ++r) {
-                    if (o0 + r >= rows) break;
-#pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        if (px + 8 * h >= g.Wo) continue;
-#pragma unroll
-                        for (int jj = 0; jj < 8; ++jj)
-#pragma unroll
-                            for (int e = 0; e < 2; ++e)
-                                __stcs(yt + (8 * jj + e) * plane + (o0 + r) * g.Wo + 8 * h,
-                                       epilogue_conv2d(acc[r][4 * jj + 2 * h + e] + b_r[pidx(jj, e)], m_r[pidx(jj, e)]));
-                    }
-                }
-#pragma unroll
-                for (int r = 0; r + RR < ROWS; ++r)
-#pragma unroll
-                    for (int i = 0; i < 32; ++i) acc[r][i] = acc[r + RR][i];
-            }
-#else
-#pragma unroll
-            for (int o = 0; o < ROWS; ++o) {
-                if (tc.oh + o >= g.Ho) break;
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    if (px + 8 * h >= g.Wo) continue;
-#pragma unroll
-                    for (int jj = 0; jj < 8; ++jj)
-#pragma unroll
-                        for (int e = 0; e < 2; ++e) {
-#ifdef CF_EPI_LEAN
-                            const float m = m_r[pidx(jj, e)], s = fmaf(acc[o][4 * jj + 2 * h + e], m, b_r[pidx(jj, e)] * m);
-                            const float v = gelu_erf_fast(fmaxf(s, 0.01f * s));
-                            float* const at = yc[2 * jj + e] + 8 * h;
-#else
-#ifdef CF_ABL_NOEPI
-                            const float v = acc[o][4 * jj + 2 * h + e];     // ablation: no epilogue
-#else
-                            const float v = epilogue_conv2d(acc[o][4 * jj + 2 * h + e] + b_r[pidx(jj, e)], m_r[pidx(jj, e)]);
-#endif
-                            float* const at = yt + (8 * jj + e) * plane + o * g.Wo + 8 * h;
-#endif
-#if defined(CF_ABL_NOEPI) || defined(CF_ABL_NOSTORE)
-                            if (v == 1234.5f)                               // ablation: values kept alive, no stores
-#endif
-                            __stcs(at, v);
-                        }
-                }
-#ifdef CF_EPI_LEAN
-#pragma unroll
-                for (int c = 0; c < 16; ++c) yc[c] += g.Wo;
-#endif
-            }
-#endif  // CF_EPI_ROLL
         }
     }
 #endif  // CF_3XTF32

@@ -48,16 +48,7 @@ constexpr int BOX_W = 132, BOX_H = OROWS + KS - 1;   // the input box: 130 colum
 constexpr int CHP = BOX_H * BOX_W;                   // 792 floats a channel
 static_assert(CHP % 32 == 8 || CHP % 32 == 24, "fragment loads: channels t, t + 1 in disjoint 8-bank groups");
 constexpr int IN_STAGE = PIECE * CHP;                // 12,672 floats = 50,688 B
-#ifdef CF_WINO_TF32
-// CF_WINO_TF32 (variant 04e_wino_tf32, prepared with the 3xTF32 one): one TF32 product a position, U rounded as 04d
-// TF32 rounds its inputs (cvt.rn), the weights' big parts only. A third of the tensor work of 3xTF32 Winograd (0.27 ms
-// at the datasheet rate); the fragment work and the adds into Y stay, so it should be bound by issue, not the tensor
-// pipe. Accuracy (convfuse/winograd.py, round-to-nearest sums): rel-L2 3.4e-4 against the direct TF32 conv's 2.9e-4,
-// TF32's bound 1e-3.
-constexpr int PARTS = 1;
-#else
 constexpr int PARTS = 2;                             // [big | small]
-#endif
 constexpr int W_OP = 2 * COUT * 4;                   // one B operand (k8 x 64 Cout, [k-half][co][4]): 512 floats
 constexpr int W_STAGE = 2 * 2 * PARTS * W_OP;        // [q][kk][part] operands: 4,096 floats = 16 KB (TF32: 8 KB)
 constexpr int W_STAGES = PIECES * PAIRS;             // 32 weight stages a tile
@@ -124,56 +115,11 @@ __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned b
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
                  :: "r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)) : "memory");
 }
-#ifdef CF_WINO_CLUSTER
-// CF_WINO_CLUSTER (candidate; call U: 3.752 ms against 2.300, correct): blocks in clusters of two, the weight stages multicast to both. Every
-// block streams the same 512 KB of weights a tile from L2 (4.3 GB a call, 5.5 TB/s across the GPU at the dense TF32
-// rate): if L2 is the bound, one copy for two blocks halves it. Both blocks of a cluster take the same number of tiles
-// (tiles 2 (cluster + k clusters) + rank; a rank-1 block past the last tile computes the last one again and stores
-// nothing), so their weight stages run in step; a stage is refilled, for both, by the last of the cluster's four
-// warpgroups to release it (a counter in rank 0's shared memory), which announces the bytes on both blocks' FULL
-// barriers. The clusters' pairs of SMs must be co-resident: the grid is as many clusters as the device holds at once.
-static_assert(CF_WINO_CLUSTER == 2, "clusters of two blocks");
-__device__ __forceinline__ uint32_t cluster_rank() {
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-    return r;
-}
-__device__ __forceinline__ void cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-// The shared::cluster address of `p` (this block's shared memory) in block `rank` of the cluster.
-__device__ __forceinline__ uint32_t map_rank(const void* p, uint32_t rank) {
-    uint32_t r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(smem_addr(p)), "r"(rank));
-    return r;
-}
-__device__ __forceinline__ uint32_t atom_add_cluster(uint32_t caddr, uint32_t v) {
-    uint32_t old;
-    asm volatile("atom.acq_rel.cluster.shared::cluster.add.u32 %0, [%1], %2;\n" : "=r"(old) : "r"(caddr), "r"(v) : "memory");
-    return old;
-}
-__device__ __forceinline__ void mbar_expect_tx_cluster(uint32_t caddr, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [%0], %1;\n"
-                 :: "r"(caddr), "r"(bytes) : "memory");
-}
-// `bytes` from global memory into the same shared offset of both blocks, completing on their barriers at `bar`'s offset.
-__device__ __forceinline__ void bulk_load_both(void* dst, const void* src, unsigned bytes, uint64_t* bar) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-                 " [%0], [%1], %2, [%3], %4;\n"
-                 :: "r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)), "h"((unsigned short)3) : "memory");
-}
-#endif
 // One weight stage (stage u of the cyclic sequence) into ring slot `slot`: by one thread, for this block, or (cluster
 // build) for both blocks of the cluster.
 __device__ __forceinline__ void fill_weights(float* wring, uint64_t* full_w, const float* __restrict__ wt, int slot, int u) {
-#ifdef CF_WINO_CLUSTER
-    mbar_expect_tx_cluster(map_rank(full_w + slot, 0), W_STAGE * 4);
-    mbar_expect_tx_cluster(map_rank(full_w + slot, 1), W_STAGE * 4);
-    bulk_load_both(wring + slot * W_STAGE, wt + (u % W_STAGES) * W_STAGE, W_STAGE * 4, full_w + slot);
-#else
     mbar_arrive_expect_tx(full_w + slot, W_STAGE * 4);
     bulk_load(wring + slot * W_STAGE, wt + (u % W_STAGES) * W_STAGE, W_STAGE * 4, full_w + slot);
-#endif
 }
 
 // One input stage: the box (16 channels from `piece`, 6 rows, 132 columns at the block tile's corner), by TMA (one
@@ -248,13 +194,9 @@ __device__ __forceinline__ void pair_fragments(const float* fb, uint32_t (&big)[
             for (int q = 0; q < 2; ++q) {
                 const int c = 2 * CP + q;
                 const float u = bt_plus(c) ? t[bt_a(c)] + t[bt_b(c)] : t[bt_a(c)] - t[bt_b(c)];
-#ifdef CF_WINO_TF32
-                big[q][h + 2 * cc] = tf32_bits(u);
-#else
                 const uint32_t b = __float_as_uint(u) & 0xffffe000u;
                 big[q][h + 2 * cc] = b;
                 small[q][h + 2 * cc] = __float_as_uint(u - __uint_as_float(b));
-#endif
             }
         }
     }
@@ -265,18 +207,12 @@ template <int KK>
 __device__ __forceinline__ void pair_mmas(float (&acc)[2][32], const uint32_t (&big)[2][4], const uint32_t (&small)[2][4],
                                           uint32_t wlo, uint32_t whi) {
     auto desc = [&](int q, int part) { return desc_at(wlo, whi, ((q * 2 + KK) * PARTS + part) * W_OP * 4); };
-#ifdef CF_WINO_TF32
-    (void)small;
-    wgmma_rs_m64n64k8<KK>(acc[0], big[0], desc(0, 0));
-    wgmma_rs_m64n64k8<KK>(acc[1], big[1], desc(1, 0));
-#else
     wgmma_rs_m64n64k8<KK>(acc[0], small[0], desc(0, 0));
     wgmma_rs_m64n64k8<KK>(acc[1], small[1], desc(1, 0));
     wgmma_rs_m64n64k8<1>(acc[0], big[0], desc(0, 1));
     wgmma_rs_m64n64k8<1>(acc[1], big[1], desc(1, 1));
     wgmma_rs_m64n64k8<1>(acc[0], big[0], desc(0, 0));
     wgmma_rs_m64n64k8<1>(acc[1], big[1], desc(1, 0));
-#endif
 }
 // Y[2 i + j] += A^T[i][R] A^T[j][c] M_(R, c) for the pair's two positions (the output transform, term by term).
 template <int R, int CP>
@@ -321,14 +257,10 @@ __device__ __forceinline__ void pair_step(float (&y)[4][32], float (&acc)[2][32]
     constexpr int R = PAIR / 2, CP = PAIR % 2;
     const int slot = uw % SW;
     mbar_wait(rg.full_w + slot, (uw / SW) & 1);
-#ifdef CF_WINO_DESC_UNIFORM
     // CF_WINO_DESC_UNIFORM (registered; call U: 2.256 ms against 2.300, the same errors): the stage's descriptor base broadcast from lane 0, as conv3d
     // 04b's CF_DESC_UNIFORM, so that the compiler forms the pair's 12 descriptors in uniform registers (UIADD3, UMOV)
     // instead of vector registers moved by two R2URs each: a piece's SASS 2,731 -> 2,599 instructions, no more registers
     const uint32_t wlo = __shfl_sync(0xffffffffu, wlo0 + ((slot * W_STAGE * 4) >> 4), 0);
-#else
-    const uint32_t wlo = wlo0 + ((slot * W_STAGE * 4) >> 4);
-#endif
     pair_fragments<R, CP, 0>(fb, big, small);
     wgmma_fence();
     pair_mmas<0>(acc, big, small, wlo, whi);
@@ -341,13 +273,7 @@ __device__ __forceinline__ void pair_step(float (&y)[4][32], float (&acc)[2][32]
     wgmma_wait<0>();
     fence_operand(acc[0]);
     fence_operand(acc[1]);
-#ifdef CF_WINO_CLUSTER
-    bool last = false;
-    warpgroup_barrier(1 + wg);
-    if ((threadIdx.x & 127) == 0) last = (atom_add_cluster(map_rank(rg.cnt_w + slot, 0), 1u) & 3u) == 3u;
-#else
     const bool last = release_is_last(rg.cnt_w + slot, wg);
-#endif
     if (last && uw + SW < wtotal) {
         fence_proxy_async();
         fill_weights(rg.w, rg.full_w, wt, slot, uw + SW);
@@ -356,92 +282,8 @@ __device__ __forceinline__ void pair_step(float (&y)[4][32], float (&acc)[2][32]
     ++uw;
 }
 
-#ifdef CF_WINO_ROWS
-// CF_WINO_ROWS (candidate for the TF32 build; call U: 1.646 ms against its 1.853, the same errors): each row R of positions with its column sums
-// accumulated in the tensor core. The TF32 build is bound by issue, two thirds of its adds being the output transform's
-// (1,152 a piece); here a row's two accumulators take Z_0 = U0 V0 + U1 V1 + U2 V2 and Z_1 = U1 V1 - U2 V2 - U3 V3
-// (A^T's columns; the signs on the A fragments: -U2 = t1 - t2, -U3 = t3 - t1, exact in FP32), then
-// Y[i][j] += A^T[i][R] Z_j: 6 wgmmas a row and k8 step instead of 4, 384 adds a piece instead of 1,152. A row's
-// positions are two consecutive weight stages (the pairs 2 R and 2 R + 1), so the pre-pass layout is the TF32 build's.
-static_assert(PARTS == 1, "CF_WINO_ROWS: the TF32 build");
-static_assert(SW >= 2, "CF_WINO_ROWS: a row waits for two weight stages at once (tests/test_wino_rings.py)");
-template <int R, int KK>
-__device__ __forceinline__ void row_fragments(const float* fb, uint32_t (&f)[5][4]) {
-#pragma unroll
-    for (int cc = 0; cc < 2; ++cc) {
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            float t[4];
-            row_combination<R>(fb + (8 * KK + 4 * cc) * CHP + 2 * h * BOX_W, t);
-            const int k = h + 2 * cc;
-            f[0][k] = tf32_bits(t[0] - t[2]);    // U0 (B^T's row 0 along the columns)
-            f[1][k] = tf32_bits(t[1] + t[2]);    // U1
-            f[2][k] = tf32_bits(t[2] - t[1]);    // U2
-            f[3][k] = tf32_bits(t[1] - t[2]);    // -U2
-            f[4][k] = tf32_bits(t[3] - t[1]);    // -U3
-        }
-    }
-}
-// Both stages of row R (weight stages uw and uw + 1: positions 0, 1 and 2, 3), its wgmmas, its adds into Y.
-template <int R>
-__device__ __forceinline__ void row_step(float (&y)[4][32], float (&z)[2][32], uint32_t (&f)[5][4], const float* fb,
-                                         const Rings& rg, const float* __restrict__ wt, int& uw, int wtotal,
-                                         uint32_t wlo0, uint32_t whi, int wg) {
-    const int s0 = uw % SW, s1 = (uw + 1) % SW;
-    mbar_wait(rg.full_w + s0, (uw / SW) & 1);
-    mbar_wait(rg.full_w + s1, ((uw + 1) / SW) & 1);
-    const uint32_t w0 = __shfl_sync(0xffffffffu, wlo0 + ((s0 * W_STAGE * 4) >> 4), 0);
-    const uint32_t w1 = __shfl_sync(0xffffffffu, wlo0 + ((s1 * W_STAGE * 4) >> 4), 0);
-#pragma unroll
-    for (int kk = 0; kk < 2; ++kk) {
-        // V_c: stage (c / 2), operand (q = c % 2, kk) at (q * 2 + kk) * 2 KB
-        auto v = [&](int c) { return desc_at(c < 2 ? w0 : w1, whi, ((c % 2) * 2 + kk) * W_OP * 4); };
-        if (kk == 0) row_fragments<R, 0>(fb, f); else row_fragments<R, 1>(fb, f);
-        wgmma_fence();
-        if (kk == 0) {
-            wgmma_rs_m64n64k8<0>(z[0], f[0], v(0));
-            wgmma_rs_m64n64k8<0>(z[1], f[1], v(1));
-        } else {
-            wgmma_rs_m64n64k8<1>(z[0], f[0], v(0));
-            wgmma_rs_m64n64k8<1>(z[1], f[1], v(1));
-        }
-        wgmma_rs_m64n64k8<1>(z[0], f[1], v(1));
-        wgmma_rs_m64n64k8<1>(z[1], f[3], v(2));
-        wgmma_rs_m64n64k8<1>(z[0], f[2], v(2));
-        wgmma_rs_m64n64k8<1>(z[1], f[4], v(3));
-        wgmma_commit();
-        wgmma_wait<0>();                          // one fragment set: k8 step 1 writes the registers step 0 read
-    }
-    fence_operand(z[0]);
-    fence_operand(z[1]);
-#pragma unroll
-    for (int st = 0; st < 2; ++st) {
-        const int slot = st ? s1 : s0;
-        const bool last = release_is_last(rg.cnt_w + slot, wg);
-        if (last && uw + st + SW < wtotal) {
-            fence_proxy_async();
-            fill_weights(rg.w, rg.full_w, wt, slot, uw + st + SW);
-        }
-    }
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-        const int a = at(i, R);
-        if (a == 0) continue;
-#pragma unroll
-        for (int n = 0; n < 32; ++n) {
-            y[2 * i][n] = a > 0 ? y[2 * i][n] + z[0][n] : y[2 * i][n] - z[0][n];
-            y[2 * i + 1][n] = a > 0 ? y[2 * i + 1][n] + z[1][n] : y[2 * i + 1][n] - z[1][n];
-        }
-    }
-    uw += 2;
-}
-#endif
 
-#ifdef CF_WINO_CLUSTER
-#define CF_WINO_CLUSTER_DIMS __cluster_dims__(2, 1, 1)
-#else
 #define CF_WINO_CLUSTER_DIMS
-#endif
 __global__ void __launch_bounds__(THREADS, 1) CF_WINO_CLUSTER_DIMS
 conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restrict__ x, const float* __restrict__ w,
                    const float* __restrict__ wt, const float* __restrict__ bias, const float* __restrict__ mult,
@@ -457,28 +299,16 @@ conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __rest
     rg.cnt_w = rg.cnt_in + SIN;
     const int wg = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
     const int gid = lane >> 2, tq = lane & 3;
-#ifdef CF_WINO_CLUSTER
-    // tile k of this block: 2 (cluster + k clusters) + rank; as many for both blocks of a cluster
-    const int rank = (int)cluster_rank(), first = blockIdx.x - rank, step = gridDim.x;
-    const int ntiles = first < g.tiles ? (g.tiles - 1 - first) / step + 1 : 0;
-    auto tile_of = [&](int k) { return first + k * step + rank; };
-#else
     const int ntiles = blockIdx.x < g.tiles ? (g.tiles - 1 - blockIdx.x) / gridDim.x + 1 : 0;
     auto tile_of = [&](int k) { return (int)blockIdx.x + k * (int)gridDim.x; };
-#endif
     const int intotal = ntiles * PIECES, wtotal = ntiles * W_STAGES;
     if (threadIdx.x == 0) {
         for (int i = 0; i < SIN; ++i) { mbar_init(rg.full_in + i, g.tma ? 1 : 32); rg.cnt_in[i] = 0; }
         for (int i = 0; i < SW; ++i) { mbar_init(rg.full_w + i, 1); rg.cnt_w[i] = 0; }
         mbar_init_fence();
     }
-#ifdef CF_WINO_CLUSTER
-    cluster_sync();                               // both blocks' barriers initialised before either signals the other's
-    const bool weight_filler = rank == 0;
-#else
     __syncthreads();
     const bool weight_filler = true;
-#endif
     if (threadIdx.x < 32) {                       // warp 0: the first stages of both rings
         for (int u = 0; u < SIN && u < intotal; ++u)
             fill_input(rg.in + u * IN_STAGE, rg.full_in + u, xmap, x, g, tile_of(u / PIECES), u % PIECES, lane);
@@ -493,18 +323,7 @@ conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __rest
     const bool pair_stores = (g.Wo & 1) == 0 && (reinterpret_cast<uintptr_t>(yout) & 7) == 0;
     int uin = 0, uw = 0;
     float y[4][32], acc[2][32];
-#ifdef CF_WINO_ROWS
-    uint32_t rows_f[5][4];
-#else
     uint32_t big[2][4], small[2][4];
-#endif
-#ifdef CF_WINO_SKEW
-    // CF_WINO_SKEW (candidate; call U: 2.348 ms against 2.300, slower): warpgroup 1 starts one pair (384 tensor cycles) after warpgroup 0.
-    // Both read the same weight stages, so nothing else pulls them apart: started together they would issue their
-    // wgmmas together and their fragment work and adds into Y together, the tensor pipe idle during the latter. A pair
-    // apart, one's adds run under the other's wgmmas (the ring of SW stages leaves room for the skew).
-    if (wg == 1 && ntiles > 0) asm volatile("bar.sync 3, 256;\n" ::: "memory");
-#endif
 #pragma unroll 1
     for (int k = 0; k < ntiles; ++k) {
         const int tile = tile_of(k);
@@ -517,19 +336,7 @@ conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __rest
             const int slot = uin % SIN;
             mbar_wait(rg.full_in + slot, (uin / SIN) & 1);
             const float* fb = rg.in + slot * IN_STAGE + tq * CHP + col;
-#ifdef CF_WINO_ROWS
-            row_step<0>(y, acc, rows_f, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
-#ifdef CF_WINO_SKEW
-            if (wg == 0 && uw == 2) asm volatile("bar.arrive 3, 256;\n" ::: "memory");   // its first row is done
-#endif
-            row_step<1>(y, acc, rows_f, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
-            row_step<2>(y, acc, rows_f, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
-            row_step<3>(y, acc, rows_f, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
-#else
             pair_step<0>(y, acc, big, small, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
-#ifdef CF_WINO_SKEW
-            if (wg == 0 && uw == 1) asm volatile("bar.arrive 3, 256;\n" ::: "memory");   // its first pair is done
-#endif
             pair_step<1>(y, acc, big, small, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
             pair_step<2>(y, acc, big, small, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
             pair_step<3>(y, acc, big, small, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
@@ -537,7 +344,6 @@ conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __rest
             pair_step<5>(y, acc, big, small, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
             pair_step<6>(y, acc, big, small, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
             pair_step<7>(y, acc, big, small, fb, rg, wt, uw, wtotal, wlo0, whi, wg);
-#endif
             // the stage's last loads were read into fragments before the wgmmas that used them
             bool last = release_is_last(rg.cnt_in + slot, wg);
             if (warp == 0) {
@@ -549,9 +355,6 @@ conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __rest
             ++uin;
         }
         // ---- epilogue: bias, multiplier, LeakyReLU, GELU; outputs (oy0 + 2 h + i, ox + j), Cout 8 jj + 2 tq + e ----
-#ifdef CF_WINO_CLUSTER
-        if (tile >= g.tiles) continue;            // a rank-1 block's step past the last tile: nothing to store
-#endif
         const TileCoord tc = tile_coord(g, tile);
         const int ox = tc.ox0 + col;
         // the non-finite sums (Inf or NaN inputs, or overflow): bit 32 a + m of `redo` for y[a][m], recomputed after
@@ -625,9 +428,6 @@ conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __rest
         }
     }
     if (warp == 0) cp_async_wait<0>();            // the fallback's copies have landed before the warp exits
-#ifdef CF_WINO_CLUSTER
-    cluster_sync();                               // neither block leaves while the other may still signal or fill it
-#endif
 #endif
 }
 
@@ -652,18 +452,6 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
                              {(uint32_t)BOX_W, (uint32_t)BOX_H, (uint32_t)PIECE, 1u}) ? 1 : 0;
     if (const char* err = cf_persistent_grid(conv2d_wino_kernel, THREADS, SMEM_BYTES, tiles, sms, NAME, grid))
         return err;
-#ifdef CF_WINO_CLUSTER
-    {   // whole clusters of two, as many as can be resident at once (an SM pair of one GPC each)
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(2 * (unsigned)((tiles + 1) / 2));
-        cfg.blockDim = dim3(THREADS);
-        cfg.dynamicSmemBytes = SMEM_BYTES;
-        int clusters = 0;
-        if (cudaOccupancyMaxActiveClusters(&clusters, conv2d_wino_kernel, &cfg) != cudaSuccess || clusters < 1)
-            return cf_message(NAME, ": no cluster of two blocks fits on this device");
-        grid = 2 * (int)(clusters < (tiles + 1) / 2 ? clusters : (tiles + 1) / 2);
-    }
-#endif
     cudaMemPool_t pool = cf_weight_pool(dev);
     float* wt = nullptr;
     if (pool == nullptr ||

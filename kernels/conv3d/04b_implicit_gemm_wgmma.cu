@@ -424,12 +424,6 @@ namespace cf04b {
 #if defined(CF_LEAN) && !defined(CF_LEAN_STORE) && !defined(CF_TMA_STORE)
 #define CF_LEAN_STORE
 #endif
-#if defined(CF_XDOUBLE) && defined(CF_1XF16) && !defined(CF_XOUT_APART)
-#error "CF_XDOUBLE: not with CF_1XF16, whose never-written k-half 1 must stay zero (an output there is read by tap 26)"
-#endif
-#if defined(CF_XDOUBLE) && !(defined(CF_LEAN) && defined(CF_BULK_STORE) && defined(CF_MMA_ORDER)) || defined(CF_XDOUBLE) && defined(CF_NO_PREFETCH)
-#error "CF_XDOUBLE: the lean loop with the copy-engine stores and the turns"
-#endif
 #if defined(CF_TMA_STORE) && !defined(CF_BULK_STORE)
 #error "CF_TMA_STORE replaces CF_BULK_STORE's row copies for full tiles: it needs CF_BULK_STORE"
 #endif
@@ -444,9 +438,6 @@ constexpr int CIN = 8, COUT = 64, KS = 3, TAPS = KS * KS * KS;
 constexpr int TH = CF_TH;                // output rows per warpgroup tile = one wgmma, N = 64 * TH
 #ifndef CF_WINDOW_ROWS
 #define CF_WINDOW_ROWS 8                 // output rows per window chunk
-#endif
-#if defined(CF_WINDOW) && (defined(CF_F16_OPERANDS) || CF_TH != 1 || defined(CF_RAW) || defined(CF_OUT_SMEM))
-#error "CF_WINDOW: TF32-operand builds with TH = 1 only (an FP16 tap pair's lbo would go negative when the ring wraps)"
 #endif
 constexpr int XW = 64;                   // staged pixels per input row = MMA columns per output row
 constexpr int TW = XW - (KS - 1);        // output columns per tile (62)
@@ -465,40 +456,8 @@ constexpr int PARTS = 1;
 #endif
 #endif
 constexpr int WGS = CF_WGS;
-#ifdef CF_PRODUCER
-// CF_PRODUCER (candidate): one more warpgroup that only loads and stages, into the buffer of the consumer whose tile it
-// is; the WGS consumers only wait for their buffer, issue the wgmmas and run the epilogue and group store. The
-// producer's input arrives by TMA, one box per tile (8 channels x 3 depths x 3 rows x 64 pixels, as in global memory)
-// into one of two raw buffers, and it transposes from there: a thread takes one pixel of one k-half (4 channels) of all
-// 9 rows, 36 scalar shared loads and 9 conflict-free 16-byte stores with no address arithmetic between them.
-#if !defined(CF_LEAN) || !defined(CF_GROUP_STORE) || defined(CF_STAGE_PIX) || defined(CF_XDOUBLE) || defined(CF_LOAD_EARLY) || \
-    defined(CF_NO_PREFETCH) || defined(CF_STAGE_SKEW) || defined(CF_TMA_STAGE)
-#error "CF_PRODUCER: the TF32 build's lean loop and group stores (registry defines), not with CF_TMA_STAGE"
-#endif
-constexpr int THREADS = 128 * (WGS + 1);
-static_assert(2 + 3 * WGS <= 16, "named barriers 1..15: FULL, turns and EMPTY per consumer, the producer's own");
-#elif defined(CF_TMA_STAGE)
-// CF_TMA_STAGE (candidate): each warpgroup stages its own tile as registered, but from a TMA box in shared memory
-// instead of registers: one box per tile (8 channels x 3 depths x 3 rows x 64 pixels, as in global memory) in one of
-// two raw buffers shared in tile order (tile i of the block in buffer i % 2, so warpgroups wg and wg + 2 take turns on
-// buffer wg % 2), then the producer build's transposition (stage_from_raw). No loads in flight in registers during the
-// epilogue, no rotation, no load addresses: the consumer of tile i issues tile i + 2's box once it has read its own.
-#if !defined(CF_LEAN) || !defined(CF_GROUP_STORE) || !defined(CF_MMA_ORDER) || defined(CF_XDOUBLE) || CF_WGS != 4
-#error "CF_TMA_STAGE: the TF32 build's lean loop, turns and group stores, 4 warpgroups (registry defines)"
-#endif
 constexpr int THREADS = 128 * WGS;
-#else
-constexpr int THREADS = 128 * WGS;
-#endif
-#ifdef CF_STAGE_SKEW
-#if defined(CF_3XF16) || defined(CF_3XTF32) || defined(CF_TF32BF16) || defined(CF_RAW) || defined(CF_WINDOW) || \
-    defined(CF_STAGE_PIX) || defined(CF_STAGE_ROT) || defined(CF_OUT_SMEM) || CF_TH != 1
-#error "CF_STAGE_SKEW: the one-part builds' 4-pixel items (TF32, fp16) with TH = 1, in place of CF_STAGE_ROT"
-#endif
-constexpr int XP = XW + 1;               // staged row pitch in pixels: rows 16 bytes apart modulo 128 (item_of)
-#else
 constexpr int XP = XW;                   // staged row pitch in pixels
-#endif
 constexpr int XHALF = XD * XH * XP * 4;             // floats per k-half of a staged tile
 constexpr int XPART = 2 * XHALF + 16;               // + 64 B: the discarded columns read 2 pixels past the end
 constexpr int XBUF = PARTS * XPART;                 // floats per warpgroup
@@ -515,29 +474,15 @@ constexpr uint32_t A1_TAP = WTAP * 4, A1_HI = COUT * 16;
 #else
 constexpr int WFLOATS = PARTS * WPART;
 #endif
-#ifdef CF_RAW
-constexpr int XRAW = 2 * 4 * XD * XH * XW;          // the input tile as in global memory, cp.async target
-#else
 constexpr int XRAW = 0;
-#endif
-#ifdef CF_OUT_SMEM
-constexpr int OPITCH = XW + 8;                      // floats per staged output row: 8-word skew, no conflicts
-constexpr int XOUT = COUT * TH * OPITCH;            // a warpgroup's output tile, epilogue applied
-#else
 constexpr int XOUT = 0;
-#endif
 #ifdef CF_BULK_STORE
 #if defined(CF_3XTF32) || defined(CF_TF32BF16) || CF_TH != 1 || defined(CF_RAW) || defined(CF_OUT_SMEM) || defined(CF_WINDOW)
 #error "CF_BULK_STORE: the one-part builds' default loop with TH = 1 only (two parts leave no room for the buffer)"
 #endif
 constexpr int BPITCH = XW + 8;                      // floats per staged row: 16-byte rows 8 banks apart, so a
                                                     // half-warp's STS.64 over four rows meets no bank twice
-#if defined(CF_XDOUBLE) && defined(CF_XOUT_APART)
-constexpr int XBULK = XBUF + COUT * BPITCH;         // the second input buffer and an output buffer of its own
-#elif defined(CF_XDOUBLE)
-constexpr int XBULK = XBUF;                         // the second input buffer: each buffer holds its tile's output
-static_assert(COUT * BPITCH + 2 <= XBUF, "rows");   // once the tile's MMAs have read it (store_tile_bulk's rows)
-#elif defined(CF_GROUP_STORE)
+#if   defined(CF_GROUP_STORE)
 constexpr int XBULK = 0;                            // the output goes to the group buffers (GBUF_FLOATS)
 #else
 constexpr int XBULK = COUT * BPITCH;                // a warpgroup's output tile, epilogue applied
@@ -568,13 +513,7 @@ constexpr int GBUF_FLOATS = GBARS * GBOX + 32 + 4 * GBARS;   // + 128 B for alig
 #else
 constexpr int GBUF_FLOATS = 0;
 #endif
-#if defined(CF_PRODUCER) || defined(CF_TMA_STAGE)
-constexpr int XRAWT = CIN * XD * XH * XW;            // a tile's input as in global memory, [c][d][h][w]: the TMA box
-constexpr int PRAWS = 2;                             // raw buffers: the next tile's box lands while one is transposed
-constexpr int PROD_FLOATS = PRAWS * XRAWT + 32 + 2 * PRAWS;  // + 128 B for alignment, an mbarrier per raw buffer
-#else
 constexpr int PROD_FLOATS = 0;
-#endif
 #ifdef CF_XWIN
 // CF_XWIN (candidate, fp16 with the group stores): a block's 4 warpgroups hold 4 consecutive output rows in every round
 // (block-major dealing), whose inputs overlap: 6 rows per depth instead of 4 x 3 (8 when the 4 rows cross into the next
@@ -615,15 +554,6 @@ constexpr int PROD_FLOATS = 0;
 #if (defined(CF_DWIN_WAVES) || defined(CF_DWIN_BRANCH) || defined(CF_DWIN_CHAN)) && !defined(CF_DWIN)
 #error "CF_DWIN_WAVES, CF_DWIN_BRANCH and CF_DWIN_CHAN are variants of CF_DWIN"
 #endif
-#if defined(CF_DWIN_CHAN) && defined(CF_DWIN_BRANCH)
-#error "CF_DWIN_CHAN skips empty slots itself (CF_DWIN_BRANCH's rule for its own items)"
-#endif
-#if defined(CF_DWIN_STEP) && !defined(CF_DWIN_BRANCH)
-#error "CF_DWIN_STEP: with CF_DWIN_BRANCH (its first rounds' items)"
-#endif
-#if defined(CF_DWIN_N128) && (!defined(CF_DWIN) || defined(CF_DWIN_CHAN) || defined(CF_DWIN_STEP) || (defined(CF_GROUP) && CF_GROUP != 4))
-#error "CF_DWIN_N128 is a variant of CF_DWIN (its staging's: not with CF_DWIN_CHAN or CF_DWIN_STEP; one box of 4 rows)"
-#endif
 #ifdef CF_BOX_ROWMAP
 // CF_BOX_ROWMAP (registered 2026-12-03 for TF32, with boxes of two rows; the header's twenty-sixth session): a box row is 2 x 62 = 124 floats, 28 banks on, so the 8 channel
 // rows one st.shared.v2 writes (lanes gid 0-7, 8 floats each) start 4 banks apart and the rows of gid g and g + 1
@@ -647,23 +577,7 @@ constexpr int PROD_FLOATS = 0;
 #error "CF_GROUP_DEFER: the depth sweep's group store (one set of boxes; not CF_DWIN_N128 or CF_DWIN_SKIP)"
 #endif
 #endif
-#if defined(CF_DWIN_SKIP) && (!defined(CF_DWIN) || defined(CF_DWIN_N128) || !defined(CF_GROUP) || CF_GROUP != 2)
-#error "CF_DWIN_SKIP: the sweep with boxes of two rows (a plane's last group repeats its first pair's rows)"
-#endif
-#if defined(CF_DWIN_WEIGHT) && (!defined(CF_DWIN_SKIP) || !defined(CF_DWIN_WAVES))
-#error "CF_DWIN_WEIGHT: the leftover rounds dealt by the cost of CF_DWIN_SKIP's rounds, with CF_DWIN_WAVES"
-#endif
-#ifdef CF_DWIN_N128
-// CF_DWIN_N128 (candidate, 2026-12-03; bitwise equal and slower: 0.993 vs 0.883 ms, its floor without epilogue and
-// stores 0.592 vs 0.635; explore-2026-12-03c/call1-2): the sweep's kernel with 2 warpgroups of 2 output rows each, one m64n128k8 per tap
-// over both rows (contiguous in the slab: XP = 64 pixels is the row pitch): 27 wgmmas and their descriptors per two rows
-// where CF_DWIN issues 27 per row (the registered build's MMA issue: 124 of 820 warp instructions per warp tile), the
-// round's fixed costs (turns, handoffs, cursors) over 8 warps, not 16; 64 accumulators per thread, up to 255 registers
-// (256 threads a block). The other shapes' kernel keeps 4 warpgroups of one row.
-constexpr int DW_WGS = 2, DW_TH = 2;
-#else
 constexpr int DW_WGS = WGS, DW_TH = 1;
-#endif
 constexpr int DW_RROWS = DW_WGS * DW_TH;             // output rows of a round
 static_assert(DW_RROWS % GROUP == 0 && DW_RROWS == WGS && GROUP % DW_TH == 0, "a round's rows are whole groups' (the boxes)");
 constexpr int DW_THREADS = 128 * DW_WGS;
@@ -672,13 +586,7 @@ constexpr int DW_ROWS = DW_RROWS + KS - 1;           // input rows of a slab: a 
 constexpr int DW_HALF = DW_ROWS * XP * 4;            // floats per k-half of a slab
 constexpr int DW_SLAB = 2 * DW_HALF;                 // 12,288 B
 constexpr int DW_SLOTS = 8;
-#ifdef CF_ABL_DWIN_NOWAIT
-// CF_ABL_DWIN_NOWAIT (ablation, wrong results on purpose: timed only): no wait on the "staged" and "read" mbarriers,
-// what the block-wide handoff costs
-constexpr bool DW_NOWAIT = true;
-#else
 constexpr bool DW_NOWAIT = false;
-#endif
 constexpr int DW_SLAB_ITEMS = 2 * DW_ROWS * (XW / 4);   // (k-half, row, quad) items of a slab: 192
 constexpr int DW_ITEMS = DW_WGS == 4 ? 2 : 3;        // a thread's items per round: up to 3 slabs, 576 / DW_WGS per warpgroup
 static_assert(3 * DW_SLAB_ITEMS <= DW_WGS * 128 * DW_ITEMS && DW_SLAB_ITEMS % DW_WGS == 0, "a round's items over the threads");
@@ -715,13 +623,7 @@ struct Geom {
     bool ylean;  // CF_LEAN's stores: Wo even, y 8-byte aligned, one image's output under 2^31 elements
     bool ytma;   // CF_TMA_STORE: the kernel parameter ymap describes y (ylean, a plane a multiple of 4 floats)
     bool ygroup; // CF_GROUP_STORE: ytma, Wo = 62 (a tile is a whole row) and Do * Ho a multiple of GROUP (or CF_DWIN's)
-#if defined(CF_PRODUCER) || defined(CF_TMA_STAGE)
-    bool xtma;   // the kernel parameter xmap describes x (W % 4 == 0, x 16-byte aligned): TMA boxes of the input
-#endif
     int sx, sy, sd, sn;   // the tile stride (grid x warpgroups) in digits (tx, ty, od, n): CF_LEAN
-#ifdef CF_DEAL_CONTIG
-    int rpb;     // rounds (WGS consecutive tiles) per block: block b takes rounds [b rpb, (b + 1) rpb)
-#endif
 #ifdef CF_DWIN
     int dw_groups, dw_rounds;   // groups of 4 output rows per plane, rounds (n, group, od) in all
 #endif
@@ -743,38 +645,7 @@ __device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
 // 4 channels x 4 pixels per item into registers (load_input), then transposes them to 4 pixels x 4
 // channels, rounds (or splits) and writes four 16-byte core-matrix rows per item (store_input).
 constexpr int ITEMS_PER_THREAD = (X_ITEMS + 127) / 128;
-#if defined(CF_ABL_HALF_ITEMS) && !defined(CF_ABL_SKIP_ITEM)
-#define CF_ABL_SKIP_ITEM 1
-#endif
 struct Item { int q, hy, dz, half; };
-#ifdef CF_STAGE_SKEW
-// CF_STAGE_SKEW (candidate; measured 2026-12-01 22:40 UTC, explore-2026-12-01l/callA/: bitwise equal, sanitizer clean,
-// and slower: TF32 1.065 against 0.970, fp16 0.875 against 0.837, with 4 % and 11 % fewer instructions): the staging's
-// stores without bank conflicts and without the rotation's selects. Rows are XP = 65 pixels apart, so a store's 16-byte bank group is (row + 4 q + p) mod 8,
-// and slot it puts a quarter-warp's 8 lanes on 2 consecutive quads (lane bit 0) of 4 consecutive rows (lane bits
-// 1-2): 8 different groups. Lane pairs still read whole 32-byte sectors. 24 row slots for the 18 rows of a tile
-// (k-half, depth, row): rows 18-19 of slots 256-319 and all of slots 320-383 hold no item (CF_ITEM_OK), every slot
-// below 256 does, so only a thread's third slot can be empty; still 3 slots per thread.
-// wgmma_model.c3_skewed_items is this map, tested on the CPU (every item once, one wavefront per lane group).
-#ifdef CF_1XF16
-// fp16: an item's k-half is byte 8 of its pixel row, so the half takes lane bit 3 and a half-warp's 16 lanes meet 16
-// different 8-byte banks; 12 row slots for the 9 (depth, row) rows
-__device__ __forceinline__ int skew_row(int it) { return 4 * (it >> 7) + ((it >> 1) & 3); }
-__device__ __forceinline__ Item item_of(int it) {
-    const int q = (it & 1) + 2 * ((it >> 4) & 7), row = skew_row(it);
-    return { q, row % XH, row / XH, (it >> 3) & 1 };
-}
-#define CF_ITEM_OK(it) (4 * ((it) >> 7) + (((it) >> 1) & 3) < XD * XH)
-#else
-__device__ __forceinline__ int skew_row(int it) { return 4 * (it >> 6) + ((it >> 1) & 3); }   // (k-half, depth, row)
-__device__ __forceinline__ Item item_of(int it) {
-    const int q = (it & 1) + 2 * ((it >> 3) & 7), row = skew_row(it);
-    const int hy = row % XH, t = row / XH;
-    return { q, hy, t % XD, t / XD };
-}
-#define CF_ITEM_OK(it) (4 * ((it) >> 6) + (((it) >> 1) & 3) < 2 * XD * XH)
-#endif
-#else
 // Staging item it = (k-half, depth, row, 4-pixel quad), quad fastest.
 __device__ __forceinline__ Item item_of(int it) {
     const int q = it % (XW / 4), row = it / (XW / 4);
@@ -782,7 +653,6 @@ __device__ __forceinline__ Item item_of(int it) {
     return { q, hy, t % XD, t / XD };
 }
 #define CF_ITEM_OK(it) ((it) < X_ITEMS)   // a macro: the registered builds' code stays as it was
-#endif
 
 #ifdef CF_LEAN
 // CF_LEAN (the TF32 and fp16 builds' default with CF_BULK_STORE, registry defines): the hot loop without its integer
@@ -856,11 +726,6 @@ struct Staged { float4 v[ITEMS_PER_THREAD][4]; };   // [item][channel] = 4 pixel
 
 __device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ x, const Geom& g, TileCoord tc,
                                            int tid) {
-#ifdef CF_ABL_NOLOAD
-    for (int k = 0; k < ITEMS_PER_THREAD; ++k)
-        for (int c = 0; c < 4; ++c) s.v[k][c] = make_float4(0.f, 0.f, 0.f, 0.f);
-    return;
-#endif
     const long long cstride = (long long)g.D * g.H * g.W;
     const bool vec = g.xvec && (tc.ox0 % 4 == 0);
 #pragma unroll
@@ -892,10 +757,6 @@ __device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ 
 // the vector loads are not legal: W % 4 != 0, x misaligned, a tile starting at a column not a multiple of 4)
 __device__ __forceinline__ void load_input_lean(Staged& s, const float* __restrict__ x, const Geom& g, TileCoord tc,
                                                 int tid, const Lean& l) {
-#ifdef CF_ABL_NOLOAD
-    load_input(s, x, g, tc, tid);           // zeros
-    return;
-#endif
     if (!g.xlean || (tc.ox0 & 3)) {
         load_input(s, x, g, tc, tid);
         return;
@@ -992,9 +853,6 @@ __device__ __forceinline__ float4 rotate4(float4 v, int r) {    // component j <
 }
 #endif
 __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid) {
-#ifdef CF_ABL_NOSTAGE
-    return;
-#endif
 #ifdef CF_STAGE_ROT
     const int rot_of_lane = (tid >> 1) & 3;
 #endif
@@ -1023,20 +881,7 @@ __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid)
             float e[4];
 #pragma unroll
             for (int c = 0; c < 4; ++c) e[c] = (&v[c].x)[p];
-#ifdef CF_STAGE_SKEW
-            // the row index taken whole (TF32: a k-half is 9 rows of XP pixels, so (k-half, depth, row) is linear in
-            // the slot; fp16: the half is a byte offset), so a thread's items are a fixed number of rows apart (one
-            // base, immediate offsets)
-            (void)hy, (void)dz, (void)rot;
-#ifdef CF_1XF16
-            store_pixel(sx, half, skew_row(it) * XP + 4 * q + p, e);
-#else
-            (void)half;
-            store_pixel(sx, 0, skew_row(it) * XP + 4 * q + p, e);
-#endif
-#else
             store_pixel(sx, half, (dz * XH + hy) * XP + 4 * q + ((p + rot) & 3), e);
-#endif
         }
     }
 }
@@ -1069,19 +914,12 @@ __device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ 
         const float* p = p0 + (dz * g.H + hy) * g.W;
 #pragma unroll
         for (int c = 0; c < 4; ++c) {
-#ifdef CF_ABL_NOLOAD
-            s.v[k][c] = 0.0f;
-#else
             s.v[k][c] = ldg_or_zero(p + c * cstride, ok);
-#endif
         }
     }
 }
 
 __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid) {
-#ifdef CF_ABL_NOSTAGE
-    return;
-#endif
     const int half = tid / XW, px = tid % XW;
 #pragma unroll
     for (int k = 0; k < PIX_ROWS; ++k) store_pixel(sx, half, k * XW + px, s.v[k]);
@@ -1094,98 +932,15 @@ __device__ __forceinline__ void load_input_lean(Staged& s, const float* __restri
 #endif
 #endif  // CF_STAGE_PIX
 
-#ifdef CF_WINDOW
-// CF_WINDOW: a warpgroup takes chunks of CF_WINDOW_ROWS consecutive output rows of one (tx, n, od) plane, dealt out
-//   like the default loop's tiles, and keeps the three input rows oh..oh+2 of each of the three depths in a ring of
-//   row slots (input row ih in slot ih % 3): a tile stages ONE new input row (ih = oh + 2, its 3 depths) instead of
-//   nine, and each chunk starts the ring with two more rows. A thread stages one pixel of one k-half: 12 four-byte loads per
-//   tile (a warp's 32 pixels are 128 contiguous bytes), 12 registers held across the epilogue instead of 48, and
-//   no predication: the column is clamped to W - 1, and pixels past the input feed only outputs never stored.
-struct Row { float v[XD][4]; };                     // [depth][channel of this thread's k-half]
-__device__ __forceinline__ void load_row(Row& r, const float* __restrict__ x, const Geom& g, int n, int od, int ih,
-                                         int ox0, int tid) {
-    const int half = tid / XW, ix = min(ox0 + tid % XW, g.W - 1);
-    const long long hw = (long long)g.H * g.W, plane = g.D * hw;
-    const float* p = x + ((long long)n * CIN + 4 * half) * plane + od * hw + (long long)ih * g.W + ix;
-#pragma unroll
-    for (int dz = 0; dz < XD; ++dz)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) r.v[dz][c] = __ldg(p + c * plane + dz * hw);
-}
-__device__ __forceinline__ void store_row(float* sx, const Row& r, int slot, int tid) {
-#pragma unroll
-    for (int dz = 0; dz < XD; ++dz) store_pixel(sx, tid / XW, (dz * XH + slot) * XW + tid % XW, r.v[dz]);
-}
-#endif
 
-#ifdef CF_RAW
-// CF_RAW: the tile's input goes global -> shared with cp.async into a raw buffer laid out as in global
-// memory ([k-half][channel][depth][row][pixel]), no registers held while in flight; transpose_input then
-// turns it into the wgmma layout (LDS.128 per channel, STS.128 per pixel) right before the MMAs.
-// Out-of-range pixels and rows are zero-filled by cp.async (src-size 0).
-__device__ __forceinline__ void issue_raw(float* sraw, const float* __restrict__ x, const Geom& g, TileCoord tc,
-                                          int tid) {
-    const long long cstride = (long long)g.D * g.H * g.W;
-    const bool vec = g.xvec && (tc.ox0 % 4 == 0);
-#pragma unroll
-    for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
-        const int it = tid + 128 * k;
-        if (it >= X_ITEMS) break;
-        const auto [q, hy, dz, half] = item_of(it);
-        const int id = tc.od + dz, ih = tc.oh0 + hy, ix = tc.ox0 + 4 * q;
-        const bool row_ok = id < g.D && ih < g.H;
-        const float* src = x + (((long long)(tc.n * CIN + 4 * half) * g.D + (row_ok ? id : 0)) * g.H
-                                + (row_ok ? ih : 0)) * g.W + (ix < g.W ? ix : 0);
-        float* dst = sraw + (((half * 4) * XD + dz) * XH + hy) * XW + 4 * q;
-#pragma unroll
-        for (int c = 0; c < 4; ++c) {
-            if (vec) {
-                cp_async16(dst + c * (XD * XH * XW), src + c * cstride, row_ok && ix < g.W ? 16 : 0);
-            } else {
-#pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    cp_async4(dst + c * (XD * XH * XW) + e, src + c * cstride + (row_ok && ix + e < g.W ? e : 0),
-                              row_ok && ix + e < g.W ? 4 : 0);
-            }
-        }
-    }
-    cp_async_commit();
-}
-
-__device__ __forceinline__ void transpose_input(float* sx, const float* sraw, int tid) {
-#pragma unroll
-    for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
-        const int it = tid + 128 * k;
-        if (it >= X_ITEMS) break;
-        const auto [q, hy, dz, half] = item_of(it);
-        const float* src = sraw + (((half * 4) * XD + dz) * XH + hy) * XW + 4 * q;
-        float4 v[4];
-#pragma unroll
-        for (int c = 0; c < 4; ++c) v[c] = *reinterpret_cast<const float4*>(src + c * (XD * XH * XW));
-#pragma unroll
-        for (int p = 0; p < 4; ++p) {
-            float e[4];
-#pragma unroll
-            for (int c = 0; c < 4; ++c) e[c] = (&v[c].x)[p];
-            store_pixel(sx, half, (dz * XH + hy) * XW + 4 * q + p, e);
-        }
-    }
-}
-#endif
 
 // The 27 (81) wgmmas of one tile, issued as one group (not waited for). Descriptors: A for tap t at
 // sw + t*WTAP floats; B for tap (kd, kh, kw) at the staged row (kd, kh) plus kw pixels (desc_at, opaque:
 // kernels/wgmma.cuh).
 __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, const float* sx, int s0 = 0) {
     constexpr uint32_t A_LBO = COUT * 16, SBO = 128, B_LBO = XHALF * 4;
-#ifdef CF_WINDOW
-    // CF_WINDOW: input row oh + kh of the tile's three sits in ring slot (s0 + kh) % 3, s0 = oh % 3
-    const uint32_t soff[3] = { s0 * XW * 16u, (s0 == 2 ? 0 : s0 + 1) * XW * 16u, (s0 == 0 ? 2 : s0 - 1) * XW * 16u };
-    auto tap_boff = [&](int kd, int kh, int kw) -> uint32_t { return (kd * XH * XW + kw) * 16 + soff[kh]; };
-#else
     (void)s0;
     auto tap_boff = [](int kd, int kh, int kw) -> uint32_t { return ((kd * XH + kh) * XP + kw) * 16; };
-#endif
     const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO), b0 = wgmma_desc(smem_addr(sx), B_LBO, SBO);
 #ifdef CF_DESC_UNIFORM
     // CF_DESC_UNIFORM (TF32, fp16 and 3xfp16): B's base broadcast from lane 0, so the compiler knows it is warp-uniform and can keep
@@ -1300,9 +1055,7 @@ __device__ __forceinline__ void stcs2_if(float* p, float a, float b, bool ok) {
 
 // One output from its accumulator: (bias b, sum s of its channel; scale undoes the FP16 builds' weight scale)
 __device__ __forceinline__ float epilogue_acc(float a, float scale, float b, float s) {
-#ifdef CF_ABL_RAWEPI
-    return a + b;
-#elif defined(CF_EPI_FOLD)
+#if   defined(CF_EPI_FOLD)
     return epilogue_conv3d_folded(a, scale, b + s, fmaf(0.2f, b, s));
 #else
     return epilogue_conv3d(a * scale + b, s);
@@ -1394,9 +1147,6 @@ __device__ __forceinline__ void store_tile_bulk(const float (&acc)[NACC], const 
         const int c = 16 * warp + r;        // each row at its 16-byte phase in y
         *reinterpret_cast<float2*>(sout + c * BPITCH + row_split(yrow0 + c * plane, lim).phase + col) = v;
     });
-#ifdef CF_ABL_NOSTORE
-    return;                                 // the epilogue into shared memory, no copy out
-#endif
     if (lane < 16) {                        // the rows' 8-byte ends: one row per lane
         const int c = 16 * warp + lane;
         float* grow = yrow0 + c * plane;
@@ -1474,9 +1224,6 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[NACC], const f
         else if (px < TW - s) *reinterpret_cast<float2*>(ends + 2 * r) = v;   // px = -2 or 60
     });
 #endif
-#ifdef CF_ABL_NOSTORE
-    return;                                 // the epilogue into shared memory, no copy out
-#endif
     if (lane < 16) {                        // one row's left-out pair per lane (8-byte aligned: see g.ytma)
         const long long plane = (long long)g.Do * g.Ho * g.Wo;
         __stcs(reinterpret_cast<float2*>(y + ((long long)tc.n * COUT + 16 * warp + lane) * plane + x0 + (s ? 0 : TBOX)),
@@ -1507,15 +1254,8 @@ template <bool DEFER = false>
 __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float2* schan, float* gbuf, uint64_t* gbar,
                                                  const CUtensorMap* ymap, const Geom& g, TileCoord tc, int wg,
                                                  int warp, int lane, unsigned round, float scale = 1.0f
-#ifdef CF_DWIN_SKIP
-                                                 , bool skip = false     // rows written already: the handshake alone
-#endif
                                                  ) {
-#ifdef CF_DWIN_SKIP
-#define CF_UNLESS_SKIP if (!skip)
-#else
 #define CF_UNLESS_SKIP
-#endif
 #ifdef CF_GROUP_DOUBLE
     const bool first_round = round == 0;
     const int gid = lane >> 2, tq = lane & 3, slot = wg % GROUP, b = (round & 1) * (GBARS / 2) + (wg / GROUP) * 4 + warp;
@@ -1560,7 +1300,6 @@ __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float
     }
     mbar_wait(full, round & 1);             // the other slots' rows are in the box
     if (lane == 0) {
-#ifndef CF_ABL_NOSTORE
         CF_UNLESS_SKIP {
 #ifdef CF_BOX_ROWMAP
             tma_store_5d(ymap, box, (tc.od * g.Ho + tc.oh0 - (GROUP - 1)) * g.Wo, 0, 0, 2 * warp, tc.n);
@@ -1576,7 +1315,6 @@ __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float
 #else
         if (!DEFER) bulk_wait_read();       // the box is free again: at most the one copy in flight per box
 #endif
-#endif
 #ifdef CF_GROUP_LAZY
         if (!first_round) mbar_arrive(gbar + GBARS + (b ^ (GBARS / 2)));
 #else
@@ -1591,9 +1329,7 @@ __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float
 // partner may write it again
 __device__ __forceinline__ void group_release(uint64_t* gbar, int wg, int warp, int lane) {
     if (wg % GROUP == GROUP - 1 && lane == 0) {
-#ifndef CF_ABL_NOSTORE
         bulk_wait_read();
-#endif
         mbar_arrive(gbar + GBARS + (wg / GROUP) * 4 + warp);
     }
     __syncwarp();
@@ -1620,11 +1356,7 @@ __device__ __forceinline__ void store_tile_out(float (&acc)[NACC], const float2*
 #ifndef CF_YMAP_PARAM
 #define CF_YMAP_PARAM                    // the kernel's first parameter is the tensor map of y with CF_TMA_STORE only
 #endif
-#if defined(CF_PRODUCER) || defined(CF_TMA_STAGE)
-#define CF_XMAP_PARAM const __grid_constant__ CUtensorMap xmap,    // x as [n c][d][h][w], boxes of one tile's input
-#else
 #define CF_XMAP_PARAM
-#endif
 
 #ifdef CF_F16_OPERANDS
 // The FP32 path of a tile whose FP16 parts cannot carry the input: each of this thread's outputs as a plain
@@ -1788,32 +1520,6 @@ __device__ __forceinline__ DwOrder dw_order(const Geom& g) {
     const int units = g.dw_rounds / g.Do, full = units / (int)gridDim.x;
     const long long tail = (long long)(units - full * (int)gridDim.x) * g.Do;
     auto cut = [&](int b) { const int t = (int)(b * tail / gridDim.x); return t % g.Do == g.Do - 1 ? t + 1 : t; };
-#ifdef CF_DWIN_WEIGHT
-    // CF_DWIN_WEIGHT=W (candidate, with CF_DWIN_SKIP): a round whose first pair skips (the last group of a plane, where
-    // Ho is no multiple of 4) costs W/64 of a round. The full waves' costs differ by block (unit b + i grid is such a
-    // unit when (b + i grid) % groups = groups - 1: at 132 blocks and 16 groups, blocks 3, 7, .. hold 3 or 4 of them,
-    // the others none), so the leftover rounds go where the waves cost least: block b's share is the mean cost less
-    // its own, the cut the sum of the shares before it (closed form: per wave, the blocks before b whose unit skips).
-    // Shares below zero (few leftovers) make empty or repeated ranges; every leftover round is still dealt.
-    if (((-g.Ho) & (DW_RROWS - 1)) != 0) {
-        const int G = g.dw_groups, grid = (int)gridDim.x;
-        auto skips_before = [&](int b) {
-            long long n = 0;
-            for (int i = 0; i < full; ++i) n += (b + (int)((long long)i * grid % G)) / G;   // b' < b, b' + i grid = G - 1 mod G
-            return n;
-        };
-        const long long unit = 64LL * g.Do, save = (64LL - CF_DWIN_WEIGHT) * g.Do;
-        const long long total = unit * full * grid - save * skips_before(grid) + 64LL * tail;   // the rounds' cost
-        auto wcut = [&](int b) {
-            const long long before = unit * full * b - save * skips_before(b);          // blocks < b, full waves
-            long long t = ((long long)b * total - (long long)grid * before) / (64LL * grid);
-            t = t < 0 ? 0 : t > tail ? tail : t;
-            return (int)(t % g.Do == g.Do - 1 ? t + 1 : t);
-        };
-        const int t0 = wcut(blockIdx.x), t1 = wcut(blockIdx.x + 1);
-        return { 0, full, t0, full * g.Do + (t1 > t0 ? t1 - t0 : 0) };
-    }
-#endif
     const int t0 = cut(blockIdx.x);
     return { 0, full, t0, full * g.Do + cut(blockIdx.x + 1) - t0 };
 #else
@@ -1847,89 +1553,14 @@ __device__ __forceinline__ void dw_next(DwCur& c, const Geom& g, const DwOrder& 
 // A round's new slabs (depths od..od + 2 when first, else od + 2) from slot s0 on: warpgroup wg loads items
 // wg m .. wg m + m - 1 of them (m = 48 per slab), quads fastest (a warp reads two 256-byte row runs per channel).
 // Every item is inside the input: W = 64, rows oh0..oh0 + 5 <= H - 1, depths <= D - 1 (dw shapes, launch).
-#ifdef CF_DWIN_CHAN
-// CF_DWIN_CHAN (candidate): a thread's unit of staging is one channel's quad (4 pixels, one 16-byte load) where
-// CF_DWIN's is a (k-half, row, quad) item of 4 channels. With CF_DWIN_BRANCH a round's 48 items per warpgroup fell on
-// warps 0-1 only (threads 0-47: one whole item stream each, 4 loads, 16 roundings, 4 rotations), warps 2-3 had none,
-// and a warpgroup runs at its slowest warp's pace (the wgmmas, the turns): the ncu source page of that build
-// (explore-2026-12-03b/call1) has 820 warp instructions per warp tile on average, 0.888 ms, where the model fitted to
-// the average (689.5 -> 0.736, 942 -> 0.893) says 0.85. Here the 192 channel quads of a warpgroup's round spread over
-// all four warps (two each in warps 0-1, one in warps 2-3): the slowest warp's staging halves.
-// Lanes: quad low 3 bits fastest, then the channel (a warp load reads 4 rows of 128 contiguous bytes), the warp's
-// (slab, k-half, row, quad high bit) from its index. Stores: 4 scalar stores per quad, pixel (p + rot) % 4 at step p,
-// rot = (lane / 2) % 4: banks (16 (quad & 1) + 4 pixel + channel) differ in every lane, one wavefront per store.
-constexpr int DW_CQ = 5;                             // channel quads per thread: 4.5 per thread on a 3-slab round, else 1.5
-static_assert(3 * 4 * DW_SLAB_ITEMS <= WGS * 128 * DW_CQ && (4 * DW_SLAB_ITEMS / WGS) % 32 == 0,
-              "a round's channel quads over the threads, warp by warp");
-struct DwItems { float4 v[DW_CQ]; int at[DW_CQ]; };   // at: the quad's first float in the slots, or -1
-__device__ __forceinline__ void dw_load(DwItems& s, const float* __restrict__ x, const Geom& g, const DwRound& r,
-                                        bool first, int s0, int wg, int tid) {
-    const int m = (first ? 3 : 1) * (4 * DW_SLAB_ITEMS / WGS);   // channel quads per warpgroup: 192 or 576
-    const int d0 = first ? r.od : r.od + KS - 1;
-    const int ql = tid & 7, c = (tid >> 3) & 3;
-#pragma unroll
-    for (int k = 0; k < DW_CQ; ++k) {
-        const int li = tid + 128 * k;
-        if (li >= m) { s.at[k] = -1; continue; }      // warp-uniform: m is a multiple of 32
-        const int wi = (wg * m + li) >> 5;            // the warp's (slab j, k-half, row, quad high bit)
-        const int qh = wi & 1, rest = wi >> 1;
-        const int jh = rest / DW_ROWS, row = rest - jh * DW_ROWS, half = jh & 1, j = jh >> 1;
-        const int quad = 8 * qh + ql;
-        s.v[k] = __ldg(reinterpret_cast<const float4*>(
-            x + ((((long long)r.n * CIN + 4 * half + c) * g.D + d0 + j) * g.H + r.oh0 + row) * g.W + 4 * quad));
-        const int slot = (s0 + j) & (DW_SLOTS - 1);
-        s.at[k] = slot * DW_SLAB + half * DW_HALF + (row * XP + 4 * quad) * 4 + c;
-    }
-}
-__device__ __forceinline__ void dw_stage(float* slabs, const DwItems& s, int tid) {
-    const int rot_of_lane = (tid >> 1) & 3;
-#pragma unroll
-    for (int k = 0; k < DW_CQ; ++k) {
-        if (s.at[k] < 0) continue;
-        int rot = rot_of_lane;
-        asm volatile("" : "+r"(rot));
-        const float4 v = rotate4(s.v[k], rot);
-#pragma unroll
-        for (int p = 0; p < 4; ++p) slabs[s.at[k] + 4 * ((p + rot) & 3)] = CF_TF32_STAGE((&v.x)[p]);
-    }
-}
-#else
 struct DwItems {
     float4 v[DW_ITEMS][4]; int at[DW_ITEMS];   // at: the item's first float in the slots, or -1
-#ifdef CF_DWIN_STEP
-    unsigned step_x; int step_at;              // the thread's item in the unit's next depth step: its offset in
-                                               // the image (32 bits: dw shapes are xlean), its floats in a slot
-#endif
 };
 __device__ __forceinline__ void dw_load(DwItems& s, const float* __restrict__ x, const Geom& g, const DwRound& r,
                                         bool first, int s0, int wg, int tid) {
     const int m = (first ? 3 : 1) * (DW_SLAB_ITEMS / DW_WGS);
     const int d0 = first ? r.od : r.od + KS - 1;
     const uint64_t plane_bytes = 4ull * g.D * g.H * g.W;
-#ifdef CF_DWIN_STEP
-    // CF_DWIN_STEP (candidate, with CF_DWIN_BRANCH): in a depth step (a round that is not a unit's first) a thread's
-    // item is the same (k-half, row, quad) as in the step before, one depth on: its address steps by one depth plane
-    // and its place by one slot, where dw_load divided the item's index out and multiplied its address up each round
-    // (CF_DWIN_BRANCH's source page, explore-2026-12-03b/call1: IMAD 50.2, LEA 9.7, LOP3 15.2 per warp tile, against
-    // 14.4 IMAD with no staging at all). A unit's first round works out the step's item once (depth od + 3).
-    constexpr int STEP_ITEMS = DW_SLAB_ITEMS / WGS;   // 48: threads 0-47 of each warpgroup
-    if (!first) {
-        s.at[1] = -1;
-        if (tid >= STEP_ITEMS) { s.at[0] = -1; return; }
-        uint64_t a = reinterpret_cast<uint64_t>(x + (long long)r.n * (CIN * g.D * g.H * g.W) + s.step_x);
-#pragma unroll
-        for (int c = 0; c < 4; ++c, a += plane_bytes) s.v[0][c] = ldg4_if(a, true);
-        s.step_x += g.H * g.W;
-        s.at[0] = (s0 & (DW_SLOTS - 1)) * DW_SLAB + s.step_at;
-        return;
-    }
-    if (tid < STEP_ITEMS) {
-        const int gi = wg * STEP_ITEMS + tid, half = gi / (DW_SLAB_ITEMS / 2), rr = gi - half * (DW_SLAB_ITEMS / 2);
-        const int row = rr >> 4, quad = rr & 15;
-        s.step_x = (((unsigned)(4 * half) * g.D + r.od + KS) * g.H + r.oh0 + row) * g.W + 4 * quad;
-        s.step_at = half * DW_HALF + (row * XP + 4 * quad) * 4;
-    }
-#endif
 #pragma unroll
     for (int k = 0; k < DW_ITEMS; ++k) {
         const int li = tid + 128 * k, gi = wg * m + li;
@@ -1973,7 +1604,6 @@ __device__ __forceinline__ void dw_stage(float* slabs, const DwItems& s, int tid
         }
     }
 }
-#endif
 // A tile's 27 wgmmas (mma_issue's order): tap (kd, kh, kw) reads row DW_TH wg + kh of the slab in slot sk[kd], kw pixels
 // in (CF_DWIN_N128: 128 pixels from there, the warpgroup's two rows; the wgmma's N from the accumulators' count)
 __device__ __forceinline__ void dw_mma_issue(float (&acc)[DW_NACC], const float* sw, const float* slabs, int e, int wg) {
@@ -1981,15 +1611,7 @@ __device__ __forceinline__ void dw_mma_issue(float (&acc)[DW_NACC], const float*
     const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO);
     const uint64_t b0 = wgmma_desc(smem_addr(slabs + DW_TH * wg * XP * 4), B_LBO, SBO);
     const uint32_t alo = opaque((uint32_t)a0), blo = __shfl_sync(0xffffffffu, opaque((uint32_t)b0), 0);
-#ifdef CF_DESC_HI
-    // CF_DESC_HI (candidate; bitwise equal and slower, 0.918 vs 0.883 ms, explore-2026-12-03c/call1): high words ptxas
-    // cannot prove constant, nor equal to each other (both are 8: a shared
-    // address is below 2^30), so each stays in the odd register of its pair; with the constant 8 ptxas wrote both
-    // again before every wgmma (UMOV UR5, 0x8; UMOV UR7, 0x8: 54 instructions per tile, the record's SASS)
-    const uint32_t ahi = (uint32_t)(a0 >> 32) | (smem_addr(sw) >> 30), bhi = (uint32_t)(b0 >> 32) | (smem_addr(slabs) >> 30);
-#else
     const uint32_t ahi = (uint32_t)(a0 >> 32), bhi = (uint32_t)(b0 >> 32);
-#endif
     uint32_t bkd[KS];
 #pragma unroll
     for (int kd = 0; kd < KS; ++kd)
@@ -2002,136 +1624,9 @@ __device__ __forceinline__ void dw_mma_issue(float (&acc)[DW_NACC], const float*
     }
     wgmma_commit();
 }
-#ifdef CF_DWIN_N128
-// store_tile_group for CF_DWIN_N128, kept apart from it for now: folded into it as a template on the rows per warpgroup
-// (tried 2026-12-03), the registered TF32 and fp16 builds compiled to other SASS (same instructions, scheduled and
-// allocated otherwise), and the 09:10 UTC record describes their machine code; fold it in with the next record.
-// Warp w of warpgroup wg writes its 16 channels' two rows (accumulators j < 8: the
-// first row, j >= 8: the second) into slots 2 wg and 2 wg + 1 of box w; warpgroup 0's warp arrives on FULL (count 1),
-// warpgroup 1's waits for it, copies the box out, waits until the engine has read it and arrives on EMPTY, which
-// warpgroup 0's warp waits for before it next writes the box. tc.oh0: the warpgroup's first row.
-__device__ __forceinline__ void dw_store_group(float (&acc)[DW_NACC], const float2* schan, float* gbuf, uint64_t* gbar,
-                                               const CUtensorMap* ymap, const Geom& g, TileCoord tc, int wg, int warp,
-                                               int lane, unsigned round) {
-    const int gid = lane >> 2, tq = lane & 3;
-    float* box = gbuf + warp * GBOX;
-    uint64_t* full = gbar + warp;
-    uint64_t* empty = gbar + GBARS + warp;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const float2 bs_c = schan[16 * warp + gid + 8 * h];
-#pragma unroll
-        for (int j = 0; j < 8 * DW_TH; ++j) {
-            acc[4 * j + 2 * h] = epilogue_acc(acc[4 * j + 2 * h], 1.0f, bs_c.x, bs_c.y);
-            acc[4 * j + 2 * h + 1] = epilogue_acc(acc[4 * j + 2 * h + 1], 1.0f, bs_c.x, bs_c.y);
-        }
-    }
-    if (wg < DW_WGS - 1 && round > 0) mbar_wait(empty, (round - 1) & 1);   // the last round's copy has read the box
-    const uint32_t lane_box = smem_addr(box) + 4u * (gid * GPX + DW_TH * wg * TW + 2 * tq);
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-        for (int j = 0; j < 8 * DW_TH; ++j)     // not a row's columns 62-63 (j % 8 = 7, tq = 3): the next row's 0-1
-            if (j % 8 < 7 || tq < 3)
-                st_shared_f2(lane_box + 4u * (8 * h * GPX + (j / 8) * TW + 8 * (j % 8)),
-                             make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]));
-    fence_proxy_async();                    // the copy engine reads shared memory through the async proxy
-    __syncwarp();
-    if (wg < DW_WGS - 1) {
-        if (lane == 0) mbar_arrive(full);
-        return;
-    }
-    mbar_wait(full, round & 1);             // the other warpgroups' rows are in the box
-    if (lane == 0) {
-#ifndef CF_ABL_NOSTORE
-        tma_store_4d(ymap, box, (tc.od * g.Ho + tc.oh0 - DW_TH * wg) * g.Wo, 16 * warp, tc.n, 0);
-        bulk_commit();
-        bulk_wait_read();                   // the box is free again: at most the one copy in flight per box
-#endif
-        mbar_arrive(empty);
-    }
-    __syncwarp();
-}
-#endif
 #endif
 
-#ifdef CF_OUT_SMEM
-// CF_OUT_SMEM (candidate): the epilogue writes the tile to shared memory ([channel][row][OPITCH]) and the
-// warpgroup copies it out to global memory during the NEXT tile's MMAs, one warp per channel row: a store
-// instruction covers 248 contiguous bytes of one row instead of 32 bytes in each of 8 rows, and the
-// stores leave the serial MMA -> epilogue chain. (Ablation, H200 2026-12-01: no stores 1.03 ms, with
-// them 1.28.)
-__device__ __forceinline__ void epilogue_to_smem(const float (&acc)[NACC], const float2* schan, float* sout,
-                                                 int warp, int lane) {
-    const int gid = lane >> 2, tq = lane & 3;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int c = 16 * warp + gid + 8 * h;
-        const float b = schan[c].x, s = schan[c].y;
-#pragma unroll
-        for (int t = 0; t < TH; ++t) {
-            float* row = sout + (c * TH + t) * OPITCH + 2 * tq;
-#pragma unroll
-            for (int j = 0; j < 8; ++j)
-                *reinterpret_cast<float2*>(row + 8 * j) =
-                    make_float2(epilogue_conv3d(acc[32 * t + 4 * j + 2 * h] + b, s),
-                                epilogue_conv3d(acc[32 * t + 4 * j + 2 * h + 1] + b, s));
-        }
-    }
-}
 
-__device__ __forceinline__ void copy_out(const float* sout, float* __restrict__ y, const Geom& g, TileCoord tc,
-                                         int warp, int lane) {
-    const int lim = min(TW, g.Wo - tc.ox0);
-#pragma unroll 4
-    for (int r = warp; r < COUT * TH; r += 4) {
-        const int c = r / TH, t = r % TH;
-        if (tc.oh0 + t >= g.Ho) continue;       // warp-uniform
-        const float* src = sout + r * OPITCH;
-        float* yr = y + (((long long)(tc.n * COUT + c) * g.Do + tc.od) * g.Ho + tc.oh0 + t) * g.Wo + tc.ox0;
-        if ((reinterpret_cast<uintptr_t>(yr) & 7) == 0) {
-            const int col = 2 * lane;
-            const float2 v = *reinterpret_cast<const float2*>(src + col);
-            if (col + 1 < lim) __stcs(reinterpret_cast<float2*>(yr + col), v);
-            else if (col < lim) __stcs(yr + col, v.x);
-        } else {
-            if (lane < lim) __stcs(yr + lane, src[lane]);
-            if (lane + 32 < lim) __stcs(yr + lane + 32, src[lane + 32]);
-        }
-    }
-}
-#endif
-
-#if defined(CF_PRODUCER) || defined(CF_TMA_STAGE)
-// A tile's box from the raw buffer into a stage in the wgmma layout: thread tid takes pixel tid % 64 of k-half tid / 64
-// (4 channels) in all 9 rows: 36 scalar shared loads (consecutive words across a warp) from one 32-bit base, 9
-// conflict-free 16-byte stores (consecutive rows). raw comes from integer alignment: as a pointer it would take generic
-// loads with 64-bit addresses.
-__device__ __forceinline__ void stage_from_raw(float* sx, const float* raw, int tid) {
-    const int half = tid >> 6, px = tid & 63;
-    const uint32_t lane_raw = smem_addr(raw) + 4u * (4 * half * XD * XH * XW + px);
-    float e[XD * XH][4];
-#pragma unroll
-    for (int r = 0; r < XD * XH; ++r)
-#pragma unroll
-        for (int ch = 0; ch < 4; ++ch)
-            asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(e[r][ch]) : "r"(lane_raw + 4u * (ch * XD * XH + r) * XW));
-#pragma unroll
-    for (int r = 0; r < XD * XH; ++r) store_pixel(sx, half, r * XP + px, e[r]);
-}
-// TMA takes a tile whose box starts 16-byte aligned in x (every tile at the full size)
-__device__ __forceinline__ bool box_by_tma(const Geom& g, const TileCoord& tc) { return g.xtma && (tc.ox0 & 3) == 0; }
-// A tile TMA cannot take, copied into the raw buffer by the calling warpgroup's threads (zeros past the input)
-__device__ __forceinline__ void fill_raw(float* raw, const float* __restrict__ x, const Geom& g, TileCoord tc, int tid) {
-    for (int e = tid; e < XRAWT; e += 128) {
-        const int w = e % XW, r = e / XW, hy = r % XH, dz = (r / XH) % XD, ch = r / (XH * XD);
-        const int ix = tc.ox0 + w, ih = tc.oh0 + hy, id = tc.od + dz;
-        raw[e] = ix < g.W && ih < g.H && id < g.D
-            ? __ldg(x + (((long long)(tc.n * CIN + ch) * g.D + id) * g.H + ih) * g.W + ix) : 0.0f;
-    }
-    fence_proxy_async();                    // before a later box into the same buffer (async proxy) overwrites it
-}
-#endif
 
 #if defined(CF_XWIN) || defined(CF_DWIN)
 template <bool WIN>     // the windows' loop (WIN) and the registered one as two kernels: each gets its own registers
@@ -2155,9 +1650,6 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
     const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
     const int warp = tid >> 5, lane = threadIdx.x & 31;
     float* sx = smem + WFLOATS + wg * (XBUF + XRAW + XOUT + XBULK);
-#ifdef CF_RAW
-    float* sraw = sx + XBUF;
-#endif
 
 #ifdef CF_F16_OPERANDS
     // Weights, once per block: w * 2^e (f16_weight_exponent) as FP16 [tap 0..27][lo, hi][co][8 channels], 2 KB
@@ -2213,11 +1705,6 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
 #endif
         mbar_init(gbar + GBARS + threadIdx.x, 1);          // EMPTY: the copying lane
     }
-#if defined(CF_PRODUCER) || defined(CF_TMA_STAGE)
-    float* sraw = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(gbar + 2 * GBARS) + 127) & ~uintptr_t(127));
-    uint64_t* rawbar = reinterpret_cast<uint64_t*>(sraw + PRAWS * XRAWT);
-    if (threadIdx.x < PRAWS) mbar_init(rawbar + threadIdx.x, 1);      // the TMA thread's arrival and the box's bytes
-#endif
 #ifdef CF_XWIN
     if constexpr (WIN) {                                   // window r staged / read by every warp's wgmmas: 16 warps
         if (threadIdx.x == 0) {                            // (one thread, an init each: synccheck lost count with
@@ -2242,289 +1729,10 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
     fence_proxy_async();
     __syncthreads();
 
-#ifdef CF_PRODUCER
-    {
-        // Named barriers per consumer c: FULL 1 + c (the producer arrives once c's buffer holds c's next tile; c waits),
-        // EMPTY 1 + 2 WGS + c (c arrives once its wgmmas have read the buffer, if it has a next tile; the producer waits
-        // before staging it). One buffer per consumer, so each barrier joins the same two warpgroups in every phase
-        // (with a ring shared by the consumers, a consumer running ahead could complete another's phase). 1 + WGS + c
-        // are the turns' (CF_MMA_ORDER).
-        const int stride = gridDim.x * WGS;
-        if (wg == WGS) {                        // the producer: tiles in the order the consumers take them
-            // a block's tiles are blockIdx.x WGS + c + k stride, stride a multiple of WGS: tile t is consumer t % WGS's
-            auto next = [&](int t) { return t % WGS + 1 < WGS ? t + 1 : t + stride - (WGS - 1); };
-            int fetched = 0;
-            auto fetch = [&](int t, int k) {    // thread 0: tile t's box into raw buffer k
-#ifdef CF_ABL_STAGE_ONCE
-                if (fetched++ >= WGS) return;
-#endif
-#ifndef CF_ABL_NOLOAD
-                if (t >= g.tiles) return;
-                const TileCoord tc = tile_coord(g, t);
-                if (!box_by_tma(g, tc)) return;
-                mbar_arrive_expect_tx(rawbar + k, XRAWT * 4);
-                tma_load_4d(sraw + k * XRAWT, &xmap, tc.ox0, tc.oh0, tc.od, tc.n * CIN, rawbar + k);
-#endif
-            };
-            auto producer_sync = [] { asm volatile("bar.sync %0, 128;\n" :: "n"(1 + 3 * WGS) : "memory"); };
-            int t = blockIdx.x * WGS;
-            if (tid == 0) {
-                fetch(t, 0);
-                fetch(next(t), 1);
-            }
-            unsigned phase = 0;                 // bit k: the parity raw buffer k's next box completes
-            int k = 0, staged = 0;
-#pragma unroll 1
-            while (t < g.tiles) {
-                const TileCoord tc = tile_coord(g, t);
-                const float* raw = sraw + k * XRAWT;
-#if defined(CF_ABL_STAGE_ONCE)
-                if (staged >= WGS) {
-                } else
-#elif defined(CF_ABL_NOLOAD)
-                if (true) {
-                } else
-#endif
-                if (box_by_tma(g, tc)) {
-                    mbar_wait(rawbar + k, (phase >> k) & 1);
-                    phase ^= 1u << k;
-                } else {
-                    fill_raw(sraw + k * XRAWT, x, g, tc, tid);
-                    producer_sync();
-                }
-                const int c = t % WGS;
-#ifdef CF_ABL_NOSYNC
-                if (staged >= WGS) return;      // ablation: round 0 staged and handed over, then no producer
-#endif
-                if (staged++ >= WGS) asm volatile("bar.sync %0, %1;\n" :: "r"(1 + 2 * WGS + c), "n"(256) : "memory");
-#ifdef CF_ABL_STAGE_ONCE
-                if (staged <= WGS)              // ablation: round 0 staged, later tiles multiply its real data
-#elif defined(CF_ABL_NOSTAGE)
-                if (false)
-#endif
-                {
-                stage_from_raw(smem + WFLOATS + c * (XBUF + XRAW + XOUT + XBULK), raw, tid);
-                fence_proxy_async();
-                }
-                asm volatile("bar.arrive %0, %1;\n" :: "r"(1 + c), "n"(256) : "memory");
-                producer_sync();                // every producer thread has read raw buffer k
-                if (tid == 0) fetch(next(next(t)), k);
-                t = next(t);
-                k ^= 1;
-            }
-            return;
-        }
-        Walk walk = walk_of(g, blockIdx.x * WGS + wg);
-#pragma unroll 1
-        for (int tile = blockIdx.x * WGS + wg; tile < g.tiles; tile += stride) {
-            const TileCoord tc = coord_of(walk);
-            walk_next(walk, g);
-#ifdef CF_ABL_NOSYNC
-            if (tile == blockIdx.x * WGS + wg)  // ablation: round 0's handover only
-#endif
-            asm volatile("bar.sync %0, %1;\n" :: "r"(1 + wg), "n"(256) : "memory");
-            float acc[NACC];
-#ifdef CF_MMA_ORDER
-            mma_ordered(acc, sw, sx, wg, !(wg == 0 && tile == blockIdx.x * WGS),
-                        wg + 1 < WGS ? tile + 1 < g.tiles : tile + stride - (WGS - 1) < g.tiles, (wg + 1) % WGS);
-#else
-            mma_tile(acc, sw, sx);
-#endif
-#ifndef CF_ABL_NOSYNC
-            if (tile + stride < g.tiles) asm volatile("bar.arrive %0, %1;\n" :: "r"(1 + 2 * WGS + wg), "n"(256) : "memory");
-#endif
-            store_tile_out(acc, schan, gbuf, gbar, &ymap, y, g, tc, tile, wg, warp, lane, grounds);
-        }
-        if (lane == 0) bulk_wait_all();         // every bulk copy done before the block's shared memory goes
-        return;
-    }
-#endif
-#ifdef CF_TMA_STAGE
-    {
-        // Warpgroups wg and wg ^ 2 take turns on raw buffer wg % 2. Named barrier HANDOFF 1 + 2 WGS + wg: warpgroup wg
-        // arrives once it has read the buffer and issued the box of the block's tile after its own on that buffer (wg ^ 2's
-        // next tile); wg ^ 2 waits there before it waits on the buffer's mbarrier, so that the phase it waits for is that
-        // box's. One barrier per direction: with one per buffer (the version of 2026-12-02's call 4, which hung on the
-        // shape (3, 8, 10, 64, 64)), a warpgroup could reach its next wait before the other had passed its own, and
-        // complete a phase with its own arrival (tests/test_handoffs.py models both).
-        const int stride = gridDim.x * WGS, k = wg & 1;
-        float* raw = sraw + k * XRAWT;
-        auto fill = [&](int t) {                // thread 0: tile t's box into raw buffer k, or an arrival alone
-            const TileCoord tc = tile_coord(g, t);
-            if (box_by_tma(g, tc)) {
-                mbar_arrive_expect_tx(rawbar + k, XRAWT * 4);
-                tma_load_4d(raw, &xmap, tc.ox0, tc.oh0, tc.od, tc.n * CIN, rawbar + k);
-            } else {
-                mbar_arrive(rawbar + k);        // the tile's own warpgroup copies it (fill_raw)
-            }
-        };
-        int tile = blockIdx.x * WGS + wg;
-        if (wg < 2 && tid == 0 && tile < g.tiles) fill(tile);
-        Walk walk = walk_of(g, tile);
-#pragma unroll 1
-        for (unsigned use = wg >> 1; tile < g.tiles; tile += stride, use += 2) {   // tile i is use i / 2 of buffer k
-            const TileCoord tc = coord_of(walk);
-            walk_next(walk, g);
-            if (use > 0) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + 2 * WGS + (wg ^ 2)) : "memory");
-            mbar_wait(rawbar + k, use & 1);
-            if (!box_by_tma(g, tc)) fill_raw(raw, x, g, tc, tid);
-            warpgroup_barrier(1 + wg);          // the raw buffer filled; every warp's wgmmas of the last tile done
-            stage_from_raw(sx, raw, tid);
-            fence_proxy_async();
-            warpgroup_barrier(1 + wg);          // the stage written, the raw buffer read
-            const int t2 = wg + 2 < WGS ? tile + 2 : tile + stride - 2;   // the block's tile i + 2
-            if (t2 < g.tiles) {
-                if (tid == 0) fill(t2);
-                asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + 2 * WGS + wg) : "memory");
-            }
-            float acc[NACC];
-            mma_ordered(acc, sw, sx, wg, !(wg == 0 && tile == blockIdx.x * WGS),
-                        wg + 1 < WGS ? tile + 1 < g.tiles : tile + stride - (WGS - 1) < g.tiles, (wg + 1) % WGS);
-            store_tile_out(acc, schan, gbuf, gbar, &ymap, y, g, tc, tile, wg, warp, lane, grounds);
-        }
-        if (lane == 0) bulk_wait_all();         // every bulk copy done before the block's shared memory goes
-        return;
-    }
-#endif
-#ifdef CF_WINDOW
-    {
-        // chunks of CF_WINDOW_ROWS output rows of one (tx, n, od) plane, dealt out like the tiles of the default
-        // loop (chunk += warpgroups): the warpgroups work on neighbouring chunks at any time. Every warpgroup takes
-        // CF_WINDOW_ROWS steps per chunk, idle ones past a short chunk's end, so that with CF_MMA_ORDER the turns
-        // stay in step: the warpgroups with a chunk are a prefix of the block's in every round.
-        const int nwg = gridDim.x * WGS, cpp = cf_ceil_div(g.Ho, CF_WINDOW_ROWS);
-        const int chunks = g.tiles / g.Ho * cpp;
-        struct Chunk { int n, od, tx, oh0, oh1; };
-        auto chunk_of = [&](int q) -> Chunk {
-            const int plane = q / cpp, oh0 = q % cpp * CF_WINDOW_ROWS;
-            return { plane / g.Do % g.N, plane % g.Do, plane / g.Do / g.N, oh0, min(oh0 + CF_WINDOW_ROWS, g.Ho) };
-        };
-        int q = blockIdx.x * WGS + wg, i = 0;
-        Chunk c = chunk_of(q < chunks ? q : 0);
-        Row pre;                                // input row oh + 2 of the next tile, in flight during the epilogue
-        if (q < chunks) load_row(pre, x, g, c.n, c.od, c.oh0 + 2, c.tx * TW, tid);
-        bool first = true;
-#pragma unroll 1
-        while (q < chunks) {
-            const int oh = c.oh0 + i;
-#ifdef CF_MMA_ORDER
-            // the next turn: warpgroup wg + 1 in this step if it has a chunk, else warpgroup 0 in the next step (in this
-            // round, or the next round's first if warpgroup 0 has a chunk there). Warpgroup 0 alone in its round waits
-            // for its first turn only and passes none (a warpgroup never passes the turn to itself).
-            const bool to_next = wg + 1 < WGS && q + 1 < chunks, alone = wg == 0 && q + 1 >= chunks;
-            const int to = to_next ? wg + 1 : 0;
-            const bool pass = !alone && (to_next || i + 1 < CF_WINDOW_ROWS || q - wg + nwg < chunks);
-            const bool wait = !(wg == 0 && first) && !(alone && i > 0);
-#endif
-            if (oh < c.oh1) {
-                const TileCoord tc = { c.n, c.od, oh, c.tx * TW };
-                const int s0 = oh % 3;
-                warpgroup_barrier(1 + wg);      // every warp's wgmmas of the last tile have read the ring
-                if (i == 0) {                   // a chunk's first row: input rows oh, oh + 1 as well
-                    Row r;
-                    load_row(r, x, g, c.n, c.od, oh, tc.ox0, tid);
-                    store_row(sx, r, s0, tid);
-                    load_row(r, x, g, c.n, c.od, oh + 1, tc.ox0, tid);
-                    store_row(sx, r, s0 == 2 ? 0 : s0 + 1, tid);
-                }
-                store_row(sx, pre, s0 == 0 ? 2 : s0 - 1, tid);
-                fence_proxy_async();
-                warpgroup_barrier(1 + wg);
-                float acc[NACC];
-#ifdef CF_MMA_ORDER
-                mma_ordered(acc, sw, sx, wg, wait, pass, to, s0);
-#else
-                mma_tile(acc, sw, sx, s0);
-#endif
-                if (oh + 1 < c.oh1) {
-                    load_row(pre, x, g, c.n, c.od, oh + 3, tc.ox0, tid);
-                } else if (q + nwg < chunks) {
-                    const Chunk c2 = chunk_of(q + nwg);
-                    load_row(pre, x, g, c2.n, c2.od, c2.oh0 + 2, c2.tx * TW, tid);
-                }
-                store_tile(acc, schan, y, g, tc, warp, lane);
-            } else {
-#ifdef CF_MMA_ORDER
-                mma_turn_idle(wg, wait, pass, to);
-#endif
-            }
-            first = false;
-            if (++i == CF_WINDOW_ROWS) {
-                i = 0;
-                q += nwg;
-                if (q < chunks) c = chunk_of(q);
-            }
-        }
-        return;
-    }
-#endif
-#ifdef CF_DEAL_CONTIG
-    // CF_DEAL_CONTIG (candidate): block b takes the contiguous rounds [b rpb, (b + 1) rpb), so a warpgroup's next tile
-    // is WGS tiles on (the next output rows of its plane), where the registered dealing jumps grid x WGS tiles. The
-    // tiles and their arithmetic are the registered build's; only their order differs (bitwise the same outputs).
-#if defined(CF_XDOUBLE) || defined(CF_RAW) || defined(CF_OUT_SMEM) || defined(CF_WINDOW) || defined(CF_LOAD_EARLY) || \
-    defined(CF_NO_PREFETCH) || !defined(CF_LEAN) || !defined(CF_MMA_ORDER)
-#error "CF_DEAL_CONTIG: the registered loop (CF_LEAN, CF_MMA_ORDER) only"
-#endif
-    const int stride = WGS;
-    const int tile0 = blockIdx.x * g.rpb * WGS, tend = min(g.tiles, tile0 + g.rpb * WGS);
-#define CF_TILE0 tile0
-#define CF_TEND tend
-#else
     const int stride = gridDim.x * WGS;
 #define CF_TILE0 (blockIdx.x * WGS)
 #define CF_TEND g.tiles
-#endif
     int tile = CF_TILE0 + wg;
-#ifdef CF_RAW
-    if (tile >= g.tiles) return;
-    // one accumulator set; the raw loads of the next tile fly during this tile's MMAs and epilogue
-    issue_raw(sraw, x, g, tile_coord(g, tile), tid);
-#pragma unroll 1
-    for (; tile < g.tiles; tile += stride) {
-        const TileCoord tc = tile_coord(g, tile);
-        cp_async_wait<0>();
-        warpgroup_barrier(1 + wg);              // raw input landed for every thread; last tile's MMAs done
-        transpose_input(sx, sraw, tid);
-        fence_proxy_async();
-        warpgroup_barrier(1 + wg);              // ... and every thread is done reading the raw buffer
-        float acc[NACC];
-        mma_issue(acc, sw, sx);
-        if (tile + stride < g.tiles) issue_raw(sraw, x, g, tile_coord(g, tile + stride), tid);
-        wgmma_wait<0>();
-        fence_operand(acc);
-        store_tile(acc, schan, y, g, tc, warp, lane);
-    }
-    return;
-#endif
-#ifdef CF_OUT_SMEM
-    {
-        // tile t's MMAs in flight while the warpgroup copies tile t-1's output out and loads tile t+1's input
-        float* sout = sx + XBUF + XRAW;
-        Staged st;
-        if (tile < g.tiles) load_input(st, x, g, tile_coord(g, tile), tid);
-        int prev = -1;
-#pragma unroll 1
-        for (; tile < g.tiles; tile += stride) {
-            warpgroup_barrier(1 + wg);          // last tile's wgmmas have read sx, its epilogue filled sout
-            store_input(sx, st, tid);
-            fence_proxy_async();
-            warpgroup_barrier(1 + wg);
-            float acc[NACC];
-            mma_issue(acc, sw, sx);
-            if (prev >= 0) copy_out(sout, y, g, tile_coord(g, prev), warp, lane);
-            if (tile + stride < g.tiles) load_input(st, x, g, tile_coord(g, tile + stride), tid);
-            wgmma_wait<0>();
-            fence_operand(acc);
-            warpgroup_barrier(1 + wg);          // every warp is done copying sout out
-            epilogue_to_smem(acc, schan, sout, warp, lane);
-            prev = tile;
-        }
-        warpgroup_barrier(1 + wg);
-        if (prev >= 0) copy_out(sout, y, g, tile_coord(g, prev), warp, lane);
-        return;
-    }
-#endif
 #ifdef CF_DWIN
     if constexpr (WIN) {
         // The block's rounds r (dw_order, dw_q); a thread loads round r + 3's items at the end of round r, while
@@ -2558,14 +1766,7 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
             const int b = r % 3;
             e += cc.first ? KS : 1;
             const TileCoord tc = { cc.n, cc.od, cc.oh0 + DW_TH * wg, 0 };
-#ifdef CF_DWIN_SKIP
-            // CF_DWIN_SKIP (candidate): a plane's last group starts at Ho - 4, not at a multiple of 4, and its first
-            // (-oh0) & 3 rows (the first pair's: Ho is even) are the group before's last; that pair passes its MMA turn
-            // and hands its box on empty instead of computing and writing them again (3.2 % of the rows at Ho = 62)
-            const bool skip = wg < ((-cc.oh0) & (DW_RROWS - 1));
-#else
             constexpr bool skip = false;
-#endif
             if (!DW_NOWAIT) mbar_wait(wfull + b, (r / 3) & 1);
             float acc[DW_NACC];
             if (!(wg == 0 && r == 0)) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory");
@@ -2596,16 +1797,10 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
 #ifdef CF_DWIN_EARLY
             CF_DWIN_AHEAD()             // CF_DWIN_EARLY (registered): round r + 2's slabs staged before this round's epilogue
 #endif
-#ifdef CF_DWIN_N128
-            dw_store_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r));
-#else
-#ifdef CF_DWIN_SKIP
-            store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r), 1.0f, skip);
-#elif defined(CF_GROUP_DEFER)
+#if   defined(CF_GROUP_DEFER)
             store_tile_group<true>(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r));
 #else
             store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r));
-#endif
 #endif
 #ifndef CF_DWIN_EARLY
             CF_DWIN_AHEAD()
@@ -2652,14 +1847,10 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
             float acc[NACC];
             const bool has = tile < g.tiles;
             if (has) {
-#ifndef CF_XWIN_NOTURN          // CF_XWIN_NOTURN (candidate): each warpgroup issues its wgmmas when its window is in
                 if (!(wg == 0 && r == 0)) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory");
-#endif
                 win_mma_issue(acc, sw, wins + b * WBUF + (wg + (wg >= k0 ? 2 : 0)) * XP * 4, zrow);
-#ifndef CF_XWIN_NOTURN
                 if (wg + 1 < WGS ? tile + 1 < g.tiles : tile_r + stride < g.tiles)
                     asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + WGS + (wg + 1) % WGS) : "memory");
-#endif
                 wgmma_wait<0>();
                 fence_operand(acc);
             }
@@ -2705,21 +1896,7 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
     float* sbulk = sx + XBUF + XRAW + XOUT;
 #endif
     Staged st;
-#ifdef CF_XDOUBLE
-    // the first tile staged, the second's loads in flight
-    const Lean lean = lean_of(g, tid);
-    Walk walk = walk_of(g, tile);
-    if (tile < g.tiles) {
-        load_input_lean(st, x, g, coord_of(walk), tid, lean);
-        store_input(sx, st, tid);
-    }
-    if (tile + stride < g.tiles) {
-        Walk second = walk;
-        walk_next(second, g);
-        load_input_lean(st, x, g, coord_of(second), tid, lean);
-    }
-    int par = 0;                                // which of the two buffers holds this tile's input
-#elif defined(CF_LEAN)
+#if   defined(CF_LEAN)
     const Lean lean = lean_of(g, tid);
     Walk walk = walk_of(g, tile);
     if (tile < CF_TEND) load_input_lean(st, x, g, coord_of(walk), tid, lean);
@@ -2734,69 +1911,21 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
 #else
         const TileCoord tc = tile_coord(g, tile);
 #endif
-#ifdef CF_XDOUBLE
-        float acc[NACC];
-        const int next = tile + stride;
-#ifdef CF_XOUT_APART
-        float* const sbulk = sx + 2 * XBUF;     // CF_XOUT_APART: the output in a buffer of its own
-        float* const cur = sx + (par ? XBUF : 0);
-#else
-        float* const sbulk = sx + (par ? XBUF : 0);     // this tile's input, then its output
-        float* const cur = sbulk;
-#endif
-        float* const other = sx + (par ? 0 : XBUF);
-        par ^= 1;
-        fence_proxy_async();
-        warpgroup_barrier(1 + wg);              // this tile's input staged by every thread; the last tile's MMAs done
-        mma_turn_issue(acc, sw, cur, wg, !(wg == 0 && tile == blockIdx.x * WGS),
-                       wg + 1 < WGS ? tile + 1 < g.tiles : tile + stride - (WGS - 1) < g.tiles, (wg + 1) % WGS);
-        if (next < g.tiles) {                   // under this tile's MMAs: the next tile staged, the one after loaded
-#ifndef CF_XOUT_APART
-            if (lane == 0) bulk_wait_read();    // the last tile's copies out of `other` have read it
-            warpgroup_barrier(1 + wg);
-#endif
-            store_input(other, st, tid);
-            if (next + stride < g.tiles) {      // `walk` is at the next tile already
-                Walk after = walk;
-                walk_next(after, g);
-                load_input_lean(st, x, g, coord_of(after), tid, lean);
-            }
-        }
-        wgmma_wait<0>();
-        fence_operand(acc);
-#ifndef CF_XOUT_APART
-        warpgroup_barrier(1 + wg);              // every warp's wgmmas have read the buffer: the output goes there
-#endif
-#else
         warpgroup_barrier(1 + wg);              // every warp's wgmmas of the last tile have read the buffer
-#ifdef CF_ABL_STAGE_ONCE
-        if (tile == CF_TILE0 + wg)              // ablation: the first tile staged, later tiles multiply its real data
-#endif
         store_input(sx, st, tid);
         fence_proxy_async();
         warpgroup_barrier(1 + wg);
         float acc[NACC];
         const int next = tile + stride;
-#endif
-#if defined(CF_XDOUBLE)
-#elif defined(CF_LEAN) && defined(CF_LOAD_EARLY) && !defined(CF_NO_PREFETCH)
-        // the next tile's loads issued under this tile's MMAs: their latency leaves the chain after the wait
-        mma_issue(acc, sw, sx);
-        if (next < g.tiles) load_input_lean(st, x, g, coord_of(walk), tid, lean);
-        wgmma_wait<0>();
-        fence_operand(acc);
-#elif defined(CF_MMA_ORDER)
+#if   defined(CF_MMA_ORDER)
         // warpgroup 0's first turn is its own; the next turn: wg + 1, or warpgroup 0 a round on
         mma_ordered(acc, sw, sx, wg, !(wg == 0 && tile == CF_TILE0),
                     wg + 1 < WGS ? tile + 1 < CF_TEND : tile + stride - (WGS - 1) < CF_TEND, (wg + 1) % WGS);
 #else
         mma_tile(acc, sw, sx);
 #endif
-#if defined(CF_XDOUBLE)
-#elif defined(CF_LEAN) && !defined(CF_LOAD_EARLY) && !defined(CF_NO_PREFETCH)
-#ifndef CF_ABL_STAGE_ONCE
+#if   defined(CF_LEAN) && !defined(CF_LOAD_EARLY) && !defined(CF_NO_PREFETCH)
         if (next < CF_TEND) load_input_lean(st, x, g, coord_of(walk), tid, lean);   // in flight during the epilogue
-#endif
 #elif !defined(CF_LEAN) && !defined(CF_NO_PREFETCH)
         if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);   // in flight during the epilogue
 #endif
@@ -2809,9 +1938,6 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
         }
         if (__ballot_sync(~0u, bad)) {           // an Inf or NaN input or weight, or |x| >= 65520
             fp32_tile(x, w, bias, addend, y, g, tc, warp, lane);
-#ifdef CF_NO_PREFETCH
-            if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);
-#endif
             continue;
         }
 #ifdef CF_BULK_STORE
@@ -2835,9 +1961,6 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
 #elif defined(CF_1XF16)
         if (__ballot_sync(~0u, acc_nonfinite(acc))) {   // an Inf or NaN input or weight, or |x| >= 65520
             fp32_tile(x, w, bias, addend, y, g, tc, warp, lane);
-#ifdef CF_NO_PREFETCH
-            if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);
-#endif
             continue;
         }
 #ifdef CF_BULK_STORE
@@ -2853,9 +1976,6 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
 #else
         store_tile(acc, schan, y, g, tc, warp, lane);
 #endif
-#endif
-#ifdef CF_NO_PREFETCH
-        if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);
 #endif
     }
 #ifdef CF_BULK_STORE
@@ -2915,13 +2035,7 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
                                              sms, NAME, grid))
         return err;
     {   // the tile stride, grid x warpgroups, as digits (tx, ty, od, n): the lean loop's walk (walk_next)
-#ifdef CF_DEAL_CONTIG
-        const int rounds = (tiles + WGS - 1) / WGS;
-        g.rpb = (rounds + grid - 1) / grid;
-        long long t = WGS;                  // the next tile of a warpgroup: the block's next round
-#else
         long long t = (long long)grid * WGS;
-#endif
         g.sx = (int)(t % g.tiles_x); t /= g.tiles_x;
         g.sy = (int)(t % g.tiles_y); t /= g.tiles_y;
         g.sd = (int)(t % a.Do); g.sn = (int)(t / a.Do);
@@ -2954,19 +2068,12 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
              cf_encode_tma_4d(&ymap, a.y, {(uint64_t)plane, (uint64_t)COUT, (uint64_t)a.N, 1}, {box0, 16, 1, 1});
 #endif
     g.ygroup = g.ytma && group_shape;
-#if defined(CF_PRODUCER) || defined(CF_TMA_STAGE)
-    CUtensorMap xmap{};
-    g.xtma = cf_encode_tma_4d(&xmap, a.x, {(uint64_t)a.W, (uint64_t)a.H, (uint64_t)a.D, (uint64_t)a.N * CIN},
-                              {XW, XH, XD, CIN});
-    CF_KERNEL<<<grid, THREADS, SMEM_BYTES, stream>>>(xmap, ymap, a.x, a.w, a.bias, a.param, a.y, g);
-#else
 #ifdef CF_DWIN
     if (dw_shape && g.ygroup)
         conv3d_wgmma_kernel<true><<<dw_grid, DW_THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
     else
 #endif
     CF_KERNEL<<<grid, THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
-#endif
 #else
     CF_KERNEL<<<grid, THREADS, SMEM_BYTES, stream>>>(a.x, a.w, a.bias, a.param, a.y, g);
 #endif

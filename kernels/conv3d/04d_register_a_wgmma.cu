@@ -79,11 +79,7 @@ constexpr int THREADS = 128 * (1 + CONSUMERS);
 constexpr int WFLOATS = KS * TAPS * 2 * COUT * 4;          // 13,824 floats = 55,296 B
 constexpr int WSTEP = 2 * COUT * 4 * 4;                    // bytes per tap: 2 KB
 constexpr int NBARS = 2 * CONSUMERS * STAGES;              // FULL and EMPTY per stage
-#ifdef CF_PARAMS_SMEM
-constexpr int PARAM_FLOATS = 2 * COUT;                     // bias + sum, 0.2 bias + sum: read in the epilogue
-#else
 constexpr int PARAM_FLOATS = 0;
-#endif
 constexpr int SMEM_BYTES = (WFLOATS + CONSUMERS * STAGES * STAGE_FLOATS) * 4 + NBARS * 8 + PARAM_FLOATS * 4;
 static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 block can have (227 KB)");
 static_assert((WFLOATS * 4) % 128 == 0 && (STAGE_FLOATS * 4) % 128 == 0, "TMA destinations 128-byte aligned");
@@ -150,14 +146,6 @@ conv3d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
     float* sw = smem;
     float* rings = sw + WFLOATS;
     uint64_t* bars = reinterpret_cast<uint64_t*>(rings + CONSUMERS * STAGES * STAGE_FLOATS);
-#ifdef CF_PARAMS_SMEM
-    float* sparam = reinterpret_cast<float*>(bars + NBARS);   // b + s [64], 0.2 b + s [64]
-    if (threadIdx.x < COUT) {
-        const float b = __ldg(bias + threadIdx.x), s = __ldg(sum + threadIdx.x);
-        sparam[threadIdx.x] = b + s;
-        sparam[COUT + threadIdx.x] = fmaf(0.2f, b, s);
-    }
-#endif
     if (threadIdx.x == 0) {
         for (int i = 0; i < CONSUMERS * STAGES; ++i) {
             mbar_init(bars + i, g.tma ? 1 : 32);                       // FULL: the TMA's expect_tx, or a warp's cp.async
@@ -187,11 +175,6 @@ conv3d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             for (int kd = 0; kd < NCHUNK; ++kd) {
                 mbar_wait(empty + slot, phase ^ 1u);      // a fresh barrier's previous phase counts as complete
                 float* dst = ring + slot * STAGE_FLOATS;
-#ifdef CF_ABL_NOTMA
-                if (g.tma) {                              // ablation: no copy, the stage as it is (timed only)
-                    mbar_arrive(full + slot);
-                } else
-#endif
                 if (g.tma) {
                     mbar_arrive_expect_tx(full + slot, STAGE_FLOATS * 4);
                     tma_load_4d(dst, &xmap, tc.ox0, tc.oh, tc.od + kd, tc.n * CIN, full + slot);
@@ -215,11 +198,6 @@ conv3d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         const uint64_t d0 = wgmma_desc(smem_addr(sw), 1024, 128);      // lbo: k-half 0 -> 1; sbo: 8 Cout
         const uint32_t whi = (uint32_t)(d0 >> 32);
         // this thread's 16 channels 8 j + 2 tq + e: b + s and 0.2 b + s (epilogue_conv3d_folded)
-#ifdef CF_PARAMS_SMEM
-        const float* bs_r = sparam + 2 * tq;
-        const float* b2s_r = sparam + COUT + 2 * tq;
-        auto pidx = [](int jj, int e) { return 8 * jj + e; };
-#else
         float bs_r[16], b2s_r[16];
 #pragma unroll
         for (int j = 0; j < 8; ++j)
@@ -230,7 +208,6 @@ conv3d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                 b2s_r[2 * j + e] = fmaf(0.2f, b, s);
             }
         auto pidx = [](int jj, int e) { return 2 * jj + e; };
-#endif
         const int plane = g.Do * g.Ho * g.Wo;      // < 2^31 / 64: launch() checks
         int slot = 0;
         unsigned phase = 0;
@@ -268,15 +245,8 @@ conv3d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                     for (int jj = 0; jj < 8; ++jj)
 #pragma unroll
                         for (int e = 0; e < 2; ++e) {
-#ifdef CF_ABL_NOEPI
-                            const float v = acc[o][4 * jj + 2 * h + e];     // ablation: no epilogue
-#else
                             const float v = epilogue_conv3d_folded(acc[o][4 * jj + 2 * h + e], 1.0f,
                                                                    bs_r[pidx(jj, e)], b2s_r[pidx(jj, e)]);
-#endif
-#ifdef CF_ABL_NOSTORE
-                            if (v == 1234.5f)                               // ablation: values kept alive, no stores
-#endif
                             __stcs(yt + (8 * jj + e) * plane + o * g.Wo + 8 * h, v);
                         }
                 }
