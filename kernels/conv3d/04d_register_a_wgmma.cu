@@ -1,93 +1,59 @@
-// 04d_register_a_wgmma — conv3d step 04d: conv2d 04d's turned-around implicit GEMM for the 3-D conv (pixels as M, the
-// input operand loaded into registers from the TMA's raw rows, nothing staged; sm_90a only: H100/H200).
+// 04d_register_a_wgmma — conv3d step 04d: conv2d 04d's turned-around implicit GEMM for the 3-D conv: output pixels as
+// M, the input operand loaded into registers from the TMA's raw rows, nothing staged (sm_90a only: H100/H200).
 //
-// What changed from 04b and why. 04b multiplies weights (M = 64 Cout, shared memory) by input pixels (N, shared
-//   memory); TF32 wgmma reads shared operands K-major only, so each warpgroup loads its tile's input and transposes it
-//   into a pixel-major layout before its 27 wgmmas. Measured on real data (2026-12-02, fourteenth session) that staging
-//   costs 0.165 of the registered 0.898 ms: the build without it took 0.739. No design that kept the staging and moved
-//   it elsewhere got under 0.8 (a producer warpgroup 1.16-1.20, TMA boxes transposed from shared memory 1.05: the
-//   kernel log has each). conv2d 04d (2026-12-02, nineteenth session) took the operand out of shared memory's K-major
-//   rule instead: wgmma's A may come from registers in the mma.sync fragment layout (thread (g, t) of a warp holds rows
-//   g, g + 8 and columns t, t + 4 of its 16 x 8 slice), and a fragment can be loaded from any layout. Here M = 64 output
-//   pixels of one output row (warp w: pixels 16 w .. 16 w + 15), N = 64 Cout, K = the 8 input channels of one tap: with
-//   Cin = 8, one k8 step per tap, 27 per output row. A comes from the raw NCDHW rows as the TMA writes them (four
-//   4-byte shared loads and four cvt.rn per fragment: lane (g, t) reads channel t's row at pixel g, and a channel's
-//   pixels are CHP floats apart, CHP = 8 or 24 mod 32, so no bank conflicts), B is the weights, resident in shared
-//   memory K-major ([tap][k-half][co][4 channels], 04b's layout).
-// Reuse. A consumer warpgroup owns ROWS consecutive output rows of one output depth x 64 columns (ROWS m64n64
-//   accumulators, 32 registers each). A tile's input is three chunks, one per depth tap kd: XH = ROWS + 2 input rows of
-//   depth od + kd, 8 channels, PITCH columns (one TMA box). Input row i of a chunk, shifted by tap column s, is one
-//   fragment; it serves output rows i - r for the taps (kd, r, s) with 0 <= i - r < ROWS: with ROWS 4, 18 fragments per
-//   chunk feed 36 wgmmas, 108 per tile (27 per output row, as 04b's tile).
-// Pipeline: conv2d 04d's. Per input row its three fragments are loaded into one of two register sets, wgmma.fence, its
-//   wgmmas, the stage released after the chunk's last row's wgmmas, a commit, wgmma.wait_group 1. Consumers work on
-//   their own tiles at once, each with a ring of STAGES stages filled by one producer thread's TMA (4-D map of x as
-//   (W, H, D, N * 8): box PITCH x XH x 1 depth x 8 channels, out-of-image pixels zero-filled; tiles start at multiples
-//   of 64 columns, so boxes start 16-byte aligned). Shapes TMA cannot take (W % 4 != 0) copy with 4-byte cp.async.
-//   A tile is 3 chunks where conv2d's is 8, so the rings hold two tiles (STAGES 6): the producer runs a tile ahead.
-// Shared memory (as registered: 2 consumers, ROWS 4, PITCH 68, 6 stages): weights 55,296 B | 2 rings x 6 stages x
-//   13,056 B | 24 mbarriers = 212,160 B, one block per SM of 384 threads (a producer warpgroup at 40 registers, of which
-//   two threads issue copies; consumers at 232).
-// Epilogue: 04b's folded form (epilogue_conv3d_folded: bias and sum folded per channel, leaky as one FMNMX, clamp,
-//   the clamped-range GELU polynomial) on the accumulators; thread (g, t) holds pixels g, g + 8 of its warp's 16 and
-//   channels 8 j + 2 t, + 1: plain 4-byte streaming stores, 8 lanes writing 32 contiguous bytes of one channel row.
-//
-// Measured on the H200, 2026-12-02 17:45-17:54 UTC (results/device-logs/explore-2026-12-02i/, notes/kernel_log.md,
-//   twentieth session; medians of one interleaved run per process): correct on the first run, its errors against
-//   float64 those of 04b TF32 to four digits; and a measured negative: 1.820 and 1.825 ms against 04b TF32's 0.898 and
-//   0.894 (predicted 0.90-1.05 from conv2d 04d's rates). Three consumers of three rows (CF_CONSUMERS=3, CF_ROWS=3,
-//   CF_PITCH=72, CF_STAGES=5, CF_PARAMS_SMEM) 2.010; four of two (CF_CONSUMERS=4, CF_ROWS=2, CF_PITCH=72, CF_BOX_ROWS=5,
-//   CF_STAGES=3, CF_PARAMS_SMEM) 1.888. What bounds it is the output: without stores (CF_ABL_NOSTORE) 0.973 (four
-//   consumers 0.867), without the epilogue's arithmetic (CF_ABL_NOEPI, stores kept) 1.790, without input copies
-//   (CF_ABL_NOTMA) 1.673. The source page puts 26 % of all warp samples on the STG, 22 % on lg throttle (the LSU's queue
-//   full): a tile stores the 64 KB that conv2d 04d's does behind 108 wgmmas instead of 288, and its 8-pixel runs of a
-//   248-byte row straddle L2 sectors (97.8 M sectors for 55.1 M ideal). Even stores for free (0.867) would not beat 04b
-//   (0.894 with everything), so this mapping is not the way to conv3d's 0.8 ms goal: with K = 216 per output there is
-//   too little MMA time per output to hide the epilogue behind.
+// What changed from 04b. 04b multiplies weights (M = 64 Cout) by input pixels (N), both from shared memory; TF32 wgmma
+//   reads shared operands K-major only, so each warpgroup transposes its tile's input into a pixel-major layout before
+//   its 27 wgmmas, and that staging is about a sixth of 04b's time. wgmma's A may instead come from registers in the
+//   mma.sync fragment layout (thread (g, t) of a warp holds rows g, g + 8 and columns t, t + 4 of its 16 x 8 slice), and
+//   a fragment can be loaded from any layout. Here M = 64 output pixels of one output row (warp w: pixels 16 w .. 16 w +
+//   15), N = 64 Cout, K = the 8 input channels of one tap (Cin = 8: one k8 step per tap, 27 per output row). A comes
+//   from the raw NCDHW rows as the TMA writes them (four 4-byte shared loads and four cvt.rn per fragment; a channel's
+//   pixels are CHP floats apart, CHP = 24 mod 32, so no bank conflicts); B is the weights, resident in shared memory
+//   K-major ([tap][k-half][co][4 channels], 04b's layout).
+// Reuse. A consumer warpgroup owns ROWS = 4 output rows of one output depth x 64 columns (4 m64n64 accumulators, 32
+//   registers each). A tile's input is three chunks, one per depth tap kd: 6 input rows of depth od + kd, 8 channels, 68
+//   columns (one TMA box). Input row i of a chunk, shifted by tap column s, is one fragment; it serves output rows i - r
+//   for the taps (kd, r, s) with 0 <= i - r < ROWS: 18 fragments per chunk feed 36 wgmmas, 108 per tile.
+// Pipeline (conv2d 04d's): per input row its three fragments go into one of two register sets, wgmma.fence, its wgmmas,
+//   a commit, wgmma.wait_group 1 (the previous row's wgmmas, which read the other set, are done); the stage is released
+//   after the chunk's last row's wgmmas. The two consumers work on their own tiles at once, each with a ring filled by
+//   one producer thread's TMA (x as the 4-D (W, H, D, N * 8); tiles start at multiples of 64 columns, so boxes start
+//   16-byte aligned; out-of-image pixels zero-filled). Shapes TMA cannot take (W % 4 != 0) copy with 4-byte cp.async
+//   onto the same mbarriers. A tile is 3 chunks where conv2d's is 8, so a ring of 6 stages holds two tiles: the
+//   producer runs a tile ahead.
+// Launch: a persistent grid, one block per SM of 384 threads: a producer warpgroup at 40 registers (two threads issue
+//   copies), two consumers at 232. Shared memory: weights 55,296 B | 2 rings x 6 stages x 13,056 B | 24 mbarriers =
+//   212,160 B.
+// Epilogue: 04b's folded form (epilogue_conv3d_folded) on the accumulators; thread (g, t) holds pixels g, g + 8 of its
+//   warp's 16 and channels 8 j + 2 t, + 1: 4-byte streaming stores, 8 lanes writing 32 contiguous bytes of a row.
+// Bytes and bound: x 0.27 GB and y 1.76 GB at the model's one pass each; ncu reads 0.61 GB (the depth taps' boxes
+//   overlap) and writes 1.87 GB. The output bounds it: a tile stores the 64 KB that conv2d 04d's does behind 108 wgmmas
+//   instead of 288, and 8-pixel runs of a 248-byte row straddle L2 sectors; the stores and the LSU's full queue hold
+//   about half the warp samples. With K = 216 per output there is too little MMA time to hide the epilogue behind:
+//   this mapping is slower than 04b for conv3d, and stays as that measured negative.
+// Measured (H200, 2026-12-05 record): 1.819 ms, 5.53x eager, 3.20x torch.compile (04b TF32: 0.778 ms).
 
 namespace cf04d3 {
 
 constexpr int CIN = 8, COUT = 64, KS = 3, TAPS = KS * KS;   // TAPS: the (kh, kw) taps of one depth tap kd (a chunk)
 constexpr int NCHUNK = KS;                                  // chunks per tile: the depth taps
-#ifndef CF_ROWS
-#define CF_ROWS 4
-#endif
-constexpr int ROWS = CF_ROWS;              // output rows per consumer tile: one m64n64 accumulator set each
+constexpr int ROWS = 4;                    // output rows per consumer tile: one m64n64 accumulator set each
 constexpr int TW = 64;                     // output columns per tile: the wgmma's M
 constexpr int XH = ROWS + KS - 1;          // input rows per chunk
-#ifndef CF_PITCH
-#define CF_PITCH 68
-#endif
-constexpr int PITCH = CF_PITCH;            // the TMA box's width: TW + 2 columns, rounded up to 16 bytes
-#ifndef CF_BOX_ROWS
-#define CF_BOX_ROWS XH
-#endif
-// the box's rows: XH, or more where XH * PITCH would put channels t and t + 2 in the same banks (XH = 4: 16 mod 32)
-constexpr int BOX_ROWS = CF_BOX_ROWS;
-static_assert(BOX_ROWS >= XH, "the box holds the chunk's input rows");
-constexpr int CHP = BOX_ROWS * PITCH;      // floats per channel of a stage
+constexpr int PITCH = 68;                  // the TMA box's width: TW + 2 columns, rounded up to 16 bytes
+constexpr int CHP = XH * PITCH;            // floats per channel of a stage
 static_assert(CHP % 32 == 8 || CHP % 32 == 24, "fragment loads: channels t and t + 1 in disjoint banks");
 constexpr int STAGE_FLOATS = CIN * CHP;    // [channel][row][PITCH]: the TMA box as it lands
-#ifndef CF_STAGES
-#define CF_STAGES 6
-#endif
-#ifndef CF_CONSUMERS
-#define CF_CONSUMERS 2
-#endif
-constexpr int STAGES = CF_STAGES, CONSUMERS = CF_CONSUMERS;
+constexpr int STAGES = 6, CONSUMERS = 2;   // a ring holds two tiles of 3 chunks
 constexpr int THREADS = 128 * (1 + CONSUMERS);
 constexpr int WFLOATS = KS * TAPS * 2 * COUT * 4;          // 13,824 floats = 55,296 B
 constexpr int WSTEP = 2 * COUT * 4 * 4;                    // bytes per tap: 2 KB
 constexpr int NBARS = 2 * CONSUMERS * STAGES;              // FULL and EMPTY per stage
-constexpr int PARAM_FLOATS = 0;
-constexpr int SMEM_BYTES = (WFLOATS + CONSUMERS * STAGES * STAGE_FLOATS) * 4 + NBARS * 8 + PARAM_FLOATS * 4;
+constexpr int SMEM_BYTES = (WFLOATS + CONSUMERS * STAGES * STAGE_FLOATS) * 4 + NBARS * 8;
 static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 block can have (227 KB)");
 static_assert((WFLOATS * 4) % 128 == 0 && (STAGE_FLOATS * 4) % 128 == 0, "TMA destinations 128-byte aligned");
 constexpr int KERNEL_REGS = (65536 / THREADS) & ~7;        // what __launch_bounds__(THREADS, 1) allows
-#ifndef CF_PRODUCER_REGS
-#define CF_PRODUCER_REGS 40
-#endif
-constexpr int PRODUCER_REGS = CF_PRODUCER_REGS;
+constexpr int PRODUCER_REGS = 40;                         // two threads issue copies; the rest go to the consumers
 constexpr int CONSUMER_REGS = ((THREADS * KERNEL_REGS - 128 * PRODUCER_REGS) / (128 * CONSUMERS)) & ~7;
 static_assert(CONSUMER_REGS <= 256 && 128 * PRODUCER_REGS + 128 * CONSUMERS * CONSUMER_REGS <= THREADS * KERNEL_REGS,
               "register pool");
@@ -132,10 +98,7 @@ __device__ __forceinline__ void load_stage(float* dst, const float* __restrict__
 }
 
 // Register sets for the fragments: a row's wgmmas may still read set I % SETS while SETS - 1 later rows load theirs.
-#ifndef CF_FRAG_SETS
-#define CF_FRAG_SETS 2
-#endif
-constexpr int SETS = CF_FRAG_SETS;
+constexpr int SETS = 2;
 using Chunk = RsChunk<ROWS, PITCH, CHP, SETS, WSTEP>;   // fragment loads and wgmmas of one chunk (wgmma.cuh)
 
 __global__ void __launch_bounds__(THREADS, 1)
@@ -207,7 +170,6 @@ conv3d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                 bs_r[2 * j + e] = b + s;
                 b2s_r[2 * j + e] = fmaf(0.2f, b, s);
             }
-        auto pidx = [](int jj, int e) { return 2 * jj + e; };
         const int plane = g.Do * g.Ho * g.Wo;      // < 2^31 / 64: launch() checks
         int slot = 0;
         unsigned phase = 0;
@@ -246,7 +208,7 @@ conv3d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
 #pragma unroll
                         for (int e = 0; e < 2; ++e) {
                             const float v = epilogue_conv3d_folded(acc[o][4 * jj + 2 * h + e], 1.0f,
-                                                                   bs_r[pidx(jj, e)], b2s_r[pidx(jj, e)]);
+                                                                   bs_r[2 * jj + e], b2s_r[2 * jj + e]);
                             __stcs(yt + (8 * jj + e) * plane + o * g.Wo + 8 * h, v);
                         }
                 }
@@ -278,7 +240,7 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     CUtensorMap xmap{};
     g.tma = (long long)a.N * CIN < 0x7fffffffLL &&
             cf_encode_tma_4d(&xmap, a.x, {(uint64_t)a.W, (uint64_t)a.H, (uint64_t)a.D, (uint64_t)a.N * CIN},
-                             {(uint32_t)PITCH, (uint32_t)BOX_ROWS, 1u, (uint32_t)CIN}) ? 1 : 0;
+                             {(uint32_t)PITCH, (uint32_t)XH, 1u, (uint32_t)CIN}) ? 1 : 0;
     if (const char* err = cf_persistent_grid(conv3d_rs_kernel, THREADS, SMEM_BYTES,
                                              (tiles + CONSUMERS - 1) / CONSUMERS, sms, NAME, grid))
         return err;
