@@ -1,4 +1,6 @@
-// common.cuh — shared device helpers and the one host ABI every kernel file implements.
+// common.cuh — the host ABI every kernel file implements, and the device helpers they share: the two epilogues
+// (conv2d: multiplier, LeakyReLU, erf GELU; conv3d: LeakyReLU, sum, clamp, GELU on [-1, 1]), 16-byte loads and
+// stores, cp.async, and the TF32 conversions and mma.sync of the sm_80 kernels.
 //
 // build.py prepends this file, as text, to each kernels/<problem>/<step>_<name>.cu before handing the
 // result to torch.utils.cpp_extension.load_inline; the CPU test suite prepends it the same way and
@@ -28,12 +30,11 @@ __device__ __forceinline__ float leaky_relu(float v, float slope) {
     return v > 0.0f ? v : v * slope;
 }
 
-// Exact-form GELU for every float with a cheaper erf (-DCF_GELU_FAST; conv2d 04b's epilogue: 1.66 vs 1.69 ms
-// with erff on the H200, 2026-12-01): erf by
-// Abramowitz & Stegun 7.1.26, 1 - t P(t) exp(-x^2) with t = 1 / (1 + 0.3275911 x), |error| <= 1.5e-7 in
-// exact arithmetic; one rcp.approx, one ex2.approx and ~13 FP32 instructions against erff's two
-// polynomials and selects. tests/test_erf_poly.py evaluates it as the device does. NaN in gives NaN out;
-// +Inf gives +Inf, -Inf gives NaN, as gelu_erf.
+// Exact-form GELU for every float with a cheaper erf: erf by Abramowitz & Stegun 7.1.26, 1 - t P(t) exp(-x^2) with
+// t = 1 / (1 + 0.3275911 x), |error| <= 1.5e-7 in exact arithmetic; one rcp.approx, one ex2.approx and ~13 FP32
+// instructions against erff's two polynomials and selects, for errors against float64 unchanged to 4 digits.
+// tests/test_erf_poly.py evaluates it as the device does. NaN in gives NaN out; +Inf gives +Inf, -Inf gives NaN,
+// as gelu_erf.
 __device__ __forceinline__ float rcp_approx(float x) {
     float r;
     asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(r) : "f"(x));
@@ -44,57 +45,26 @@ __device__ __forceinline__ float ex2_approx(float x) {
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(r) : "f"(x));
     return r;
 }
-// gelu_erf_fast without the MUFU unit (-DCF_GELU_ALU; conv2d 04d 3xTF32, measured, not kept: 3.009 against 2.892 ms,
-// explore-2026-12-04b/callR — the epilogue's own length is what costs, and this makes it longer). The wgmma
-// rate microbenchmark's CONCAT pair retires 99.9 % of the TF32 rate beside a warpgroup of FFMAs, 77.5 % beside one of
-// gelu_erf_fast (two MUFU a value) and 48.2 % beside 04d's epilogue (call Q). Here 1 / d by a bit-trick estimate and
-// three Newton steps (relative error ~6e-8), exp2 by rounding to an integer n with the 1.5 x 2^23 shift, 2^f (|f| <=
-// 1/2) by a degree-5 polynomial (relative error 1.0e-7, Chebyshev fit) and n added to the exponent; x clamped to 6, where
-// t P(t) exp(-x^2) < 1e-16, so that d <= 2.97 and exp2's argument >= -52 need no other care. ~30 ALU instructions a
-// value against ~15 and two MUFU. tests/test_erf_poly.py evaluates it as the device does. NaN, +-Inf as gelu_erf_fast.
-__device__ __forceinline__ float rcp_alu(float d) {   // 1 <= d < 4
-    float r = __int_as_float(0x7EF311C3 - __float_as_int(d));
-    r = fmaf(r, fmaf(-d, r, 1.0f), r);
-    r = fmaf(r, fmaf(-d, r, 1.0f), r);
-    return fmaf(r, fmaf(-d, r, 1.0f), r);
-}
-__device__ __forceinline__ float ex2_alu(float y) {   // -126 < y <= 0
-    const float j = y + 12582912.0f;                  // 1.5 x 2^23: j's low mantissa bits hold round(y)
-    const float f = y - (j - 12582912.0f);            // exact: |f| <= 1/2
-    float p = 1.340043217e-03f;
-    p = fmaf(p, f, 9.676037098e-03f);
-    p = fmaf(p, f, 5.550327214e-02f);
-    p = fmaf(p, f, 2.402210736e-01f);
-    p = fmaf(p, f, 6.931472067e-01f);
-    p = fmaf(p, f, 1.000000075e+00f);
-    return __uint_as_float(__float_as_uint(p) + ((__float_as_uint(j) - 0x4B400000u) << 23));   // + n in the exponent
-}
-// The two share one body (ALU: gelu_erf_alu's clamp, reciprocal and exp2; otherwise gelu_erf_fast's MUFUs).
-template <bool ALU>
-__device__ __forceinline__ float gelu_erf_as(float v) {
-    float x = fabsf(v) * CF_SQRT1_2;
-    if constexpr (ALU) x = fminf(x, 6.0f);
-    const float d = fmaf(0.3275911f, x, 1.0f);
-    float t;
-    if constexpr (ALU) t = rcp_alu(d); else t = rcp_approx(d);
+__device__ __forceinline__ float gelu_erf_fast(float v) {
+    const float x = fabsf(v) * CF_SQRT1_2;
+    const float t = rcp_approx(fmaf(0.3275911f, x, 1.0f));
     float p = 1.061405429f;
     p = fmaf(p, t, -1.453152027f);
     p = fmaf(p, t, 1.421413741f);
     p = fmaf(p, t, -0.284496736f);
     p = fmaf(p, t, 0.254829592f);
-    const float y = x * x * -1.44269504088896341f;
-    float e;                                                   // exp(-x^2)
-    if constexpr (ALU) e = ex2_alu(y); else e = ex2_approx(y);
+    const float e = ex2_approx(x * x * -1.44269504088896341f);   // exp(-x^2)
     const float erf_x = copysignf(fmaf(-p * t, e, 1.0f), v);
     return v * fmaf(erf_x, 0.5f, 0.5f);
 }
-__device__ __forceinline__ float gelu_erf_fast(float v) { return gelu_erf_as<false>(v); }
-__device__ __forceinline__ float gelu_erf_alu(float v) { return gelu_erf_as<true>(v); }
 
-// conv2d epilogue: x * multiplier[c] -> LeakyReLU(0.01) -> GELU
+// conv2d epilogue: x * multiplier[c] -> LeakyReLU(0.01) -> GELU, with erff or (_fast) gelu_erf_fast
+__device__ __forceinline__ float epilogue_conv2d_fast(float acc, float multiplier) {
+    return gelu_erf_fast(leaky_relu(acc * multiplier, 0.01f));
+}
 __device__ __forceinline__ float epilogue_conv2d(float acc, float multiplier) {
 #if   defined(CF_GELU_FAST)
-    return gelu_erf_fast(leaky_relu(acc * multiplier, 0.01f));
+    return epilogue_conv2d_fast(acc, multiplier);
 #else
     return gelu_erf(leaky_relu(acc * multiplier, 0.01f));
 #endif
@@ -113,23 +83,17 @@ __device__ __forceinline__ float fmin_nan(float a, float b) {
     return d;
 }
 
-// CF_GELU_HALF (conv3d 04b TF32, registered 2026-12-03 with CF_GROUP=2 and CF_GELU_Q3; H200: slower with one box of four
-// rows, 0.936 vs 0.883 ms, ptxas put half the epilogue's math after the box's wait; faster with boxes of two rows and
-// CF_GELU_Q3, 0.816 vs 0.820; the 13:15 UTC record 0.811):
-// the clamped GELU of u = v / 2, the clamp's output halved
-// (the epilogue's per-channel constants and the clamp's bounds halved: exact). gelu(v) = v/2 + t Q(t), t = v^2, and with
-// s = u^2 = t/4 and R(s) = 4 Q(4 s) (coefficient k scaled by 4^(k+1): exact), gelu = fma(s, R(s), u): one FFMA where
-// v (0.5 + v Q) takes an FFMA and an FMUL. Every Horner step is 4^(k+1) times Q's (powers of two scale exactly), so
-// only the last rounding differs from the form below (one rounding of t Q + v/2 where it rounds v Q + 0.5, then v x).
-// gelu_clamped<true>(u) returns gelu(2 u).
-template <bool HALF, int K>
-__device__ __forceinline__ constexpr float quarter_scale() { return HALF ? float(1 << (2 * K + 2)) : 1; }
-
 // GELU for |v| <= 1 only, which is all conv3d's clamp lets through: gelu(v) = v (0.5 + 0.5 erf(v/sqrt2))
 // = v (0.5 + v Q(v^2)), Q a degree-4 polynomial (erf(x) = x P(x^2), P fitted for relative error on
 // |x| <= 0.7072; Q(t) = P(t/2) / (2 sqrt2)). 7 FP32 instructions; erff must serve every float (~10
 // selects and two polynomials in SASS). Max abs error 8.4e-8 on [-1, 1] in FP32 Horner
 // (tests/test_erf_poly.py checks it). NaN in gives NaN out.
+// HALF: the argument is u = v / 2 and the result gelu(v) = gelu(2 u) (the caller halves its per-channel constants and
+// the clamp's bounds: exact). With t = v^2 = 4 s, s = u^2, gelu = v/2 + t Q(t) = fma(s, R(s), u), R(s) = 4 Q(4 s):
+// Q's coefficient of degree k scaled by 4^(k+1) (exact), one FFMA where v (0.5 + v Q) takes an FFMA and an FMUL; only
+// the last rounding differs from the plain form.
+template <bool HALF, int K>
+__device__ __forceinline__ constexpr float quarter_scale() { return HALF ? float(1 << (2 * K + 2)) : 1; }
 template <bool HALF = false>
 __device__ __forceinline__ float gelu_clamped(float v) {
     const float t = v * v;
@@ -141,10 +105,9 @@ __device__ __forceinline__ float gelu_clamped(float v) {
     return HALF ? fmaf(t, q, v) : v * fmaf(v, q, 0.5f);
 }
 
-// The same with a degree-3 Q (-DCF_GELU_Q3, conv3d 04b TF32's since 2026-12-03; H200: with boxes of two rows 0.817 vs
-// 0.842 ms; with one box of four rows slower, 0.895 vs 0.883): one FFMA fewer per output,
-// max abs error 2.6e-7 on [-1, 1] in FP32 Horner (tests/test_erf_poly.py), against a TF32 output's ~1e-3. Fitted for
-// the absolute error of gelu (weight v^2 on Q's error), near-minimax by reweighted least squares.
+// The same with a degree-3 Q: one FFMA fewer per output, max abs error 2.6e-7 on [-1, 1] in FP32 Horner
+// (tests/test_erf_poly.py), against a TF32 output's ~1e-3. Fitted for the absolute error of gelu (weight v^2 on Q's
+// error), near-minimax by reweighted least squares.
 template <bool HALF = false>
 __device__ __forceinline__ float gelu_clamped_q3(float v) {
     const float t = v * v;
@@ -154,32 +117,45 @@ __device__ __forceinline__ float gelu_clamped_q3(float v) {
     q = fmaf(q, t, 0.39893582628911944f * quarter_scale<HALF, 0>());
     return HALF ? fmaf(t, q, v) : v * fmaf(v, q, 0.5f);
 }
+template <bool Q3, bool HALF = false>
+__device__ __forceinline__ float gelu_clamped_as(float v) {
+    if constexpr (Q3) return gelu_clamped_q3<HALF>(v); else return gelu_clamped<HALF>(v);
+}
 #ifdef CF_GELU_Q3
-#define CF_GELU_CLAMPED gelu_clamped_q3
+constexpr bool cf_gelu_q3 = true;
 #else
-#define CF_GELU_CLAMPED gelu_clamped
+constexpr bool cf_gelu_q3 = false;
+#endif
+#ifdef CF_GELU_HALF
+constexpr bool cf_gelu_half = true;
+#else
+constexpr bool cf_gelu_half = false;
 #endif
 
 // conv3d epilogue: leaky_relu(0.2) -> + sum_tensor[c] -> clamp(-1, 1) -> GELU, 12 instructions.
 // leaky_relu with a slope below 1 is max(v, slope v) (NaN and +-Inf pass through unchanged).
+// Q3: the GELU by gelu_clamped_q3 instead of gelu_clamped.
+template <bool Q3 = cf_gelu_q3>
 __device__ __forceinline__ float epilogue_conv3d(float acc, float sum_c) {
     float v = fmaxf(acc, 0.2f * acc) + sum_c;
     v = fmin_nan(fmax_nan(v, -1.0f), 1.0f);
-    return CF_GELU_CLAMPED(v);
+    return gelu_clamped_as<Q3>(v);
 }
 // The same on a scaled accumulator with the bias b and sum s folded per channel (bs = b + s, b2s = 0.2 b + s):
 // leaky(scale acc + b) + s = max(scale acc + bs, 0.2 scale acc + b2s), two FFMA and one FMNMX where the form
 // above takes FADD, FMUL, FMNMX, FADD (and an FMUL to undo a weight scale). Rounding: an ulp from eager's order.
+// HALF: all of it on v / 2 (constants and clamp halved, exact), the GELU in gelu_clamped's HALF form.
+template <bool Q3 = cf_gelu_q3, bool HALF = cf_gelu_half>
 __device__ __forceinline__ float epilogue_conv3d_folded(float acc, float scale, float bs, float b2s) {
-#ifdef CF_GELU_HALF
-    float u = fmaxf(fmaf(acc, 0.5f * scale, 0.5f * bs), fmaf(acc, 0.5f * (0.2f * scale), 0.5f * b2s));   // v / 2
-    u = fmin_nan(fmax_nan(u, -0.5f), 0.5f);
-    return CF_GELU_CLAMPED<true>(u);
-#else
-    float v = fmaxf(fmaf(acc, scale, bs), fmaf(acc, 0.2f * scale, b2s));
-    v = fmin_nan(fmax_nan(v, -1.0f), 1.0f);
-    return CF_GELU_CLAMPED(v);
-#endif
+    if constexpr (HALF) {
+        float u = fmaxf(fmaf(acc, 0.5f * scale, 0.5f * bs), fmaf(acc, 0.5f * (0.2f * scale), 0.5f * b2s));   // v / 2
+        u = fmin_nan(fmax_nan(u, -0.5f), 0.5f);
+        return gelu_clamped_as<Q3, true>(u);
+    } else {
+        float v = fmaxf(fmaf(acc, scale, bs), fmaf(acc, 0.2f * scale, b2s));
+        v = fmin_nan(fmax_nan(v, -1.0f), 1.0f);
+        return gelu_clamped_as<Q3>(v);
+    }
 }
 
 __device__ __forceinline__ float4 ld_global_f4(const float* p) {
@@ -247,8 +223,8 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], 
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// Per-device pool for a kernel's pre-pass buffer (the split weights of conv2d 04, and of conv2d 04b's
-// tf32+bf16 candidate): stream-ordered alloc/free keeps concurrent launches on different streams
+// Per-device pool for a kernel's pre-pass buffer (the weights of conv2d 04 and 04e in the order their main loops
+// read): stream-ordered alloc/free keeps concurrent launches on different streams
 // independent, and a pool that never trims makes every call after the first free of driver work.
 inline cudaMemPool_t cf_weight_pool(int dev) {
     static std::mutex mu;
