@@ -1,76 +1,32 @@
-// 04b_implicit_gemm_wgmma — conv2d step 04b: implicit-GEMM conv + fused epilogue on Hopper's warpgroup
-// MMA (wgmma, sm_90a only: H100/H200), TF32. The portable mma.sync kernel (04_implicit_gemm_mma) stays
-// the step for A100 and every other GPU, and the only 3xtf32 one for conv2d (below: why).
+// 04b_implicit_gemm_wgmma — conv2d step 04b: implicit-GEMM conv + fused epilogue on Hopper's warpgroup MMA (wgmma,
+// sm_90a only: H100/H200), TF32. 04_implicit_gemm_mma stays the step for every other GPU.
 //
-// What changed from 04 and why: as for conv3d 04b (kernels/conv3d/04b_implicit_gemm_wgmma.cu). ncu on 04
-//   showed a latency-bound kernel, 8 warps per SM, every operand through LDS into registers. wgmma reads
-//   both operands from shared memory, asynchronously; a warpgroup keeps one group of MMAs in flight while
-//   it stages the next input chunk, and independent warpgroups share the SM.
-//
-// GEMM mapping: M = Cout = 64, N = TH output rows x 88 MMA columns (86 output columns + 2 discarded),
-//   K = 8 chunks of 8 input channels x 9 taps = 72 k8 steps. Wo = 254 = 3 x 86 - 4: three column tiles
-//   per output row waste 1.6 % of the MMAs (64-column tiles, as in conv3d, would need 5 and waste 22 %).
-//   A = weights, all 72 k-steps resident in shared memory for the whole persistent block (147,456 B).
-//   B = the input chunk: 8 channels x (TH+2) input rows x 88 pixels, rows stored one after another; for
-//   tap (kh, kw) the B operand of the TH output rows is staged rows kh .. kh+TH-1 shifted by kw pixels:
-//   one descriptor, its start moved by kw 16-byte core-matrix rows. TH = 2 (N = 176, 88 accumulators,
-//   3 warpgroups): each chunk's MMAs take twice as long as at TH = 1, which hides the next chunk's loads,
-//   A is fetched once per 2 rows, and 4 staged rows serve 2 output rows instead of 3 serving 1.
-//
-// Why no 3xtf32 here: its weights (big + small) need 295 KB, more than an SM has; streaming them per
-//   chunk ties all warpgroups of a block to one pipeline again (the CF_TF32BF16 candidate below does that,
-//   for two tensor passes instead of three). conv2d's recorded 3xtf32 stays 04_mma_3xtf32.
-//
-// Shared-memory layouts (no-swizzle K-major canonical layout, core matrices of 8 rows x 16 B):
-//   weights  [k-step][k-half][co 0..63][4 channels]; k-step s = chunk*9 + tap; sbo 128 B, lbo 1024 B.
-//   input    per warpgroup, 2 buffers of [k-half][row 0..TH+1][pixel 0..87][4 channels] (+ 64 B: the
-//            discarded columns read 2 pixels past the end); sbo 128 B, lbo one k-half.
-//   TH 2: 147,456 + 3 warpgroups x 2 x 11,328 = 215,424 B, 384 threads at 168 registers; TH 1:
-//   147,456 + 4 x 2 x 8,512 = 215,552 B, 512 threads at 128 registers. One block per SM.
-//
-// Per warpgroup, per (tile, chunk) step, one flattened pipeline: wait until at most one MMA group is
-//   pending (the group that read this buffer two steps ago is done), barrier, store the chunk's input
-//   (loaded into registers one step earlier) transposed to pixel-major and rounded to TF32, fence.proxy.
-//   async, barrier, issue the loads of the next step, then 9 wgmmas and a commit. After a tile's last chunk:
-//   wait for all, then the epilogue straight from the accumulators (bias, epilogue_conv2d, predicated
-//   8-byte streaming stores; rows are 8-byte aligned when Wo is even).
-//
-// Measured on the H200 (2026-11-29, scripts/check_variant.py, same-process medians; eager 4.96 ms,
-//   torch.compile 2.29 ms, 04_mma_tf32 2.18 ms in the recorded run): TH 1 / 4 warpgroups 2.16-2.17 ms
-//   (no faster than 04: with one chunk of MMAs, 9 x m64n88k8, between a load and its use the loads'
-//   latency is exposed); TH 2 / 3 warpgroups 1.68 ms. rel-L2 3.1e-4 vs float64 (eager: 3.5e-4).
-//
-// Traffic at full size (64 x 64 x 256 x 256 -> 64 x 64 x 254 x 254): DRAM x 1.07 GB + y 1.06 GB once;
-//   L2 -> SM (TH+2)/TH input rows per output row: ~2.2 GB of x at TH 2, weights once per block.
-//
-// Measured on the H200, 2026-12-01 (scripts/check_variant.py, one process, medians; eager 5.02 ms, torch.compile
-//   2.31, this kernel with erff 1.69; results/device-logs/explore-2026-12-01/):
-//   -DCF_GELU_FAST  erf by Abramowitz & Stegun 7.1.26 (common.cuh gelu_erf_fast): 1.66 ms, errors against
-//                   float64 unchanged to 4 digits. The registry builds the variant with it (registry._hopper).
-//   -DCF_TF32BF16   FP32 accuracy in two tensor passes instead of three (convfuse/splits.py): per tap one BF16
-//                   k16 wgmma for x_small w_big + x_big w_small, one TF32 wgmma for x_big w_big. Its weights
-//                   (TF32 + BF16 parts, 295 KB) cannot stay resident, so a pre-pass writes one 36,864-byte
-//                   stage image per chunk and the block cp.asyncs the next chunk's stage into 3 rotating
-//                   stages while the warpgroups step through the chunks together (conv2d_wgmma_split_kernel).
-//                   TH 1, 3 warpgroups, 212,736 B, 166 registers. 4.65 ms (predicted 2.5-3.5: every step
-//                   waits for the slowest warpgroup, whose epilogue is then on everyone's path), and rel-L2
-//                   3.2e-6, over the FP32 bound 2e-6 (the CPU model said 8.3e-7): 144 wgmmas per tile add
-//                   into one accumulator, each rounding toward zero, as in 04_mma_3xtf32's first version.
-//                   Not a variant.
-//   -DCF_WGS=2 2.15 ms; -DCF_XBUFS=3 -DCF_WGS=2 (three staged-chunk buffers per warpgroup, wait_group 2)
-//                   2.16 ms: two warpgroups are too few, whatever the depth of each one's pipeline.
-//   prefetch.global.L2 of the chunk 2 or 3 steps ahead (not kept): 1.71 vs 1.67 ms.
-//
-// Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
-//   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory, CF_ABL_RAWEPI
-//   stores acc + bias without the epilogue, CF_ABL_NOSTORE computes the epilogue but stores nothing; default
-//   path only. H200 2026-12-01 (exact erf): all 1.69, no epilogue math 1.58, no stores 1.50, no loads 1.26,
-//   no loads and no staging 1.11, none of the four (the MMA skeleton) 0.71 ms = 104 % of the TF32 rate that
-//   the ceiling benchmark measured. The loads are the longest single link, and not their DRAM latency
-//   (the L2 prefetch above did not help): a warpgroup's register loads are used one step after issue.
-
-// Odd shapes: any N, H, W >= 3; pixels past the input row are zero-filled when staged and feed only
-//   outputs that are never stored.
+// What changed from 04: 04 is latency-bound (8 warps an SM, every operand through LDS into registers before its
+//   mma.sync). wgmma reads both operands from shared memory, asynchronously: a warpgroup keeps one group of MMAs in
+//   flight while it stages the next input chunk, and three independent warpgroups share the SM.
+// GEMM: M = Cout = 64, N = TH = 2 output rows x 88 columns (86 outputs + 2 discarded: Wo = 254 = 3 x 86 - 4, so three
+//   column tiles a row waste 1.6 % of the MMAs), K = 8 chunks of 8 input channels x 9 taps = 72 k8 steps. A = the
+//   weights, all 72 k-steps resident for the persistent block (147,456 B). B = the input chunk, 8 channels x 4 rows x
+//   88 pixels, stored transposed to pixel-major and rounded to TF32; tap (kh, kw) reads rows kh, kh + 1 shifted by kw
+//   pixels: one descriptor, its start moved by kw 16-byte core-matrix rows. Two rows a tile make each chunk's MMAs
+//   long enough to hide the next chunk's loads, and 4 staged rows serve 2 output rows instead of 3 serving 1.
+// Why no 3xTF32 here: the weights' big and small parts take 295 KB, more than an SM has; streaming them per chunk
+//   ties the warpgroups of a block to one pipeline (a TF32 + BF16 build that did took 4.65 ms). conv2d's FP32-accurate
+//   wgmma kernels are 04c (3xFP16), 04d and 04e (3xTF32).
+// Launch: persistent grid, one block an SM: 3 warpgroups (384 threads, 168 registers), each its own tile of 2 rows x
+//   86 columns; shared memory 147,456 B of weights + 3 warpgroups x 2 buffers x 11,328 B = 215,424 B. Per (tile,
+//   chunk) step a warpgroup waits until at most one MMA group is pending, stores the chunk it loaded into registers
+//   a step earlier, fences (fence.proxy.async), issues the next step's loads, then 9 wgmmas and a commit. After a
+//   tile's last chunk: bias, epilogue_conv2d_fast and predicated 8-byte streaming stores straight from the
+//   accumulators.
+// Bytes: DRAM x 1.07 GB read + y 1.06 GB written once (measured 2.12 GB); L2 -> SM 2 input rows per output row
+//   (~2.2 GB of x), the weights once per block.
+// Bound: the staging of x through registers. With no loads and no staging the MMAs alone take 0.71 ms, 104 % of the
+//   measured TF32 rate; the loads are the longest link (not their DRAM latency: an L2 prefetch did not help),
+//   because a warpgroup uses its register loads one step after issuing them.
+// Measured (H200, 2026-12-05 record): 1.667 ms, 2.99x eager, 1.38x torch.compile; rel-L2 3.5e-4 against float64.
+// Odd shapes: any N, H, W >= 3; pixels past the input row are zero-filled when staged and feed only outputs that are
+//   never stored.
 
 namespace cf04b {
 
@@ -78,27 +34,17 @@ constexpr int CIN = 64, COUT = 64, KS = 3, TAPS = KS * KS;
 constexpr int CHUNK = 8, NCHUNK = CIN / CHUNK, KSTEPS = NCHUNK * TAPS;
 constexpr int XW = 88;                   // staged pixels per input row = MMA columns (wgmma N)
 constexpr int TW = XW - (KS - 1);        // output columns per tile (86)
-#ifndef CF_TH
-#define CF_TH 2                          // H200, 2026-11-29: TH=2 (3 warpgroups) 1.68 ms, TH=1 (4) 2.17 ms
-#endif
-constexpr int TH = CF_TH;                // output rows per tile: one wgmma with N = XW * TH
+constexpr int TH = 2;                    // output rows per tile: one wgmma with N = XW * TH
 constexpr int XH = TH + KS - 1;          // staged input rows
 constexpr int NJ = XW / 8;               // n8 column groups per output row (11)
 constexpr int NACC = XW * TH / 2;        // accumulators per thread (44 per row)
-#ifndef CF_WGS
-#define CF_WGS (TH == 1 ? 4 : 3)
-#endif
-constexpr int WGS = CF_WGS;
-#ifndef CF_XBUFS
-#define CF_XBUFS 2                       // staged-chunk buffers per warpgroup (3: two MMA groups in flight)
-#endif
-constexpr int NBUF = CF_XBUFS;
+constexpr int WGS = 3;                   // warpgroups per block
+constexpr int NBUF = 2;                  // staged-chunk buffers per warpgroup (buf ^= 1 below)
 constexpr int THREADS = 128 * WGS;
 constexpr int XHALF = XH * XW * 4;                  // floats per k-half of a staged chunk
 constexpr int XBUF = 2 * XHALF + 16;                // one buffer (+ 64 B for the discarded columns)
 constexpr int WSTEP = 2 * COUT * 4;                 // floats per k-step of A
 constexpr int WFLOATS = KSTEPS * WSTEP;             // 36,864
-constexpr int PARTS = 1;
 constexpr int SMEM_FLOATS = WFLOATS + WGS * NBUF * XBUF;
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
 constexpr int X_ITEMS = 2 * XH * (XW / 4);          // (k-half, row, 4-pixel quad) per chunk: 132
@@ -212,8 +158,8 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
             float v[2 * NJ];
 #pragma unroll
             for (int j = 0; j < NJ; ++j) {
-                v[2 * j]     = epilogue_conv2d(acc[4 * (NJ * t + j) + 2 * h] + b, m);
-                v[2 * j + 1] = epilogue_conv2d(acc[4 * (NJ * t + j) + 2 * h + 1] + b, m);
+                v[2 * j]     = epilogue_conv2d_fast(acc[4 * (NJ * t + j) + 2 * h] + b, m);
+                v[2 * j + 1] = epilogue_conv2d_fast(acc[4 * (NJ * t + j) + 2 * h + 1] + b, m);
             }
             store_acc_row<NJ>(yc + t * g.Wo, v, lim);
         }
@@ -265,11 +211,7 @@ conv2d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
             else if (tile + stride < g.tiles) load_chunk(st, x, g, tile_coord(g, tile + stride), 0, tid);
             const uint32_t alo = opaque((uint32_t)a0), blo = opaque((uint32_t)b0 + buf * (XBUF * 4 >> 4));
             mma_chunk(acc, alo, ahi, blo, bhi, chunk);
-#if CF_XBUFS == 2
             buf ^= 1;
-#else
-            buf = buf + 1 == NBUF ? 0 : buf + 1;
-#endif
         }
         wgmma_wait<0>();
         fence_operand(acc);
