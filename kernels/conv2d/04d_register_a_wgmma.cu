@@ -2,17 +2,17 @@
 // loaded into registers, so that nothing is staged (sm_90a only: H100/H200).
 //
 // What changed from 04c. 04c multiplies weights (M = 64 Cout) by input pixels (N = 176), both from shared memory. TF32
-//   wgmma reads shared operands K-major only, so 04c's producer warpgroups transpose every chunk into a pixel-major stage,
-//   and its consumer issuing MMAs waits for them at FULL 44 % of its time, the tensor pipe at most 45 % busy. wgmma can
-//   also take A from registers in the mma.sync fragment layout, and a register fragment can be loaded from any layout.
-//   Here M = 64 output pixels of one output row, N = 64 Cout, K = 8 channels of one tap per k8 step. A comes from the
-//   raw NCHW rows as the TMA writes them: a warp's M rows g, g + 8 are its pixels 2 g, 2 g + 1, so lane (g, t) reads
-//   channel t's row at pixels 2 g, 2 g + 1 with one 8-byte shared load (a channel's pixels are CHP = 8 or 24 mod 32
-//   floats apart: no bank conflicts) and converts them with cvt.rn. B is the weights, resident in shared memory K-major
-//   ([chunk][tap][k-half][co][4 channels], 04c's layout). The producer only issues one TMA per chunk.
-// Reuse. A consumer warpgroup owns ROWS output rows x 64 columns (an m64n64 accumulator per row). Input row i of a chunk,
-//   shifted by tap column s, is one fragment; it serves output rows i - r for the taps (r, s) with 0 <= i - r < ROWS:
-//   with ROWS 4, 18 fragments per chunk feed 36 wgmmas.
+//   wgmma reads shared operands K-major only, so 04c's producer warpgroups transpose every chunk into a pixel-major
+//   stage, and its consumer issuing MMAs waits for them at FULL 44 % of its time, the tensor pipe at most 45 % busy.
+//   wgmma can also take A from registers in the mma.sync fragment layout, and a register fragment can be loaded from
+//   any layout. Here M = 64 output pixels of one output row, N = 64 Cout, K = 8 channels of one tap per k8 step. A
+//   comes from the raw NCHW rows as the TMA writes them: a warp's M rows g, g + 8 are its pixels 2 g, 2 g + 1, so lane
+//   (g, t) reads channel t's row at pixels 2 g, 2 g + 1 with one 8-byte shared load (a channel's pixels are CHP = 8 or
+//   24 mod 32 floats apart: no bank conflicts) and converts them with cvt.rn. B is the weights, resident in shared
+//   memory K-major ([chunk][tap][k-half][co][4 channels], 04c's layout). The producer only issues one TMA per chunk.
+// Reuse. A consumer warpgroup owns ROWS output rows x 64 columns (an m64n64 accumulator per row). Input row i of a
+//   chunk, shifted by tap column s, is one fragment; it serves output rows i - r for the taps (r, s) with 0 <= i - r <
+//   ROWS: with ROWS 4, 18 fragments per chunk feed 36 wgmmas.
 // Pipeline. Per input row: its three fragments into one of two register sets, wgmma.fence, its wgmmas, a commit, then
 //   wgmma.wait_group 1 (the previous row's wgmmas, which read the other set, are done); the stage is released (an
 //   mbarrier arrive of every consumer thread) after its last row's wgmmas. Two consumer warpgroups work on their own
@@ -22,13 +22,13 @@
 // Epilogue: bias, multiplier, LeakyReLU, GELU (erf polynomial) on the accumulators, 16 values, then their 8-byte
 //   streaming stores (a thread holds two neighbouring pixels of a channel).
 // CF_3XTF32 (04d_rs_3xtf32): split-TF32 operands (big + small, three products) for FP32 accuracy. Both weight parts for
-//   64 Cout need 295 KB, so a block takes one Cout half (N = 32, 147,456 B) and blocks 2 b, 2 b + 1 the same tiles. Three
-//   rows a tile; per tap a_big times [w_big | w_small] in one m64n64k8 and a_small w_big in one m64n32k8, issued in
-//   tap-column groups on three fragment register sets (RsChunk3x, wgmma.cuh); main products and corrections in
+//   64 Cout need 295 KB, so a block takes one Cout half (N = 32, 147,456 B) and blocks 2 b, 2 b + 1 the same tiles.
+//   Three rows a tile; per tap a_big times [w_big | w_small] in one m64n64k8 and a_small w_big in one m64n32k8, issued
+//   in tap-column groups on three fragment register sets (RsChunk3x, wgmma.cuh); main products and corrections in
 //   accumulators of their own (the tensor core's adds round toward zero). No producer warpgroup (consumer_3x).
-// Launch: a persistent grid, one block per SM. TF32: 384 threads (producer warpgroup at 40 registers, consumers at 232);
-//   weights 147,456 B | 2 rings x 3 stages x 13,056 B | 12 mbarriers = 225,888 B. 3xTF32: an even grid of 256 threads;
-//   weights 147,456 B | 2 rings x 3 stages x 11,520 B | 12 mbarriers = 216,672 B.
+// Launch: a persistent grid, one block per SM. TF32: 384 threads (producer warpgroup at 40 registers, consumers at
+//   232); weights 147,456 B | 2 rings x 3 stages x 13,056 B | 12 mbarriers = 225,888 B. 3xTF32: an even grid of 256
+//   threads; weights 147,456 B | 2 rings x 3 stages x 11,520 B | 12 mbarriers = 216,672 B.
 // Bytes: x 1.07 GB and y 1.06 GB at one pass each; ncu reads 1.09 GB (TF32) and 1.20 GB (3xTF32), writes 1.03-1.05 GB.
 // Bound: not memory (~2 TB/s of 4.3). TF32: wgmma issue; while one consumer runs its epilogue the other issues alone
 //   (285 TFLOPS of 410). 3xTF32: the tensor pipe ~69 % active; the fragment splits and loads in front of each group and
@@ -74,7 +74,8 @@ static_assert(CONSUMER_REGS <= 256 && 128 * PRODUCER_REGS + 128 * CONSUMERS * CO
 // The pixel-pair epilogue, 16 values at a time, then their stores: storing each pair as it is computed puts a branch on
 // pair_stores after every two values, a basic block in which ptxas can overlap only two GELU chains (~20 dependent
 // instructions, two MUFU each). Here 16 values a thread (a row in 3xTF32, half a row in TF32) are one block of
-// independent chains, and their stores follow under one branch. Values v[4 jj + 2 e + q]: channel 8 jj + e (+ 2 tq, the caller's yrow), pixel q of the pair.
+// independent chains, and their stores follow under one branch. Values v[4 jj + 2 e + q]: channel 8 jj + e (+ 2 tq,
+// the caller's yrow), pixel q of the pair.
 template <int NJ>
 __device__ __forceinline__ void store_row_pairs(const float (&v)[4 * NJ], float* yrow, long long plane, bool pair_stores,
                                                 bool second) {
@@ -266,8 +267,9 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
             for (int jj = 0; jj < 4; ++jj)
 #pragma unroll
                 for (int e = 0; e < 2; ++e) {
-                    v[4 * jj + 2 * e] = epilogue_conv2d(sum(o, 4 * jj + e) + b_r[2 * jj + e], m_r[2 * jj + e]);
-                    v[4 * jj + 2 * e + 1] = epilogue_conv2d(sum(o, 4 * jj + 2 + e) + b_r[2 * jj + e], m_r[2 * jj + e]);
+                    const float b = b_r[2 * jj + e], m = m_r[2 * jj + e];
+                    v[4 * jj + 2 * e] = epilogue_conv2d_fast(sum(o, 4 * jj + e) + b, m);
+                    v[4 * jj + 2 * e + 1] = epilogue_conv2d_fast(sum(o, 4 * jj + 2 + e) + b, m);
                 }
             store_row_pairs<4>(v, yt + o * g.Wo, plane, pair_stores, px + 1 < g.Wo);
         }
@@ -393,8 +395,9 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
 #pragma unroll
                         for (int e = 0; e < 2; ++e) {
                             const int jj = 4 * half + j;
-                            v[4 * j + 2 * e] = epilogue_conv2d(acc[o][4 * jj + e] + b_r[2 * jj + e], m_r[2 * jj + e]);
-                            v[4 * j + 2 * e + 1] = epilogue_conv2d(acc[o][4 * jj + 2 + e] + b_r[2 * jj + e], m_r[2 * jj + e]);
+                            const float b = b_r[2 * jj + e], m = m_r[2 * jj + e];
+                            v[4 * j + 2 * e] = epilogue_conv2d_fast(acc[o][4 * jj + e] + b, m);
+                            v[4 * j + 2 * e + 1] = epilogue_conv2d_fast(acc[o][4 * jj + 2 + e] + b, m);
                         }
                     store_row_pairs<4>(v, yt + 32 * half * plane + o * g.Wo, plane, pair_stores, px + 1 < g.Wo);
                 }

@@ -4,16 +4,16 @@
 // What changed from 04b. 04b multiplies weights (M = 64 Cout) by input pixels (N), both from shared memory; TF32 wgmma
 //   reads shared operands K-major only, so each warpgroup transposes its tile's input into a pixel-major layout before
 //   its 27 wgmmas, and that staging is about a sixth of 04b's time. wgmma's A may instead come from registers in the
-//   mma.sync fragment layout (thread (g, t) of a warp holds rows g, g + 8 and columns t, t + 4 of its 16 x 8 slice), and
-//   a fragment can be loaded from any layout. Here M = 64 output pixels of one output row (warp w: pixels 16 w .. 16 w +
-//   15), N = 64 Cout, K = the 8 input channels of one tap (Cin = 8: one k8 step per tap, 27 per output row). A comes
-//   from the raw NCDHW rows as the TMA writes them (four 4-byte shared loads and four cvt.rn per fragment; a channel's
-//   pixels are CHP floats apart, CHP = 24 mod 32, so no bank conflicts); B is the weights, resident in shared memory
-//   K-major ([tap][k-half][co][4 channels], 04b's layout).
+//   mma.sync fragment layout (thread (g, t) of a warp holds rows g, g + 8 and columns t, t + 4 of its 16 x 8 slice),
+//   and a fragment can be loaded from any layout. Here M = 64 output pixels of one output row (warp w: pixels 16 w ..
+//   16 w + 15), N = 64 Cout, K = the 8 input channels of one tap (Cin = 8: one k8 step per tap, 27 per output row). A
+//   comes from the raw NCDHW rows as the TMA writes them (four 4-byte shared loads and four cvt.rn per fragment; a
+//   channel's pixels are CHP floats apart, CHP = 24 mod 32, so no bank conflicts); B is the weights, resident in shared
+//   memory K-major ([tap][k-half][co][4 channels], 04b's layout).
 // Reuse. A consumer warpgroup owns ROWS = 4 output rows of one output depth x 64 columns (4 m64n64 accumulators, 32
-//   registers each). A tile's input is three chunks, one per depth tap kd: 6 input rows of depth od + kd, 8 channels, 68
-//   columns (one TMA box). Input row i of a chunk, shifted by tap column s, is one fragment; it serves output rows i - r
-//   for the taps (kd, r, s) with 0 <= i - r < ROWS: 18 fragments per chunk feed 36 wgmmas, 108 per tile.
+//   registers each). A tile's input is three chunks, one per depth tap kd: 6 input rows of depth od + kd, 8 channels,
+//   68 columns (one TMA box). Input row i of a chunk, shifted by tap column s, is one fragment; it serves output rows i
+//   - r for the taps (kd, r, s) with 0 <= i - r < ROWS: 18 fragments per chunk feed 36 wgmmas, 108 per tile.
 // Pipeline (conv2d 04d's): per input row its three fragments go into one of two register sets, wgmma.fence, its wgmmas,
 //   a commit, wgmma.wait_group 1 (the previous row's wgmmas, which read the other set, are done); the stage is released
 //   after the chunk's last row's wgmmas. The two consumers work on their own tiles at once, each with a ring filled by
@@ -29,8 +29,8 @@
 // Bytes and bound: x 0.27 GB and y 1.76 GB at the model's one pass each; ncu reads 0.61 GB (the depth taps' boxes
 //   overlap) and writes 1.87 GB. The output bounds it: a tile stores the 64 KB that conv2d 04d's does behind 108 wgmmas
 //   instead of 288, and 8-pixel runs of a 248-byte row straddle L2 sectors; the stores and the LSU's full queue hold
-//   about half the warp samples. With K = 216 per output there is too little MMA time to hide the epilogue behind:
-//   this mapping is slower than 04b for conv3d, and stays as that measured negative.
+//   about half the warp samples. With K = 216 per output there is too little MMA time to hide the epilogue behind: this
+//   mapping is slower than 04b for conv3d, and stays as that measured negative.
 // Measured (H200, 2026-12-05 record): 1.819 ms, 5.53x eager, 3.20x torch.compile (04b TF32: 0.778 ms).
 
 namespace cf04d3 {
@@ -207,7 +207,7 @@ conv3d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                     for (int jj = 0; jj < 8; ++jj)
 #pragma unroll
                         for (int e = 0; e < 2; ++e) {
-                            const float v = epilogue_conv3d_folded(acc[o][4 * jj + 2 * h + e], 1.0f,
+                            const float v = epilogue_conv3d_folded<false, false>(acc[o][4 * jj + 2 * h + e], 1.0f,
                                                                    bs_r[2 * jj + e], b2s_r[2 * jj + e]);
                             __stcs(yt + (8 * jj + e) * plane + o * g.Wo + 8 * h, v);
                         }
