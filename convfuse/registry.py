@@ -123,13 +123,12 @@ _HOPPER = {
         Variant("04d_rs_tf32", "conv2d", "04d", "tf32", "fused",
                 "implicit GEMM turned around: output pixels as M, the input fragments loaded from the TMA's raw "
                 "rows into registers (wgmma with A in registers), nothing staged, TF32",
-                defines=("CF_GELU_FAST", "CF_PIXEL_PAIRS", "CF_EPI_ILP"),
+                defines=(),
                 **_04D),
         Variant("04d_rs_3xtf32", "conv2d", "04d", "3xtf32", "fused",
                 "04d with split-TF32 operands (big + small parts, three products), a block per half of the "
                 "Cout so that both weight parts stay resident (FP32 accuracy)",
-                defines=("CF_PIXEL_PAIRS", "CF_3XTF32", "CF_ROWS=3", "CF_PITCH=72", "CF_3X_CONCAT", "CF_3X_SETS=3",
-                         "CF_GELU_FAST", "CF_3X_ROW_PREFETCH", "CF_EPI_ILP"),
+                defines=("CF_3XTF32", "CF_3X_ROW_PREFETCH"),
                 **_04D),
         Variant("04e_wino_3xtf32", "conv2d", "04e", "3xtf32", "fused",
                 "Winograd F(2x2, 3x3) on the tensor cores with split-TF32 operands (three products), the "
