@@ -103,7 +103,7 @@ _HOPPER = {
     "conv2d": [
         Variant("04b_wgmma_tf32", "conv2d", "04b", "tf32", "fused",
                 "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), TF32",
-                defines=("CF_GELU_FAST",),
+                defines=(),
                 **_04B),
         Variant("04c_ws_tf32", "conv2d", "04c", "tf32", "fused",
                 "04b with two producer warpgroups (TMA into raw buffers, then one 3-stage ring for both "
@@ -133,7 +133,7 @@ _HOPPER = {
         Variant("04e_wino_3xtf32", "conv2d", "04e", "3xtf32", "fused",
                 "Winograd F(2x2, 3x3) on the tensor cores with split-TF32 operands (three products), the "
                 "output transform and the epilogue in registers (FP32 accuracy)",
-                defines=("CF_GELU_FAST", "CF_WINO_DESC_UNIFORM"),
+                defines=(),
                 **_04E),
     ],
     "conv3d": [

@@ -1,41 +1,41 @@
 // 04e_winograd_wgmma — conv2d step 04e: Winograd F(2x2, 3x3) on the tensor cores in 3xTF32, the output transform and
-// the epilogue in registers (sm_90a only: H100/H200). Written without a GPU (thirty-third session, 2026-12-04); its first
-// run (H200, 2026-12-05, results/device-logs/explore-2026-12-05/callU): correct on every shape (rel-L2 3.46e-7, randn),
-// sanitizers clean, hardening 16/16; 2.300 ms (CF_WINO_DESC_UNIFORM: 2.256, registered with it) against 04d 3xTF32's
-// 2.788 and torch.compile's 2.306 in one process; recorded 2.252 ms, 1.03x torch.compile (02:56 UTC). Predicted
-// 1.2-1.6 ms: ncu has the tensor pipe 38 % busy, issue 43 %, L2 28 % (notes/kernel_log.md, thirty-fourth session).
+// the epilogue in registers (sm_90a only: H100/H200).
 //
 // What changed from 04d and why. 04d's 3xTF32 build does the direct conv's 913 GFLOP of TF32 tensor work (three passes
-//   of 304 GFLOP) and measured 2.78 ms, 0.83x torch.compile, with its tensor pipe ~69 % busy; at the H200's datasheet
-//   TF32 rate (494.5 TFLOP/s dense) the work alone takes 1.85 ms. Winograd F(2x2, 3x3) computes each 2x2 block of
-//   outputs (a "tile") from its 4x4 input patch d with 16 multiplies per (Cin, Cout) instead of 36: U = B^T d B,
-//   V = G g G^T, M = sum over Cin of U * V (16 GEMMs, one per patch position p), y = A^T M A. In 3xTF32 that is 406
-//   GFLOP of tensor work, 0.82 ms at that rate, so the kernel beats torch.compile (~2.3 ms) even with the pipe half
-//   idle. Accuracy (convfuse/winograd.py, a CPU model with the tensor core's truncating adds, calibrated on the first
-//   04 3xtf32 kernel: model 6.3e-6, measured 4.8-5.3e-6): rel-L2 2.9e-7 (randn 3.2e-7) with this kernel's accumulation
+//   of 304 GFLOP), 1.85 ms at the H200's datasheet TF32 rate (494.5 TFLOP/s dense) before anything else. Winograd
+//   F(2x2, 3x3) computes each 2x2 block of outputs (a "tile") from its 4x4 input patch d with 16 multiplies per (Cin,
+//   Cout) instead of 36: U = B^T d B, V = G g G^T, M = sum over Cin of U * V (16 GEMMs, one per patch position p),
+//   y = A^T M A. In 3xTF32 that is 406 GFLOP of tensor work, 0.82 ms at that rate. Accuracy (convfuse/winograd.py, a
+//   CPU model with the tensor core's truncating adds): rel-L2 2.9e-7 (randn 3.2e-7) with this kernel's accumulation
 //   (each GEMM's sums over 16 channels, 6 truncating adds, then FP32 round-to-nearest adds in the output transform),
-//   against the bound 2e-6 and 04d's measured 1.86e-6.
+//   against the bound 2e-6; measured 3.7e-7.
 // The GEMMs. M = 64 tiles a warpgroup (2 tile rows x 32 tile columns: 4 output rows x 64 columns; a warp's M rows
 //   g, g + 8 are the tiles above each other at tile column 8 warp + g), N = 64 Cout, K = the input channels. A (U_p)
 //   is built in registers from the raw NCHW rows of a TMA box (8-byte shared loads, adds, the split), B (V_p, big and
-//   small parts) streams through shared memory from a pre-pass buffer. Registers bound the design: the output transform needs a
-//   tile's 16 M values, so the warpgroup keeps its 4 outputs a tile and Cout as accumulated sums Y (4 x 32 registers)
-//   and adds each GEMM's result into them (+-1 coefficients, 36 adds per 16 M values); a GEMM's accumulator is 32
-//   registers, and two (a pair of patch positions in one row r of B^T, which share their row sums) 64.
+//   small parts) streams through shared memory from a pre-pass buffer (512 KB). Registers bound the design: the output
+//   transform needs a tile's 16 M values, so the warpgroup keeps its 4 outputs a tile and Cout as accumulated sums Y
+//   (4 x 32 registers) and adds each GEMM's result into them (+-1 coefficients, 36 adds per 16 M values); a GEMM's
+//   accumulator is 32 registers, and two (a pair of patch positions in one row r of B^T, which share their row sums) 64.
 // Loop. For each 16-channel piece of the input (a stage of the input ring, 50,688 B: 16 channels x 6 rows x 132
 //   columns, both warpgroups' tiles), for each of 8 pairs of patch positions (a stage of the weight ring, 16 KB: two
 //   positions x two k8 steps x [big | small] x 64 Cout x 8 channels): per k8 step the pair's fragments (8 registers
 //   each, big and small) and six m64n64k8 wgmmas (a_small w_big, a_big w_small, a_big w_big for each position; the
-//   first zeroes the accumulator), then the pair's accumulators added into Y. So each M value takes 6 truncating adds
-//   before its FP32 adds into Y.
-// Shared memory: a stage's 8-byte loads hit 32 banks a half-warp (a channel 792 floats = 24 mod 32 banks on; lanes g
-//   read pixel pairs 2 apart); the 4-byte loads ptxas makes where a pair needs one column of two are 2-way
-//   conflicted. The rings are shared by both warpgroups; a stage is refilled by the warpgroup that releases it second
-//   (a counter in shared memory), so neither waits for the other to free a slot it still reads.
+//   first zeroes the accumulator), then the pair's accumulators added into Y.
+// Launch: persistent grid, one block an SM of two consumer warpgroups (256 threads, 254 registers), a block tile of
+//   4 x 128 outputs; 2 input and 4 weight stages, 166,984 B of shared memory. The rings are shared by both warpgroups;
+//   a stage is refilled by the warpgroup that releases it second (a counter in shared memory), so neither waits for
+//   the other to free a slot it still reads. A stage's 8-byte loads hit 32 banks a half-warp (a channel 792 floats =
+//   24 mod 32 banks on; lanes g read pixel pairs 2 apart).
 // Special values. Winograd mixes every input of a patch into every output of its tile, so an Inf or NaN input would
 //   turn outputs that do not read it into NaN (Inf - Inf). Each thread checks its sums before the epilogue; the
-//   non-finite ones (a few tiles, only with Inf, NaN or overflowing inputs) are recomputed as the direct FP32 conv
-//   from global memory, which gives eager's class.
+//   non-finite ones (only with Inf, NaN or overflowing inputs) are recomputed as the direct FP32 conv from global
+//   memory, which gives eager's class.
+// Bytes: DRAM x 1.08 GB read + y 1.03 GB written (measured 2.12 GB); L2 -> SM the 512 KB of weights a block tile
+//   (4.3 GB) and its 16 input boxes (1.7 GB): ncu counts 7.8 GB of L2 traffic, 28 % of L2's peak.
+// Bound: latency. No unit is near its limit (ncu: tensor pipe 38 % busy, issue 43 %, L2 28 %): each warpgroup builds
+//   a pair's fragments, issues six wgmmas and waits for them before the next pair (one fragment set fits 254
+//   registers), and the SM's other warpgroup rarely fills the gap.
+// Measured (H200, 2026-12-05 record): 2.252 ms, 2.21x eager, 1.03x torch.compile (04d 3xTF32: 2.755 ms).
 
 namespace cf04e {
 
@@ -50,16 +50,10 @@ static_assert(CHP % 32 == 8 || CHP % 32 == 24, "fragment loads: channels t, t + 
 constexpr int IN_STAGE = PIECE * CHP;                // 12,672 floats = 50,688 B
 constexpr int PARTS = 2;                             // [big | small]
 constexpr int W_OP = 2 * COUT * 4;                   // one B operand (k8 x 64 Cout, [k-half][co][4]): 512 floats
-constexpr int W_STAGE = 2 * 2 * PARTS * W_OP;        // [q][kk][part] operands: 4,096 floats = 16 KB (TF32: 8 KB)
+constexpr int W_STAGE = 2 * 2 * PARTS * W_OP;        // [q][kk][part] operands: 4,096 floats = 16 KB
 constexpr int W_STAGES = PIECES * PAIRS;             // 32 weight stages a tile
-constexpr int WT_FLOATS = W_STAGES * W_STAGE;        // the pre-pass buffer: 131,072 floats = 512 KB (TF32: 256 KB)
-#ifndef CF_WINO_IN_STAGES
-#define CF_WINO_IN_STAGES 2
-#endif
-#ifndef CF_WINO_W_STAGES
-#define CF_WINO_W_STAGES 4
-#endif
-constexpr int SIN = CF_WINO_IN_STAGES, SW = CF_WINO_W_STAGES;
+constexpr int WT_FLOATS = W_STAGES * W_STAGE;        // the pre-pass buffer: 131,072 floats = 512 KB
+constexpr int SIN = 2, SW = 4;                       // input and weight ring stages
 constexpr int THREADS = 256;                         // two consumer warpgroups; no producer (a thread of each refills)
 constexpr int SMEM_BYTES = (SIN * IN_STAGE + SW * W_STAGE) * 4 + (SIN + SW) * 8 + (SIN + SW) * 4;
 static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 block can have (227 KB)");
@@ -97,7 +91,7 @@ __global__ void conv2d_wino_weights(const float* __restrict__ w, float* __restri
     const int f = blockIdx.x * blockDim.x + threadIdx.x;
     if (f >= WT_FLOATS) return;
     const int e = f & 3, co = (f >> 2) & 63, khalf = (f >> 8) & 1;
-    const int part = PARTS == 2 ? (f >> 9) & 1 : 0, kk = (f >> (8 + PARTS)) & 1;
+    const int part = (f >> 9) & 1, kk = (f >> (8 + PARTS)) & 1;
     const int q = (f >> (9 + PARTS)) & 1, s = f >> (10 + PARTS);
     const int piece = s >> 3, pair = s & 7;
     const int ci = PIECE * piece + 8 * kk + 4 * khalf + e, p = 2 * pair + q, r = p >> 2, c = p & 3;
@@ -115,19 +109,17 @@ __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned b
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
                  :: "r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)) : "memory");
 }
-// One weight stage (stage u of the cyclic sequence) into ring slot `slot`: by one thread, for this block, or (cluster
-// build) for both blocks of the cluster.
+// One weight stage (stage u of the cyclic sequence) into ring slot `slot`, by one thread.
 __device__ __forceinline__ void fill_weights(float* wring, uint64_t* full_w, const float* __restrict__ wt, int slot, int u) {
     mbar_arrive_expect_tx(full_w + slot, W_STAGE * 4);
     bulk_load(wring + slot * W_STAGE, wt + (u % W_STAGES) * W_STAGE, W_STAGE * 4, full_w + slot);
 }
 
 // One input stage: the box (16 channels from `piece`, 6 rows, 132 columns at the block tile's corner), by TMA (one
-// thread) or, where TMA cannot take x, by one warp's 4-byte cp.async, zero-filled outside the image. A tile past the
-// last (the cluster build's rank-1 block, whose results are not stored) reads the last tile's box.
+// thread) or, where TMA cannot take x, by one warp's 4-byte cp.async, zero-filled outside the image.
 __device__ __forceinline__ void fill_input(float* dst, uint64_t* full, const CUtensorMap& xmap, const float* __restrict__ x,
                                            const Geom& g, int tile, int piece, int lane) {
-    const TileCoord tc = tile_coord(g, tile < g.tiles ? tile : g.tiles - 1);
+    const TileCoord tc = tile_coord(g, tile < g.tiles ? tile : g.tiles - 1);   // a guard: never past the last
     if (g.tma) {
         if (lane == 0) {
             fence_proxy_async();                  // the slot's generic-proxy reads before the async proxy's writes
@@ -180,8 +172,7 @@ __device__ __forceinline__ void row_combination(const float* fc, float (&t)[4]) 
 // A pair's fragments for k8 step KK of a stage: positions (R, 2 CP + q), q = 0, 1. `fb`: the stage at channel tq,
 // column of this thread's tile (h = 0). Fragment register h + 2 cc: tile h (M row g + 8 h), channel tq + 4 cc.
 // U is split as 04d splits its inputs (split_tf32 without the clamp: a non-finite U makes non-finite sums, which the
-// direct path recomputes): big = the top 19 bits, small = the rest, which the tensor core truncates. CF_WINO_TF32: U
-// rounded to TF32 (cvt.rn, as 04d TF32), no small part.
+// direct path recomputes): big = the top 19 bits, small = the rest, which the tensor core truncates.
 template <int R, int CP, int KK>
 __device__ __forceinline__ void pair_fragments(const float* fb, uint32_t (&big)[2][4], uint32_t (&small)[2][4]) {
 #pragma unroll
@@ -202,7 +193,7 @@ __device__ __forceinline__ void pair_fragments(const float* fb, uint32_t (&big)[
     }
 }
 // The pair's wgmmas of k8 step KK: the weight stage's operand (q, KK, part) at ((q * 2 + KK) * PARTS + part) * 2 KB.
-// 3xTF32: a_small w_big, a_big w_small, a_big w_big for each position (six); TF32: a_big w_big (two).
+// a_small w_big, a_big w_small, a_big w_big for each position: six.
 template <int KK>
 __device__ __forceinline__ void pair_mmas(float (&acc)[2][32], const uint32_t (&big)[2][4], const uint32_t (&small)[2][4],
                                           uint32_t wlo, uint32_t whi) {
@@ -257,9 +248,8 @@ __device__ __forceinline__ void pair_step(float (&y)[4][32], float (&acc)[2][32]
     constexpr int R = PAIR / 2, CP = PAIR % 2;
     const int slot = uw % SW;
     mbar_wait(rg.full_w + slot, (uw / SW) & 1);
-    // CF_WINO_DESC_UNIFORM (registered; call U: 2.256 ms against 2.300, the same errors): the stage's descriptor base broadcast from lane 0, as conv3d
-    // 04b's CF_DESC_UNIFORM, so that the compiler forms the pair's 12 descriptors in uniform registers (UIADD3, UMOV)
-    // instead of vector registers moved by two R2URs each: a piece's SASS 2,731 -> 2,599 instructions, no more registers
+    // the stage's descriptor base broadcast from lane 0, so that the compiler forms the pair's 12 descriptors in uniform
+    // registers (UIADD3, UMOV) instead of vector registers moved by two R2URs each: 5 % fewer instructions a piece
     const uint32_t wlo = __shfl_sync(0xffffffffu, wlo0 + ((slot * W_STAGE * 4) >> 4), 0);
     pair_fragments<R, CP, 0>(fb, big, small);
     wgmma_fence();
@@ -283,8 +273,7 @@ __device__ __forceinline__ void pair_step(float (&y)[4][32], float (&acc)[2][32]
 }
 
 
-#define CF_WINO_CLUSTER_DIMS
-__global__ void __launch_bounds__(THREADS, 1) CF_WINO_CLUSTER_DIMS
+__global__ void __launch_bounds__(THREADS, 1)
 conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restrict__ x, const float* __restrict__ w,
                    const float* __restrict__ wt, const float* __restrict__ bias, const float* __restrict__ mult,
                    float* __restrict__ yout, Geom g) {
@@ -308,11 +297,10 @@ conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __rest
         mbar_init_fence();
     }
     __syncthreads();
-    const bool weight_filler = true;
     if (threadIdx.x < 32) {                       // warp 0: the first stages of both rings
         for (int u = 0; u < SIN && u < intotal; ++u)
             fill_input(rg.in + u * IN_STAGE, rg.full_in + u, xmap, x, g, tile_of(u / PIECES), u % PIECES, lane);
-        if (lane == 0 && weight_filler)
+        if (lane == 0)
             for (int u = 0; u < SW && u < wtotal; ++u) fill_weights(rg.w, rg.full_w, wt, u, u);
     }
     const uint64_t d0 = wgmma_desc(smem_addr(rg.w), COUT * 16, 128);   // lbo: k-half 0 -> 1; sbo: 8 Cout
@@ -392,7 +380,7 @@ conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __rest
 #pragma unroll
                         for (int j = 0; j < 2; ++j)
                             v[2 * (2 * jj + e) + j] =
-                                epilogue_conv2d(y[2 * i + j][4 * jj + 2 * h + e] + b_r[2 * jj + e], m_r[2 * jj + e]);
+                                epilogue_conv2d_fast(y[2 * i + j][4 * jj + 2 * h + e] + b_r[2 * jj + e], m_r[2 * jj + e]);
                 float* const yr = yt + (long long)oy * g.Wo;
                 if (pair_stores) {
 #pragma unroll
@@ -422,7 +410,7 @@ conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __rest
                     if (oy >= g.Ho || oxj >= g.Wo) continue;
                     const float s = direct_output(x, w, g, tc.n, co, oy, oxj) + __ldg(bias + co);
                     __stcs(yout + ((long long)tc.n * COUT + co) * plane + (long long)oy * g.Wo + oxj,
-                           epilogue_conv2d(s, __ldg(mult + co)));
+                           epilogue_conv2d_fast(s, __ldg(mult + co)));
                 }
             }
         }
