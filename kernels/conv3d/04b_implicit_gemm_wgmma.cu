@@ -416,46 +416,17 @@
 
 namespace cf04b {
 
-#if !defined(CF_STAGE_PIX) && !defined(CF_STAGE_QUAD) && (defined(CF_3XF16) || defined(CF_3XTF32) || defined(CF_TF32BF16))
-#define CF_STAGE_PIX                     // the split builds store two parts per pixel: conflict-free stores pay there
-#endif
-// CF_LEAN's stores alone: 32-bit offsets, predicated (store_tile). Not with CF_TMA_STORE, whose partial tiles take
-// store_tile's general path: with both, TF32 spilled 12 B at its 128 registers (ptxas, 2026-12-01), without it none.
-#if defined(CF_LEAN) && !defined(CF_LEAN_STORE) && !defined(CF_TMA_STORE)
-#define CF_LEAN_STORE
-#endif
-#if defined(CF_TMA_STORE) && !defined(CF_BULK_STORE)
-#error "CF_TMA_STORE replaces CF_BULK_STORE's row copies for full tiles: it needs CF_BULK_STORE"
-#endif
-#if defined(CF_1XF16) && !defined(CF_EPI_FOLD)
-#define CF_EPI_FOLD                      // the weight scale is undone in the folded epilogue's FFMAs
-#endif
-
 constexpr int CIN = 8, COUT = 64, KS = 3, TAPS = KS * KS * KS;
-#ifndef CF_TH
-#define CF_TH 1                          // H200 sweep, 2026-11-29: TH=1 1.27 ms, TH=2 1.49 ms (tf32)
-#endif
-constexpr int TH = CF_TH;                // output rows per warpgroup tile = one wgmma, N = 64 * TH
-#ifndef CF_WINDOW_ROWS
-#define CF_WINDOW_ROWS 8                 // output rows per window chunk
-#endif
 constexpr int XW = 64;                   // staged pixels per input row = MMA columns per output row
 constexpr int TW = XW - (KS - 1);        // output columns per tile (62)
-constexpr int XD = KS, XH = TH + KS - 1;
-constexpr int NMMA = XW * TH;
-constexpr int NACC = NMMA / 2;           // accumulators per thread
+constexpr int TH = 1;                    // output rows per tile: one m64n64 wgmma
+constexpr int XD = KS, XH = TH + KS - 1; // staged depths and rows per tile
+constexpr int NACC = XW * TH / 2;        // accumulators per thread
 #if defined(CF_3XTF32) || defined(CF_TF32BF16)
-constexpr int PARTS = 2;                 // big, small (3xtf32); TF32 big, BF16 correction (tf32+bf16)
-#ifndef CF_WGS
-#define CF_WGS 3                         // 4 would need 258 KB of shared memory
-#endif
+constexpr int PARTS = 2, WGS = 3;        // two staged parts: 4 warpgroups would need 258 KB of shared memory
 #else
-constexpr int PARTS = 1;
-#ifndef CF_WGS
-#define CF_WGS 4                         // 128 registers per thread at 512 threads
+constexpr int PARTS = 1, WGS = 4;        // 128 registers per thread at 512 threads
 #endif
-#endif
-constexpr int WGS = CF_WGS;
 constexpr int THREADS = 128 * WGS;
 constexpr int XP = XW;                   // staged row pitch in pixels
 constexpr int XHALF = XD * XH * XP * 4;             // floats per k-half of a staged tile
@@ -463,155 +434,71 @@ constexpr int XPART = 2 * XHALF + 16;               // + 64 B: the discarded col
 constexpr int XBUF = PARTS * XPART;                 // floats per warpgroup
 constexpr int WTAP = 2 * COUT * 4;                  // floats per tap of A
 constexpr int WPART = TAPS * WTAP;
-#if defined(CF_XWIN_W1)
-// CF_XWIN_W1 (with CF_XWIN, fp16): w_hi alone, [tap 0..27][co][8 channels] FP16, 1 KB per tap: fp16 never reads w_lo,
-// and the 28 KB it took make room for a second set of group boxes (CF_GROUP_DOUBLE)
-constexpr int WFLOATS = (TAPS + 1) * WTAP / 2;
+#if defined(CF_1XF16)
+constexpr int WFLOATS = (TAPS + 1) * WTAP / 2;      // w_hi alone, FP16 [tap 0..27][co][8 channels], 1 KB per tap
 constexpr uint32_t A1_TAP = COUT * 16, A1_HI = 0;   // bytes per tap of A, and w_hi's place in it
-#elif defined(CF_F16_OPERANDS)
+#elif defined(CF_3XF16)
 constexpr int WFLOATS = (TAPS + 1) * WTAP;          // [w_lo | w_hi] FP16 per tap, and a zero tap 27
 constexpr uint32_t A1_TAP = WTAP * 4, A1_HI = COUT * 16;
 #else
 constexpr int WFLOATS = PARTS * WPART;
 #endif
-constexpr int XRAW = 0;
-constexpr int XOUT = 0;
-#ifdef CF_BULK_STORE
-#if defined(CF_3XTF32) || defined(CF_TF32BF16) || CF_TH != 1 || defined(CF_RAW) || defined(CF_OUT_SMEM) || defined(CF_WINDOW)
-#error "CF_BULK_STORE: the one-part builds' default loop with TH = 1 only (two parts leave no room for the buffer)"
-#endif
-constexpr int BPITCH = XW + 8;                      // floats per staged row: 16-byte rows 8 banks apart, so a
-                                                    // half-warp's STS.64 over four rows meets no bank twice
-#if   defined(CF_GROUP_STORE)
-constexpr int XBULK = 0;                            // the output goes to the group buffers (GBUF_FLOATS)
-#else
-constexpr int XBULK = COUT * BPITCH;                // a warpgroup's output tile, epilogue applied
-#endif
+#if defined(CF_3XF16)
+constexpr int BPITCH = XW + 8;                      // floats per output row in shared memory: 16-byte rows 8 banks
+                                                    // apart, so a half-warp's STS.64 over four rows meets no bank twice
+constexpr int XBULK = COUT * BPITCH;                // a warpgroup's output tile, epilogue applied (store_tile_bulk)
 #else
 constexpr int XBULK = 0;
 #endif
+
 #ifdef CF_GROUP_STORE
-#if !defined(CF_TMA_STORE) || defined(CF_3XF16) || defined(CF_XDOUBLE) || defined(CF_WINDOW) || CF_TH != 1
-#error "CF_GROUP_STORE: the TF32 and fp16 builds with CF_TMA_STORE and TH = 1 (3xfp16's FP32 path writes y itself)"
+#ifdef CF_1XF16
+constexpr int GROUP = 4;                 // 4 rows of 62 pixels: 992 bytes per channel, a whole number of 32-byte sectors
+constexpr int GSETS = 2;                 // round r's boxes in set r % 2: a slot's warp writes round r + 1's rows while
+                                         // round r's copy may still be reading its box
+#else
+constexpr int GROUP = 2;                 // boxes of two rows: a warpgroup waits for its partner's copy, not the round's
+constexpr int GSETS = 1;
 #endif
-#ifndef CF_GROUP
-#define CF_GROUP 4                       // 4 rows of 62 pixels: 992 bytes, a whole number of 32-byte sectors
-#endif
-constexpr int GROUP = CF_GROUP;                      // warpgroups whose output rows share one box
 static_assert(WGS % GROUP == 0 && GROUP >= 2, "groups of warpgroups");
 constexpr int GPX = GROUP * TW;                      // pixels per box row: GROUP consecutive output rows of a plane
 constexpr int GBOX = 16 * GPX;                       // floats per box: a warp's 16 channels
 static_assert(GBOX * 4 % 128 == 0 && GPX <= 256, "boxes 128-byte aligned, box rows of at most 256 elements");
-#ifdef CF_GROUP_DOUBLE
-constexpr int GSETS = 2;    // CF_GROUP_DOUBLE (with CF_XWIN_W1): round r's boxes in set r % 2, so a slot's warp writes
-                            // round r + 1's rows while round r's copy may still be reading its box
-#else
-constexpr int GSETS = 1;
-#endif
 constexpr int GBARS = GSETS * 4 * (WGS / GROUP);     // one box (and a FULL and an EMPTY mbarrier) per warp of a slot
 constexpr int GBUF_FLOATS = GBARS * GBOX + 32 + 4 * GBARS;   // + 128 B for alignment, 2 mbarriers (16 B) per box
 #else
 constexpr int GBUF_FLOATS = 0;
 #endif
-constexpr int PROD_FLOATS = 0;
-#ifdef CF_XWIN
-// CF_XWIN (candidate, fp16 with the group stores): a block's 4 warpgroups hold 4 consecutive output rows in every round
-// (block-major dealing), whose inputs overlap: 6 rows per depth instead of 4 x 3 (8 when the 4 rows cross into the next
-// plane). One window per round holds them, each row staged once by one of the block's 512 threads; window r sits in
-// buffer r % 3 and is staged two rounds ahead, so no warpgroup waits for another's staging (an mbarrier per buffer for
-// "staged" and one for "read by every warpgroup's wgmmas"). Rows 0..k0+1 of a depth hold the first plane's rows from
-// the round's first output row (k0 of the 4 tiles in it), rows k0+2..7 the next plane's from row 0: warpgroup wg's tap
-// (kd, kh) reads row kd * 8 + wg + kh (+2 past the first plane), an offset known at compile time but for the base.
-#if !defined(CF_1XF16) || !defined(CF_GROUP_STORE) || !defined(CF_LEAN) || !defined(CF_MMA_ORDER) || \
-    !defined(CF_STAGE_ROT) || defined(CF_STAGE_SKEW) || defined(CF_XDOUBLE) || defined(CF_LOAD_EARLY) || \
-    defined(CF_NO_PREFETCH) || defined(CF_DEAL_CONTIG) || defined(CF_ABL_STAGE_ONCE) || defined(CF_ABL_SKIP_ITEM) || \
-    CF_WGS != 4 || (defined(CF_GROUP) && CF_GROUP != 4)
-#error "CF_XWIN: the fp16 build's registered loop with CF_GROUP_STORE, 4 warpgroups, one group of 4 (a round's rows)"
-#endif
-#elif defined(CF_XWIN_W1) || defined(CF_GROUP_DOUBLE)
-#error "CF_XWIN_W1 and CF_GROUP_DOUBLE: with CF_XWIN"
-#endif
-#if defined(CF_GROUP_LAZY) && !defined(CF_GROUP_DOUBLE)
-#error "CF_GROUP_LAZY: with CF_GROUP_DOUBLE (one set of boxes: the other slots would wait a round for their box)"
-#endif
-#ifdef CF_DWIN
-// CF_DWIN (TF32, registered 2026-12-03 with CF_DWIN_WAVES, CF_DWIN_EARLY and CF_DWIN_BRANCH): the depth sweep. A block takes a contiguous range of rounds (CF_DWIN_WAVES: whole units
-// dealt round-robin, dw_order); a round is its 4 warpgroups on
-// output rows oh0..oh0 + 3 of one plane (oh0 = 4 grp, the last group of a plane at Ho - 4: rows 58-59 computed twice at
-// the full shape, the same values written twice), and the block's next round is the same rows one depth on. Their
-// input is 6 rows of 3 depths; one depth on, only the deepest slab (6 rows, 12 KB) is new: a round stages 192 items
-// (k-half, row, quad) over the block's 512 threads where the registered loop stages 4 x 288, and 576 on a unit's first
-// round (or the block's). Slab s in slot s % 8; round r's taps kd read slabs e - 3 + kd (e: slabs staged through round
-// r); the slabs of round r + 2 are staged at the end of round r, once round r - 1's wgmmas have read theirs (with 8
-// slots and Do >= 2 none of round r's is overwritten). Handoffs as CF_XWIN's: an mbarrier per round (ring of 3) for
-// "staged", one for "read".
-#if defined(CF_F16_OPERANDS) || defined(CF_3XTF32) || defined(CF_TF32BF16) || !defined(CF_GROUP_STORE) || \
-    !defined(CF_LEAN) || !defined(CF_MMA_ORDER) || !defined(CF_STAGE_ROT) || !defined(CF_DESC_UNIFORM) || \
-    defined(CF_XWIN) || defined(CF_DEAL_CONTIG) || defined(CF_ABL_STAGE_ONCE) || defined(CF_XDOUBLE) || \
-    defined(CF_LOAD_EARLY) || defined(CF_NO_PREFETCH) || CF_WGS != 4 || (defined(CF_GROUP) && CF_GROUP != 4 && CF_GROUP != 2) || CF_TH != 1
-#error "CF_DWIN: the TF32 build's registered loop with CF_GROUP_STORE, 4 warpgroups, one group of 4 (a round's rows) or two of 2"
-#endif
-#if (defined(CF_DWIN_WAVES) || defined(CF_DWIN_BRANCH) || defined(CF_DWIN_CHAN)) && !defined(CF_DWIN)
-#error "CF_DWIN_WAVES, CF_DWIN_BRANCH and CF_DWIN_CHAN are variants of CF_DWIN"
-#endif
-#ifdef CF_BOX_ROWMAP
-// CF_BOX_ROWMAP (registered 2026-12-03 for TF32, with boxes of two rows; the header's twenty-sixth session): a box row is 2 x 62 = 124 floats, 28 banks on, so the 8 channel
-// rows one st.shared.v2 writes (lanes gid 0-7, 8 floats each) start 4 banks apart and the rows of gid g and g + 1
-// overlap: in each half-warp's phase (gid 0-3, 4-7) two lanes share a bank, 4 wavefronts where 2 would do (with one
-// box of four rows, 248 floats, 24 banks on: 8 apart, none shared). The box takes its channel rows in another order,
-// row(c) = 8 (c / 8) + 2 (c % 4) + (c / 4) % 2, so that gid 0-3 write rows 0, 2, 4, 6 (0, 24, 16, 8 banks on) and gid
-// 4-7 rows 1, 3, 5, 7; the copy reads them back in that order through a 5-D map of y whose channel dims are (c / 4) % 2,
-// c % 4, c / 8 (strides 4, 1, 8 planes), so global memory gets the usual order.
-#if !defined(CF_GROUP_STORE) || !defined(CF_GROUP) || CF_GROUP != 2 || defined(CF_DWIN_N128)
-#error "CF_BOX_ROWMAP: with the group store in boxes of two rows (CF_GROUP=2), not CF_DWIN_N128"
-#endif
-#endif
-#ifdef CF_GROUP_DEFER
-// CF_GROUP_DEFER (registered 2026-12-03, 0.768 vs 0.795 ms; the header's twenty-sixth session and its record): the
-// last slot's warp issues its box's copy and goes on; the wait for the engine to have read the box, and the EMPTY
-// arrive that frees it for the partner, move to the next round, right after this warpgroup has issued its wgmmas
-// (group_release), so that they overlap its MMAs instead of holding the warp (and with it the turn order) in the
-// store. The partner needs the box only after its own next MMAs and epilogue math, which its turn put before this
-// warpgroup's issue. The registered build's copies cost 0.05 ms (CF_ABL_NOSTORE, explore-2026-12-03e/call2).
-#if !defined(CF_DWIN) || !defined(CF_GROUP_STORE) || defined(CF_DWIN_N128) || defined(CF_DWIN_SKIP) || defined(CF_GROUP_DOUBLE)
-#error "CF_GROUP_DEFER: the depth sweep's group store (one set of boxes; not CF_DWIN_N128 or CF_DWIN_SKIP)"
-#endif
-#endif
-constexpr int DW_WGS = WGS, DW_TH = 1;
-constexpr int DW_RROWS = DW_WGS * DW_TH;             // output rows of a round
-static_assert(DW_RROWS % GROUP == 0 && DW_RROWS == WGS && GROUP % DW_TH == 0, "a round's rows are whole groups' (the boxes)");
-constexpr int DW_THREADS = 128 * DW_WGS;
-constexpr int DW_NACC = NACC * DW_TH;
+
+#if defined(CF_GROUP_STORE) && defined(CF_1XF16)
+constexpr int XREGION = WGS * (XBUF + XBULK);        // the warpgroups' buffers, or the windows
+constexpr int WROWS = 8;                             // window rows per depth
+constexpr int WBUF = XD * WROWS * XP * 4 + 16;       // floats per window buffer (+ 64 B the discarded columns read)
+constexpr int WBUFS = 3;
+static_assert(WBUFS * WBUF <= WGS * XBUF, "the windows fit in the warpgroups' buffers");
+constexpr int WIN_ITEMS = 2;                         // a thread's (k-half, depth, row, quad) items per round: <= 768 of 1024
+constexpr int WIN_FLOATS = XP * 4 + 4 * WBUFS;       // a zero row (tap 26's partner in B) and 2 mbarriers per buffer
+constexpr int WIN_AT = WFLOATS + XREGION + GBUF_FLOATS;
+#elif defined(CF_GROUP_STORE)
+constexpr int DW_RROWS = WGS;                        // output rows of a round: one per warpgroup
 constexpr int DW_ROWS = DW_RROWS + KS - 1;           // input rows of a slab: a round's 4 output rows and the halo
 constexpr int DW_HALF = DW_ROWS * XP * 4;            // floats per k-half of a slab
 constexpr int DW_SLAB = 2 * DW_HALF;                 // 12,288 B
 constexpr int DW_SLOTS = 8;
-constexpr bool DW_NOWAIT = false;
 constexpr int DW_SLAB_ITEMS = 2 * DW_ROWS * (XW / 4);   // (k-half, row, quad) items of a slab: 192
-constexpr int DW_ITEMS = DW_WGS == 4 ? 2 : 3;        // a thread's items per round: up to 3 slabs, 576 / DW_WGS per warpgroup
-static_assert(3 * DW_SLAB_ITEMS <= DW_WGS * 128 * DW_ITEMS && DW_SLAB_ITEMS % DW_WGS == 0, "a round's items over the threads");
+constexpr int DW_ITEMS = 2;                          // a thread's items per round: up to 3 slabs over the block
+static_assert(3 * DW_SLAB_ITEMS <= THREADS * DW_ITEMS && DW_SLAB_ITEMS % WGS == 0, "a round's items over the threads");
 constexpr int DW_BARS_AT = DW_SLOTS * DW_SLAB + 16;  // + 64 B the discarded columns read past the last slot
 constexpr int DW_FLOATS = DW_BARS_AT + 4 * 3;        // 3 "staged" and 3 "read" mbarriers
-constexpr int XREGION = WGS * (XBUF + XRAW + XOUT + XBULK) > DW_FLOATS ? WGS * (XBUF + XRAW + XOUT + XBULK) : DW_FLOATS;
+constexpr int XREGION = WGS * (XBUF + XBULK) > DW_FLOATS ? WGS * (XBUF + XBULK) : DW_FLOATS;   // buffers or slabs
+constexpr int WIN_FLOATS = 0;
 #else
-constexpr int XREGION = WGS * (XBUF + XRAW + XOUT + XBULK);   // the warpgroups' buffers (the slabs with CF_DWIN)
-#endif
-#ifdef CF_XWIN
-constexpr int WROWS = 8;                             // window rows per depth
-constexpr int WBUF = XD * WROWS * XP * 4 + 16;       // floats per window buffer (+ 64 B the discarded columns read)
-constexpr int WBUFS = 3;
-static_assert(WBUFS * WBUF <= WGS * XBUF, "the windows fit in the warpgroups' buffers (used when a round has no window)");
-constexpr int WIN_ITEMS = 2;                         // a thread's (k-half, depth, row, quad) items per round: <= 768 of 1024
-constexpr int WIN_FLOATS = XP * 4 + 4 * WBUFS;       // a zero row (tap 26's partner in B) and 2 mbarriers per buffer
-constexpr int WIN_AT = WFLOATS + XREGION + GBUF_FLOATS + PROD_FLOATS;
-#else
+constexpr int XREGION = WGS * (XBUF + XBULK);        // the warpgroups' buffers
 constexpr int WIN_FLOATS = 0;
 #endif
 constexpr int CHAN_FLOATS = 2 * COUT;                // (bias, sum) per channel, for the epilogue
-constexpr int SMEM_FLOATS = WFLOATS + XREGION + GBUF_FLOATS + PROD_FLOATS + WIN_FLOATS + CHAN_FLOATS + 4;   // + the weights' max (FP16)
+constexpr int SMEM_FLOATS = WFLOATS + XREGION + GBUF_FLOATS + WIN_FLOATS + CHAN_FLOATS + 4;   // + the weights' max (FP16)
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
-constexpr int X_ITEMS = 2 * XD * XH * (XW / 4);     // (k-half, depth, row, 4-pixel quad) per tile
-static_assert(NMMA == 64 || NMMA == 128 || NMMA == 256, "wgmma N");
 static_assert(XPART % 4 == 0 && WPART % 4 == 0, "16-byte aligned buffers");
 static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 block can have (227 KB)");
 
@@ -619,14 +506,12 @@ struct Geom {
     int N, D, H, W, Do, Ho, Wo;
     int tiles_x, tiles_y, tiles;
     bool xvec;   // 16-byte loads legal for x rows (W % 4 == 0, x 16-byte aligned)
-    bool xlean;  // CF_LEAN's loads: xvec, and one image's input has fewer than 2^31 elements (32-bit offsets)
-    bool ylean;  // CF_LEAN's stores: Wo even, y 8-byte aligned, one image's output under 2^31 elements
-    bool ytma;   // CF_TMA_STORE: the kernel parameter ymap describes y (ylean, a plane a multiple of 4 floats)
-    bool ygroup; // CF_GROUP_STORE: ytma, Wo = 62 (a tile is a whole row) and Do * Ho a multiple of GROUP (or CF_DWIN's)
-    int sx, sy, sd, sn;   // the tile stride (grid x warpgroups) in digits (tx, ty, od, n): CF_LEAN
-#ifdef CF_DWIN
-    int dw_groups, dw_rounds;   // groups of 4 output rows per plane, rounds (n, group, od) in all
-#endif
+    bool xlean;  // the lean loads: xvec, and one image's input has fewer than 2^31 elements (32-bit offsets)
+    bool ylean;  // 8-byte stores: Wo even, y 8-byte aligned, one image's output under 2^31 elements
+    bool ytma;   // the kernel parameter ymap describes y (ylean, a plane a multiple of 4 floats)
+    bool ygroup; // the group store: ytma, Wo = 62 (a tile is a whole row), Do Ho a multiple of GROUP or a sweep shape
+    int sx, sy, sd, sn;   // the tile stride (grid x warpgroups) in digits (tx, ty, od, n): walk_next
+    int dw_groups, dw_rounds;   // the depth sweep: groups of 4 output rows per plane, rounds (n, group, od) in all
 };
 
 struct TileCoord { int n, od, oh0, ox0; };
@@ -635,174 +520,16 @@ __device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
     int t = tile / g.tiles_x;
     const int ty = t % g.tiles_y;
     t /= g.tiles_y;
-    return { t / g.Do, t % g.Do, ty * TH, tx * TW };
+    return { t / g.Do, t % g.Do, ty, tx * TW };
 }
 
-
-
-// Stage one tile's input in two halves, so the loads of the next tile can be in flight during this
-// tile's epilogue (CF_PREFETCH, default on). Items are (k-half, depth, row, 4-pixel quad); a thread loads
-// 4 channels x 4 pixels per item into registers (load_input), then transposes them to 4 pixels x 4
-// channels, rounds (or splits) and writes four 16-byte core-matrix rows per item (store_input).
-constexpr int ITEMS_PER_THREAD = (X_ITEMS + 127) / 128;
-struct Item { int q, hy, dz, half; };
-// Staging item it = (k-half, depth, row, 4-pixel quad), quad fastest.
-__device__ __forceinline__ Item item_of(int it) {
-    const int q = it % (XW / 4), row = it / (XW / 4);
-    const int hy = row % XH, t = row / XH;
-    return { q, hy, t % XD, t / XD };
-}
-#define CF_ITEM_OK(it) ((it) < X_ITEMS)   // a macro: the registered builds' code stays as it was
-
-#ifdef CF_LEAN
-// CF_LEAN (the TF32 and fp16 builds' default with CF_BULK_STORE, registry defines): the hot loop without its integer
-//   overhead. ncu (2026-12-01, full clock) counted 1,391 warp instructions
-//   per warpgroup tile, of which the epilogue's FP32 math is about 450: tile_coord's divisions ran twice per tile
-//   (~120), every 16-byte load recomputed a 64-bit address and sat in two branches (~300 for 12 loads), and every
-//   8-byte store in a branch of its own (5 instructions around each STG). Here a tile's coordinates advance by the
-//   stride's digits (no division), addresses are 32-bit offsets within one image from per-thread constants plus
-//   one 64-bit image base, and loads and stores are predicated. Taken where one image's input and output have
-//   fewer than 2^31 elements (launch), TH = 1.
-#if CF_TH != 1
-#error "CF_LEAN assumes one output row per tile (TH = 1): every staged row is then inside the input"
-#endif
-struct Walk { int tx, ty, od, n; };
-__device__ __forceinline__ Walk walk_of(const Geom& g, int tile) {
-    const int tx = tile % g.tiles_x, t = tile / g.tiles_x, ty = t % g.tiles_y, u = t / g.tiles_y;
-    return { tx, ty, u % g.Do, u / g.Do };
-}
-// tile += stride as a digit-wise add with carries: each digit of the stride is below its radix
-__device__ __forceinline__ void walk_next(Walk& w, const Geom& g) {
-    w.tx += g.sx;
-    int c = w.tx >= g.tiles_x;
-    w.tx -= c ? g.tiles_x : 0;
-    w.ty += g.sy + c;
-    c = w.ty >= g.tiles_y;
-    w.ty -= c ? g.tiles_y : 0;
-    w.od += g.sd + c;
-    c = w.od >= g.Do;
-    w.od -= c ? g.Do : 0;
-    w.n += g.sn + c;
-}
-__device__ __forceinline__ TileCoord coord_of(const Walk& w) { return { w.n, w.od, w.ty * TH, w.tx * TW }; }
-
-// x[p..p+3] if ok, else zeros: one predicated 16-byte load, no branch
-__device__ __forceinline__ float4 ldg4_or_zero(const float* p, bool ok) {
-    float4 v;
-    asm("{\n.reg .pred q;\nsetp.ne.b32 q, %5, 0;\nmov.b32 %0, 0;\nmov.b32 %1, 0;\nmov.b32 %2, 0;\nmov.b32 %3, 0;\n"
-        "@q ld.global.nc.v4.f32 {%0, %1, %2, %3}, [%4];\n}\n"
-        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p), "r"((int)ok));
-    return v;
-}
-
-#ifdef CF_LOAD_ADDR
-// x[a..a+3] if ok; the registers are left as they were otherwise (the caller never uses them then)
-__device__ __forceinline__ float4 ldg4_if(uint64_t a, bool ok) {
-    float4 v;
-    asm("{\n.reg .pred q;\nsetp.ne.b32 q, %5, 0;\n@q ld.global.nc.v4.f32 {%0, %1, %2, %3}, [%4];\n}\n"
-        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(a), "r"((int)ok));
-    return v;
-}
-#endif
-
-// Per-thread constants of the lean loads: each staging item's offset within an image (unsigned: only used where
-// g.xlean says it fits) and its first column (a column past any W where the thread has no item).
-struct Lean { unsigned xoff[ITEMS_PER_THREAD]; int xcol[ITEMS_PER_THREAD]; };
-__device__ __forceinline__ Lean lean_of(const Geom& g, int tid) {
-    Lean l;
-#pragma unroll
-    for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
-        const int it = tid + 128 * k;
-        const auto [q, hy, dz, half] = item_of(it);
-        const bool has = CF_ITEM_OK(it);
-        l.xoff[k] = has ? ((4u * half * g.D + dz) * g.H + hy) * g.W + 4 * q : 0u;
-        l.xcol[k] = has ? 4 * q : 0x40000000;
-    }
-    return l;
-}
-#endif
-#ifndef CF_STAGE_PIX
-struct Staged { float4 v[ITEMS_PER_THREAD][4]; };   // [item][channel] = 4 pixels
-
-__device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ x, const Geom& g, TileCoord tc,
-                                           int tid) {
-    const long long cstride = (long long)g.D * g.H * g.W;
-    const bool vec = g.xvec && (tc.ox0 % 4 == 0);
-#pragma unroll
-    for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
-        const int it = tid + 128 * k;
-        const auto [q, hy, dz, half] = item_of(it);
-        const int id = tc.od + dz, ih = tc.oh0 + hy, ix = tc.ox0 + 4 * q;
-        const bool row_ok = CF_ITEM_OK(it) && id < g.D && ih < g.H;
-        const float* src = x + (((long long)(tc.n * CIN + 4 * half) * g.D + (row_ok ? id : 0)) * g.H
-                                + (row_ok ? ih : 0)) * g.W + ix;
-#pragma unroll
-        for (int c = 0; c < 4; ++c) {
-            float4& d = s.v[k][c];
-            if (vec) {
-                d = (row_ok && ix < g.W) ? ld_global_f4(src + c * cstride) : make_float4(0.f, 0.f, 0.f, 0.f);
-            } else {
-                const float* r = src + c * cstride;
-                d.x = (row_ok && ix     < g.W) ? __ldg(r)     : 0.0f;
-                d.y = (row_ok && ix + 1 < g.W) ? __ldg(r + 1) : 0.0f;
-                d.z = (row_ok && ix + 2 < g.W) ? __ldg(r + 2) : 0.0f;
-                d.w = (row_ok && ix + 3 < g.W) ? __ldg(r + 3) : 0.0f;
-            }
-        }
-    }
-}
-
-#ifdef CF_LEAN
-// The lean loads: 32-bit offsets within the image, one predicated 16-byte load each (the general load_input where
-// the vector loads are not legal: W % 4 != 0, x misaligned, a tile starting at a column not a multiple of 4)
-__device__ __forceinline__ void load_input_lean(Staged& s, const float* __restrict__ x, const Geom& g, TileCoord tc,
-                                                int tid, const Lean& l) {
-    if (!g.xlean || (tc.ox0 & 3)) {
-        load_input(s, x, g, tc, tid);
-        return;
-    }
-    const unsigned plane = (unsigned)g.D * g.H * g.W;
-    const float* xs = x + (long long)tc.n * (CIN * plane);
-    const unsigned toff = ((unsigned)tc.od * g.H + tc.oh0) * g.W + tc.ox0;
-#ifdef CF_LOAD_ADDR
-    // CF_LOAD_ADDR (TF32's default; slower for fp16, see the header): one 64-bit address per item, the other three channels a 64-bit add of the
-    // plane's bytes each (LEA, LEA.HI.X and a carry per load before), and no zeros written ahead of the loads on tiles
-    // that end inside the input (every tile at the full shape): an item that is not there is never stored
-    // (store_input), and only columns past W need zeros. 24 CS2R and about 30 address instructions per warp tile.
-    if (tc.ox0 + XW <= g.W) {
-        const uint64_t plane_bytes = 4ull * plane;
-#pragma unroll
-        for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
-#ifdef CF_ABL_SKIP_ITEM
-            if (k == CF_ABL_SKIP_ITEM) continue;    // ablation: that item neither loaded nor staged
-#endif
-            const bool has = l.xcol[k] < XW;
-            uint64_t a = reinterpret_cast<uint64_t>(xs + (toff + l.xoff[k]));
-#pragma unroll
-            for (int c = 0; c < 4; ++c, a += plane_bytes) s.v[k][c] = ldg4_if(a, has);
-        }
-        return;
-    }
-#endif
-#pragma unroll
-    for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
-        const bool ok = tc.ox0 + l.xcol[k] < g.W;
-        const unsigned off = toff + l.xoff[k];
-#pragma unroll
-        for (int c = 0; c < 4; ++c) s.v[k][c] = ldg4_or_zero(xs + (off + c * plane), ok);
-    }
-}
-#endif
-#endif  // !CF_STAGE_PIX
-
-// One pixel's 4 channels (k-half `half`) into the wgmma layout: pixel index pix = (dz*XH + hy)*XW + px.
+// One pixel's 4 channels (k-half `half`) into the wgmma layout: pixel index pix = (dz*XH + hy)*XP + px.
 // tf32: rounded. 3xtf32: big and small parts, each rounded, into parts 0 and 1. tf32+bf16: the TF32 big
 // part into part 0; part 1 is the BF16 operand of the correction pass, [k-half][pixel][8 channels]: k-half
 // 0 holds x_small, k-half 1 x_big, both rounded to BF16, this item's 4 channels at byte 8*half of the row.
-// 3xfp16: one part, [k-half][pixel][8 channels FP16], k-half 0 = x_hi, k-half 1 = x_lo.
+// 3xfp16: one part, [k-half][pixel][8 channels FP16], k-half 0 = x_hi, k-half 1 = x_lo. fp16: k-half 0 only.
 __device__ __forceinline__ void store_pixel(float* sx, int half, int pix, const float (&e)[4]) {
 #if defined(CF_3XF16)
-    // k-half 0 holds x_hi, k-half 1 x_lo, a pixel's 8 channels per 16-byte row: this item's 4 at byte 8*half
     uint2 hi, lo;
     split_f16x2(e[0], e[1], hi.x, lo.x);
     split_f16x2(e[2], e[3], hi.y, lo.y);
@@ -810,7 +537,6 @@ __device__ __forceinline__ void store_pixel(float* sx, int half, int pix, const 
     *reinterpret_cast<uint2*>(h) = hi;
     *reinterpret_cast<uint2*>(h + XHALF) = lo;
 #elif defined(CF_1XF16)
-    // x in FP16 (11 significant bits, as TF32), k-half 0 only: a pixel's 8 channels per 16-byte row
     *reinterpret_cast<uint2*>(sx + pix * 4 + 2 * half) = make_uint2(f16x2(e[0], e[1]), f16x2(e[2], e[3]));
 #else
     float* dst = sx + half * XHALF + pix * 4;
@@ -834,48 +560,167 @@ __device__ __forceinline__ void store_pixel(float* sx, int half, int pix, const 
         make_uint2(bf16x2(clamp_bf16_max(b[0]), clamp_bf16_max(b[1])), bf16x2(clamp_bf16_max(b[2]), clamp_bf16_max(b[3])));
 #else
     *reinterpret_cast<float4*>(dst) =
-        make_float4(CF_TF32_STAGE(e[0]), CF_TF32_STAGE(e[1]), CF_TF32_STAGE(e[2]), CF_TF32_STAGE(e[3]));
+        make_float4(tf32_round_rn(e[0]), tf32_round_rn(e[1]), tf32_round_rn(e[2]), tf32_round_rn(e[3]));
 #endif
 #endif
 }
 
-#ifndef CF_STAGE_PIX
-#ifdef CF_STAGE_ROT
-// CF_STAGE_ROT (TF32 and fp16 default since 2026-12-01 21:12 UTC): the 4-pixel items without bank conflicts. A quarter-warp's lanes hold consecutive quads, 64
-// bytes apart, so the four stores of an item, one pixel each in the same order in every lane, meet only two 16-byte
-// bank groups per 8 lanes (4 wavefronts where 1 would do). Here lanes 2i and 2i + 1 start at pixel i of their quad
-// and go round it, so each store of a quarter-warp covers 8 different 16-byte groups: 4 wavefronts per instruction
-// instead of 16. The price: each thread rotates its 4 float4 by (lane / 2) % 4 first, 8 selects each.
+#ifdef CF_GROUP_STORE
+// Staging in 4-pixel items (k-half, depth, row, quad), quad fastest: a thread loads 4 channels x 4 pixels per item
+// into registers, 16 bytes a load (load_input_lean), one tile ahead, in flight during the epilogue; then transposes
+// them to 4 pixels x 4 channels and writes four 16-byte core-matrix rows per item (store_input).
+constexpr int X_ITEMS = 2 * XD * XH * (XW / 4);     // items per tile: 288
+constexpr int ITEMS_PER_THREAD = (X_ITEMS + 127) / 128;
+struct Item { int q, hy, dz, half; };
+__device__ __forceinline__ Item item_of(int it) {
+    const int q = it % (XW / 4), row = it / (XW / 4);
+    const int hy = row % XH, t = row / XH;
+    return { q, hy, t % XD, t / XD };
+}
+
+// The tile loop without division: a tile's coordinates advance by the stride's digits, addresses are 32-bit offsets
+// within one image from per-thread constants plus one 64-bit image base, and loads are predicated, not branched around.
+struct Walk { int tx, ty, od, n; };
+__device__ __forceinline__ Walk walk_of(const Geom& g, int tile) {
+    const int tx = tile % g.tiles_x, t = tile / g.tiles_x, ty = t % g.tiles_y, u = t / g.tiles_y;
+    return { tx, ty, u % g.Do, u / g.Do };
+}
+// tile += stride as a digit-wise add with carries: each digit of the stride is below its radix
+__device__ __forceinline__ void walk_next(Walk& w, const Geom& g) {
+    w.tx += g.sx;
+    int c = w.tx >= g.tiles_x;
+    w.tx -= c ? g.tiles_x : 0;
+    w.ty += g.sy + c;
+    c = w.ty >= g.tiles_y;
+    w.ty -= c ? g.tiles_y : 0;
+    w.od += g.sd + c;
+    c = w.od >= g.Do;
+    w.od -= c ? g.Do : 0;
+    w.n += g.sn + c;
+}
+__device__ __forceinline__ TileCoord coord_of(const Walk& w) { return { w.n, w.od, w.ty, w.tx * TW }; }
+
+// x[p..p+3] if ok, else zeros: one predicated 16-byte load, no branch
+__device__ __forceinline__ float4 ldg4_or_zero(const float* p, bool ok) {
+    float4 v;
+    asm("{\n.reg .pred q;\nsetp.ne.b32 q, %5, 0;\nmov.b32 %0, 0;\nmov.b32 %1, 0;\nmov.b32 %2, 0;\nmov.b32 %3, 0;\n"
+        "@q ld.global.nc.v4.f32 {%0, %1, %2, %3}, [%4];\n}\n"
+        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p), "r"((int)ok));
+    return v;
+}
+// x[a..a+3] if ok; the registers are left as they were otherwise (the caller never uses them then)
+__device__ __forceinline__ float4 ldg4_if(uint64_t a, bool ok) {
+    float4 v;
+    asm("{\n.reg .pred q;\nsetp.ne.b32 q, %5, 0;\n@q ld.global.nc.v4.f32 {%0, %1, %2, %3}, [%4];\n}\n"
+        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(a), "r"((int)ok));
+    return v;
+}
+
+// Per-thread constants of the lean loads: each staging item's offset within an image (unsigned: only used where
+// g.xlean says it fits) and its first column (a column past any W where the thread has no item).
+struct Lean { unsigned xoff[ITEMS_PER_THREAD]; int xcol[ITEMS_PER_THREAD]; };
+__device__ __forceinline__ Lean lean_of(const Geom& g, int tid) {
+    Lean l;
+#pragma unroll
+    for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
+        const int it = tid + 128 * k;
+        const auto [q, hy, dz, half] = item_of(it);
+        const bool has = it < X_ITEMS;
+        l.xoff[k] = has ? ((4u * half * g.D + dz) * g.H + hy) * g.W + 4 * q : 0u;
+        l.xcol[k] = has ? 4 * q : 0x40000000;
+    }
+    return l;
+}
+struct Staged { float4 v[ITEMS_PER_THREAD][4]; };   // [item][channel] = 4 pixels
+
+// Any shape: 64-bit addresses, a load per pixel where the 16-byte loads are not legal
+__device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ x, const Geom& g, TileCoord tc,
+                                           int tid) {
+    const long long cstride = (long long)g.D * g.H * g.W;
+    const bool vec = g.xvec && (tc.ox0 % 4 == 0);
+#pragma unroll
+    for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
+        const int it = tid + 128 * k;
+        const auto [q, hy, dz, half] = item_of(it);
+        const int id = tc.od + dz, ih = tc.oh0 + hy, ix = tc.ox0 + 4 * q;
+        const bool row_ok = it < X_ITEMS && id < g.D && ih < g.H;
+        const float* src = x + (((long long)(tc.n * CIN + 4 * half) * g.D + (row_ok ? id : 0)) * g.H
+                                + (row_ok ? ih : 0)) * g.W + ix;
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+            float4& d = s.v[k][c];
+            if (vec) {
+                d = (row_ok && ix < g.W) ? ld_global_f4(src + c * cstride) : make_float4(0.f, 0.f, 0.f, 0.f);
+            } else {
+                const float* r = src + c * cstride;
+                d.x = (row_ok && ix     < g.W) ? __ldg(r)     : 0.0f;
+                d.y = (row_ok && ix + 1 < g.W) ? __ldg(r + 1) : 0.0f;
+                d.z = (row_ok && ix + 2 < g.W) ? __ldg(r + 2) : 0.0f;
+                d.w = (row_ok && ix + 3 < g.W) ? __ldg(r + 3) : 0.0f;
+            }
+        }
+    }
+}
+
+// The lean loads: 32-bit offsets within the image, one predicated 16-byte load each (load_input where the vector
+// loads are not legal: W % 4 != 0, x misaligned, a tile starting at a column not a multiple of 4)
+__device__ __forceinline__ void load_input_lean(Staged& s, const float* __restrict__ x, const Geom& g, TileCoord tc,
+                                                int tid, const Lean& l) {
+    if (!g.xlean || (tc.ox0 & 3)) {
+        load_input(s, x, g, tc, tid);
+        return;
+    }
+    const unsigned plane = (unsigned)g.D * g.H * g.W;
+    const float* xs = x + (long long)tc.n * (CIN * plane);
+    const unsigned toff = ((unsigned)tc.od * g.H + tc.oh0) * g.W + tc.ox0;
+#ifndef CF_1XF16
+    // Tiles that end inside the input (every tile at the full shape): one 64-bit address per item, the other three
+    // channels a 64-bit add of the plane's bytes each, and no zeros written ahead of the loads (an item that is not
+    // there is never stored). TF32 only: the fp16 build measured slower with it.
+    if (tc.ox0 + XW <= g.W) {
+        const uint64_t plane_bytes = 4ull * plane;
+#pragma unroll
+        for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
+            const bool has = l.xcol[k] < XW;
+            uint64_t a = reinterpret_cast<uint64_t>(xs + (toff + l.xoff[k]));
+#pragma unroll
+            for (int c = 0; c < 4; ++c, a += plane_bytes) s.v[k][c] = ldg4_if(a, has);
+        }
+        return;
+    }
+#endif
+#pragma unroll
+    for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
+        const bool ok = tc.ox0 + l.xcol[k] < g.W;
+        const unsigned off = toff + l.xoff[k];
+#pragma unroll
+        for (int c = 0; c < 4; ++c) s.v[k][c] = ldg4_or_zero(xs + (off + c * plane), ok);
+    }
+}
+
+// The items' stores without bank conflicts. A quarter-warp's lanes hold consecutive quads, 64 bytes apart, so the
+// four stores of an item, one pixel each in the same order in every lane, would meet only two 16-byte bank groups per
+// 8 lanes. Lanes 2i and 2i + 1 start at pixel i of their quad and go round it instead, so each store of a quarter-warp
+// covers 8 different 16-byte groups: 4 wavefronts per instruction instead of 16, for 8 selects per float4.
 __device__ __forceinline__ float4 rotate4(float4 v, int r) {    // component j <- component (j + r) % 4
     if (r & 1) v = make_float4(v.y, v.z, v.w, v.x);
     if (r & 2) v = make_float4(v.z, v.w, v.x, v.y);
     return v;
 }
-#endif
 __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid) {
-#ifdef CF_STAGE_ROT
     const int rot_of_lane = (tid >> 1) & 3;
-#endif
 #pragma unroll
     for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
         const int it = tid + 128 * k;
-        if (!CF_ITEM_OK(it)) break;     // CF_STAGE_SKEW: only the last slot can be empty
-#ifdef CF_ABL_SKIP_ITEM
-        if (k == CF_ABL_SKIP_ITEM) continue;    // ablation: that item neither loaded nor staged
-#endif
+        if (it >= X_ITEMS) break;
         const auto [q, hy, dz, half] = item_of(it);
-#ifdef CF_STAGE_ROT
-        // read again per item: hoisted out of the items, the four rotated store offsets stay live across them, and
-        // TF32 at 4 warpgroups spilled 12 B at its 128 registers (none this way)
+        // read again per item: hoisted out of the items, the four rotated store offsets stay live across them and
+        // TF32 spills at its 128 registers
         int rot = rot_of_lane;
         asm volatile("" : "+r"(rot));
         float4 v[4];
 #pragma unroll
         for (int c = 0; c < 4; ++c) v[c] = rotate4(s.v[k][c], rot);
-#else
-        constexpr int rot = 0;
-        const float4 (&v)[4] = s.v[k];
-#endif
 #pragma unroll
         for (int p = 0; p < 4; ++p) {
             float e[4];
@@ -886,11 +731,9 @@ __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid)
     }
 }
 #else
-// CF_STAGE_PIX: a thread stages single pixels: k-half h = tid / 64 (4 channels), pixel px = tid % 64, and all
-// 9 (depth, row) pairs of the tile, so a warp loads 32 consecutive pixels of a channel row (128 B, coalesced)
-// and stores 32 consecutive pixel rows: conflict-free 16-byte stores in tf32 (8-byte halves of the 16-byte
-// rows in 1xfp16: 2-way), where the 4-pixel items above store with a 64-byte lane stride (4 shared-memory
-// wavefronts per 8 lanes instead of 1). 36 registers in flight instead of 48.
+// Staging by single pixels (the split builds, which store two parts per pixel): k-half h = tid / 64 (4 channels),
+// pixel px = tid % 64, all 9 (depth, row) pairs of the tile, loaded one tile ahead. A warp loads 32 consecutive pixels
+// of a channel row (128 B) and stores 32 consecutive pixel rows: conflict-free 16-byte shared stores.
 constexpr int PIX_ROWS = XD * XH;
 struct Staged { float v[PIX_ROWS][4]; };
 
@@ -913,9 +756,7 @@ __device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ 
         const bool ok = ix < g.W && tc.od + dz < g.D && tc.oh0 + hy < g.H;
         const float* p = p0 + (dz * g.H + hy) * g.W;
 #pragma unroll
-        for (int c = 0; c < 4; ++c) {
-            s.v[k][c] = ldg_or_zero(p + c * cstride, ok);
-        }
+        for (int c = 0; c < 4; ++c) s.v[k][c] = ldg_or_zero(p + c * cstride, ok);
     }
 }
 
@@ -924,34 +765,24 @@ __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid)
 #pragma unroll
     for (int k = 0; k < PIX_ROWS; ++k) store_pixel(sx, half, k * XW + px, s.v[k]);
 }
-#ifdef CF_LEAN
-__device__ __forceinline__ void load_input_lean(Staged& s, const float* __restrict__ x, const Geom& g, TileCoord tc,
-                                                int tid, const Lean&) {
-    load_input(s, x, g, tc, tid);       // the single-pixel staging keeps its own loads
-}
 #endif
-#endif  // CF_STAGE_PIX
 
-
-
-// The 27 (81) wgmmas of one tile, issued as one group (not waited for). Descriptors: A for tap t at
-// sw + t*WTAP floats; B for tap (kd, kh, kw) at the staged row (kd, kh) plus kw pixels (desc_at, opaque:
-// kernels/wgmma.cuh).
-__device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, const float* sx, int s0 = 0) {
+// The wgmmas of one tile, issued as one group (not waited for). Descriptors: A for tap t at sw + t*WTAP floats; B for
+// tap (kd, kh, kw) at the staged row (kd, kh) plus kw pixels (desc_at, opaque: kernels/wgmma.cuh).
+__device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, const float* sx) {
     constexpr uint32_t A_LBO = COUT * 16, SBO = 128, B_LBO = XHALF * 4;
-    (void)s0;
     auto tap_boff = [](int kd, int kh, int kw) -> uint32_t { return ((kd * XH + kh) * XP + kw) * 16; };
     const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO), b0 = wgmma_desc(smem_addr(sx), B_LBO, SBO);
-#ifdef CF_DESC_UNIFORM
-    // CF_DESC_UNIFORM (TF32, fp16 and 3xfp16): B's base broadcast from lane 0, so the compiler knows it is warp-uniform and can keep
-    // it in a uniform register (one R2UR per tile and a UIADD3 per wgmma, as it already does for A, whose base is the
-    // block's); without it each wgmma's B descriptor is formed in a vector register and moved (VIADD, R2UR)
-    const uint32_t alo = opaque((uint32_t)a0), blo = __shfl_sync(0xffffffffu, opaque((uint32_t)b0), 0);
-#else
+#if defined(CF_3XTF32) || defined(CF_TF32BF16)
     const uint32_t alo = opaque((uint32_t)a0), blo = opaque((uint32_t)b0);
+#else
+    // B's base broadcast from lane 0, so the compiler knows it is warp-uniform and keeps it in a uniform register (one
+    // R2UR per tile and a UIADD3 per wgmma, as for A, whose base is the block's); else each wgmma's B descriptor is
+    // formed in a vector register and moved (VIADD, R2UR)
+    const uint32_t alo = opaque((uint32_t)a0), blo = __shfl_sync(0xffffffffu, opaque((uint32_t)b0), 0);
 #endif
     const uint32_t ahi = (uint32_t)(a0 >> 32), bhi = (uint32_t)(b0 >> 32);
-#ifdef CF_F16_OPERANDS
+#if defined(CF_3XF16) || defined(CF_1XF16)
     const uint32_t alo0 = alo - (A_LBO >> 4 << 16), blo0 = blo - (B_LBO >> 4 << 16);   // the bases with lbo 0
 #endif
     wgmma_fence();
@@ -960,7 +791,7 @@ __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, c
         const int kd = tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
         const uint32_t boff = tap_boff(kd, kh, kw), aoff = tap * WTAP * 4;
         const uint64_t da = desc_at(alo, ahi, aoff), db = desc_at(blo, bhi, boff);
-#ifdef CF_3XTF32
+#if defined(CF_3XTF32)
         const uint64_t da_s = desc_at(alo, ahi, WPART * 4 + aoff), db_s = desc_at(blo, bhi, XPART * 4 + boff);
         // small products first, so the big one lands on an accumulator that already holds them
         wgmma_tf32(acc, da_s, db, tap > 0);
@@ -996,94 +827,61 @@ __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, c
         wgmma_tf32(acc, da, db, tap > 0);
 #endif
     }
-#ifdef CF_F16_OPERANDS
+#if defined(CF_3XF16) || defined(CF_1XF16)
     // tap 26 pairs with the zero tap 27 of A; B's second core matrix is x_lo(26), finite wherever x_hi is
-    // (1xfp16: k-half 1 is never written, zero since the block started)
+    // (fp16: k-half 1 is never written, zero since the block started)
     constexpr uint32_t boff26 = ((2 * XH + 2) * XP + 2) * 16;
     wgmma_f16(acc, desc_lbo(alo0, ahi, 26 * A1_TAP + A1_HI, A1_TAP), desc_lbo(blo0, bhi, boff26, B_LBO), 1);
 #endif
     wgmma_commit();
 }
-__device__ __forceinline__ void mma_tile(float (&acc)[NACC], const float* sw, const float* sx, int s0 = 0) {
-    mma_issue(acc, sw, sx, s0);
-    wgmma_wait<0>();
-    fence_operand(acc);
-}
-#ifdef CF_MMA_ORDER
-// CF_MMA_ORDER (the TF32 and fp16 builds' default, registry defines): a block's warpgroups issue their tiles' wgmmas in turn, 0, 1, .., WGS - 1, 0, .. (ORDER
-// barriers 1 + WGS + wg, as conv2d 04c's consumers take their chunk loops): one warpgroup's 27 wgmmas reach the tensor
-// pipe together instead of interleaved with another's, so it finishes its MMAs sooner and the warpgroups' epilogues
-// fall between the others' MMAs. In round k the warpgroups with a tile are a prefix 0..m-1 of the block's (tiles
-// are dealt block-major): the turn goes from m - 1 to warpgroup 0 (`to`), and `pass` is false where the next turn's
-// warpgroup has no tile, so every wait has its arrive and none is left unmatched (tests/test_turns.py models it).
-static_assert(WGS >= 2 && 2 * WGS < 16, "ORDER barriers");
-// the turn taken and passed, the wgmmas issued, not waited for (CF_XDOUBLE stages the next tile before the wait)
-__device__ __forceinline__ void mma_turn_issue(float (&acc)[NACC], const float* sw, const float* sx, int wg, bool wait,
-                                               bool pass, int to, int s0 = 0) {
-    if (wait) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory");
-    mma_issue(acc, sw, sx, s0);
-    if (pass) asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + WGS + to) : "memory");
-}
+
+#ifdef CF_GROUP_STORE
+// The block's warpgroups issue their wgmmas in turn, 0, 1, .., WGS - 1, 0, .. (named barriers 1 + WGS + wg): one
+// warpgroup's wgmmas reach the tensor pipe together instead of interleaved with another's, so it finishes its MMAs
+// sooner and the warpgroups' epilogues fall between the others' MMAs. In round k the warpgroups with a tile are a
+// prefix 0..m-1 of the block's (tiles are dealt block-major): the turn goes from m - 1 to warpgroup 0 (`to`), and
+// `pass` is false where the next turn's warpgroup has no tile, so every wait has its arrive (tests/test_turns.py).
+static_assert(WGS >= 2 && 2 * WGS < 16, "turn barriers");
+__device__ __forceinline__ void turn_wait(int wg) { asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory"); }
+__device__ __forceinline__ void turn_pass(int to) { asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + WGS + to) : "memory"); }
 __device__ __forceinline__ void mma_ordered(float (&acc)[NACC], const float* sw, const float* sx, int wg, bool wait,
-                                            bool pass, int to, int s0 = 0) {
-    mma_turn_issue(acc, sw, sx, wg, wait, pass, to, s0);
+                                            bool pass, int to) {
+    if (wait) turn_wait(wg);
+    mma_issue(acc, sw, sx);
+    if (pass) turn_pass(to);
     wgmma_wait<0>();
     fence_operand(acc);
 }
-// a turn without a tile (CF_WINDOW past a short chunk's end): wait for it and pass it on
-__device__ __forceinline__ void mma_turn_idle(int wg, bool wait, bool pass, int to) {
-    if (wait) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory");
-    if (pass) asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + WGS + to) : "memory");
+#else
+__device__ __forceinline__ void mma_tile(float (&acc)[NACC], const float* sw, const float* sx) {
+    mma_issue(acc, sw, sx);
+    wgmma_wait<0>();
+    fence_operand(acc);
 }
 #endif
 
-// Bias, epilogue and stores straight from the accumulators (store_acc_row, kernels/wgmma.cuh): a thread holds
-// two adjacent pixels of a channel row (acc[32t + 4j + 2h + e] = channel 16*warp + gid + 8h, output row
-// oh0 + t, column 8j + 2tq + e); each quad of lanes writes 32 contiguous bytes (Wo = 62 keeps every row
-// 8-byte aligned at full size).
-// schan: (bias, sum) per channel, staged in shared memory once per block. Read per tile from global memory
-// they often missed L1 (the input stream evicts them), and their first use waited on it: ncu at full clock,
-// 2026-12-01, put 5.4 % + 3.5 % of the fp16 build's warp samples there. Registers would hold them for free
-// but spill the TF32 build at its 128 (ptxas: 8 B).
-#ifdef CF_LEAN_STORE
-// a streaming 8-byte store if ok, no branch
-__device__ __forceinline__ void stcs2_if(float* p, float a, float b, bool ok) {
-    asm volatile("{\n.reg .pred q;\nsetp.ne.b32 q, %3, 0;\n@q st.global.cs.v2.f32 [%0], {%1, %2};\n}\n"
-                 :: "l"(p), "f"(a), "f"(b), "r"((int)ok) : "memory");
-}
-#endif
-
-// One output from its accumulator: (bias b, sum s of its channel; scale undoes the FP16 builds' weight scale)
+// One output from its accumulator: (bias b, sum s of its channel; scale undoes the FP16 builds' weight scale). The
+// group-store builds fold bias and sum into the leaky ReLU (one instruction fewer per output, fp16's scale in its
+// FFMAs); the FP32-accurate builds add them in eager's order.
 __device__ __forceinline__ float epilogue_acc(float a, float scale, float b, float s) {
-#if   defined(CF_EPI_FOLD)
+#ifdef CF_GROUP_STORE
     return epilogue_conv3d_folded(a, scale, b + s, fmaf(0.2f, b, s));
 #else
     return epilogue_conv3d(a * scale + b, s);
 #endif
 }
 
+// Bias, epilogue and stores straight from the accumulators (store_acc_row, kernels/wgmma.cuh): a thread holds
+// two adjacent pixels of a channel row (acc[32t + 4j + 2h + e] = channel 16*warp + gid + 8h, row oh0 + t, column
+// 8j + 2tq + e); each
+// quad of lanes writes 32 contiguous bytes. schan holds (bias, sum) per channel, staged in shared memory once per
+// block: read per tile from global memory they often missed L1 (the input stream evicts them) and their first use
+// waited on it; registers would hold them for free but spill the TF32 build at its 128.
 __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float2* schan, float* __restrict__ y,
                                            const Geom& g, TileCoord tc, int warp, int lane, float scale = 1.0f) {
     const int gid = lane >> 2, tq = lane & 3;
     const int lim = min(TW, g.Wo - tc.ox0) - 2 * tq;     // pixel pair j is in the row when 8j < lim
-#ifdef CF_LEAN_STORE
-    if (g.ylean) {                                        // 32-bit offsets in the image, predicated 8-byte stores
-        const unsigned plane = (unsigned)g.Do * g.Ho * g.Wo;
-        float* ys = y + (long long)tc.n * (COUT * plane);
-        const unsigned toff = ((unsigned)tc.od * g.Ho + tc.oh0) * g.Wo + tc.ox0 + 2 * tq;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int c = 16 * warp + gid + 8 * h;
-            const float2 bs_c = schan[c];
-            float* yc = ys + (c * plane + toff);
-#pragma unroll
-            for (int j = 0; j < 8; ++j)
-                stcs2_if(yc + 8 * j, epilogue_acc(acc[4 * j + 2 * h], scale, bs_c.x, bs_c.y),
-                         epilogue_acc(acc[4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y), 8 * j + 1 < lim);
-        }
-        return;
-    }
-#endif
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const int c = 16 * warp + gid + 8 * h;
@@ -1103,21 +901,13 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
     }
 }
 
-#ifdef CF_BULK_STORE
-// CF_BULK_STORE: the epilogue writes the tile into shared memory, each channel row at the same 16-byte phase as its
-// place in y, and the row goes to global memory through the bulk-copy engine (cp.async.bulk, global <- shared, whole
-// 16-byte units) with at most one 8-byte store before and after it. The warps' 16 STG.64 per tile become 16 STS.64.
-// Each warp hands its own 16 channel rows over (lanes 0-15, one row each), so no warpgroup barrier joins the epilogue:
-// a fence and __syncwarp order the warp's STS before its copies, and before the warp next writes the buffer (a whole
-// tile later) its issuing lanes wait for the engine's reads (cp.async.bulk.wait_group.read). Rows need 8-byte
-// alignment (Wo even, y 8-byte aligned: g.ylean), else store_tile.
-// bulk_store, row_split and the other bulk-copy helpers: kernels/wgmma.cuh.
-
-// The epilogue of a warp's 16 channel rows (row r: channel 16 * warp + r) into its output buffer in shared memory, for
-// the copy engine to take out: put(r, col, v, h, j) writes the pixel pair (col, col + 1) of row r (r = gid + 8 h, col =
-// 8 j + 2 tq; h and j are constants once the loops unroll, so a put can tell at compile time which pairs can fall
-// outside a box). Before it, this warp's
-// copies of its last tile must have read the buffer; after it, a fence makes the writes visible to the async proxy.
+#if defined(CF_3XF16)
+// The output through shared memory and the bulk-copy engine: the epilogue writes the tile into this warpgroup's
+// buffer, each channel row at the same 16-byte phase as its place in y, and the row goes to global memory by
+// cp.async.bulk (whole 16-byte units) with at most one 8-byte store before and after it. Each warp hands its own 16
+// channel rows over, so no warpgroup barrier joins the epilogue: a fence and __syncwarp order the warp's STS before its
+// copies, and before the warp next writes the buffer (a whole tile later) its issuing lane waits for the engine's
+// reads. Rows need 8-byte alignment (Wo even, y 8-byte aligned: g.ylean), else store_tile.
 template <class Put>
 __device__ __forceinline__ void epilogue_to_buffer(const float (&acc)[NACC], const float2* schan, int warp, int lane,
                                                    float scale, Put put) {
@@ -1131,7 +921,7 @@ __device__ __forceinline__ void epilogue_to_buffer(const float (&acc)[NACC], con
 #pragma unroll
         for (int j = 0; j < 8; ++j)
             put(r, 8 * j + 2 * tq, make_float2(epilogue_acc(acc[4 * j + 2 * h], scale, bs_c.x, bs_c.y),
-                                               epilogue_acc(acc[4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y)), h, j);
+                                               epilogue_acc(acc[4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y)));
     }
     fence_proxy_async();                    // the copy engine reads shared memory through the async proxy
     __syncwarp();
@@ -1143,7 +933,7 @@ __device__ __forceinline__ void store_tile_bulk(const float (&acc)[NACC], const 
     const long long plane = (long long)g.Do * g.Ho * g.Wo;
     float* yrow0 = y + (long long)tc.n * COUT * plane + ((long long)tc.od * g.Ho + tc.oh0) * g.Wo + tc.ox0;
     const int lim = min(TW, g.Wo - tc.ox0);                 // even: Wo even, ox0 = 62 tx
-    epilogue_to_buffer(acc, schan, warp, lane, scale, [&](int r, int col, float2 v, int, int) {
+    epilogue_to_buffer(acc, schan, warp, lane, scale, [&](int r, int col, float2 v) {
         const int c = 16 * warp + r;        // each row at its 16-byte phase in y
         *reinterpret_cast<float2*>(sout + c * BPITCH + row_split(yrow0 + c * plane, lim).phase + col) = v;
     });
@@ -1157,106 +947,51 @@ __device__ __forceinline__ void store_tile_bulk(const float (&acc)[NACC], const 
             __stcs(reinterpret_cast<float2*>(grow + lim - 2), *reinterpret_cast<const float2*>(srow + lim - 2));
     }
     // The bodies: a cp.async.bulk is a warp-level (uniform datapath) instruction, so per-lane addresses would make
-    // the compiler loop over the lanes (a waterfall of R2UR, 12 instructions per row: 20 % of the samples, ncu
-    // 2026-12-01). The warp's base addresses broadcast from lane 0 are warp-uniform, and so is all that follows.
+    // the compiler loop over the lanes (a waterfall of R2UR, 12 instructions per row). The warp's base addresses
+    // broadcast from lane 0 are warp-uniform, and so is all that follows.
     const float* ybase = reinterpret_cast<const float*>(__shfl_sync(~0u, reinterpret_cast<uintptr_t>(yrow0 + 16 * warp * plane), 0));
     const uint32_t sbase = __shfl_sync(~0u, smem_addr(sout + 16 * warp * BPITCH), 0);
     const int ulim = __shfl_sync(~0u, lim, 0);
     if (lane == 0) bulk_rows<16>(ybase, plane, sbase, BPITCH, ulim);
 }
-
-#ifdef CF_TMA_STORE
-// CF_TMA_STORE (the TF32 and fp16 builds' default; header): a warp's 16 channel rows leave in ONE
-// tensor copy (cp.async.bulk.tensor, a box of 16 channels x 60 pixels of y seen as [n][channel][plane]) instead of
-// 16 row copies. The profile of the registered fp16 build put 12.8 % of its samples at the row copies and 13.7 % in
-// MIO throttle (2.4 % before the bulk store): many small requests in one queue. A box row must be a multiple of 16
-// bytes, a 62-pixel row is 248, and a box must start 16-byte aligned in y: the box takes pixels 0-59 or 2-61 of the
-// tile, whichever starts aligned, and the pair left out of each row waits beside the boxes and goes out as one 8-byte
-// store per row (lanes 0-15, after the epilogue's math, so no 64-bit address is live during it). Full
-// tiles only (62 pixels, all in one plane's run of y); a partial tile takes store_tile (with the row copies as a
-// third path the loop spilled 8-12 bytes at 128 registers).
-constexpr int TBOX = 60;                            // pixels per box row: 240 B
-#ifndef CF_GROUP_STORE
-static_assert(16 * TBOX * 4 % 128 == 0 && 64 * (TBOX + 2) * 4 + 64 <= XBULK * 4, "four 128-byte aligned boxes per buffer");
 #endif
+
+#ifdef CF_GROUP_STORE
 __device__ __forceinline__ void tma_store_4d(const CUtensorMap* map, const void* src, int c0, int c1, int c2, int c3) {
     asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n"
                  :: "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
                  : "memory");
 }
-#ifdef CF_BOX_ROWMAP
 __device__ __forceinline__ void tma_store_5d(const CUtensorMap* map, const void* src, int c0, int c1, int c2, int c3,
                                              int c4) {
     asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];\n"
                  :: "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
                     "r"(c4) : "memory");
 }
-#endif
-__device__ __forceinline__ void store_tile_tma(const float (&acc)[NACC], const float2* schan, float* sout,
-                                               const CUtensorMap* ymap, float* __restrict__ y, const Geom& g,
-                                               TileCoord tc, int warp, int lane, float scale = 1.0f) {
-    float* boxes = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(sout) + 127) & ~uintptr_t(127));
-    float* box = boxes + warp * 16 * TBOX;
-    float* ends = boxes + 64 * TBOX + warp * 16 * 2;   // the pixel pair of each row that is not in the box
-    const int x0 = (tc.od * g.Ho + tc.oh0) * g.Wo + tc.ox0;             // the tile's first pixel in its plane
-    // A box must start 16-byte aligned in y (H200: an inner coordinate of 2 mod 4 floats is an illegal instruction,
-    // conv2d 04c's TMA loads, 2026-12-01). x0 is even (Wo even, ox0 = 62 tx) and the plane a multiple of 4 floats:
-    // the box holds pixels s..s+59 of the tile, s = 0 or 2, and the pair left out is 60-61 or 0-1.
-    const int s = x0 & 2;
-#ifdef CF_BOX_STS
-    // CF_BOX_STS (TF32 and fp16): the box written with shared-memory stores at one lane base and compile-time offsets.
-    // `box` comes from integer alignment, so the compiler no longer knew it was shared memory: each pair was a
-    // generic store with its own 64-bit address, in a branch of its own (BSSY/BSYNC), about 6 instructions per pair
-    // (ncu, 2026-12-01 21:22 UTC). Pairs j = 1..6 (columns 8..55) always land in the box (px = col - s, s = 0 or 2);
-    // only j = 0 and 7 are checked.
-    const int gid = lane >> 2, tq = lane & 3;
-    const uint32_t lane_box = smem_addr(box) + 4u * (gid * TBOX + 2 * tq) - 4u * s;
-    const uint32_t lane_ends = smem_addr(ends) + 8u * gid;
-    epilogue_to_buffer(acc, schan, warp, lane, scale, [&](int, int col, float2 v, int h, int j) {
-        const int px = col - s;
-        if ((j > 0 && j < 7) || (px >= 0 && px < TBOX)) st_shared_f2(lane_box + 4u * (8 * h * TBOX + 8 * j), v);
-        else if (px < TW - s) st_shared_f2(lane_ends + 64u * h, v);      // px = -2 or 60
-    });
-#else
-    epilogue_to_buffer(acc, schan, warp, lane, scale, [&](int r, int col, float2 v, int, int) {
-        const int px = col - s;                                            // the pixel's place in the box
-        if (px >= 0 && px < TBOX) *reinterpret_cast<float2*>(box + r * TBOX + px) = v;
-        else if (px < TW - s) *reinterpret_cast<float2*>(ends + 2 * r) = v;   // px = -2 or 60
-    });
-#endif
-    if (lane < 16) {                        // one row's left-out pair per lane (8-byte aligned: see g.ytma)
-        const long long plane = (long long)g.Do * g.Ho * g.Wo;
-        __stcs(reinterpret_cast<float2*>(y + ((long long)tc.n * COUT + 16 * warp + lane) * plane + x0 + (s ? 0 : TBOX)),
-               *reinterpret_cast<const float2*>(ends + 2 * lane));
-    }
-    if (lane == 0) {
-        tma_store_4d(ymap, box, x0 + s, 16 * warp, tc.n, 0);
-        bulk_commit();
-    }
-}
-#define CF_YMAP_PARAM const __grid_constant__ CUtensorMap ymap,
-#define CF_STORE_OUT(scale) \
-    if (g.ytma && tc.ox0 + TW <= g.Wo) store_tile_tma(acc, schan, sbulk, &ymap, y, g, tc, warp, lane, scale); \
-    else store_tile(acc, schan, y, g, tc, warp, lane, scale)
-#ifdef CF_GROUP_STORE
-// CF_GROUP_STORE: the output rows of GROUP warpgroups leave in one tensor copy per channel group. The tiles are dealt
+// The group store: the output rows of GROUP warpgroups leave in one tensor copy per channel group. The tiles are dealt
 // block-major, so warpgroups wg = GROUP k .. GROUP k + GROUP - 1 of a block hold GROUP consecutive rows of the same
 // planes in every round, and at the full size (Wo = 62: a tile is a whole row) those rows are one run of y per
-// channel: 4 x 248 = 992 bytes, 32-byte aligned (rows 4 m). Measured without the kernel (explore-2026-12-02b/call4,
-// sp.py): the 62-pixel boxes and pair stores of store_tile_tma write 1.76 GB at 1.8 TB/s, the same bytes as 64- or
-// 128-pixel sector-aligned boxes at 3.8-3.9 TB/s (fill_ 4.6), two-row boxes (496 B, 16-byte aligned) at 2.9: the
-// sectors each row shares with the next row's tile cost the L2 the difference. Warp w of each warpgroup of a group
-// writes its 16 channels' row into slot wg % GROUP of box w; the last slot's warp waits for the others (FULL), copies
-// the box out, waits until the engine has read it and tells the others (EMPTY), which wait for that before they next
-// write the box. The epilogue's math runs before that wait, so only its 16 shared stores do.
-// DEFER (CF_GROUP_DEFER, the depth sweep only): the last slot's warp leaves its box's release to group_release
+// channel (fp16: 4 x 248 = 992 bytes, 32-byte aligned; TF32: 496 bytes, 16-byte aligned). 62-pixel rows share a
+// 32-byte sector with the next row's tile at 3 of 4 row ends, and the L2 writes such rows at half the rate of
+// sector-aligned runs. Warp w of each warpgroup of a group writes its 16 channels' row into slot wg % GROUP of box w;
+// the last slot's warp waits for the others (FULL), copies the box out, waits until the engine has read it and tells
+// the others (EMPTY), which wait for that before they next write the box. The epilogue's math runs before that wait,
+// so only its 16 shared stores do.
+// TF32 (boxes of two rows): a box row is 124 floats, 28 banks on, so the 8 channel rows one st.shared.v2 writes would
+// start 4 banks apart and the rows of gid g and g + 1 overlap (4 wavefronts where 2 would do). The box takes its
+// channel rows in the order row(c) = 8 (c / 8) + 2 (c % 4) + (c / 4) % 2, so that gid 0-3 write rows 0, 2, 4, 6 (0,
+// 24, 16, 8 banks on) and gid 4-7 rows 1, 3, 5, 7; the copy reads them back through a 5-D map of y whose channel dims
+// are (c / 4) % 2, c % 4, c / 8 (strides 4, 1, 8 planes), so global memory gets the usual order. DEFER: the last slot's
+// warp issues the copy and goes on; its wait for the engine's reads and the EMPTY arrive that frees the box for the
+// partner move to the next round (group_release), after this warpgroup has issued its wgmmas, so that they overlap
+// its MMAs instead of holding the warp (and with it the turn order) in the store.
+// fp16 (two sets of boxes): the last slot's warp waits only for the previous round's copy to have read its box, and
+// frees that box, the other set's.
 template <bool DEFER = false>
 __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float2* schan, float* gbuf, uint64_t* gbar,
                                                  const CUtensorMap* ymap, const Geom& g, TileCoord tc, int wg,
-                                                 int warp, int lane, unsigned round, float scale = 1.0f
-                                                 ) {
-#define CF_UNLESS_SKIP
-#ifdef CF_GROUP_DOUBLE
+                                                 int warp, int lane, unsigned round, float scale = 1.0f) {
+#ifdef CF_1XF16
     const bool first_round = round == 0;
     const int gid = lane >> 2, tq = lane & 3, slot = wg % GROUP, b = (round & 1) * (GBARS / 2) + (wg / GROUP) * 4 + warp;
     round >>= 1;                            // the uses of this box before this one
@@ -1266,7 +1001,6 @@ __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float
     float* box = gbuf + b * GBOX;
     uint64_t* full = gbar + b;
     uint64_t* empty = gbar + GBARS + b;
-    CF_UNLESS_SKIP {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const float2 bs_c = schan[16 * warp + gid + 8 * h];
@@ -1276,22 +1010,19 @@ __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float
             acc[4 * j + 2 * h + 1] = epilogue_acc(acc[4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y);
         }
     }
-    }
     if (slot < GROUP - 1 && round > 0) mbar_wait(empty, (round - 1) & 1);   // the last round's copy has read the box
-#ifdef CF_BOX_ROWMAP
-    const int brow = 2 * (gid & 3) + (gid >> 2);       // channel gid's row in the box; channel gid + 8's is 8 rows on
-#else
+#ifdef CF_1XF16
     const int brow = gid;
+#else
+    const int brow = 2 * (gid & 3) + (gid >> 2);       // channel gid's row in the box; channel gid + 8's is 8 rows on
 #endif
     const uint32_t lane_box = smem_addr(box) + 4u * (brow * GPX + slot * TW + 2 * tq);
-    CF_UNLESS_SKIP {
 #pragma unroll
     for (int h = 0; h < 2; ++h)
 #pragma unroll
         for (int j = 0; j < 8; ++j)             // not columns 62-63 (j = 7, tq = 3): they are the next slot's 0-1
             if (j < 7 || tq < 3)
                 st_shared_f2(lane_box + 4u * (8 * h * GPX + 8 * j), make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]));
-    }
     fence_proxy_async();                    // the copy engine reads shared memory through the async proxy
     __syncwarp();
     if (slot < GROUP - 1) {
@@ -1300,73 +1031,30 @@ __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float
     }
     mbar_wait(full, round & 1);             // the other slots' rows are in the box
     if (lane == 0) {
-        CF_UNLESS_SKIP {
-#ifdef CF_BOX_ROWMAP
-            tma_store_5d(ymap, box, (tc.od * g.Ho + tc.oh0 - (GROUP - 1)) * g.Wo, 0, 0, 2 * warp, tc.n);
-#else
-            tma_store_4d(ymap, box, (tc.od * g.Ho + tc.oh0 - (GROUP - 1)) * g.Wo, 16 * warp, tc.n, 0);
-#endif
-            bulk_commit();
-        }
-#ifdef CF_GROUP_LAZY
-        // CF_GROUP_LAZY (fp16, with two sets of boxes): this warp does not wait for its own copy's reads (5.8 % of
-        // warp samples, explore-2026-12-02e/call7); it frees the other set's box, which the last round's copy read
-        bulk_wait_read_but_last();
-#else
-        if (!DEFER) bulk_wait_read();       // the box is free again: at most the one copy in flight per box
-#endif
-#ifdef CF_GROUP_LAZY
+#ifdef CF_1XF16
+        tma_store_4d(ymap, box, (tc.od * g.Ho + tc.oh0 - (GROUP - 1)) * g.Wo, 16 * warp, tc.n, 0);
+        bulk_commit();
+        bulk_wait_read_but_last();          // the last round's copy has read its box, the other set's: free it
         if (!first_round) mbar_arrive(gbar + GBARS + (b ^ (GBARS / 2)));
 #else
-        if (!DEFER) mbar_arrive(empty);     // (DEFER: group_release, in the next round)
+        tma_store_5d(ymap, box, (tc.od * g.Ho + tc.oh0 - (GROUP - 1)) * g.Wo, 0, 0, 2 * warp, tc.n);
+        bulk_commit();
+        if (!DEFER) bulk_wait_read();       // the box is free again: at most the one copy in flight per box
+        if (!DEFER) mbar_arrive(empty);
 #endif
     }
     __syncwarp();
-#undef CF_UNLESS_SKIP
-}
-#ifdef CF_GROUP_DEFER
-// The last slot's release of its box from the round before (see CF_GROUP_DEFER above): the copy has read it, the
-// partner may write it again
-__device__ __forceinline__ void group_release(uint64_t* gbar, int wg, int warp, int lane) {
-    if (wg % GROUP == GROUP - 1 && lane == 0) {
-        bulk_wait_read();
-        mbar_arrive(gbar + GBARS + (wg / GROUP) * 4 + warp);
-    }
-    __syncwarp();
 }
 #endif
-// A tile's output: with its group's rows in one box, in a round where the whole group has a tile (uniform in the group:
-// tile - slot is the group's first tile), else alone
-__device__ __forceinline__ void store_tile_out(float (&acc)[NACC], const float2* schan, float* gbuf, uint64_t* gbar,
-                                               const CUtensorMap* ymap, float* __restrict__ y, const Geom& g, TileCoord tc,
-                                               int tile, int wg, int warp, int lane, unsigned& grounds,
-                                               float scale = 1.0f) {
-    if (g.ygroup && tile - wg % GROUP + GROUP - 1 < g.tiles)
-        store_tile_group(acc, schan, gbuf, gbar, ymap, g, tc, wg, warp, lane, grounds++, scale);
-    else
-        store_tile(acc, schan, y, g, tc, warp, lane, scale);
-}
-#endif
-#else
-#define CF_STORE_OUT(scale) \
-    if (g.ylean) store_tile_bulk(acc, schan, sbulk, y, g, tc, warp, lane, scale); \
-    else store_tile(acc, schan, y, g, tc, warp, lane, scale)
-#endif
-#endif
-#ifndef CF_YMAP_PARAM
-#define CF_YMAP_PARAM                    // the kernel's first parameter is the tensor map of y with CF_TMA_STORE only
-#endif
-#define CF_XMAP_PARAM
 
-#ifdef CF_F16_OPERANDS
-// The FP32 path of a tile whose FP16 parts cannot carry the input: each of this thread's outputs as a plain
-// FP32 dot product from global memory (slow; only non-finite or |x| >= 65520 inputs and non-finite weights
-// take it), so Inf and NaN propagate as in eager. A runtime loop: nothing else is live. A whole warp takes it when
-// one of its threads must (__ballot_sync): the copy-engine stores are warp-collective (a __syncwarp, and lane 0 issues
-// the warp's copy), so a thread leaving alone would leave its warp's copy unissued or its lanes at a __syncwarp.
-// Accumulator i's output (this thread's channel co, row oh, column ox) and its FP32 sum v of x and w; false where the
-// output is not stored (the MMA's discarded columns, rows or columns past the output). TAP_UNROLL: the taps unrolled
-// (fp32_tile, nothing else live) or not (fp32_acc, the accumulators live).
+#if defined(CF_3XF16) || defined(CF_1XF16)
+// The FP32 path of a tile whose FP16 parts cannot carry the input: each of this thread's outputs as a plain FP32 dot
+// product from global memory (slow; only non-finite or |x| >= 65520 inputs and non-finite weights take it), so Inf
+// and NaN propagate as in eager. A whole warp takes it when one of its threads must (__ballot_sync): the copy-engine
+// stores are warp-collective (a __syncwarp, and lane 0 issues the warp's copy). Accumulator i's output (this thread's
+// channel co, row oh, column ox) and its FP32 sum v of x and w; false where the output is not stored (the MMA's
+// discarded columns, rows or columns past the output). TAP_UNROLL: the taps unrolled (fp32_tile, nothing else live)
+// or not (fp32_acc, the accumulators live).
 template <int TAP_UNROLL>
 __device__ __forceinline__ bool fp32_output(const float* __restrict__ x, const float* __restrict__ w, const Geom& g,
                                             TileCoord tc, int warp, int lane, int i, int& co, int& oh, int& ox, float& v) {
@@ -1387,6 +1075,9 @@ __device__ __forceinline__ bool fp32_output(const float* __restrict__ x, const f
                      __ldg(w + (co * CIN + ci) * TAPS + tap), v);
     return true;
 }
+#endif
+#ifdef CF_3XF16
+// 3xfp16: the tile's outputs written straight to y
 __device__ __forceinline__ void fp32_tile(const float* __restrict__ x, const float* __restrict__ w,
                                           const float* __restrict__ bias, const float* __restrict__ addend,
                                           float* __restrict__ y, const Geom& g, TileCoord tc, int warp, int lane) {
@@ -1399,12 +1090,10 @@ __device__ __forceinline__ void fp32_tile(const float* __restrict__ x, const flo
             epilogue_conv3d(v + __ldg(bias + co), __ldg(addend + co));
     }
 }
-#if defined(CF_1XF16) && defined(CF_GROUP_STORE)
-// fp16 with the group stores: the FP32 path's sums go into the accumulators (unscaled: the caller passes scale 1) and
-// leave through the same stores as every other tile, so a warp taking it still writes its slot of the group's box.
-// fp32_tile beside the group path spilled 8 bytes at 128 registers (notes/patches/conv3d_04b_group_store_fp16.patch);
-// here nothing but this loop's counters is added to what the stores hold. The folded epilogue takes these sums as it
-// takes TF32's: Inf and NaN come out as eager's (the TF32 build passes the same special-value tests this way).
+#endif
+#ifdef CF_1XF16
+// fp16: the FP32 sums go into the accumulators (unscaled: the caller passes scale 1) and leave through the same stores
+// as every other tile, so a warp taking this path still writes its slot of the group's box
 __device__ __forceinline__ void fp32_acc(float (&acc)[NACC], const float* __restrict__ x, const float* __restrict__ w,
                                          const Geom& g, TileCoord tc, int warp, int lane) {
 #pragma unroll 1
@@ -1419,7 +1108,14 @@ __device__ __forceinline__ void fp32_acc(float (&acc)[NACC], const float* __rest
 }
 #endif
 
-#ifdef CF_XWIN
+#if defined(CF_GROUP_STORE) && defined(CF_1XF16)
+// The input window (fp16): a block's 4 warpgroups hold 4 consecutive output rows in every round (block-major
+// dealing), whose inputs overlap: 6 rows per depth instead of 4 x 3 (8 when the 4 rows cross into the next plane).
+// One window per round holds them, each row staged once by one of the block's 512 threads; window r sits in buffer
+// r % 3 and is staged two rounds ahead, so no warpgroup waits for another's staging (an mbarrier per buffer for
+// "staged" and one for "read by every warpgroup's wgmmas"). Rows 0..k0+1 of a depth hold the first plane's rows from
+// the round's first output row (k0 of the 4 tiles in it), rows k0+2..7 the next plane's from row 0: warpgroup wg's tap
+// (kd, kh) reads row kd * 8 + wg + kh (+2 past the first plane), an offset known at compile time but for the base.
 // A round's window: its first output row (oh0 of plane (n0, od0)), how many of its 4 tiles lie in that plane (k0), and
 // the next plane (n1, od1), whose rows 0..5-k0 follow at window row k0 + 2 when k0 < 4 (has1: that plane exists).
 struct WinRound { int n0, od0, oh0, k0, n1, od1; bool has1; };
@@ -1454,8 +1150,7 @@ __device__ __forceinline__ void win_load(WinItems& s, const float* __restrict__ 
         s.at[k] = i < 96 * nr && (!next || r.has1) ? 2 * ((dz * WROWS + wr) * XP + 4 * q) + half : -1;
     }
 }
-// The items into window buffer sxw, rotated as store_input's (CF_STAGE_ROT: lanes 2i, 2i + 1 start at pixel i of their
-// quad); columns past W are stored as the zeros win_load left there
+// The items into window buffer sxw, rotated as store_input's; columns past W are stored as the zeros win_load left there
 __device__ __forceinline__ void win_stage(float* sxw, const WinItems& s) {
     const int rot_of_lane = (threadIdx.x >> 1) & 3;
 #pragma unroll
@@ -1475,7 +1170,7 @@ __device__ __forceinline__ void win_stage(float* sxw, const WinItems& s) {
         }
     }
 }
-// A tile's 14 k16 wgmmas from the window (mma_issue's 1xfp16 path with rows WROWS apart per depth): B's base is the
+// A tile's 14 k16 wgmmas from the window (mma_issue's fp16 path with rows WROWS apart per depth): B's base is the
 // warpgroup's first row in buffer sxw; tap 26 pairs with the zero row `zrow` (a runtime lbo: the row is past every window)
 __device__ __forceinline__ void win_mma_issue(float (&acc)[NACC], const float* sw, const float* sxw, const float* zrow) {
     constexpr uint32_t A_LBO = COUT * 16, SBO = 128;
@@ -1498,49 +1193,43 @@ __device__ __forceinline__ void win_mma_issue(float (&acc)[NACC], const float* s
     wgmma_f16(acc, desc_lbo(alo0, ahi, 26 * A1_TAP + A1_HI, A1_TAP), desc_lbo(blo0, bhi, boff26, zlbo), 1);
     wgmma_commit();
 }
-#endif
-#endif
-
-
-#ifdef CF_DWIN
+#elif defined(CF_GROUP_STORE)
+// The depth sweep (TF32): a round is the block's 4 warpgroups on output rows oh0..oh0 + 3 of one plane (oh0 = 4 grp,
+// the last group of a plane at Ho - 4: rows 58-59 computed twice at the full shape, the same values written twice),
+// and the block's next round is the same rows one depth on. Their input is 6 rows of 3 depths; one depth on, only the
+// deepest slab (6 rows, 12 KB) is new: a round stages 192 items (k-half, row, quad) over the block's 512 threads where
+// the tile loop stages 4 x 288, and 576 on a unit's first round (or the block's). Slab s in slot s % 8; round r's taps
+// kd read slabs e - 3 + kd (e: slabs staged through round r); the slabs of round r + 2 are staged during round r, once
+// round r - 1's wgmmas have read theirs (with 8 slots and Do >= 2 none of round r's is overwritten). An mbarrier per
+// round (ring of 3) for "staged", one for "read".
 // Round q: plane (n, od), rows oh0..oh0 + 3 (q = (n groups + grp) Do + od)
 struct DwRound { int n, od, oh0; };
 __device__ __forceinline__ DwRound dw_round(const Geom& g, int q) {
     const int u = q / g.Do, od = q - u * g.Do, n = u / g.dw_groups, grp = u - n * g.dw_groups;
     return { n, od, min(DW_RROWS * grp, g.Ho - DW_RROWS) };
 }
-// The block's rounds. Contiguous: q0 + r, r < rounds. CF_DWIN_WAVES (registered): whole units (n, group: Do rounds) dealt
-// round-robin, unit b + i grid in wave i < full, so that neighbouring groups of rows, which share two input rows, run
-// at once on neighbouring blocks and the second read of those rows finds them in L2 (contiguous ranges read the input
-// 1.73 times from DRAM, explore-2026-12-03/call1); then the units left over split by rounds from t0 (a cut one round
-// before a unit's end moves on one: two three-slab rounds in a row would need 9 slots; wgmma_model.c3_dwin_rounds).
-struct DwOrder { int q0, full, t0, rounds; };
+// The block's rounds: whole units (n, group: Do rounds) dealt round-robin, unit b + i grid in wave i < full, so that
+// neighbouring groups of rows, which share two input rows, run at once on neighbouring blocks and the second read of
+// those rows finds them in L2 (the input is read from DRAM once); then the units left over split by rounds from t0 (a
+// cut one round before a unit's end moves on one: two three-slab rounds in a row would need 9 slots;
+// wgmma_model.c3_dwin_rounds).
+struct DwOrder { int full, t0, rounds; };
 __device__ __forceinline__ DwOrder dw_order(const Geom& g) {
-#ifdef CF_DWIN_WAVES
     const int units = g.dw_rounds / g.Do, full = units / (int)gridDim.x;
     const long long tail = (long long)(units - full * (int)gridDim.x) * g.Do;
     auto cut = [&](int b) { const int t = (int)(b * tail / gridDim.x); return t % g.Do == g.Do - 1 ? t + 1 : t; };
     const int t0 = cut(blockIdx.x);
-    return { 0, full, t0, full * g.Do + cut(blockIdx.x + 1) - t0 };
-#else
-    const int q0 = (int)((long long)blockIdx.x * g.dw_rounds / gridDim.x);
-    return { q0, 0, 0, (int)((long long)(blockIdx.x + 1) * g.dw_rounds / gridDim.x) - q0 };
-#endif
+    return { full, t0, full * g.Do + cut(blockIdx.x + 1) - t0 };
 }
 __device__ __forceinline__ int dw_q(const Geom& g, const DwOrder& o, int r) {
-#ifdef CF_DWIN_WAVES
     if (r < o.full * g.Do) {
         const int i = r / g.Do;
         return (int)(blockIdx.x + i * gridDim.x) * g.Do + r - i * g.Do;
     }
     return o.full * (int)gridDim.x * g.Do + o.t0 + r - o.full * g.Do;
-#else
-    return o.q0 + r;
-#endif
 }
-// A cursor over the block's rounds: the variable divisions of dw_q / dw_round once per unit, not three or four times
-// per round in each of the two walks (call1's build: 957 instructions per warp and tile against the registered loop's
-// 941, though it stages a fifth of the items). A seek lands on a first round: r = 0, a unit's start or the tail's.
+// A cursor over the block's rounds: the variable divisions of dw_q / dw_round once per unit, not per round. A seek
+// lands on a first round: r = 0, a unit's start or the tail's.
 struct DwCur { int r, n, od, oh0; bool first; };
 __device__ __forceinline__ DwCur dw_seek(const Geom& g, const DwOrder& o, int r) {
     const DwRound d = dw_round(g, dw_q(g, o, r));
@@ -1552,26 +1241,21 @@ __device__ __forceinline__ void dw_next(DwCur& c, const Geom& g, const DwOrder& 
 }
 // A round's new slabs (depths od..od + 2 when first, else od + 2) from slot s0 on: warpgroup wg loads items
 // wg m .. wg m + m - 1 of them (m = 48 per slab), quads fastest (a warp reads two 256-byte row runs per channel).
-// Every item is inside the input: W = 64, rows oh0..oh0 + 5 <= H - 1, depths <= D - 1 (dw shapes, launch).
+// Every item is inside the input: W = 64, rows oh0..oh0 + 5 <= H - 1, depths <= D - 1 (sweep shapes, launch).
 struct DwItems {
     float4 v[DW_ITEMS][4]; int at[DW_ITEMS];   // at: the item's first float in the slots, or -1
 };
 __device__ __forceinline__ void dw_load(DwItems& s, const float* __restrict__ x, const Geom& g, const DwRound& r,
                                         bool first, int s0, int wg, int tid) {
-    const int m = (first ? 3 : 1) * (DW_SLAB_ITEMS / DW_WGS);
+    const int m = (first ? 3 : 1) * (DW_SLAB_ITEMS / WGS);
     const int d0 = first ? r.od : r.od + KS - 1;
     const uint64_t plane_bytes = 4ull * g.D * g.H * g.W;
 #pragma unroll
     for (int k = 0; k < DW_ITEMS; ++k) {
         const int li = tid + 128 * k, gi = wg * m + li;
         const bool ok = li < m;
-#ifdef CF_DWIN_BRANCH
-        // CF_DWIN_BRANCH (registered): a thread without the item skips its address arithmetic (whole warps do: items are
-        // warp-contiguous). Without it every thread computes both items' addresses and predicates the loads off:
-        // the sweep kept 2/3 of the registered loop's load-side instructions for a fifth of its items (ncu source
-        // pages, explore-2026-12-03/call4: IMAD 83.8 per warp tile against 98.7, 14.4 with no staging at all)
-        if (!ok) { s.at[k] = -1; continue; }
-#endif
+        if (!ok) { s.at[k] = -1; continue; }    // no address arithmetic without an item (whole warps: items are
+                                                // warp-contiguous)
         const int j = gi / DW_SLAB_ITEMS, rest = gi - j * DW_SLAB_ITEMS;
         const int half = rest / (DW_SLAB_ITEMS / 2), rr = rest - half * (DW_SLAB_ITEMS / 2);
         const int row = rr >> 4, quad = rr & 15;
@@ -1583,7 +1267,7 @@ __device__ __forceinline__ void dw_load(DwItems& s, const float* __restrict__ x,
         s.at[k] = ok ? slot * DW_SLAB + half * DW_HALF + (row * XP + 4 * quad) * 4 : -1;
     }
 }
-// The items into their slots: transposed to pixel-major, rounded, rotated as store_input's (CF_STAGE_ROT)
+// The items into their slots: transposed to pixel-major, rounded, rotated as store_input's
 __device__ __forceinline__ void dw_stage(float* slabs, const DwItems& s, int tid) {
     const int rot_of_lane = (tid >> 1) & 3;
 #pragma unroll
@@ -1600,16 +1284,16 @@ __device__ __forceinline__ void dw_stage(float* slabs, const DwItems& s, int tid
 #pragma unroll
             for (int c = 0; c < 4; ++c) e[c] = (&v[c].x)[p];
             *reinterpret_cast<float4*>(slabs + s.at[k] + 4 * ((p + rot) & 3)) =
-                make_float4(CF_TF32_STAGE(e[0]), CF_TF32_STAGE(e[1]), CF_TF32_STAGE(e[2]), CF_TF32_STAGE(e[3]));
+                make_float4(tf32_round_rn(e[0]), tf32_round_rn(e[1]), tf32_round_rn(e[2]), tf32_round_rn(e[3]));
         }
     }
 }
-// A tile's 27 wgmmas (mma_issue's order): tap (kd, kh, kw) reads row DW_TH wg + kh of the slab in slot sk[kd], kw pixels
-// in (CF_DWIN_N128: 128 pixels from there, the warpgroup's two rows; the wgmma's N from the accumulators' count)
-__device__ __forceinline__ void dw_mma_issue(float (&acc)[DW_NACC], const float* sw, const float* slabs, int e, int wg) {
+// A tile's 27 wgmmas (mma_issue's order): tap (kd, kh, kw) reads row wg + kh of the slab in slot (e - 3 + kd) % 8, kw
+// pixels in
+__device__ __forceinline__ void dw_mma_issue(float (&acc)[NACC], const float* sw, const float* slabs, int e, int wg) {
     constexpr uint32_t A_LBO = COUT * 16, SBO = 128, B_LBO = DW_HALF * 4;
     const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO);
-    const uint64_t b0 = wgmma_desc(smem_addr(slabs + DW_TH * wg * XP * 4), B_LBO, SBO);
+    const uint64_t b0 = wgmma_desc(smem_addr(slabs + wg * XP * 4), B_LBO, SBO);
     const uint32_t alo = opaque((uint32_t)a0), blo = __shfl_sync(0xffffffffu, opaque((uint32_t)b0), 0);
     const uint32_t ahi = (uint32_t)(a0 >> 32), bhi = (uint32_t)(b0 >> 32);
     uint32_t bkd[KS];
@@ -1624,48 +1308,52 @@ __device__ __forceinline__ void dw_mma_issue(float (&acc)[DW_NACC], const float*
     }
     wgmma_commit();
 }
+// The last slot's release of its box from the round before (DEFER in store_tile_group): the copy has read it, the
+// partner may write it again
+__device__ __forceinline__ void group_release(uint64_t* gbar, int wg, int warp, int lane) {
+    if (wg % GROUP == GROUP - 1 && lane == 0) {
+        bulk_wait_read();
+        mbar_arrive(gbar + GBARS + (wg / GROUP) * 4 + warp);
+    }
+    __syncwarp();
+}
 #endif
 
-
-
-#if defined(CF_XWIN) || defined(CF_DWIN)
-template <bool WIN>     // the windows' loop (WIN) and the registered one as two kernels: each gets its own registers
-#endif
-#ifdef CF_DWIN
-__global__ void __launch_bounds__(WIN ? DW_THREADS : THREADS, 1)
+#ifdef CF_GROUP_STORE
+// Two kernels, each with its own registers: the window loop (WIN: the depth sweep in TF32, the input window in fp16)
+// at the shapes it takes, and the tile loop at every other
+template <bool WIN>
+__global__ void __launch_bounds__(THREADS, 1)
+conv3d_wgmma_kernel(const __grid_constant__ CUtensorMap ymap, const float* __restrict__ x, const float* __restrict__ w,
+                    const float* __restrict__ bias, const float* __restrict__ addend, float* __restrict__ y, Geom g) {
 #else
 __global__ void __launch_bounds__(THREADS, 1)
-#endif
-conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
+conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
                     const float* __restrict__ addend, float* __restrict__ y, Geom g) {
+#endif
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ __align__(128) float smem[];
-#ifdef CF_DWIN
-    constexpr int KT = WIN ? DW_THREADS : THREADS;        // this kernel's threads (CF_DWIN_N128: the sweep's 256)
-#else
-    constexpr int KT = THREADS;
-#endif
     float* sw = smem;
     float2* schan = reinterpret_cast<float2*>(smem + SMEM_FLOATS - 4 - CHAN_FLOATS);
     const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
     const int warp = tid >> 5, lane = threadIdx.x & 31;
-    float* sx = smem + WFLOATS + wg * (XBUF + XRAW + XOUT + XBULK);
+    float* sx = smem + WFLOATS + wg * (XBUF + XBULK);
 
-#ifdef CF_F16_OPERANDS
+#if defined(CF_3XF16) || defined(CF_1XF16)
     // Weights, once per block: w * 2^e (f16_weight_exponent) as FP16 [tap 0..27][lo, hi][co][8 channels], 2 KB
     // per tap: tap t's [w_lo | w_hi] is the A of its corrections, and w_hi(t) + 2 KB = w_hi(t + 1); tap 27 is
-    // zero. The warpgroups' buffers are zeroed once: the discarded columns read their last 64 bytes, and a
-    // NaN bit pattern there would send a thread to the FP32 path for nothing.
+    // zero (fp16: w_hi alone, 1 KB per tap). The rest of shared memory is zeroed once: the discarded columns read
+    // the buffers' last 64 bytes, and a NaN bit pattern there would send a thread to the FP32 path for nothing.
     unsigned* smax = reinterpret_cast<unsigned*>(smem + SMEM_FLOATS - 4);
-    for (int i = WFLOATS + threadIdx.x; i < SMEM_FLOATS; i += KT) smem[i] = 0.0f;
+    for (int i = WFLOATS + threadIdx.x; i < SMEM_FLOATS; i += THREADS) smem[i] = 0.0f;
     __syncthreads();
     const int wexp = f16_weight_exponent(w, COUT * CIN * TAPS, smax);
     const float wscale = ldexpf(1.0f, wexp), inv_scale = ldexpf(1.0f, -wexp);
-    for (int u = threadIdx.x; u < (TAPS + 1) * COUT * CIN; u += KT) {
+    for (int u = threadIdx.x; u < (TAPS + 1) * COUT * CIN; u += THREADS) {
         const int ch = u & 7, co = (u >> 3) & 63, tap = u >> 9;
         const float v = tap < TAPS ? __ldg(w + (co * CIN + ch) * TAPS + tap) * wscale : 0.0f;
         const unsigned short hi = f16_bits(v);
-#ifdef CF_XWIN_W1
+#ifdef CF_1XF16
         reinterpret_cast<unsigned short*>(sw)[tap * COUT * 8 + co * 8 + ch] = hi;
 #else
         unsigned short* wt = reinterpret_cast<unsigned short*>(sw) + tap * 2 * COUT * 8 + co * 8 + ch;
@@ -1675,7 +1363,7 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
     }
 #else
     // Weights, once per block: element f = ((tap*2 + half)*64 + co)*4 + e  <-  w[co][4*half + e][tap].
-    for (int f = threadIdx.x; f < WPART; f += KT) {
+    for (int f = threadIdx.x; f < WPART; f += THREADS) {
         const int e = f & 3, co = (f >> 2) & 63, half = (f >> 8) & 1, tap = f >> 9;
         const float v = __ldg(w + (co * CIN + 4 * half + e) * TAPS + tap);
 #if defined(CF_3XTF32)
@@ -1692,51 +1380,101 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
 #endif
     }
 #endif
-    for (int c = threadIdx.x; c < COUT; c += KT) schan[c] = make_float2(__ldg(bias + c), __ldg(addend + c));
+    for (int c = threadIdx.x; c < COUT; c += THREADS) schan[c] = make_float2(__ldg(bias + c), __ldg(addend + c));
 #ifdef CF_GROUP_STORE
     float* gbuf = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(smem + WFLOATS + XREGION)
                                             + 127) & ~uintptr_t(127));
     uint64_t* gbar = reinterpret_cast<uint64_t*>(gbuf + GBARS * GBOX);
     if (threadIdx.x < GBARS) {
-#ifdef CF_DWIN
-        mbar_init(gbar + threadIdx.x, WIN ? GROUP / DW_TH - 1 : GROUP - 1);   // FULL: the other slots' warps (N128: warpgroups')
-#else
         mbar_init(gbar + threadIdx.x, GROUP - 1);          // FULL: the other slots' warps
-#endif
         mbar_init(gbar + GBARS + threadIdx.x, 1);          // EMPTY: the copying lane
     }
-#ifdef CF_XWIN
-    if constexpr (WIN) {                                   // window r staged / read by every warp's wgmmas: 16 warps
-        if (threadIdx.x == 0) {                            // (one thread, an init each: synccheck lost count with
-#pragma unroll                                             // six threads' inits in both kernels, 2026-12-02)
+    if constexpr (WIN) {                                   // a window's or round's "staged" and "read": 16 warps each
+        if (threadIdx.x == 0) {                            // (one thread initialises them all: synccheck lost count
+#pragma unroll                                             // of them with several threads)
+#ifdef CF_1XF16
             for (int i = 0; i < 2 * WBUFS; ++i) mbar_init(reinterpret_cast<uint64_t*>(smem + WIN_AT + XP * 4) + i, THREADS / 32);
+#else
+            for (int i = 0; i < 6; ++i) mbar_init(reinterpret_cast<uint64_t*>(smem + WFLOATS + DW_BARS_AT) + i, THREADS / 32);
+#endif
         }
     }
-#endif
-#ifdef CF_DWIN
-    if constexpr (WIN) {                                   // the slabs of round r staged / read: 16 warps each
-        if (threadIdx.x == 0) {
-#pragma unroll
-            for (int i = 0; i < 6; ++i) mbar_init(reinterpret_cast<uint64_t*>(smem + WFLOATS + DW_BARS_AT) + i, DW_THREADS / 32);
-        }
-    }
-#endif
     mbar_init_fence();                                     // the inits visible to the async proxy (TMA) too
-#ifndef CF_1XF16
-    unsigned grounds = 0;                                  // group rounds this thread has stored
-#endif
 #endif
     fence_proxy_async();
     __syncthreads();
 
     const int stride = gridDim.x * WGS;
-#define CF_TILE0 (blockIdx.x * WGS)
-#define CF_TEND g.tiles
-    int tile = CF_TILE0 + wg;
-#ifdef CF_DWIN
+    const unsigned tile0 = blockIdx.x * WGS;               // tiles are dealt block-major
+    int tile = tile0 + wg;
+#ifdef CF_GROUP_STORE
     if constexpr (WIN) {
-        // The block's rounds r (dw_order, dw_q); a thread loads round r + 3's items at the end of round r, while
-        // its epilogue and round r + 1 run, and stages them at the end of round r + 1.
+#ifdef CF_1XF16
+        // Round r: the block's tiles t0 + r stride + 0..3, warpgroup wg's the wg-th. Window r in buffer r % 3; in round r
+        // each warpgroup, once its wgmmas are done and its output stored, stages its threads' items of window r + 2 (the
+        // buffer round r - 1 used: wempty) and issues the loads of window r + 3, in flight during the next round.
+        float* const wins = smem + WFLOATS;
+        const float* const zrow = smem + WIN_AT;
+        uint64_t* const wfull = reinterpret_cast<uint64_t*>(smem + WIN_AT + XP * 4);
+        uint64_t* const wempty = wfull + WBUFS;
+        const int t0 = tile0, rounds = (g.tiles - t0 + stride - 1) / stride;
+        Walk wt = walk_of(g, t0), wl = wt;      // round r's first tile; the next window to load
+        WinItems st;
+#pragma unroll 1
+        for (int r = 0; r < 2 && r < rounds; ++r) {
+            win_load(st, x, g, win_round(g, wl));
+            win_stage(wins + r * WBUF, st);
+            fence_proxy_async();
+            __syncwarp();
+            if (lane == 0) mbar_arrive(wfull + r);
+            walk_next(wl, g);
+        }
+        if (rounds > 2) win_load(st, x, g, win_round(g, wl));
+#pragma unroll 1
+        for (int r = 0; r < rounds; ++r) {
+            const int b = r % WBUFS, tile_r = t0 + r * stride, tile = tile_r + wg;
+            const int k0 = min(4, g.Ho - wt.ty);
+            TileCoord tc = { wt.n, wt.od, wt.ty + wg, 0 };
+            if (tc.oh0 >= g.Ho) {                       // this warpgroup's row is in the next plane
+                tc.oh0 -= g.Ho;
+                if (++tc.od == g.Do) { tc.od = 0; ++tc.n; }
+            }
+            walk_next(wt, g);
+            mbar_wait(wfull + b, (r / WBUFS) & 1);
+            float acc[NACC];
+            const bool has = tile < g.tiles;
+            if (has) {
+                if (!(wg == 0 && r == 0)) turn_wait(wg);
+                win_mma_issue(acc, sw, wins + b * WBUF + (wg + (wg >= k0 ? 2 : 0)) * XP * 4, zrow);
+                if (wg + 1 < WGS ? tile + 1 < g.tiles : tile_r + stride < g.tiles) turn_pass((wg + 1) % WGS);
+                wgmma_wait<0>();
+                fence_operand(acc);
+            }
+            __syncwarp();
+            if (lane == 0) mbar_arrive(wempty + b);
+            if (has) {
+                const bool fp32 = __ballot_sync(~0u, acc_nonfinite(acc)) != 0u;  // Inf or NaN in x or w, or |x| >= 65520
+                if (fp32) fp32_acc(acc, x, w, g, tc, warp, lane);
+                const float scale = fp32 ? 1.0f : inv_scale;
+                if (g.ygroup && tile_r + GROUP - 1 < g.tiles)
+                    store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r), scale);
+                else
+                    store_tile(acc, schan, y, g, tc, warp, lane, scale);
+            }
+            if (r + 2 < rounds) {
+                const int b2 = (r + 2) % WBUFS;
+                if (r >= 1) mbar_wait(wempty + b2, ((r - 1) / WBUFS) & 1);    // round r - 1's wgmmas have read it
+                win_stage(wins + b2 * WBUF, st);
+                fence_proxy_async();
+                __syncwarp();
+                if (lane == 0) mbar_arrive(wfull + b2);
+                walk_next(wl, g);
+                if (r + 3 < rounds) win_load(st, x, g, win_round(g, wl));
+            }
+        }
+#else
+        // The block's rounds r (dw_order, dw_q); a thread loads round r + 3's items during round r, while its epilogue
+        // and round r + 1 run, and stages them, before its epilogue, in round r + 1.
         float* const slabs = smem + WFLOATS;
         uint64_t* const wfull = reinterpret_cast<uint64_t*>(slabs + DW_BARS_AT);
         uint64_t* const wempty = wfull + 3;
@@ -1765,170 +1503,98 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
         for (int r = 0; r < rounds; ++r, dw_next(cc, g, o)) {
             const int b = r % 3;
             e += cc.first ? KS : 1;
-            const TileCoord tc = { cc.n, cc.od, cc.oh0 + DW_TH * wg, 0 };
-            constexpr bool skip = false;
-            if (!DW_NOWAIT) mbar_wait(wfull + b, (r / 3) & 1);
-            float acc[DW_NACC];
-            if (!(wg == 0 && r == 0)) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory");
-            if (!skip) dw_mma_issue(acc, sw, slabs, e, wg);
-            if (wg + 1 < DW_WGS || r + 1 < rounds)
-                asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + WGS + (wg + 1) % DW_WGS) : "memory");
-#ifdef CF_GROUP_DEFER
+            const TileCoord tc = { cc.n, cc.od, cc.oh0 + wg, 0 };
+            mbar_wait(wfull + b, (r / 3) & 1);
+            float acc[NACC];
+            if (!(wg == 0 && r == 0)) turn_wait(wg);
+            dw_mma_issue(acc, sw, slabs, e, wg);
+            if (wg + 1 < WGS || r + 1 < rounds) turn_pass((wg + 1) % WGS);
             if (r > 0) group_release(gbar, wg, warp, lane);     // last round's box, while this round's wgmmas run
-#endif
             wgmma_wait<0>();
             fence_operand(acc);
             __syncwarp();
             if (lane == 0) mbar_arrive(wempty + b);
-#define CF_DWIN_AHEAD()                                                                                                 \
-            if (r + 2 < rounds) {                                                                                   \
-                if (r >= 1 && !DW_NOWAIT) mbar_wait(wempty + (r - 1) % 3, ((r - 1) / 3) & 1);   /* r - 1 read */         \
-                dw_stage(slabs, st, tid);                                                                           \
-                fence_proxy_async();                                                                                \
-                __syncwarp();                                                                                       \
-                if (lane == 0) mbar_arrive(wfull + (r + 2) % 3);                                                    \
-                el += fl ? KS : 1;                                                                                  \
-                dw_next(cl, g, o);                                                                                  \
-                if (r + 3 < rounds) {                                                                               \
-                    fl = cl.first;                                                                                  \
-                    dw_load(st, x, g, { cl.n, cl.od, cl.oh0 }, fl, el & (DW_SLOTS - 1), wg, tid);                   \
-                }                                                                                                   \
+            if (r + 2 < rounds) {
+                if (r >= 1) mbar_wait(wempty + (r - 1) % 3, ((r - 1) / 3) & 1);   // round r - 1's wgmmas have read it
+                dw_stage(slabs, st, tid);
+                fence_proxy_async();
+                __syncwarp();
+                if (lane == 0) mbar_arrive(wfull + (r + 2) % 3);
+                el += fl ? KS : 1;
+                dw_next(cl, g, o);
+                if (r + 3 < rounds) {
+                    fl = cl.first;
+                    dw_load(st, x, g, { cl.n, cl.od, cl.oh0 }, fl, el & (DW_SLOTS - 1), wg, tid);
+                }
             }
-#ifdef CF_DWIN_EARLY
-            CF_DWIN_AHEAD()             // CF_DWIN_EARLY (registered): round r + 2's slabs staged before this round's epilogue
-#endif
-#if   defined(CF_GROUP_DEFER)
             store_tile_group<true>(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r));
-#else
-            store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r));
-#endif
-#ifndef CF_DWIN_EARLY
-            CF_DWIN_AHEAD()
-#endif
-#undef CF_DWIN_AHEAD
         }
+#endif
         if (lane == 0) bulk_wait_all();             // every bulk copy done before the block's shared memory goes
         return;
     }
-#endif
-#ifdef CF_XWIN
-    if constexpr (WIN) {
-        // Round r: the block's tiles t0 + r stride + 0..3, warpgroup wg's the wg-th. Window r in buffer r % 3; in round r
-        // each warpgroup, once its wgmmas are done, stages its threads' items of window r + 2 (the buffer round r - 1
-        // used: wempty) and issues the loads of window r + 3, in flight during its epilogue.
-        float* const wins = smem + WFLOATS;
-        const float* const zrow = smem + WIN_AT;
-        uint64_t* const wfull = reinterpret_cast<uint64_t*>(smem + WIN_AT + XP * 4);
-        uint64_t* const wempty = wfull + WBUFS;
-        const int t0 = CF_TILE0, rounds = (g.tiles - t0 + stride - 1) / stride;
-        Walk wt = walk_of(g, t0), wl = wt;      // round r's first tile; the next window to load
-        WinItems st;
-#pragma unroll 1
-        for (int r = 0; r < 2 && r < rounds; ++r) {
-            win_load(st, x, g, win_round(g, wl));
-            win_stage(wins + r * WBUF, st);
-            fence_proxy_async();
-            __syncwarp();
-            if (lane == 0) mbar_arrive(wfull + r);
-            walk_next(wl, g);
-        }
-        if (rounds > 2) win_load(st, x, g, win_round(g, wl));
-#pragma unroll 1
-        for (int r = 0; r < rounds; ++r) {
-            const int b = r % WBUFS, tile_r = t0 + r * stride, tile = tile_r + wg;
-            const int k0 = min(4, g.Ho - wt.ty);
-            TileCoord tc = { wt.n, wt.od, wt.ty + wg, 0 };
-            if (tc.oh0 >= g.Ho) {                       // this warpgroup's row is in the next plane
-                tc.oh0 -= g.Ho;
-                if (++tc.od == g.Do) { tc.od = 0; ++tc.n; }
-            }
-            walk_next(wt, g);
-            mbar_wait(wfull + b, (r / WBUFS) & 1);
-            float acc[NACC];
-            const bool has = tile < g.tiles;
-            if (has) {
-                if (!(wg == 0 && r == 0)) asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory");
-                win_mma_issue(acc, sw, wins + b * WBUF + (wg + (wg >= k0 ? 2 : 0)) * XP * 4, zrow);
-                if (wg + 1 < WGS ? tile + 1 < g.tiles : tile_r + stride < g.tiles)
-                    asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + WGS + (wg + 1) % WGS) : "memory");
-                wgmma_wait<0>();
-                fence_operand(acc);
-            }
-            __syncwarp();
-            if (lane == 0) mbar_arrive(wempty + b);
-#define CF_XWIN_AHEAD()                                                                                                 \
-            if (r + 2 < rounds) {                                                                                   \
-                const int b2 = (r + 2) % WBUFS;                                                                     \
-                if (r >= 1) mbar_wait(wempty + b2, ((r - 1) / WBUFS) & 1);    /* round r - 1's wgmmas have read it */ \
-                win_stage(wins + b2 * WBUF, st);                                                                    \
-                fence_proxy_async();                                                                                \
-                __syncwarp();                                                                                       \
-                if (lane == 0) mbar_arrive(wfull + b2);                                                             \
-                walk_next(wl, g);                                                                                   \
-                if (r + 3 < rounds) win_load(st, x, g, win_round(g, wl));                                           \
-            }
-#ifndef CF_XWIN_LATE
-            CF_XWIN_AHEAD()
-            if (!has) continue;
-#else
-            // CF_XWIN_LATE (candidate): window r + 2 staged after this round's epilogue and stores, as the registered
-            // loop stages at the top of its next iteration: the MMAs' results go out first
-            if (has) {
-#endif
-            const bool fp32 = __ballot_sync(~0u, acc_nonfinite(acc)) != 0u;  // Inf or NaN in x or w, or |x| >= 65520
-            if (fp32) fp32_acc(acc, x, w, g, tc, warp, lane);
-            const float scale = fp32 ? 1.0f : inv_scale;
-            if (g.ygroup && tile_r + GROUP - 1 < g.tiles)
-                store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r), scale);
-            else
-                store_tile(acc, schan, y, g, tc, warp, lane, scale);
-#ifdef CF_XWIN_LATE
-            }
-            CF_XWIN_AHEAD()
-#endif
-#undef CF_XWIN_AHEAD
-        }
-        if (lane == 0) bulk_wait_all();             // every bulk copy done before the block's shared memory goes
-        return;
-    }
-#endif
-#if defined(CF_BULK_STORE) && !defined(CF_XDOUBLE)
-    float* sbulk = sx + XBUF + XRAW + XOUT;
-#endif
+    // The tile loop: each warpgroup stages its own tile (loaded during the last tile's epilogue), takes its turn at
+    // the MMAs, issues the next tile's loads, and stores its output with its group's rows where it can
     Staged st;
-#if   defined(CF_LEAN)
     const Lean lean = lean_of(g, tid);
     Walk walk = walk_of(g, tile);
-    if (tile < CF_TEND) load_input_lean(st, x, g, coord_of(walk), tid, lean);
-#else
-    if (tile < g.tiles) load_input(st, x, g, tile_coord(g, tile), tid);
+#ifndef CF_1XF16
+    unsigned grounds = 0;                       // group rounds this thread has stored
 #endif
+    if (tile < g.tiles) load_input_lean(st, x, g, coord_of(walk), tid, lean);
 #pragma unroll 1
-    for (; tile < CF_TEND; tile += stride) {
-#ifdef CF_LEAN
+    for (; tile < g.tiles; tile += stride) {
         const TileCoord tc = coord_of(walk);
         walk_next(walk, g);                     // the next tile's coordinates (past the end on the last tile)
-#else
-        const TileCoord tc = tile_coord(g, tile);
-#endif
         warpgroup_barrier(1 + wg);              // every warp's wgmmas of the last tile have read the buffer
         store_input(sx, st, tid);
         fence_proxy_async();
         warpgroup_barrier(1 + wg);
         float acc[NACC];
         const int next = tile + stride;
-#if   defined(CF_MMA_ORDER)
         // warpgroup 0's first turn is its own; the next turn: wg + 1, or warpgroup 0 a round on
-        mma_ordered(acc, sw, sx, wg, !(wg == 0 && tile == CF_TILE0),
-                    wg + 1 < WGS ? tile + 1 < CF_TEND : tile + stride - (WGS - 1) < CF_TEND, (wg + 1) % WGS);
+        mma_ordered(acc, sw, sx, wg, !(wg == 0 && tile == tile0),
+                    wg + 1 < WGS ? tile + 1 < g.tiles : tile + stride - (WGS - 1) < g.tiles, (wg + 1) % WGS);
+        if (next < g.tiles) load_input_lean(st, x, g, coord_of(walk), tid, lean);   // in flight during the epilogue
+        // the group store in a round where the whole group has a tile (uniform in the group: tile - slot is the
+        // group's first tile), else the tile alone
+#ifdef CF_1XF16
+        const bool fp32 = __ballot_sync(~0u, acc_nonfinite(acc)) != 0u;  // Inf or NaN in x or w, or |x| >= 65520
+        if (fp32) fp32_acc(acc, x, w, g, tc, warp, lane);
+        const float scale = fp32 ? 1.0f : inv_scale;
+        // the round from the tile (a counter carried through this loop spilled): group rounds come before the others
+        if (g.ygroup && tile - wg % GROUP + GROUP - 1 < g.tiles)
+            store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane,
+                             unsigned(tile - tile0 - wg) / unsigned(stride), scale);
+        else
+            store_tile(acc, schan, y, g, tc, warp, lane, scale);
 #else
+        if (g.ygroup && tile - wg % GROUP + GROUP - 1 < g.tiles)
+            store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, grounds++);
+        else
+            store_tile(acc, schan, y, g, tc, warp, lane);
+#endif
+    }
+    if (lane == 0) bulk_wait_all();             // every bulk copy done before the block's shared memory goes
+#else
+    // The tile loop: each warpgroup stages its own tile (loaded during the last tile's epilogue), runs its MMAs,
+    // issues the next tile's loads, and stores its output
+#ifdef CF_3XF16
+    float* sbulk = sx + XBUF;
+#endif
+    Staged st;
+    if (tile < g.tiles) load_input(st, x, g, tile_coord(g, tile), tid);
+#pragma unroll 1
+    for (; tile < g.tiles; tile += stride) {
+        const TileCoord tc = tile_coord(g, tile);
+        warpgroup_barrier(1 + wg);              // every warp's wgmmas of the last tile have read the buffer
+        store_input(sx, st, tid);
+        fence_proxy_async();
+        warpgroup_barrier(1 + wg);
+        float acc[NACC];
+        const int next = tile + stride;
         mma_tile(acc, sw, sx);
-#endif
-#if   defined(CF_LEAN) && !defined(CF_LOAD_EARLY) && !defined(CF_NO_PREFETCH)
-        if (next < CF_TEND) load_input_lean(st, x, g, coord_of(walk), tid, lean);   // in flight during the epilogue
-#elif !defined(CF_LEAN) && !defined(CF_NO_PREFETCH)
         if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);   // in flight during the epilogue
-#endif
 #ifdef CF_3XF16
         bool bad = false;
 #pragma unroll
@@ -1940,50 +1606,17 @@ conv3d_wgmma_kernel(CF_XMAP_PARAM CF_YMAP_PARAM const float* __restrict__ x, con
             fp32_tile(x, w, bias, addend, y, g, tc, warp, lane);
             continue;
         }
-#ifdef CF_BULK_STORE
-        CF_STORE_OUT(1.0f);
+        if (g.ylean) store_tile_bulk(acc, schan, sbulk, y, g, tc, warp, lane, 1.0f);
+        else store_tile(acc, schan, y, g, tc, warp, lane, 1.0f);
 #else
         store_tile(acc, schan, y, g, tc, warp, lane);
-#endif
-#elif defined(CF_1XF16) && defined(CF_GROUP_STORE)
-        {
-            const bool fp32 = __ballot_sync(~0u, acc_nonfinite(acc)) != 0u;  // Inf or NaN in x or w, or |x| >= 65520
-            if (fp32) fp32_acc(acc, x, w, g, tc, warp, lane);
-            const float scale = fp32 ? 1.0f : inv_scale;
-            // store_tile_out with the round from the tile: a counter carried through the loop spilled (ptxas, 4-12 B).
-            // Non-group rounds come only last, so the group rounds before a tile are its rounds before it.
-            if (g.ygroup && tile - wg % GROUP + GROUP - 1 < g.tiles)
-                store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane,
-                                 unsigned(tile - (CF_TILE0) - wg) / unsigned(stride), scale);
-            else
-                store_tile(acc, schan, y, g, tc, warp, lane, scale);
-        }
-#elif defined(CF_1XF16)
-        if (__ballot_sync(~0u, acc_nonfinite(acc))) {   // an Inf or NaN input or weight, or |x| >= 65520
-            fp32_tile(x, w, bias, addend, y, g, tc, warp, lane);
-            continue;
-        }
-#ifdef CF_BULK_STORE
-        CF_STORE_OUT(inv_scale);
-#else
-        store_tile(acc, schan, y, g, tc, warp, lane, inv_scale);
-#endif
-#else
-#ifdef CF_GROUP_STORE
-        store_tile_out(acc, schan, gbuf, gbar, &ymap, y, g, tc, tile, wg, warp, lane, grounds);
-#elif defined(CF_BULK_STORE)
-        CF_STORE_OUT(1.0f);
-#else
-        store_tile(acc, schan, y, g, tc, warp, lane);
-#endif
 #endif
     }
-#ifdef CF_BULK_STORE
+#ifdef CF_3XF16
     if (lane == 0) bulk_wait_all();             // every bulk copy done before the block's shared memory goes
 #endif
 #endif
-#undef CF_TILE0
-#undef CF_TEND
+#endif
 }
 
 }  // namespace cf04b
@@ -1996,10 +1629,10 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     int dev = 0, sms = 0, grid = 0;
     if (const char* err = cf_sm90a_device(NAME, dev, sms)) return err;
 
-    Geom g;
+    Geom g{};
     g.N = a.N; g.D = a.D; g.H = a.H; g.W = a.W; g.Do = a.Do; g.Ho = a.Ho; g.Wo = a.Wo;
     g.tiles_x = cf_ceil_div(a.Wo, TW);
-    g.tiles_y = cf_ceil_div(a.Ho, TH);
+    g.tiles_y = a.Ho;
     const long long tiles = (long long)a.N * a.Do * g.tiles_y * g.tiles_x;
     if (tiles > 0x7fffffffLL - (long long)sms * WGS)
         return "04b_implicit_gemm_wgmma (conv3d): too many tiles for a 32-bit tile index";
@@ -2008,75 +1641,61 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     g.xlean = g.xvec && (long long)CIN * a.D * a.H * a.W < 0x80000000LL;
     g.ylean = a.Wo % 2 == 0 && (reinterpret_cast<uintptr_t>(a.y) % 8 == 0) &&
               (long long)COUT * a.Do * a.Ho * a.Wo < 0x80000000LL;
+    const long long blocks = (tiles + WGS - 1) / WGS;
 
-#ifdef CF_DWIN
+#ifdef CF_GROUP_STORE
+#ifdef CF_1XF16
+    // the window where a round's 4 tiles are whole rows (tiles_x = 1) of at most two planes (Ho >= 3), loads lean
+    auto* const kernel = g.tiles_x == 1 && a.Ho >= 3 && g.xlean ? conv3d_wgmma_kernel<true> : conv3d_wgmma_kernel<false>;
+    if (const char* err = cf_persistent_grid(kernel, THREADS, SMEM_BYTES, blocks, sms, NAME, grid)) return err;
+#else
     // the depth sweep where a tile is a whole row of 64 input pixels (Wo = 62), a plane has 4 rows or more, a unit 2
-    // rounds or more (8 slots), loads are lean and the output takes the group store's tensor copies (checked below)
+    // rounds or more (8 slots), loads are lean and the output takes the group store's tensor copies (below). Ho even:
+    // a group's copy starts at pixel (od Ho + oh0) 62 of its plane, 16-byte aligned only for an even row (an inner
+    // coordinate of 2 mod 4 floats is an illegal instruction)
     g.dw_groups = cf_ceil_div(a.Ho, DW_RROWS);
     const long long dw_rounds = (long long)a.N * g.dw_groups * a.Do;
     g.dw_rounds = (int)(dw_rounds < 0x7fffffffLL ? dw_rounds : 0);
-    // Ho even: a group's copy starts at pixel (od Ho + oh0) 62 of its plane, 16-byte aligned only for an even row (an
-    // inner coordinate of 2 mod 4 floats is an illegal instruction: explore-2026-12-03/call2 at Ho = 7, Do = 2)
     const bool dw_shape = a.Wo == TW && a.Ho >= DW_RROWS && a.Ho % 2 == 0 && a.Do >= 2 && g.xlean && dw_rounds < 0x7fffffffLL;
     int dw_grid = 0;
-    if (const char* err = cf_persistent_grid(conv3d_wgmma_kernel<true>, DW_THREADS, SMEM_BYTES, (tiles + WGS - 1) / WGS,
-                                             sms, NAME, dw_grid))
+    if (const char* err = cf_persistent_grid(conv3d_wgmma_kernel<true>, THREADS, SMEM_BYTES, blocks, sms, NAME, dw_grid))
         return err;
-#define CF_KERNEL conv3d_wgmma_kernel<false>
-#elif defined(CF_XWIN)
-    // the windows where a round's 4 tiles are whole rows (tiles_x = 1) of at most two planes (Ho >= 3), loads lean
-    auto* const kernel_of_shape = g.tiles_x == 1 && a.Ho >= 3 && g.xlean ? conv3d_wgmma_kernel<true>
-                                                                         : conv3d_wgmma_kernel<false>;
-#define CF_KERNEL kernel_of_shape
-#else
-#define CF_KERNEL conv3d_wgmma_kernel
+    if (const char* err = cf_persistent_grid(conv3d_wgmma_kernel<false>, THREADS, SMEM_BYTES, blocks, sms, NAME, grid))
+        return err;
 #endif
-    if (const char* err = cf_persistent_grid(CF_KERNEL, THREADS, SMEM_BYTES, (tiles + WGS - 1) / WGS,
-                                             sms, NAME, grid))
-        return err;
-    {   // the tile stride, grid x warpgroups, as digits (tx, ty, od, n): the lean loop's walk (walk_next)
+    {   // the tile stride, grid x warpgroups, as digits (tx, ty, od, n): the tile loop's walk (walk_next)
         long long t = (long long)grid * WGS;
         g.sx = (int)(t % g.tiles_x); t /= g.tiles_x;
         g.sy = (int)(t % g.tiles_y); t /= g.tiles_y;
         g.sd = (int)(t % a.Do); g.sn = (int)(t / a.Do);
     }
-    g.ytma = false;
-    g.ygroup = false;
-#ifdef CF_TMA_STORE
     CUtensorMap ymap{};
     const long long plane = (long long)a.Do * a.Ho * a.Wo;
-#ifdef CF_GROUP_STORE
     const uint32_t box0 = GPX;          // GROUP whole rows: only where a tile is a whole row (Wo = TW)
-#ifdef CF_DWIN
+#ifdef CF_1XF16
+    const bool group_shape = a.Wo == TW && (a.Do * a.Ho) % GROUP == 0;
+    g.ytma = g.ylean && plane % 4 == 0 && plane < 0x80000000LL &&
+             cf_encode_tma_4d(&ymap, a.y, {(uint64_t)plane, (uint64_t)COUT, (uint64_t)a.N, 1}, {box0, 16, 1, 1});
+    g.ygroup = g.ytma && group_shape;
+    kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
+#else
     // the depth sweep's rounds are 4 rows of one plane whatever Do Ho is: its box is the group's
     const bool group_shape = a.Wo == TW && ((a.Do * a.Ho) % GROUP == 0 || dw_shape);
-#else
-    const bool group_shape = a.Wo == TW && (a.Do * a.Ho) % GROUP == 0;
-#endif
-#else
-    const uint32_t box0 = TBOX;
-    const bool group_shape = false;
-#endif
-#ifdef CF_BOX_ROWMAP
     // y as [n][c / 8][c % 4][(c / 4) % 2][plane] read innermost first: pixels, (c / 4) % 2, c % 4, c / 8, n
     const uint64_t pb = (uint64_t)plane * 4;
     g.ytma = g.ylean && plane % 4 == 0 && plane < 0x80000000LL &&
              cf_encode_tma_strided<5>(&ymap, a.y, {(uint64_t)plane, 2, 4, (uint64_t)COUT / 8, (uint64_t)a.N},
                                       {4 * pb, pb, 8 * pb, (uint64_t)COUT * pb}, {box0, 2, 4, 2, 1});
-#else
-    g.ytma = g.ylean && plane % 4 == 0 && plane < 0x80000000LL &&
-             cf_encode_tma_4d(&ymap, a.y, {(uint64_t)plane, (uint64_t)COUT, (uint64_t)a.N, 1}, {box0, 16, 1, 1});
-#endif
     g.ygroup = g.ytma && group_shape;
-#ifdef CF_DWIN
     if (dw_shape && g.ygroup)
-        conv3d_wgmma_kernel<true><<<dw_grid, DW_THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
+        conv3d_wgmma_kernel<true><<<dw_grid, THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
     else
+        conv3d_wgmma_kernel<false><<<grid, THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
 #endif
-    CF_KERNEL<<<grid, THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
 #else
-    CF_KERNEL<<<grid, THREADS, SMEM_BYTES, stream>>>(a.x, a.w, a.bias, a.param, a.y, g);
+    if (const char* err = cf_persistent_grid(conv3d_wgmma_kernel, THREADS, SMEM_BYTES, blocks, sms, NAME, grid))
+        return err;
+    conv3d_wgmma_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(a.x, a.w, a.bias, a.param, a.y, g);
 #endif
-#undef CF_KERNEL
     return nullptr;
 }
