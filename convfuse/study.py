@@ -134,27 +134,20 @@ def steps_keys(prefix: str, problems=PROBLEMS) -> list[str]:
 
 def substeps_table(prefix: str = "04") -> pd.DataFrame:
     """One row per (step, problem) whose number starts with `prefix`: its kernel file and variants (precision in
-    brackets), from the registry; the prepared variants (registry.PREPARED, not yet run on a GPU) marked so."""
+    brackets), from the registry."""
     rows = {}
-    for v in [*R.kernel_variants(), *R.PREPARED]:
+    for v in R.kernel_variants():
         if not v.step.startswith(prefix):
             continue
         row = rows.setdefault((v.step, v.problem), {"step": v.step, "problem": v.problem,
                                                     "kernel file": f"kernels/{v.problem}/{v.source}.cu", "variants": []})
-        row["variants"].append(f"{v.key} ({v.precision})" + (" — prepared, not registered" if v in R.PREPARED else ""))
+        row["variants"].append(f"{v.key} ({v.precision})")
     out = [r | {"variants": ", ".join(r["variants"])} for _, r in sorted(rows.items())]
     return pd.DataFrame(out, columns=["step", "problem", "kernel file", "variants"]).set_index(["step", "problem"])
 
 
 def record(run: dict, problem: str, variant: str) -> dict | None:
     return results.record(run, problem, variant)
-
-
-def dram_read_mb(run: dict, problem: str, variant: str) -> float:
-    """The DRAM megabytes the record's profile (ncu, `make profile`) counted its kernels reading; NaN without one."""
-    rec = record(run, problem, variant)
-    kernels = (rec or {}).get("ncu_kernels") or []
-    return sum(k.get("dram_read", 0) for k in kernels) / 1e6 if kernels else float("nan")
 
 
 def measured_gpu(run: dict) -> traffic.GPU | None:
@@ -190,7 +183,7 @@ def header(run: dict):
     if not env:
         return md(f"**Numbers on this page:** {mode} mode — no run recorded yet in `{results_dir()}`; "
                   f"every table below says *{NOT_RECORDED}*. Run `python -m convfuse bench` on a GPU.")
-    src = Path(run["path"]).name if run.get("path") else "this session"
+    src = Path(run["path"]).name if run.get("path") else "this run"
     others = [r["env"].get("gpu") for r in runs() if r.get("path") != run.get("path")] if mode == "recorded" else []
     parts = [f"{mode} mode", f"{env.get('gpu', '?')} ({env.get('sm_count', '?')} SMs, {env.get('l2_mb', '?')} MB L2)",
              str(env.get("date", "?")), f"torch {env.get('torch', '?')}", f"CUDA {env.get('cuda', '?')}",
@@ -198,7 +191,7 @@ def header(run: dict):
              f"cuDNN TF32 {'allowed' if env.get('cudnn_allow_tf32') else 'off'}", f"source `{src}`"]
     line = "**Numbers on this page:** " + " · ".join(parts)
     board = {k: power.describe(w) for k, w in (env.get("board_during_timing") or {}).items()}
-    if any(board.values()):       # runs from 2026-12-02 on: the clocks are left alone, so say where they were
+    if any(board.values()):       # the clocks are left alone, so say where they were
         line += "  \nDuring the timing (nvidia-smi): " + "; ".join(f"{k}: {d}" for k, d in board.items() if d) + "."
     if others:
         line += f"  \nAlso recorded: {', '.join(others)} (notebook 05 shows every GPU)."
@@ -472,20 +465,6 @@ def kernel_source(problem: str, key: str):
         return md(f"`{path.relative_to(R.ROOT)}`: kernel {NOT_RECORDED} (file not written yet).")
     defines = f" — built with `{' '.join('-D' + d for d in v.defines)}`" if v.defines else ""
     return md(f"**`{path.relative_to(R.ROOT)}`**{defines}\n\n```cuda\n{path.read_text().rstrip()}\n```")
-
-
-def kernel_header(problem: str, key: str):
-    """Only the opening comment of the .cu file: what changed, launch geometry, bytes moved."""
-    v = R.get(problem, key)
-    path = v.source_path
-    if path is None or not path.exists():
-        return md(f"`{problem}/{key}`: no kernel file yet.")
-    lines = []
-    for line in path.read_text().splitlines():
-        if not line.startswith("//"):
-            break
-        lines.append(line)
-    return md(f"**`{path.relative_to(R.ROOT)}`** (header)\n\n```cuda\n" + "\n".join(lines) + "\n```")
 
 
 def _ptxas_arch(r: dict) -> str:
@@ -827,6 +806,21 @@ def bytes_check_table(run: dict, problem: str, variants=None) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("variant")
 
 
+def bounds_evidence(run: dict, steps=("04b", "04c", "04d", "04e")) -> pd.DataFrame:
+    """What bounds the Hopper kernels, as the run records it: per kernel, the profiler's figures (tensor pipe, issue
+    slots, stalls) and the floors its ablation builds measured beside it (the record's `bounds`)."""
+    rows = []
+    for pk in PROBLEMS:
+        for v in R.kernel_variants(pk):
+            if v.step not in steps:
+                continue
+            for what, value in ((record(run, pk, v.key) or {}).get("bounds") or {}).items():
+                rows.append({"kernel": f"{pk} {v.key}", "measurement": what, "value": value})
+    if not rows:
+        return pd.DataFrame([{"kernel": "—", "measurement": NOT_RECORDED, "value": None}]).set_index(["kernel", "measurement"])
+    return pd.DataFrame(rows).set_index(["kernel", "measurement"])
+
+
 def results_table(run: dict) -> pd.DataFrame:
     """Both problems, every recorded variant: the headline table of the report index."""
     frames = []
@@ -842,26 +836,3 @@ def results_table(run: dict) -> pd.DataFrame:
 
 def missing(run: dict, problem: str, variants) -> list[str]:
     return [k for k in variants if record(run, problem, k) is None]
-
-
-def warpgroup_budget(run: dict, problem: str, variant: str, tile_rows: int, tile_cols: int,
-                     warpgroups_per_sm: int, mma_n: int, k_steps: int) -> dict | None:
-    """Where one warpgroup's time goes in a persistent 04b kernel, from the recorded median: output tiles
-    of tile_rows x tile_cols pixels (all Cout = wgmma's M of 64), spread evenly over sm_count x
-    warpgroups_per_sm warpgroups; per tile, k_steps wgmmas of 64 x mma_n x 8. The geometry is the kernel's
-    (its header); the time, SM count and TF32 rate are the run's. Returns tiles, tiles per warpgroup,
-    µs per tile, µs of the tile's own MMAs at one SM's share of the measured TF32 rate, and the tensor
-    pipe's busy fraction if every warpgroup's MMAs were spread evenly."""
-    r, gpu = record(run, problem, variant), measured_gpu(run)
-    sms = run.get("env", {}).get("sm_count")
-    if not r or not r.get("median_ms") or gpu is None or not sms:
-        return None
-    out = P.get(problem).output_shape()
-    tiles = out[0] * -(-out[-2] // tile_rows) * -(-out[-1] // tile_cols)
-    for d in out[2:-2]:
-        tiles *= d
-    per_wg = tiles / (sms * warpgroups_per_sm)
-    tile_us = r["median_ms"] * 1e3 / per_wg
-    mma_us = 2 * 64 * mma_n * 8 * k_steps / (gpu.tf32_tflops * 1e12 / sms) * 1e6
-    return {"tiles": tiles, "tiles_per_warpgroup": per_wg, "tile_us": tile_us, "mma_us": mma_us,
-            "tensor_busy": warpgroups_per_sm * mma_us / tile_us, "median_ms": r["median_ms"], "sms": sms}

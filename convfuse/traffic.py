@@ -27,10 +27,6 @@ EPILOGUE_FLOPS = {"conv2d": 1 + 1 + 2 + 5, "conv3d": 1 + 2 + 1 + 2 + 5}
 # 04c_ws_3xfp16, conv3d 04b_wgmma_3xfp16): three FP16 products, each at twice the TF32 rate. FP16 (conv2d
 # 04c_ws_fp16, conv3d 04b_wgmma_fp16): one FP16 product, TF32's precision at twice its rate.
 TENSOR_PASSES = {"tf32": 1, "fp16": 0.5, "3xtf32": 3, "tf32+bf16": 2, "3xfp16": 1.5}
-# One Hopper SM's dense TF32 tensor rate per clock: the H100 SXM datasheet's 494.5 TFLOP/s over 132 SMs at its
-# 1.83 GHz boost clock = 2,047, i.e. 1,024 multiply-adds a cycle: an m64nNk8 TF32 wgmma (1,024 N FLOP) takes N / 2
-# cycles of the SM's tensor pipe (m64n32k8: 16). kernels/micro/wgmma_rate.cu measures against it.
-TF32_FLOP_PER_SM_CYCLE = 2048
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,9 @@
-"""Every kernel compiles with nvcc for its targets (sm_80 and sm_90; sm_90a for wgmma), alone, without torch, with
-no register spills and no stack frame (-Xptxas -v)."""
+"""Every registered build compiles with nvcc for its targets (sm_80 and sm_90; sm_90a for wgmma), alone, without
+torch, with no register spills, no stack frame (-Xptxas -v) and no wgmma that ptxas serializes. The builds run in
+parallel, one nvcc per core, once for the whole module."""
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from convfuse import build as B
@@ -7,46 +11,33 @@ from convfuse import registry as R
 
 pytestmark = pytest.mark.skipif(B.find_nvcc() is None, reason="nvcc not found")
 
+BUILDS = [(v, a) for v in R.kernel_variants() for a in v.archs]
 
-@pytest.mark.parametrize("v,arch", [(v, a) for v in R.kernel_variants() for a in v.archs],
-                         ids=lambda p: f"{p.problem}/{p.key}" if isinstance(p, R.Variant) else f"sm_{p}")
-def test_compiles_without_spills(v, arch):
-    usage = _check_usage(v, arch)
+
+@pytest.fixture(scope="module")
+def ptxas():
+    """ptxas' report of every registered build: {(problem, key, arch): usage or the BuildError}."""
+    def one(build):
+        try:
+            return B.resource_usage(build[0], arch=build[1])
+        except B.BuildError as e:
+            return e
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        return {(v.problem, v.key, a): u for (v, a), u in zip(BUILDS, pool.map(one, BUILDS))}
+
+
+@pytest.mark.parametrize("v,arch", BUILDS, ids=lambda p: f"{p.problem}/{p.key}" if isinstance(p, R.Variant) else f"sm_{p}")
+def test_compiles_without_spills(v, arch, ptxas):
+    usage = ptxas[(v.problem, v.key, arch)]
+    if isinstance(usage, Exception):
+        raise usage
+    _check_usage(usage, arch)
     # a registered build's wgmmas must pipeline: ptxas' serialization note (C751x) cost conv2d 04d 3xTF32 1.5x
     assert not any("wgmma_serialized" in u for u in usage.values()), usage
 
 
-def test_the_serialization_check_sees_what_ptxas_says():
-    """conv2d 04d 3xTF32 at four rows with CONCAT and three sets: ptxas serializes its wgmmas (C7512, the thirtieth
-    session's ptxas runs); the registered three rows do not."""
-    v = R.get("conv2d", "04d_rs_3xtf32")
-    four = R.with_defines(v, ("-CF_ROWS=3", "-CF_PITCH=72"))
-    usage = B.resource_usage(four, arch="90a")
-    assert any(u.get("wgmma_serialized", "").startswith("C7512: serialized due to insufficient register resources")
-               for u in usage.values()), usage
-
-
-@pytest.mark.parametrize("problem,key,defines", R.CANDIDATES, ids=lambda p: ",".join(p) if isinstance(p, tuple) else p)
-def test_candidate_builds_compile_without_spills(problem, key, defines):
-    """The candidates waiting for a device call (registry.CANDIDATES) stay buildable and spill-free."""
-    v = R.with_defines(R.get(problem, key), defines)
-    for arch in v.archs:
-        _check_usage(v, arch)
-
-
-@pytest.mark.parametrize("v", list(R.PREPARED) + [R.with_defines(R.get(p, k), d) for p, k, d in R.PREPARED_BUILDS],
-                         ids=lambda v: f"{v.problem}/{v.key}")
-def test_prepared_kernels_compile_without_spills(v):
-    """Kernels written but not yet run on a GPU (registry.PREPARED) stay buildable, spill-free, with their wgmmas
-    pipelined, so that a device call can verify and time them as they are."""
-    for arch in v.archs:
-        usage = _check_usage(v, arch)
-        assert not any("wgmma_serialized" in u for u in usage.values()), usage
-
-
-def _check_usage(v, arch):
-    """ptxas' report of `v` for `arch`, checked: every entry compiled for it, no spill, no stack frame."""
-    usage = B.resource_usage(v, arch=arch)
+def _check_usage(usage, arch):
+    """ptxas' report for `arch`, checked: every entry compiled for it, no spill, no stack frame."""
     assert usage, "ptxas reported no kernel entry"
     for name, u in usage.items():
         assert u["arch"] == f"sm_{arch}"

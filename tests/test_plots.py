@@ -25,7 +25,7 @@ _MS = {
                "03b_register_tiled": 7.4, "04_mma_tf32": 1.6, "04_mma_3xtf32": 3.4,
                "04b_wgmma_tf32": 1.3, "04c_ws_tf32": 1.4, "04c_ws_3xfp16": 1.7, "04c_ws_fp16": 1.2,
                "04d_rs_tf32": 1.15, "04d_rs_3xtf32": 3.1,
-               "04e_wino_3xtf32": 1.5, "04e_wino_tf32": 0.85},   # prepared (registry.PREPARED): used once registered
+               "04e_wino_3xtf32": 1.5},
     "conv3d": {"eager": 10.2, "eager_fp32": 10.2, "channels_last": 9.1, "compile": 5.9, "cudnn_conv": 6.4,
                "01_epilogue_fused": 7.1, "02_epilogue_vec3d": 6.6, "03a_seed_fused": 41.7,
                "03b_register_tiled": 5.0, "04_mma_tf32": 1.5, "04_mma_3xtf32": 2.6,
@@ -39,7 +39,7 @@ _REGS = {"01_epilogue_fused": (16, 0), "02_epilogue_vec3d": (30, 0), "03a_seed_f
          "03b_register_tiled": (128, 0), "04_mma_tf32": (168, 0), "04_mma_3xtf32": (200, 0),
          "04b_wgmma_tf32": (128, 0), "04b_wgmma_3xtf32": (168, 0), "04b_wgmma_tf32bf16": (152, 0), "04b_wgmma_3xfp16": (128, 0),
          "04c_ws_tf32": (168, 0), "04c_ws_3xfp16": (168, 0), "04b_wgmma_fp16": (128, 0), "04c_ws_fp16": (168, 0),
-         "04d_rs_tf32": (168, 0), "04d_rs_3xtf32": (234, 0), "04e_wino_3xtf32": (254, 0), "04e_wino_tf32": (254, 0)}
+         "04d_rs_tf32": (168, 0), "04d_rs_3xtf32": (234, 0), "04e_wino_3xtf32": (254, 0)}
 _PROFILE_CONV = {"conv2d": "sm90_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nchwkcrs_nchw_tilesize128x128x32",
                  "conv3d": "void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true>(...)"}
 _EW = {"bias add": "CUDAFunctor_add", "x * multiplier": "MulFunctor", "LeakyReLU": "leaky_relu_kernel",
