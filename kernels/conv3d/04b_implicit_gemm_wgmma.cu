@@ -1,418 +1,54 @@
-// 04b_implicit_gemm_wgmma — conv3d step 04b: implicit-GEMM conv + fused epilogue on Hopper's warpgroup
-// MMA (wgmma, sm_90a only: H100/H200). The portable mma.sync kernel (04_implicit_gemm_mma) stays the
-// step for A100 and every other GPU.
+// 04b_implicit_gemm_wgmma — conv3d step 04b: implicit-GEMM conv + fused epilogue on Hopper's warpgroup MMA
+// (wgmma, sm_90a only: H100/H200). Every other GPU runs step 04 (04_implicit_gemm_mma, mma.sync).
 //
-// What changed from 04 and why. ncu on 04 (H200): latency-bound, not tensor-bound. 128 accumulators per
-//   thread and ~220 registers allowed 8 warps per SM; every MMA operand went through an LDS into registers
-//   first; more than half the cycles no warp was eligible (results/device-logs/ncu_sections_04.txt).
-//   wgmma reads both operands straight from shared memory and runs asynchronously: a warpgroup issues its
-//   whole K loop (27 instructions) and waits once, and a 64 Cout x 64 pixel tile costs a thread 32
-//   accumulator registers, so 4 warpgroups (16 warps) share an SM, each in its MMA or its epilogue.
+// What changed from 04. 04 was latency-bound: 128 accumulators per thread allowed 8 warps per SM, and every MMA
+//   operand went through an LDS into registers. wgmma reads both operands from shared memory and runs asynchronously:
+//   a warpgroup issues its tile's whole K loop and waits once, and a tile of 64 Cout x 64 pixels (one output row)
+//   costs a thread 32 accumulators, so 3-4 warpgroups share an SM, each in its MMAs or its epilogue while the others
+//   are in theirs. The weights stay in shared memory for the block's life; each tile's input is loaded into
+//   registers during the previous tile's epilogue, then staged in the wgmma layout.
 //
-// One file, three precisions:
-//   default       tf32       operands rounded to TF32 (cvt.rna) once, when staged; FP32 accumulate.
-//   -DCF_3XTF32   3xtf32     x = big + small and w = big + small, both parts rounded to TF32 when staged
-//                            (+-Inf and NaN travel in the small part, see split_rounded); per tap three
-//                            wgmmas, a_small*b_big + a_big*b_small + a_big*b_big: FP32-level accuracy.
-//   -DCF_TF32BF16 tf32+bf16  the same accuracy in two tensor passes (convfuse/splits.py models it): per tap
-//                            one BF16 m64n64k16 wgmma for both corrections ([x_small | x_big] . [w_big ;
-//                            w_small], K doubled; a BF16 k16 MMA costs what a TF32 k8 one does) and one
-//                            TF32 wgmma for x_big w_big: 54 wgmmas per tile instead of 81, in 3xtf32's
-//                            shared memory (a BF16 k16 operand has the byte geometry of a TF32 k8 one).
-//   -DCF_3XF16    3xfp16     the same accuracy in 1.5 passes, with conv2d 04c's FP16 hi + lo scheme (wgmma.cuh):
-//                            per tap one k16 wgmma for both corrections ([w_lo | w_hi] . [x_hi | x_lo]: the
-//                            tf32 build's descriptors, lbo one k-half), per tap pair one for the main products
-//                            ([w_hi(t) | w_hi(t+1)] . [x_hi(t) | x_hi(t+1)]: B's lbo is the distance between
-//                            the two taps' windows; tap 26 pairs with a zero tap 27 of A): 41 wgmmas per tile
-//                            where tf32+bf16 takes 54, in the tf32 build's shared memory (an FP16 pixel row
-//                            holds 8 channels), so 4 warpgroups fit as for tf32. One accumulator set: the 41
-//                            truncating adds stay under tf32+bf16's 54 (rel-L2 6.4e-7 measured for those).
-//                            Weights scaled by 2^e per call; a thread with a non-finite output (Inf or NaN
-//                            inputs or weights, |x| >= 65520) recomputes its outputs in FP32 (fp32_tile).
-//   -DCF_1XF16    fp16       x and w in FP16 alone: TF32's 11 significant bits at twice its MMA rate, a TF32-class
-//                            kernel rather than a TF32 one. 3xfp16's main products without the corrections: 14
-//                            wgmmas per tile where tf32 takes 27; weights scaled and the FP32 path as for 3xfp16 (a
-//                            non-finite sum of the accumulators sends the tile there: acc_nonfinite, wgmma.cuh); the
-//                            scale is undone in the folded epilogue's FFMAs (CF_EPI_FOLD). Measured slower than tf32.
+// Precisions (one file, chosen by the registry's defines):
+//   tf32       operands rounded to TF32: 27 m64n64k8 wgmmas per tile.
+//   fp16       x and w in FP16 (TF32's 11 significant bits at twice its MMA rate), weights scaled by 2^e per call:
+//              one k16 wgmma per tap pair, 14 per tile.
+//   3xfp16     FP16 hi + lo parts (wgmma.cuh): per tap one k16 wgmma for both corrections, per tap pair one for
+//              the main products, 41 per tile: FP32-level accuracy at 1.5 TF32 passes of tensor time.
+//   tf32+bf16  TF32 big + small parts; per tap one BF16 k16 wgmma for both corrections and one TF32 for big x big: 54.
+//   3xtf32     both parts in TF32, three wgmmas per tap: 81.
+//   The FP16 builds recompute a warp's tile in FP32 where x or w is not finite or |x| >= 65520.
+//   CF_GROUP_STORE (tf32 and fp16): a block's 4 warpgroups take 4 consecutive output rows per round, issue their
+//   wgmmas in turn, and their rows leave in one tensor copy per channel group; at the shapes it fits, a second kernel
+//   stages each input row once per block instead of once per tile that reads it (tf32: a sweep along depth, fp16: a
+//   window of the round's rows). The other builds store each tile alone (3xfp16 through the bulk-copy engine).
 //
-// GEMM mapping: M = Cout = 64 (wgmma's fixed M), N = output pixels, K = 27 taps x 8 channels (one k8
-//   step per tap). A = weights, resident in shared memory for the whole persistent block. B = the haloed
-//   input tile: for tap (kd, kh, kw) the B operand of output row oh is the staged input row (kd, kh)
-//   shifted by kw pixels. Staged rows are exactly 64 pixels long and stored one after another, so TH
-//   output rows can be ONE wgmma with N = 64*TH whose descriptor starts kw pixels in: output columns 62
-//   and 63 of each row read the next row's first pixels and are never stored (a tile covers 62 output
-//   columns; Wo = 62 at full size, so no padding is wasted there). TH = 1 measured fastest (below).
+// Launch: persistent, one block per SM (132 on the H200), tiles dealt block-major.
+//   tf32, fp16, 3xfp16   4 warpgroups (512 threads), 128 registers; shared memory 217,984 / 231,488 / 205,584 B
+//   3xtf32, tf32+bf16    3 warpgroups (384 threads), 143 and 144 registers; 222,096 B
 //
+// Bytes moved at full size (x 128 x 8 x 16 x 64 x 64, y 128 x 64 x 14 x 62 x 62): DRAM x once 0.27 GB + y once
+//   1.76 GB (measured 2.01-2.08 GB). What bounds it: neither DRAM (the TF32 build moves 2.02 GB in 0.778 ms, 2.6
+//   TB/s; writing y alone takes 0.38 ms) nor the tensor pipe (TF32's 197 GFLOP of wgmmas take 0.40 ms at 495 TFLOP/s):
+//   the SM's own chain per warpgroup of staging, MMA turn, epilogue math and copies, which the warpgroups overlap only
+//   in part. The split builds add tensor passes and a second part to stage.
+//
+// Measured (H200, record of 2026-12-05; eager 10.06 ms, torch.compile 5.83, step 04 1.632): tf32 0.778 ms, fp16
+//   0.727, 3xfp16 1.331, tf32+bf16 1.641, 3xtf32 1.888; rel-L2 against float64 1.3e-4 (tf32, fp16), 3.4e-7 to
+//   6.5e-7 (the split builds).
+
+// GEMM mapping: M = Cout = 64 (wgmma's fixed M), N = output pixels, K = 27 taps x 8 channels (one k8 step per tap).
+//   A = weights. B = the haloed input tile: for tap (kd, kh, kw) the B operand of an output row is the staged input
+//   row (kd, kh) shifted by kw pixels. Staged rows are exactly 64 pixels long and stored one after another, so one
+//   wgmma of N = 64 starts kw pixels in: output columns 62 and 63 read the next row's first pixels and are never
+//   stored (a tile covers 62 output columns; Wo = 62 at full size, so no padding is wasted there).
 // Shared-memory layouts (no-swizzle K-major canonical layout: core matrices of 8 rows x 16 B):
-//   weights  [part][tap][k-half][co 0..63][4 channels]: a tap's A = 2 x 8 core matrices, sbo 128 B,
-//            lbo 1024 B.                                                    27 x 2 KB = 55,296 B per part
-//   input    per warpgroup [part][k-half][depth 0..2][row 0..TH+1][pixel 0..63][4 channels]: one pixel's
-//            4 channels are one 16-byte core-matrix row, 8 pixels one core matrix; sbo 128 B, lbo = one
-//            k-half. Tap shifts move the start address by whole 16-byte rows: legal without swizzle.
-//   tf32 (TH 1): 55,296 + 4 warpgroups x 18,496 = 129,280 B, 512 threads at 128 registers;
-//   3xfp16: weights [tap 0..27][lo, hi][co][8 channels FP16] 57,344 + 4 x 18,496 = 131,344 B, 512 threads;
-//   fp16: the 3xfp16 layout, its hi halves only used;
-//   3xtf32: 2 x 55,296 + 3 warpgroups x 36,992 = 221,568 B, 384 threads at 168 registers.
-//   CF_BULK_STORE (tf32, fp16, 3xfp16 as registered) adds an output buffer per warpgroup, [co 0..63][72 floats]
-//   (18,432 B): tf32 203,008 B, fp16 and 3xfp16 205,072 B.
-//   One block per SM.
-//
-// Per warpgroup and tile (64 Cout x TH rows x 62 columns): the input was loaded into registers during
-//   the previous tile's epilogue (CF_PREFETCH is the default; -DCF_NO_PREFETCH loads after it); it is
-//   transposed to pixel-major, rounded (or split), stored, fence.proxy.async, warpgroup barrier; 27 (81)
-//   wgmmas, one commit and one wait; the next tile's loads are issued; then the epilogue runs straight on
-//   the accumulators (bias, epilogue_conv3d, predicated 8-byte streaming stores: a quad of lanes writes
-//   32 contiguous bytes of a channel row; as registered now, CF_BULK_STORE: into shared memory, and each warp's
-//   16 channel rows out through the bulk-copy engine, TF32 and fp16 with CF_TMA_STORE in one tensor copy per warp).
-//   Warpgroups never wait on each other (named barriers; with CF_MMA_ORDER they take their MMAs in turn).
-//
-// Measured on the H200 (2026-11-29, scripts/check_variant.py, same-process medians; eager 10.05 ms,
-//   torch.compile 5.83 ms; notes/kernel_log.md has each version): first version (TH 2, staging through
-//   shared memory, erf-GELU of 18 instructions) 2.16 ms, slower than 04's 1.64 ms; ncu: 34 instructions
-//   per output, 1.3 IPC, stalls on global loads and on the epilogue's dependent chain. 12-instruction
-//   epilogue in common.cuh + stores from registers: 1.49-1.56 ms; branch-free predicated stores with one
-//   address per row: TH 2 1.49, TH 1 1.27 ms (tf32); 3xtf32 TH 2 / 2 warpgroups 2.69-2.85, TH 1 / 3
-//   warpgroups 2.43 ms. Tensor pipe 29 % busy: the gap to the 0.8 ms goal is latency (one warpgroup's
-//   load -> MMA -> epilogue chain is serial), not MMA throughput.
-//
-// Traffic at full size: DRAM x 0.27 GB once + y 1.76 GB once; L2 -> SM 8 x 3 x (TH+2) x 64 floats per
-//   tile (111,104 tiles at TH 1: 1.37 GB).
-//
-// Measured on the H200, 2026-12-01 (scripts/check_variant.py, one process, medians; eager 10.1 ms,
-//   torch.compile 5.84, tf32 1.28, 3xtf32 2.30; results/device-logs/explore-2026-12-01/):
-//   -DCF_TF32BF16   2.18-2.19 ms, rel-L2 6.4e-7 and max-abs 5.5e-6 against float64 on every shape: now the
-//                   variant 04b_wgmma_tf32bf16. Predicted 1.8-2.0 ms from the MMA count (54/81); the tile's
-//                   staging and epilogue did not shrink with it.
-//   -DCF_RAW        cp.async of each tile one whole tile ahead into a raw buffer laid out as in global memory,
-//                   then a shared -> shared transpose right before the MMAs (no registers wait on loads;
-//                   113 registers): 1.40 ms (4 warpgroups), 1.46 (3), 1.47 (TH 2, 3); 3xtf32 at 2 warpgroups
-//                   2.58; tf32+bf16 at 2 warpgroups 2.42. Slower everywhere: the loads were not the long link
-//                   (the ablations below), and the transpose adds a shared-memory round trip.
-//   -DCF_3XF16      (second session of the day, results/device-logs/explore-2026-12-01c/) 1.607 ms against
-//                   eager 10.11, torch.compile 5.83, tf32 1.276 and tf32+bf16 2.176 in one process; rel-L2 4.2e-7
-//                   and max-abs 4.5e-6 against float64 on every shape, correct on the first run; 41 HGMMA in SASS;
-//                   at 3 warpgroups 1.662. Predicted 1.5-1.7 ms: 41/27 of the tf32 build's MMA skeleton (0.52 ms)
-//                   plus the split's conversions in the staging, on a kernel whose tf32 build takes 1.28 ms.
-//                   Now the variant 04b_wgmma_3xfp16, conv3d's fastest FP32-accurate kernel.
-//   -DCF_OUT_SMEM   the epilogue writes the tile to shared memory and the warpgroup copies it out, one warp
-//                   per channel row, during the next tile's MMAs: 1.75 ms against 1.27, not understood at
-//                   the time of writing (notes/kernel_log.md).
-//
-// Measured on the H200, 2026-12-01 from 10:21 UTC (third session of the day; scripts/check_variant.py, one process
-//   per call, medians; results/device-logs/explore-2026-12-01d/):
-//   -DCF_1XF16      predicted 1.0-1.15 ms (half the tensor time; staging 153 and MMA issue 89 instructions shorter per
-//                   thread and tile); measured 1.378 and 1.384 against tf32 1.260 and 1.272: slower, so wrong. Under
-//                   ncu, clocks locked (1.37-1.38 GHz), it was 2 % faster (1.57 vs 1.60 ms, 15 % fewer instructions); at
-//                   the timed clocks it is not, and why is open. Registered as 04b_wgmma_fp16, a measured negative.
-//   CF_STAGE_PIX    a thread stages single pixels of one k-half for all 9 rows (load_input above): 128-byte loads per
-//                   warp and conflict-free 16-byte shared stores, where the 4-pixel items store with a 64-byte lane
-//                   stride (4 wavefronts per 8 lanes). Split builds, two parts stored per pixel: 3xfp16 1.461 against
-//                   1.631 with 4-pixel items, 3xtf32 2.148 against 2.318, tf32+bf16 1.972 against 2.214, so it is their
-//                   default (CF_STAGE_QUAD restores the items). tf32 1.460 against 1.272 and fp16 1.508 against 1.384:
-//                   36 four-byte loads per thread instead of 9 sixteen-byte ones; at ncu's locked clocks tf32 took
-//                   1.63 ms either way, L1 throughput 58 % instead of 74 %.
-//   CF_EPI_FOLD     bias and sum folded into the leaky ReLU (epilogue_conv3d_folded, one instruction fewer per output):
-//                   1.257 against 1.260 ms, no change.
-//   CF_RNA_ADD      TF32 rounding by adding half an ulp to the bits (tf32_round_mma, 2 instructions instead of 4):
-//                   1.295 against 1.260, slower with 66 fewer staging instructions per thread and tile.
-//   Bias and sum staged in shared memory once per block (schan, store_tile; default since 2026-12-01 ~12:25 UTC):
-//                   ncu at full clock had put 5.4 % + 3.5 % of the fp16 build's warp samples (2.9 % of TF32's) at the
-//                   first uses of the per-tile __ldg of bias and sum. Registers would have held them for free, but
-//                   spilled the TF32 build (8 B at its 128). Predicted fp16 1.38 -> 1.27-1.30, TF32 1.26 -> 1.22-1.24,
-//                   3xfp16 1.45 -> 1.41-1.43; measured without the old build in the same process (explore-2026-12-01e,
-//                   against the 10:52 record): TF32 1.240, fp16 1.393, 3xfp16 1.392. fp16 did not move, so those
-//                   samples were not its bound; TF32 and 3xfp16 within the predictions, across runs.
-//
-// Measured on the H200, 2026-12-01 from 14:26 UTC (sixth session of the day; scripts/check_variant.py and a bitwise
-//   comparison with the default build on 9 shapes and two output alignments, one process per call (CF_LEAN's
-//   from the fourth call on, with the turns);
-//   results/device-logs/explore-2026-12-01g/; notes/kernel_log.md has each prediction):
-//   CF_MMA_ORDER    the block's warpgroups issue their wgmmas in turn (ORDER barriers, mma_ordered): TF32 1.198 against
-//                   1.228 and 1.173 against 1.250; fp16 1.202 against 1.408 and 1.181 against 1.394 (its MMA phase is
-//                   half TF32's, so more of it ran in lockstep); 3xfp16 1.362 against 1.352, 3xtf32 1.928 against 1.897.
-//                   The default of the TF32 and fp16 variants since (registry defines); bitwise the same outputs.
-//   CF_LEAN         the loop's integer overhead removed (stride digits instead of divisions, 32-bit offsets within an
-//                   image, predicated 16-byte loads and 8-byte stores): 1,019 warp instructions per warp tile against
-//                   1,391 (ncu), but 1.364 against 1.269 ms: the loads now leave in a burst, and the zeroing of the
-//                   next load's registers waits on the LSU for the last one's address (long scoreboard 12.7 % -> 33.3 %
-//                   of the samples). With CF_MMA_ORDER 1.194 against 1.198. fp16 1.486 against 1.417; 3xfp16 with
-//                   CF_LOAD_EARLY (next tile's loads between the MMAs' issue and their wait) 1.333 against 1.368.
-//   CF_WINDOW       a ring of input row slots: a tile stages one new input row instead of three, chunks of
-//                   CF_WINDOW_ROWS rows dealt out like tiles: bitwise equal, and slower the fewer rows it stages:
-//                   R = 1 1.322, 2 1.511, 4 1.635, 8 1.681 against 1.242; contiguous ranges 1.736; 6 warpgroups
-//                   (80 registers) slower again; with CF_MMA_ORDER unchanged (R = 2 1.510 against 1.173). Neither
-//                   the tile order nor lockstep explains it. Exposed load latency does (ncu, seventh session,
-//                   2026-12-01 16:43 UTC): R = 2 runs 11 % fewer instructions than R = 1, yet 12.8 % of its samples
-//                   (6.8 % at R = 1) sit at the first use of the loaded rows and long scoreboard is 30 % (16 %): its
-//                   one new row per tile is loaded too close to its use. A ring would issue it a whole tile ahead.
-//
-// Measured on the H200, 2026-12-01 from 16:10 UTC (seventh session; check_variant.py, check_bitwise.py, compute-
-//   sanitizer on two shapes per build, one process per call; results/device-logs/explore-2026-12-01h/):
-//   CF_BULK_STORE   the output through shared memory and the bulk-copy engine (store_tile_bulk): the stores were the
-//                   longest single link (ablation above: no stores 1.03 of 1.28 ms). Predicted TF32 0.95-1.05 ms.
-//                   First version, each of lanes 0-15 issuing its channel row: TF32 1.250 against 1.180, fp16 1.138
-//                   against 1.206, 3xfp16 1.426 against 1.368; ncu put 20.5 % of TF32's samples in one loop of 198
-//                   instructions per warp tile, the compiler's loop over the lanes for cp.async.bulk's uniform
-//                   operands. Issued by lane 0 from warp-uniform addresses (no such loop; TF32 1,429 instructions
-//                   per warp tile against 1,395 without the switch): TF32 1.208 against 1.188, fp16 1.107 against
-//                   1.200, 3xfp16 1.317 against 1.343. With CF_LEAN (its loads no longer queue behind the stores):
-//                   TF32 1.142 against 1.195, fp16 1.062 against 1.184; 3xfp16 1.347 against 1.369 (with CF_LEAN
-//                   and CF_LOAD_EARLY 1.352). Bitwise the same outputs as the builds without it. The default since:
-//                   TF32 and fp16 with CF_LEAN, 3xfp16 without (registry defines). The write stream itself stays: the
-//                   builds remain 0.1 ms above the no-store ablation.
-//
-// Measured on the H200, 2026-12-01 from 17:43 UTC (eighth session; results/device-logs/explore-2026-12-01i/):
-//   CF_TMA_STORE    a warp's 16 channel rows leave in one tensor copy (store_tile_tma) instead of 16 row copies: the
-//                   fp16 build's profile had 12.8 % of its samples at the row copies and MIO throttle at 13.7 %.
-//                   Predicted fp16 1.04 -> 0.95-1.00 ms, MIO throttle under 4 %. Bitwise the same outputs (9 shapes,
-//                   two output alignments). One process: fp16 1.027 against 1.059 (-3.0 %), TF32 1.108 against 1.121
-//                   (-1.2 %), 3xfp16 1.347 against 1.336 (+0.8 %). MIO throttle went to 0.4 % as predicted, and the
-//                   time only 3 %: the samples moved to long scoreboard (17.1 -> 23.2 %) and wait (12.8 -> 19.7 %).
-//                   The fp16 default since (registry defines). TF32 with it spilled 12 bytes at 128 registers; the
-//                   spill stayed with the tensor copy or the pair stores taken out, and went when the tensor-copy
-//                   builds stopped defining CF_LEAN_STORE (their partial tiles take store_tile's general path; at the
-//                   full shape every tile is full). So built, 18:20 UTC, one process: TF32 1.092 against 1.117,
-//                   bitwise equal; fp16 0.985 against 1.056 with the row copies. TF32's default since the record
-//                   after that (registry defines).
-//   Ablations of those builds (18:12 UTC, one process; the switches act on the lean loads and the copy-engine
-//                   stores since): TF32 1.117 ms, without the copies out 0.963, without the epilogue math 1.069,
-//                   without the loads 1.184 (slower), without the loads and their staging 0.824, skeleton 0.518; fp16
-//                   1.018, 0.922, 0.893, 0.824 (faster), 0.871, 0.434. The input path is TF32's largest part left.
-//
-// Ninth session (2026-12-01 from 19:19 UTC):
-//   CF_XDOUBLE      two input buffers per warpgroup (the output buffer's shared memory): the next tile is staged while
-//                   this tile's wgmmas run, and the tile after it is loaded then, a whole tile ahead; each buffer takes
-//                   its tile's output once the tile's MMAs have read it (a warpgroup barrier after the wait, one more
-//                   per tile). The ablations above put the loads and their staging at 0.29 of TF32's 1.12 ms, on the
-//                   chain before the MMAs. Needs the lean loop, the copy-engine stores and the turns. Predicted TF32
-//                   1.09 -> 0.95-1.02 ms, 3xfp16 1.34 -> 1.20-1.28. Measured (one process, results/device-logs/
-//                   explore-2026-12-01j/): bitwise equal, and slower: TF32 1.462 against 1.091, 3xfp16 (with CF_LEAN
-//                   and CF_MMA_ORDER) 1.364 against 1.349. Not fp16: its k-half 1 must stay zero (tap 26's pair reads
-//                   it), and an output there sent every tile of the full shape to the FP32 path (64.8 ms, right).
-//   CF_XOUT_APART   CF_XDOUBLE with the output in a buffer of its own, as without CF_XDOUBLE, so that staging the next
-//                   tile never waits for the last tile's copy to have read its buffer (with the buffers shared, the
-//                   copy issued at the end of one tile must have left before the next tile's staging: a wait on the
-//                   copy engine's queue inside the chain); and no barrier added. Shared memory for 3 warpgroups only
-//                   (CF_WGS=3: 55,296 + 3 x 55,424 B). Predicted TF32 1.00-1.10 ms. Measured (one process, 19:35 UTC,
-//                   explore-2026-12-01j/call2/): bitwise equal, sanitizer clean, and slower than 3 warpgroups without
-//                   CF_XDOUBLE: TF32 1.245 against 1.147 (4 warpgroups 1.096), fp16 1.025 against 1.023 (0.988),
-//                   3xfp16 1.626 against 1.324 (4 warpgroups, registered). So the copy's wait is not the cause: ncu
-//                   (TF32 + CF_XDOUBLE, full clock) put 7.4 % of the samples at that wait, 15.7 % at the turn's
-//                   barrier before the MMAs' issue. After the 19:46 UTC record (explore-2026-12-01j/call3/, call4/):
-//                   without the staging (CF_ABL_NOSTAGE) the 3-warpgroup builds with and without CF_XDOUBLE took
-//                   0.810 and 0.815 ms; staging without rounding (CF_TF32_TRUNC) 1.303 and 1.146. So the staging's
-//                   shared stores cost under the warpgroup's own MMAs; why more than before them is not measured
-//                   (they meet four-way bank conflicts, 576 wavefronts per tile where 144 would do, beside 864
-//                   cycles of operand reads: convfuse/wgmma_model.py). CF_STAGE_ROT removes the conflicts.
-//   The FP16-operand builds' FP32 path is taken by whole warps (__ballot_sync), so the warp-collective copy-engine
-//                   stores never run with part of a warp (fp32_tile).
-//
-// Tenth session (2026-12-01 from 20:53 UTC; results/device-logs/explore-2026-12-01k/):
-//   CF_STAGE_ROT    the staging's stores without bank conflicts (store_input): lanes 2i and 2i + 1 of a quarter-warp
-//                   start at pixel i of their 4-pixel item and go round it, so each store instruction's 8 lanes meet 8
-//                   different 16-byte bank groups. Predicted 432 fewer shared-store wavefronts per tile (48.0 M per
-//                   launch). ncu: 52.8 M fewer for TF32 (3 warpgroups), 46.6 M for fp16; bitwise the same outputs.
-//                   One process, first form (its four rotated offsets hoisted: TF32 at 4 warpgroups spilled 12 B):
-//                   fp16 0.907 against 1.004; TF32 at 3 warpgroups 1.094 against 1.168, and with CF_XDOUBLE +
-//                   CF_XOUT_APART 1.098 against 1.271 (the staging under the MMAs paid for its conflicts); 3xfp16
-//                   1.357 against 1.358 (bound elsewhere). With the rotation read per item (no spill at 128
-//                   registers), 21:02 UTC, two interleaved runs in one process: TF32 1.046 and 1.041 against 1.097 and
-//                   1.090, fp16 0.873 and 0.868 against 0.993 and 0.983. The TF32 and fp16 default since (registry).
-//   CF_BOX_STS      the tensor copy's box written with st.shared at compile-time offsets (store_tile_tma): ncu's source
-//                   page of the 21:12 UTC record showed each of a warp's 16 pixel pairs as a generic store in a branch
-//                   region of its own, about 6 instructions a pair. Predicted 3-6 % faster; measured (21:31 UTC, one
-//                   process, two runs, the patch applied on the device only): bitwise equal, sanitizer clean, TF32
-//                   0.991 and 0.990 against 1.044 and 1.039, fp16 0.829 and 0.829 against 0.874 and 0.872. With
-//                   CF_EPI_FOLD as well (21:37 UTC): TF32 0.972 and 0.976 against 0.991 and 0.992 (fp16 folds already).
-//                   TF32 defaults both (fp16 the box stores) since the record after them, 2026-12-01 22:49 UTC.
-//
-// Twelfth session (2026-12-02 from 00:10 UTC; results/device-logs/explore-2026-12-02a/), three cuts read from the SASS,
-// each bitwise equal to the build before it except CF_TF32_RN (which rounds ties differently, within TF32's bounds):
-//   CF_LOAD_ADDR    the lean loads (load_input_lean): one 64-bit address per item and a 64-bit add of the plane's bytes
-//                   per channel, no zeros ahead of the loads on tiles that end inside the input. TF32, two processes:
-//                   0.957 and 0.961 against 0.978 and 0.978. fp16 **slower**: 0.874 and 0.863 against 0.835 and 0.833,
-//                   with 354 MB read from DRAM against 281 (ncu; same load requests and sectors). Those extra reads
-//                   varied from call to call (+27 %, +4-6 %, +0.3-1.9 %) while the slowdown stayed: a symptom, not the
-//                   cause, which is not established (notes/kernel_log.md, 2026-12-02). TF32's default only.
-//   CF_DESC_UNIFORM B's descriptor base broadcast from lane 0 (wgmma issue from uniform registers: TF32's 27 HGMMAs in 270
-//                   SASS lines instead of 376). Alone: TF32 0.975 against 0.978, fp16 0.822 and 0.825 against 0.835
-//                   and 0.833, 3xfp16 1.303 and 1.302 against 1.325 and 1.326. Default for TF32, fp16 and 3xfp16.
-//   CF_TF32_RN      (wgmma.cuh) the staged operands rounded by cvt.rn (one F2FP.TF32) instead of cvt.rna (emulated in
-//                   3-4 instructions). TF32 alone 0.937 and 0.940 against 0.978. All three together: 0.921, 0.920 and
-//                   0.921 against 0.978, 0.978 and 0.984 (three interleaved runs, two processes); warp instructions per
-//                   launch 538.6 M -> 454.9 M (ncu), issue active 59.4 % -> 53.6 %, the stalls per issue up (short
-//                   scoreboard 0.79 -> 1.05, wait 1.31 -> 1.62). TF32's default since the record after them.
-//
-// Thirteenth session (2026-12-02 from 01:39 UTC; results/device-logs/explore-2026-12-02b/):
-//   What bounds TF32, by ablation (one process each): as registered 0.911; without the staging (a perfect producer)
-//                   0.888; without the copy out 0.834; without staging and copy out 0.671; the epilogue and copies alone
-//                   (no loads, staging or wgmmas: CF_ABL_NOMMA, notes/patches/conv3d_04b_abl_nomma.patch) 0.896, the
-//                   epilogue alone 0.364. fill_ writes the output's 1.76 GB in 0.384 ms. So two bounds near 0.9 ms:
-//                   the output path, and the SM's own work (staging, MMAs, epilogue) at about 0.84.
-//   CF_GROUP_STORE  the output path: 04b's 62-pixel rows share a 32-byte sector with the next row's tile at 3 of 4 row
-//                   ends; without the kernel (store_patterns.py, call 4) that geometry writes 1.76 GB at 1.8 TB/s and
-//                   sector-aligned 256-512 B runs at 3.8-3.9. A block's 4 warpgroups write 4 consecutive rows, one 992 B
-//                   aligned run per channel, through one tensor copy per channel group (store_tile_group). Epilogue and
-//                   copies alone 0.896 -> 0.451 ms, L2 write sectors 105.5 M -> 82.7 M (fill_'s count); the kernel
-//                   0.927 -> 0.903 (0.925 -> 0.901): now the SM's own work is the bound. Groups of 2 (CF_GROUP=2, 496 B
-//                   runs, 16-byte aligned): 0.572 and 0.921. TF32's default since the record after it; the FP16 builds'
-//                   FP32 path (a warp's fp32_tile) would leave a slot unwritten, so not theirs.
-
-// Fourteenth session (2026-12-02 from 03:37 UTC; results/device-logs/explore-2026-12-02c/; candidates, off by default):
-//   CF_PRODUCER     a fifth warpgroup loads and stages, into the buffer of the consumer whose tile it is (a buffer per
-//                   consumer: named barriers FULL and EMPTY each join the same two warpgroups in every phase); the four
-//                   consumers wait at FULL, take their turn, release at EMPTY, and run the epilogue and group store.
-//                   First with its loads in registers (notes/patches/conv3d_04b_producer_registers.patch): 1.164 and
-//                   1.162 ms against 0.898 and 0.894; then as here, one TMA box per tile (8 channels x 3 depths x 3 rows
-//                   x 64 pixels, as in global memory) into one of two raw buffers and a transposition from shared
-//                   memory (stage_from_raw: 36 LDS, 36 F2FP, 9 STS.128 per thread and tile): 1.190, 1.191, 1.198
-//                   against 0.896, 0.899, 0.905. Bitwise equal both times. ncu: the consumers wait at FULL for 57 % of
-//                   all warp samples; the producer's one warp per scheduler issues 268 instructions per tile (377 with
-//                   the loads in registers) at about one per 10 cycles: 2,500 cycles per tile where the consumers
-//                   take one every 1,560. With the producer's work removed and real data in the buffers, its handoffs
-//                   alone cost 0.08 ms (0.818 against 0.739, below): with one buffer per consumer, a consumer's next
-//                   tile is staged only after its MMAs are done. 640 threads, 94 registers, 230,496 B.
-//   CF_ABL_STAGE_ONCE (ablation) the first tile of each warpgroup (or the producer's first round) loaded and staged, later
-//                   tiles multiply its real data again. The registered build with it: 0.739 and 0.739 ms. The older
-//                   CF_ABL_NOLOAD + CF_ABL_NOSTAGE multiply shared memory no one wrote in that kernel, whatever the last
-//                   kernel left there: the same build took 0.718 ms in one process and 0.927, 0.938, 0.937 in others, at
-//                   the same SM clock (ncu: 1.78-1.80 GHz). So the ceilings read from them before (0.671, 0.574, 0.718)
-//                   are of the data, not of the work; real-data ablations replace them. What staging costs the
-//                   registered build: 0.903 - 0.739 = 0.165 ms. CF_ABL_NOSYNC (with CF_PRODUCER and CF_ABL_STAGE_ONCE):
-//                   round 0 handed over, then no producer and no handoffs: 0.717 and 0.715 ms.
-//   CF_TMA_STAGE    no producer: each warpgroup stages its own tile from a TMA box (stage_from_raw), two raw buffers shared
-//                   in tile order (warpgroups wg and wg ^ 2 take turns on buffer wg % 2; the consumer of tile i issues tile
-//                   i + 2's box). First version: bitwise equal on the first 8 shapes checked, hung on (3, 8, 10, 64, 64):
-//                   one HANDOFF barrier per buffer let a warpgroup complete a phase with its own arrival
-//                   (tests/test_handoffs.py reproduces which shapes passed and which hung). Now one barrier per
-//                   direction. Measured (H200, 2026-12-02 05:27 UTC): bitwise equal on all 12 shapes, sanitizers clean,
-//                   1.052 and 1.045 ms against the registered 0.901 and 0.895: 26 % of warp samples wait for the box
-//                   (mbarrier try-wait). Tile i + 2's box is issued half a tile period before it is needed, where the
-//                   registered loads fly a whole epilogue ahead; a third raw buffer, for more lead, does not fit.
-//                   100 registers, no spill; 230,496 B.
-//   CF_ABL_HALF_ITEMS (ablation) the second of each thread's three 4-pixel items neither loaded nor staged: 160 of the 288
-//                   items of a tile staged (56 %), about the share a window shared by a block's four warpgroups would
-//                   stage (wgmma_model.c3_staged_rows: 50.5 %). What staging half the rows could save, at most.
-//                   CF_ABL_SKIP_ITEM=k: item k alone left out (HALF_ITEMS is k = 1). Item 2 exists in warp 0 only
-//                   (288 items, 9 per lane of a warp, dealt to 4 warps): warp 0 stages 3 items, the others 2.
-//                   Measured (2026-12-02): HALF_ITEMS 0.834 and 0.835 ms against 0.898 and 0.900 (about 90 % of its
-//                   share of the staging); SKIP_ITEM=2 0.929 and 0.932 against 0.892 and 0.894: slower, its time at the
-//                   group store's slots and the MMA turns (the warpgroups' phases moved).
-//   CF_DEAL_CONTIG  each block takes a contiguous range of rounds (the dealing a window kept across a block's rounds
-//                   needs): bitwise equal, 0.902 and 0.901 ms against 0.901 and 0.900, with 706 MB of DRAM reads against
-//                   269 (L2 read hit rate 6.5 % against 62 %): the loads, in flight during an epilogue, hide it.
-
-// Sixteenth session (2026-12-02 from 07:12 UTC):
-//   CF_GROUP_STORE for fp16 (candidate, 04b_wgmma_fp16@CF_GROUP_STORE): a warp whose FP16 products are not finite now
-//                   computes its FP32 sums into the accumulators (fp32_acc) and stores them through the group box like
-//                   any other tile (scale 1), so no slot is left unwritten; fp32_tile is no longer called by this build.
-//                   The round from the tile index, not a counter. ptxas: 128 registers, no spill (the prepared patch,
-//                   with fp32_tile beside the group path, spilled 8 B; this build with a counter 12 B).
-//                   Measured (H200, 07:17 UTC, explore-2026-12-02e/call1): bitwise equal to fp16 on all shapes, protocol,
-//                   special values and sanitizers clean; 0.828 and 0.832 ms against 0.826 and 0.825: no faster. But
-//                   without staging (CF_ABL_STAGE_ONCE) 0.645 against 0.885: the stores no longer hide the staging's
-//                   0.18 ms, so staging less now pays.
-//   CF_XWIN         (with CF_GROUP_STORE, fp16) one window per round for the block's 4 warpgroups (their 4 output rows
-//                   read 6 input rows per depth, 8 across a plane's end, not 4 x 3): each row staged once, by one of the
-//                   block's 512 threads (2 items each where the registered build stages up to 3 per warpgroup thread),
-//                   three window buffers (round r in r % 3, staged two rounds ahead; mbarriers per buffer for staged
-//                   and read), in the warpgroups' buffers. Shapes without whole-row tiles of at most two planes per
-//                   round take the registered loop, as a second kernel (in one kernel the two loops spilled 32 B).
-//                   tests/test_xwin.py models the item map, the mbarriers' phases and the turns.
-//                   Measured (H200, explore-2026-12-02e/call2-3): bitwise equal to fp16 on all shapes, 0.828 and 0.834 ms
-//                   against 0.828 and 0.836 with the group stores alone: half the staging's items and no time. The
-//                   duplicate rows it no longer loads were L1 hits (48 % -> 5 %; L2 reads the same), and the waits moved
-//                   from the warpgroup barriers to the MMA turns (6.9 % -> 16.4 % of warp samples) and the boxes.
-//   CF_XWIN_LATE    the window staged after the round's epilogue and stores (as the registered loop stages): 0.799 and
-//                   0.800 against registered fp16's 0.814. CF_XWIN_NOTURN (no MMA turns): 0.885, 0.887; both 0.864.
-//   CF_XWIN_W1      fp16's w_hi alone (1 KB per tap; fp16 never reads w_lo): 0.818, 0.820 against LATE's 0.796, 0.799,
-//                   slower and not explained (every buffer after the weights moves by 28 KB; A's core matrices 1 KB
-//                   apart). It makes room for
-//   CF_GROUP_DOUBLE two sets of group boxes, round r's in set r % 2 (231.5 KB of shared memory): slots 0-2 no longer
-//                   wait for the last round's copy to have read their box (7.8 % of warp samples, call 3). With LATE and
-//                   W1: 0.775, 0.776, 0.774 ms against registered fp16's 0.817, 0.817, 0.829 (12.98x, 12.97x, 13.06x
-//                   eager; 7.5x torch.compile); protocol, special values, memcheck/racecheck/synccheck clean. Left: the
-//                   last slot's wait for its copy's reads (5.8 % of samples), the MMA turns (18.5 %).
-//                   synccheck lost count of the windows' mbarriers ("overflow of tracked cuda::barrier structures", a
-//                   launch failure) while six threads initialised them in both kernels; one thread, window kernel only:
-//                   clean.
-//   CF_GROUP_LAZY   (with CF_GROUP_DOUBLE; prepared after the last device call) the last slot's lane issues round
-//                   r's copy and waits only for round r - 1's to have read its box (wait_group.read 1), then frees that
-//                   box, the other set's: warpgroup 3 no longer waits for its own copy's reads. tests/test_xwin.py
-//                   models it (and catches an arrival on the wrong box). Predicted: 0.76-0.775 ms.
-
-// Seventeenth session (2026-12-02 from 09:41 UTC): fp16 registered with CF_GROUP_STORE, CF_XWIN, CF_XWIN_LATE,
-//   CF_XWIN_W1 and CF_GROUP_DOUBLE (record of 09:47 UTC: 0.773 ms, 13.01x eager, 7.54x torch.compile), then
-//   CF_GROUP_LAZY: bitwise equal to that build on all shapes, protocol, special values, memcheck/racecheck/synccheck
-//   clean, 0.738 and 0.737 ms against 0.772 and 0.774 (H200, explore-2026-12-02f/call2): 4.7 %, past the prediction's
-//   fast edge. Registered.
-// Twenty-second session (2026-12-03 from 06:22 UTC; results/device-logs/explore-2026-12-03/): CF_DWIN, the depth sweep
-//   (below), a fifth of the registered rows staged. Bitwise equal on every shape once limited to even Ho (an odd row's
-//   group copy is 8 bytes off the TMA's alignment: an illegal instruction, calls 1-2), sanitizers clean, and slower:
-//   1.030 ms as prepared against 0.895; walked by cursors (CF_DWIN itself since), units dealt round-robin
-//   (CF_DWIN_WAVES: DRAM reads 464 -> 272 MB) and the slab staged before the epilogue (CF_DWIN_EARLY) 0.942 against
-//   0.893; its mbarrier waits cost 0.005 ms (CF_ABL_DWIN_NOWAIT); per round as fast as the registered loop, 3.2 % more
-//   rounds. ncu source pages: the registered loop without staging (CF_ABL_STAGE_ONCE) runs at 73 % of the instructions
-//   and 82 % of the time; the sweep removed 38 of those 252 instructions per warp tile (each thread still computed its
-//   item slots' addresses). CF_DWIN_BRANCH (the address arithmetic only where a thread has an item) waits for a device.
-// Twenty-third session (2026-12-03 from 08:32 UTC; results/device-logs/explore-2026-12-03b/): CF_DWIN_BRANCH measured
-//   in three calls, with waves and early staging: 0.888, 0.890 vs 0.898, 0.901; 0.879, 0.882 vs 0.892, 0.893; 0.885,
-//   0.883 vs 0.895, 0.896 registered (820 warp instructions per warp tile against 942; bitwise equal, protocol 12/12,
-//   memcheck clean). Registered for TF32 (CF_DWIN, CF_DWIN_WAVES, CF_DWIN_EARLY, CF_DWIN_BRANCH) at the shapes the sweep
-//   takes (Wo = 62, even Ho, Do >= 2, xlean; the others run the loop before it). Two candidates on it, both bitwise
-//   equal and sanitizer-clean, both slower: CF_DWIN_CHAN (channel quads over all four warps) 0.980 vs 0.879 (+95
-//   instructions per warp tile: each quad works out its own index and store addresses) and CF_DWIN_STEP (a depth step's
-//   item address stepped, not worked out) 0.917 vs 0.885 (+12.6 net: its load path fell from 23.5 to 10.9 instructions
-//   per warp tile, and LOP3/LEA grew where the epilogue hands its outputs to the group store, at 128 registers).
-//   Prepared, not measured (no device time left): CF_DESC_HI (dw_mma_issue: the descriptors' high words kept in
-//   registers, 3 uniform instructions per wgmma instead of 4 in scripts/sass.py's SASS) and CF_GELU_Q3 (common.cuh: a
-//   degree-3 clamped GELU, one FFMA fewer per output); explore-2026-12-03c/call1/next_call_conv3d_epilogue_descriptors.sh.
-// Twenty-fourth session (2026-12-03 from 10:32 UTC; results/device-logs/explore-2026-12-03c/): four cuts of warp
-//   instructions, each slower though each removed what it was meant to (ncu: 364 M warp instructions registered):
-//   CF_GELU_Q3 0.895, 0.897 (349 M), CF_DESC_HI 0.918, 0.921 (354 M), CF_GELU_HALF (common.cuh: the GELU of the halved
-//   clamp, one FMUL fewer per output) 0.936, 0.941 (351 M), CF_DWIN_N128 (the sweep on 2 warpgroups of two rows, one
-//   m64n128k8 per tap, 226 registers) 0.993, 0.998 (291 M), against 0.883, 0.886; all 12/12 under the protocol, DESC_HI
-//   and N128 bitwise equal. Without epilogue and stores (ablation) the registered build takes 0.635 and N128 0.592: the
-//   epilogue cost 0.25 and 0.40 beyond those floors. ncu's source pages: 10.4 % of warp samples at the group box's
-//   mbarrier (slots 0-2 waiting for the round before's copy to read the box; the last slot for its own copy), and
-//   GELU_HALF's ptxas put half the epilogue's math after that wait (12.2 %). Boxes of two rows (CF_GROUP=2, allowed in
-//   the sweep): a warpgroup waits for its partner's copy, issued two wgmma batches earlier, not for warpgroup 3's:
-//   0.842, 0.845 (box waits 5.6 %, MMA turns 26.7 -> 22.5 %), with CF_GELU_Q3 0.817, 0.820; bitwise equal / 12/12,
-//   memcheck, racecheck, synccheck clean. On that pair: CF_GELU_HALF 0.816, 0.817 vs 0.820, 0.821 (the fastest build),
-//   CF_DESC_HI 0.826, 0.828. Registered (CF_GROUP=2, CF_GELU_Q3, CF_GELU_HALF) by the next session, with its record.
-// Twenty-fifth session (2026-12-03 from 12:55 UTC; results/device-logs/explore-2026-12-03d/): the 13:15 UTC record
-//   0.811 ms (12.40x eager, 7.18x torch.compile). Two candidates on it, bitwise equal, protocol 12/12, W = 40's
-//   memcheck / racecheck / synccheck clean, both slower: CF_DWIN_SKIP (a plane's last group at Ho - 4 skips the pair
-//   whose rows the group before computed: 3.2 % of the rows at Ho = 62) 0.849, 0.847 vs 0.817, 0.816, and with the
-//   leftover rounds dealt by cost (CF_DWIN_WEIGHT = 48, 40, 32) 0.856, 0.875, 0.899. The registered build reads its
-//   input from DRAM once (274 MB for 268) because its blocks run in step and neighbouring units' shared rows hit L2 on
-//   their second read (3.89 M of 12.35 M L2 read sectors); a block that skips runs ahead, the hits fall to 2.76 M and
-//   DRAM reads rise to 334 MB. Without its epilogue's math and stores the build takes 0.686-0.692 against 0.640 for
-//   one box of four rows (same 196 M warp instructions): boxes of two rows raised the floor.
-// Twenty-sixth session (2026-12-03 from 14:58 UTC; results/device-logs/explore-2026-12-03e/): why, and the fix.
-//   CF_BOX_ROWMAP (below: the box's channel rows in a conflict-free order, the copy through a 5-D map of y): bitwise
-//   equal, 12/12, memcheck / racecheck / synccheck clean; 0.799, 0.797 vs 0.814, 0.812, floors 0.636, 0.632 vs 0.690,
-//   0.686; ncu shared-store bank conflicts 16.3 M -> 1.25 M at the same 339 M warp instructions. Registered; the 15:07
-//   UTC record 0.797 ms (12.69x eager, 7.33x torch.compile). On it (call 2): CF_DESC_HI 0.804 vs 0.802 (no faster),
-//   the halved clamp left out 0.813; parts: epilogue math off 0.717, copies off 0.752, both 0.634. CF_GROUP_DEFER
-//   (call 3; the last slot's wait for its copy's reads moved after its next wgmma issue): bitwise equal, 12/12,
-//   sanitizers clean, 0.768, 0.772 vs 0.795, 0.797 (ncu long-scoreboard stalls per issue 1.17 -> 0.79). Registered by
-//   the twenty-seventh session at its start (explore-2026-12-03f/record/): the 16:53 UTC record 0.774 ms (12.99x
-//   eager, 7.53x torch.compile: the three conv3d TF32 goals met).
-
-// Ablation knobs (wrong outputs on purpose; scripts/check_variant.py times them): CF_ABL_NOLOAD stages
-//   zeros instead of loading x, CF_ABL_NOSTAGE skips the transposing stores to shared memory (so the MMAs multiply
-//   whatever shared memory held: see CF_ABL_STAGE_ONCE above), CF_ABL_RAWEPI
-//   stores acc + bias without the epilogue, CF_ABL_NOSTORE computes the epilogue but stores nothing (with
-//   CF_BULK_STORE: the epilogue into shared memory, no copy out; CF_ABL_NOLOAD acts on CF_LEAN's loads too).
-//   Measured first on the register-staged path with store_tile only. H200 2026-12-01 (tf32): all 1.28 ms, no epilogue math 1.34, no stores 1.03,
-//   no loads 1.64, no loads and no staging 1.76, none of the four (the MMA skeleton) 0.52; 3xtf32's skeleton
-//   1.36 against its 2.30. The stores are the longest single link; without loads the kernel gets slower,
-//   which a cost per part cannot explain: the warpgroups' phases matter (with identical work they run
-//   in step, and their MMAs and epilogues coincide instead of interleaving).
-
-// Odd shapes: any N, D, H, W >= 3; pixels past the input are zero-filled when staged, and feed only
-//   outputs that are never stored.
+//   weights  [part][tap][k-half][co 0..63][4 channels]: a tap's A = 2 x 8 core matrices, sbo 128 B, lbo 1024 B;
+//            FP16 builds [tap 0..27][lo, hi][co][8 channels] (fp16: hi alone), tap 27 zero.
+//   input    per warpgroup [part][k-half][depth 0..2][row 0..2][pixel 0..63][4 channels]: one pixel's 4 channels are
+//            one 16-byte core-matrix row, 8 pixels one core matrix; sbo 128 B, lbo = one k-half. Tap shifts move the
+//            start address by whole 16-byte rows: legal without swizzle. FP16 builds: [k-half][pixel][8 channels].
+// Odd shapes: any N, D, H, W >= 3; pixels past the input are zero-filled when staged and feed only outputs that are
+//   never stored.
 
 namespace cf04b {
 
@@ -707,6 +343,24 @@ __device__ __forceinline__ float4 rotate4(float4 v, int r) {    // component j <
     if (r & 2) v = make_float4(v.z, v.w, v.x, v.y);
     return v;
 }
+// An item's 4 channels x 4 pixels, rotated, handed to put(pixel, its 4 channels) one pixel at a time. The lane's
+// rotation is read again per item: hoisted out of the items, the four rotated store offsets stay live across them
+// and TF32 spills at its 128 registers.
+template <class Put>
+__device__ __forceinline__ void put_rotated(const float4 (&item)[4], int rot_of_lane, Put put) {
+    int rot = rot_of_lane;
+    asm volatile("" : "+r"(rot));
+    float4 v[4];
+#pragma unroll
+    for (int c = 0; c < 4; ++c) v[c] = rotate4(item[c], rot);
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+        float e[4];
+#pragma unroll
+        for (int c = 0; c < 4; ++c) e[c] = (&v[c].x)[p];
+        put((p + rot) & 3, e);
+    }
+}
 __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid) {
     const int rot_of_lane = (tid >> 1) & 3;
 #pragma unroll
@@ -714,20 +368,9 @@ __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid)
         const int it = tid + 128 * k;
         if (it >= X_ITEMS) break;
         const auto [q, hy, dz, half] = item_of(it);
-        // read again per item: hoisted out of the items, the four rotated store offsets stay live across them and
-        // TF32 spills at its 128 registers
-        int rot = rot_of_lane;
-        asm volatile("" : "+r"(rot));
-        float4 v[4];
-#pragma unroll
-        for (int c = 0; c < 4; ++c) v[c] = rotate4(s.v[k][c], rot);
-#pragma unroll
-        for (int p = 0; p < 4; ++p) {
-            float e[4];
-#pragma unroll
-            for (int c = 0; c < 4; ++c) e[c] = (&v[c].x)[p];
-            store_pixel(sx, half, (dz * XH + hy) * XP + 4 * q + ((p + rot) & 3), e);
-        }
+        put_rotated(s.v[k], rot_of_lane, [&](int px, const float (&e)[4]) {
+            store_pixel(sx, half, (dz * XH + hy) * XP + 4 * q + px, e);
+        });
     }
 }
 #else
@@ -841,7 +484,7 @@ __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, c
 // warpgroup's wgmmas reach the tensor pipe together instead of interleaved with another's, so it finishes its MMAs
 // sooner and the warpgroups' epilogues fall between the others' MMAs. In round k the warpgroups with a tile are a
 // prefix 0..m-1 of the block's (tiles are dealt block-major): the turn goes from m - 1 to warpgroup 0 (`to`), and
-// `pass` is false where the next turn's warpgroup has no tile, so every wait has its arrive (tests/test_turns.py).
+// `pass` is false where the next turn's warpgroup has no tile, so every wait has its arrive.
 static_assert(WGS >= 2 && 2 * WGS < 16, "turn barriers");
 __device__ __forceinline__ void turn_wait(int wg) { asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory"); }
 __device__ __forceinline__ void turn_pass(int to) { asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + WGS + to) : "memory"); }
@@ -872,12 +515,11 @@ __device__ __forceinline__ float epilogue_acc(float a, float scale, float b, flo
 #endif
 }
 
-// Bias, epilogue and stores straight from the accumulators (store_acc_row, kernels/wgmma.cuh): a thread holds
-// two adjacent pixels of a channel row (acc[32t + 4j + 2h + e] = channel 16*warp + gid + 8h, row oh0 + t, column
-// 8j + 2tq + e); each
-// quad of lanes writes 32 contiguous bytes. schan holds (bias, sum) per channel, staged in shared memory once per
-// block: read per tile from global memory they often missed L1 (the input stream evicts them) and their first use
-// waited on it; registers would hold them for free but spill the TF32 build at its 128.
+// Bias, epilogue and stores straight from the accumulators (store_acc_row, kernels/wgmma.cuh): a thread holds two
+// adjacent pixels of a channel row (acc[32t + 4j + 2h + e] = channel 16*warp + gid + 8h, row oh0 + t, column 8j + 2tq
+// + e); each quad of lanes writes 32 contiguous bytes. schan holds (bias, sum) per channel, staged in shared memory
+// once per block: read per tile from global memory they often missed L1 (the input stream evicts them) and their
+// first use waited on it; registers would hold them for free but spill the TF32 build at its 128.
 __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float2* schan, float* __restrict__ y,
                                            const Geom& g, TileCoord tc, int warp, int lane, float scale = 1.0f) {
     const int gid = lane >> 2, tq = lane & 3;
@@ -907,7 +549,8 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
 // cp.async.bulk (whole 16-byte units) with at most one 8-byte store before and after it. Each warp hands its own 16
 // channel rows over, so no warpgroup barrier joins the epilogue: a fence and __syncwarp order the warp's STS before its
 // copies, and before the warp next writes the buffer (a whole tile later) its issuing lane waits for the engine's
-// reads. Rows need 8-byte alignment (Wo even, y 8-byte aligned: g.ylean), else store_tile.
+// reads. Rows need 8-byte alignment (Wo even, y 8-byte aligned: g.ylean), else store_tile. put(r, col, v) writes the
+// pixel pair (col, col + 1) of the warp's channel row r.
 template <class Put>
 __device__ __forceinline__ void epilogue_to_buffer(const float (&acc)[NACC], const float2* schan, int warp, int lane,
                                                    float scale, Put put) {
@@ -1156,18 +799,9 @@ __device__ __forceinline__ void win_stage(float* sxw, const WinItems& s) {
 #pragma unroll
     for (int k = 0; k < WIN_ITEMS; ++k) {
         if (s.at[k] < 0) continue;
-        int rot = rot_of_lane;
-        asm volatile("" : "+r"(rot));
-        float4 v[4];
-#pragma unroll
-        for (int c = 0; c < 4; ++c) v[c] = rotate4(s.v[k][c], rot);
-#pragma unroll
-        for (int p = 0; p < 4; ++p) {
-            float e[4];
-#pragma unroll
-            for (int c = 0; c < 4; ++c) e[c] = (&v[c].x)[p];
-            store_pixel(sxw, s.at[k] & 1, (s.at[k] >> 1) + ((p + rot) & 3), e);
-        }
+        put_rotated(s.v[k], rot_of_lane, [&](int px, const float (&e)[4]) {
+            store_pixel(sxw, s.at[k] & 1, (s.at[k] >> 1) + px, e);
+        });
     }
 }
 // A tile's 14 k16 wgmmas from the window (mma_issue's fp16 path with rows WROWS apart per depth): B's base is the
@@ -1211,8 +845,7 @@ __device__ __forceinline__ DwRound dw_round(const Geom& g, int q) {
 // The block's rounds: whole units (n, group: Do rounds) dealt round-robin, unit b + i grid in wave i < full, so that
 // neighbouring groups of rows, which share two input rows, run at once on neighbouring blocks and the second read of
 // those rows finds them in L2 (the input is read from DRAM once); then the units left over split by rounds from t0 (a
-// cut one round before a unit's end moves on one: two three-slab rounds in a row would need 9 slots;
-// wgmma_model.c3_dwin_rounds).
+// cut one round before a unit's end moves on one: two three-slab rounds in a row would need 9 slots).
 struct DwOrder { int full, t0, rounds; };
 __device__ __forceinline__ DwOrder dw_order(const Geom& g) {
     const int units = g.dw_rounds / g.Do, full = units / (int)gridDim.x;
@@ -1273,19 +906,10 @@ __device__ __forceinline__ void dw_stage(float* slabs, const DwItems& s, int tid
 #pragma unroll
     for (int k = 0; k < DW_ITEMS; ++k) {
         if (s.at[k] < 0) continue;
-        int rot = rot_of_lane;
-        asm volatile("" : "+r"(rot));
-        float4 v[4];
-#pragma unroll
-        for (int c = 0; c < 4; ++c) v[c] = rotate4(s.v[k][c], rot);
-#pragma unroll
-        for (int p = 0; p < 4; ++p) {
-            float e[4];
-#pragma unroll
-            for (int c = 0; c < 4; ++c) e[c] = (&v[c].x)[p];
-            *reinterpret_cast<float4*>(slabs + s.at[k] + 4 * ((p + rot) & 3)) =
+        put_rotated(s.v[k], rot_of_lane, [&](int px, const float (&e)[4]) {
+            *reinterpret_cast<float4*>(slabs + s.at[k] + 4 * px) =
                 make_float4(tf32_round_rn(e[0]), tf32_round_rn(e[1]), tf32_round_rn(e[2]), tf32_round_rn(e[3]));
-        }
+        });
     }
 }
 // A tile's 27 wgmmas (mma_issue's order): tap (kd, kh, kw) reads row wg + kh of the slab in slot (e - 3 + kd) % 8, kw
