@@ -139,10 +139,7 @@ _HOPPER = {
     "conv3d": [
         Variant("04b_wgmma_tf32", "conv3d", "04b", "tf32", "fused",
                 "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), TF32",
-                defines=("CF_MMA_ORDER", "CF_BULK_STORE", "CF_LEAN", "CF_TMA_STORE", "CF_STAGE_ROT", "CF_BOX_STS",
-                         "CF_DESC_UNIFORM", "CF_EPI_FOLD", "CF_LOAD_ADDR", "CF_TF32_RN", "CF_GROUP_STORE", "CF_DWIN",
-                         "CF_DWIN_WAVES", "CF_DWIN_EARLY", "CF_DWIN_BRANCH", "CF_GROUP=2", "CF_GELU_Q3",
-                         "CF_GELU_HALF", "CF_BOX_ROWMAP", "CF_GROUP_DEFER"),
+                defines=("CF_GROUP_STORE", "CF_TF32_RN"),
                 **_04B),
         Variant("04b_wgmma_3xtf32", "conv3d", "04b", "3xtf32", "fused",
                 "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), split-TF32 (FP32 accuracy)",
@@ -156,14 +153,12 @@ _HOPPER = {
         Variant("04b_wgmma_3xfp16", "conv3d", "04b", "3xfp16", "fused",
                 "implicit-GEMM conv+epilogue on Hopper wgmma, FP16 hi/lo operands, three products in "
                 "1.5 TF32 passes of tensor time (FP32 accuracy)",
-                defines=("CF_3XF16", "CF_BULK_STORE", "CF_DESC_UNIFORM"),
+                defines=("CF_3XF16",),
                 **_04B),
         Variant("04b_wgmma_fp16", "conv3d", "04b", "fp16", "fused",
                 "implicit-GEMM conv+epilogue on Hopper wgmma, FP16 operands (TF32's precision, half "
                 "its tensor time)",
-                defines=("CF_1XF16", "CF_MMA_ORDER", "CF_BULK_STORE", "CF_LEAN", "CF_TMA_STORE", "CF_STAGE_ROT",
-                         "CF_BOX_STS", "CF_DESC_UNIFORM", "CF_GROUP_STORE", "CF_XWIN", "CF_XWIN_LATE", "CF_XWIN_W1",
-                         "CF_GROUP_DOUBLE", "CF_GROUP_LAZY"),
+                defines=("CF_1XF16", "CF_GROUP_STORE"),
                 **_04B),
         Variant("04d_rs_tf32", "conv3d", "04d", "tf32", "fused",
                 "implicit GEMM turned around: output pixels as M, the input fragments loaded from the TMA's raw "

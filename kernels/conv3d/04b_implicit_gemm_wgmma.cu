@@ -506,12 +506,15 @@ __device__ __forceinline__ void mma_tile(float (&acc)[NACC], const float* sw, co
 
 // One output from its accumulator: (bias b, sum s of its channel; scale undoes the FP16 builds' weight scale). The
 // group-store builds fold bias and sum into the leaky ReLU (one instruction fewer per output, fp16's scale in its
-// FFMAs); the FP32-accurate builds add them in eager's order.
+// FFMAs), TF32 with the degree-3 GELU on the halved clamp (common.cuh); the FP32-accurate builds add them in eager's
+// order.
 __device__ __forceinline__ float epilogue_acc(float a, float scale, float b, float s) {
-#ifdef CF_GROUP_STORE
-    return epilogue_conv3d_folded(a, scale, b + s, fmaf(0.2f, b, s));
+#if defined(CF_GROUP_STORE) && defined(CF_1XF16)
+    return epilogue_conv3d_folded<false, false>(a, scale, b + s, fmaf(0.2f, b, s));
+#elif defined(CF_GROUP_STORE)
+    return epilogue_conv3d_folded<true, true>(a, scale, b + s, fmaf(0.2f, b, s));
 #else
-    return epilogue_conv3d(a * scale + b, s);
+    return epilogue_conv3d<false>(a * scale + b, s);
 #endif
 }
 
@@ -730,7 +733,7 @@ __device__ __forceinline__ void fp32_tile(const float* __restrict__ x, const flo
         float v;
         if (!fp32_output<TAPS>(x, w, g, tc, warp, lane, i, co, oh, ox, v)) continue;
         y[(((long long)(tc.n * COUT + co) * g.Do + tc.od) * g.Ho + oh) * g.Wo + ox] =
-            epilogue_conv3d(v + __ldg(bias + co), __ldg(addend + co));
+            epilogue_conv3d<false>(v + __ldg(bias + co), __ldg(addend + co));
     }
 }
 #endif
