@@ -108,7 +108,7 @@ _HOPPER = {
         Variant("04c_ws_tf32", "conv2d", "04c", "tf32", "fused",
                 "04b with two producer warpgroups (TMA into raw buffers, then one 3-stage ring for both "
                 "consumers in turn), output through the bulk-copy engine, TF32",
-                defines=("CF_GELU_FAST", "CF_TF32_RN", "CF_SHARED_RING", "CF_BULK_STORE"),
+                defines=("CF_TF32_RN",),
                 **_04C),
         Variant("04c_ws_3xfp16", "conv2d", "04c", "3xfp16", "fused",
                 "warp-specialised wgmma conv+epilogue, FP16 hi/lo operands, three products in 1.5 TF32 "
@@ -118,7 +118,7 @@ _HOPPER = {
         Variant("04c_ws_fp16", "conv2d", "04c", "fp16", "fused",
                 "warp-specialised wgmma conv+epilogue, FP16 operands (TF32's precision, half its "
                 "tensor time)",
-                defines=("CF_GELU_FAST", "CF_1XF16", "CF_BULK_STORE"),
+                defines=("CF_1XF16",),
                 **_04C),
         Variant("04d_rs_tf32", "conv2d", "04d", "tf32", "fused",
                 "implicit GEMM turned around: output pixels as M, the input fragments loaded from the TMA's raw "
