@@ -241,10 +241,8 @@ __device__ __forceinline__ void load_raw(float* raw, const float* __restrict__ x
 //   3xFP16: part 0 = x_hi = FP16(x), part 1 = x_lo = FP16(x - x_hi); FP16: x_hi alone. |x| >= 65520 makes x_hi Inf,
 //   and every output that reads it non-finite: the consumer then recomputes those outputs in FP32.
 // shift: the tile's first column in the raw rows (0 or 2, see RAW_PITCH; 0 for the cp.async copies).
-template <int W>
-__device__ __forceinline__ void store_words(float* at, const uint32_t (&v)[W]) {
-    if constexpr (W == 4) *reinterpret_cast<uint4*>(at) = make_uint4(v[0], v[1], v[2], v[3]);
-    else *reinterpret_cast<uint2*>(at) = make_uint2(v[0], v[1]);
+__device__ __forceinline__ void store_words(float* at, const uint32_t (&v)[4]) {
+    *reinterpret_cast<uint4*>(at) = make_uint4(v[0], v[1], v[2], v[3]);
 }
 __device__ __forceinline__ void stage_raw(float* xs, const float* raw, int ptid, int shift) {
 #pragma unroll 2
