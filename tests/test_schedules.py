@@ -1,12 +1,44 @@
-"""conv3d 04b's depth sweep (CF_DWIN): its slab bookkeeping, modelled on the CPU (convfuse.wgmma_model.c3_depth_sweep)."""
+"""conv3d 04b's schedules, modelled on the CPU (convfuse/schedules.py): its output runs and the DRAM sectors they share,
+the input rows a round stages, and the TF32 build's depth sweep (the rounds each block takes, the slab ring and the
+descriptors that read it, the group stores' boxes of two rows and their mbarriers)."""
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
-from test_xwin import run_mbarriers     # the mbarrier interleaving model of the window loop's tests
+from test_input_window import run_mbarriers     # the mbarrier interleaving model
 
 from convfuse import problems as P
-from convfuse import wgmma_model as M
+from convfuse import schedules as M
+from convfuse import wgmma_layouts as L
+
+
+def test_conv3d_output_runs_share_sectors_unless_four_rows_go_out_together():
+    # 04b's output geometry: 62-pixel rows (248 B) end inside a 32-byte sector at three of every four row ends; a
+    # block's four consecutive rows (the group stores) are 992 B starting on a sector
+    shape = P.CONV3D.output_shape()
+    one = M.c3_store_runs(shape, group=1)
+    assert len(one) == shape[0] * shape[2] * shape[3] and {b for _, b in one} == {248}
+    assert M.shared_sectors(one) == pytest.approx(0.75, abs=1e-3)
+    four = M.c3_store_runs(shape, group=4)
+    assert {b for _, b in four} == {992} and M.shared_sectors(four) == 0.0
+    assert sum(b for _, b in four) == sum(b for _, b in one)         # every row written once
+    two = M.c3_store_runs(shape, group=2)
+    assert {b for _, b in two} == {496} and M.shared_sectors(two) == pytest.approx(0.5, abs=1e-3)
+    # a shape whose planes hold 2 x 3 rows: groups of 4 cross images and fall back to single rows
+    odd = M.c3_store_runs((2, 64, 2, 3, 62), group=4)
+    assert {b for _, b in odd} == {248}
+
+
+def test_a_window_shared_by_a_blocks_round_stages_half_the_input_rows():
+    # the FP16 build's input window: a block's 4 warpgroups hold 4 consecutive output rows, which read 6 input rows per
+    # depth between them (18) instead of 4 x 9 = 36; 24 when the 4 rows cross a plane
+    r = M.c3_staged_rows(P.CONV3D.output_shape())
+    assert r["rows staged per tile"] == 9 * 128 * 14 * 62
+    assert r["widest window"] == 24
+    assert r["rounds crossing a plane"] == pytest.approx(1 / 31)        # Ho = 62: every other plane starts mid-group
+    assert r["rows staged per shared window"] == pytest.approx(r["rows staged per tile"] * (18 * 30 + 24) / (36 * 31), rel=1e-3)
+    assert M.c3_staged_rows((2, 64, 2, 3, 62))["rounds crossing a plane"] == 1.0   # 3 rows per plane: every round
 
 
 SHAPES = [(1, 8, 4, 6, 64), (2, 8, 5, 10, 64), (3, 8, 4, 8, 64), (2, 8, 6, 10, 64), (3, 8, 10, 64, 64),
@@ -47,7 +79,7 @@ def test_waves_deal_whole_units_round_robin_then_split_the_rest_by_rounds():
 
 
 def test_the_sweep_takes_only_shapes_whose_group_copies_are_aligned():
-    # explore-2026-12-03 calls 1-2: Ho = 7 faulted (illegal instruction) at the copies of odd rows
+    # on the H200 an odd Ho faulted (illegal instruction) at the copies of odd rows
     assert M.c3_dwin_misaligned_copies((3, 8, 4, 9, 64)) > 0
     assert all(M.c3_dwin_misaligned_copies(s) == 0 for s in SHAPES + [P.CONV3D.input_shape])
 
@@ -61,18 +93,15 @@ def test_the_model_catches_too_few_slots_and_a_unit_of_one_depth():
         M.c3_depth_sweep((2, 8, 4, 9, 64), 1)            # Ho odd: so does it (a group's copy 8 bytes off alignment)
 
 
-@pytest.mark.parametrize("shape,grid,waves,chan", [((2, 8, 5, 8, 64), 3, False, False), ((1, 8, 6, 6, 64), 2, False, False),
-                                                   ((3, 8, 5, 8, 64), 4, True, False), ((2, 8, 5, 8, 64), 3, False, True),
-                                                   ((3, 8, 5, 8, 64), 4, True, True)])
-def test_the_slabs_as_staged_and_read_by_the_descriptors_give_each_tile_its_convolution(shape, grid, waves, chan):
-    """chan: CF_DWIN_CHAN's channel quads in place of the 4-channel items."""
-    import numpy as np
+@pytest.mark.parametrize("shape,grid,waves", [((2, 8, 5, 8, 64), 3, False), ((1, 8, 6, 6, 64), 2, False),
+                                              ((3, 8, 5, 8, 64), 4, True)])
+def test_the_slabs_as_staged_and_read_by_the_descriptors_give_each_tile_its_convolution(shape, grid, waves):
     rng = np.random.default_rng(0)
     x = rng.standard_normal(shape).astype(np.float32)
     w = rng.standard_normal((64, 8, 3, 3, 3)).astype(np.float32)
     seen = set()
     for b in range(grid):
-        for (n, od, oh), acc in M.c3_dwin_block_tiles(x, w, grid, b, waves, chan=chan):
+        for (n, od, oh), acc in M.c3_dwin_block_tiles(x, w, grid, b, waves):
             win = x[n, :, od:od + 3, oh:oh + 3, :].astype(np.float64)                # 8 x 3 x 3 x 64
             ref = np.zeros((64, 62))
             for kd in range(3):
@@ -84,110 +113,15 @@ def test_the_slabs_as_staged_and_read_by_the_descriptors_give_each_tile_its_conv
     assert len(seen) == shape[0] * (shape[2] - 2) * (shape[3] - 2)
 
 
-@pytest.mark.parametrize("first", [False, True])
-def test_channel_quads_cover_each_slab_once_and_their_stores_meet_no_bank_conflict(first):
-    cover = {}
-    for wg in range(4):
-        for tid in range(128):
-            for k in range(M.C3_DW_CQ):
-                it = M._c3_dw_load_chan_at(wg, tid, k, first, 0)
-                if it is not None:
-                    cover[it[:5]] = cover.get(it[:5], 0) + 1
-    assert len(cover) == (3 if first else 1) * 2 * 4 * 6 * 16 and set(cover.values()) == {1}
-    stores = M.c3_dwin_stage_stores(first, chan=True)
-    assert all(ins == wf for ins, wf in stores.values())               # one wavefront per scalar store
-    assert len(stores) == 4                                           # every warp stages
-    # the 4-channel items' 16-byte stores are conflict-free too (rotated): a wavefront per 8 lanes, so a full warp's
-    # store takes 4 and warp 1's half-warp slot 2
-    items = M.c3_dwin_stage_stores(first, chan=False)
-    assert items == ({0: (8, 24), 1: (4, 16), 2: (4, 16), 3: (4, 16)} if first else {0: (4, 16), 1: (4, 8)})
-
-
-def test_channel_quads_halve_the_busiest_warps_staging_in_a_depth_step():
-    items = M.c3_dwin_stage_stores(False, chan=False)                 # 4-channel items: warps 0-1 only
-    chan = M.c3_dwin_stage_stores(False, chan=True)
-    assert set(items) == {0, 1} and set(chan) == {0, 1, 2, 3}
-    # values each lane of the busiest warp loads, rotates and rounds: 16-byte stores carry 4, scalar ones 1
-    assert max(4 * ins for ins, _ in items.values()) == 16 and max(ins for ins, _ in chan.values()) == 8
-
-
-@pytest.mark.parametrize("shape", [(2, 8, 5, 10, 64), (3, 8, 10, 64, 64)])
-@pytest.mark.parametrize("grid,waves", [(1, False), (7, True), (132, True)])
-def test_the_depth_steps_cursor_finds_the_item_dw_load_would_work_out(shape, grid, waves):
-    """CF_DWIN_STEP: a unit's first round works out each thread's depth-step item at depth od + 3 (an offset in the
-    image); every depth step loads there and moves it one depth plane on. It must equal CF_DWIN_BRANCH's item."""
-    _, _, d, h, w = shape
-    do, _, _, total, rnd = M._c3_dw_rounds_of(shape)
-
-    def offset(half, depth, row, quad, oh0):                     # x's offset in image n of (4 half, depth, row, 4 quad)
-        return ((4 * half * d + depth) * h + oh0 + row) * w + 4 * quad
-
-    for b in range(grid):
-        step = {}
-        for q, first in M.c3_dwin_rounds(total, do, grid, b, waves):
-            n, od, oh0 = rnd(q)
-            for wg in range(4):
-                for tid in range(48):
-                    if first:
-                        _, half, row, quad, _ = M._c3_dw_load_at(wg, tid, 0, False, 0)
-                        step[wg, tid] = offset(half, od + 3, row, quad, oh0)
-                        continue
-                    j, half, row, quad, _ = M._c3_dw_load_at(wg, tid, 0, False, 0)
-                    assert j == 0 and step[wg, tid] == offset(half, od + 2, row, quad, oh0)
-                    step[wg, tid] += h * w
-                assert M._c3_dw_load_at(wg, 48, 0, False, 0) is None    # threads 48-127 have no depth-step item
-
-
-def _skipped(oh0: int, wg: int) -> bool:
-    """CF_DWIN_SKIP's rule, as the round loop writes it: wg < (-oh0) & 3."""
-    return wg < ((-oh0) & (M.C3_WGS - 1))
-
-
-@pytest.mark.parametrize("ho", [4, 6, 8, 10, 30, 62, 64])
-def test_the_skipping_pair_holds_exactly_the_rows_the_group_before_computed(ho):
-    """CF_DWIN_SKIP: in a plane's last group (oh0 = Ho - 4 when Ho is no multiple of 4) the warpgroups whose rows the
-    group before computed skip; the rows the others compute are every row of the plane once. Ho is even (the launch's
-    rule), so the skipping warpgroups are 0 and 1, one whole box of two rows (CF_GROUP=2)."""
-    _, _, groups, _, rnd = M._c3_dw_rounds_of((1, 8, 3, ho + 2, 64))
-    rows = [rnd(g * 1)[2] + wg for g in range(groups) for wg in range(4) if not _skipped(rnd(g)[2], wg)]
-    assert sorted(rows) == list(range(ho))
-    assert {wg for g in range(groups) for wg in range(4) if _skipped(rnd(g)[2], wg)} == ({0, 1} if ho % 4 else set())
-
-
-@pytest.mark.parametrize("shape,grid", [(s, g) for s in SHAPES if (s[3] - 2) % 4 for g in (1, 2, 5, 7, 132)
-                                        if s[0] > 2 or g < 132] + [(P.CONV3D.input_shape, 132)])
-@pytest.mark.parametrize("weight", [24, 40, 64])
-def test_the_leftovers_dealt_by_cost_are_each_dealt_with_the_slabs_read_right(shape, grid, weight):
-    do, _, groups, total, _ = M._c3_dw_rounds_of(shape)
-    grid = min(grid, total // do)
-    m = M.c3_depth_sweep(shape, grid, waves=True, weight=weight)
-    assert m["wrong reads"] == [] and m["hazards"] == [] and m["out of bounds"] == [] and m["covered"]
-    dealt = [q for b in range(grid) for q, _ in M.c3_dwin_rounds(total, do, grid, b, True, groups, weight)]
-    assert set(dealt) == set(range(total))       # shares below zero may repeat a round, never drop one
-
-
-def test_the_leftovers_dealt_by_cost_shorten_the_longest_block_at_the_full_shape():
-    # 2,048 units of 14 rounds on 132 blocks, 128 of them a plane's last group of rows; in the full waves blocks
-    # 3, 7, .. 131 hold 3 or 4 of those, the others none. Skipping their first pair (a round at half cost, if a round
-    # were its MMAs and epilogues) leaves the longest block where it was unless the leftovers go to the cheap blocks.
-    s = P.CONV3D.input_shape
-    even = M.c3_dwin_block_costs(s, 132, None)
-    assert max(even) == 219 and min(even) == 186
-    assert max(M.c3_dwin_block_costs(s, 132, None, skip_cost=1.0)) == 219
-    weighted = M.c3_dwin_block_costs(s, 132, 32)
-    assert max(weighted) == 212 and sum(weighted) == pytest.approx(sum(even))     # nothing dealt twice
-    assert max(M.c3_dwin_block_costs(s, 132, 40, skip_cost=0.6)) == pytest.approx(214)
-
-
 def test_boxes_of_two_rows_store_in_bank_conflicts_that_the_row_order_removes():
     """store_tile_group's st.shared.v2, in half-warp phases: one box of four rows (248 floats a row, 24 banks on) and
-    the reordered rows of two (CF_BOX_ROWMAP) take one wavefront per phase, boxes of two rows (124, 28 banks on) two.
-    A model of the hardware's phases; measured (explore-2026-12-03e/call1, ncu): shared-store bank conflicts 16.3 M with
-    boxes of two rows, 1.25 M with the rows reordered (tests/test_explore.py)."""
-    assert M.c3_box_store_wavefronts(4 * 62) == 2
-    assert M.c3_box_store_wavefronts(2 * 62) == 4
-    assert M.c3_box_store_wavefronts(2 * 62, rowmap=True) == 2
-    assert M.c3_box_store_wavefronts(2 * 62, phase=32) == 2      # were a warp one phase, no difference at all
+    the kernel's reordered rows of two take one wavefront per phase, boxes of two rows (124, 28 banks on) in channel
+    order two. A model of the hardware's phases; measured on the H200 (ncu): shared-store bank conflicts 16.3 M with
+    boxes of two rows in channel order, 1.25 M with the rows reordered."""
+    assert L.c3_box_store_wavefronts(4 * 62) == 2
+    assert L.c3_box_store_wavefronts(2 * 62) == 4
+    assert L.c3_box_store_wavefronts(2 * 62, rowmap=True) == 2
+    assert L.c3_box_store_wavefronts(2 * 62, phase=32) == 2      # were a warp one phase, no difference at all
 
 
 def sweep_group_events(wg, warp, rounds, defer=False, release_late=False):
@@ -195,7 +129,7 @@ def sweep_group_events(wg, warp, rounds, defer=False, release_late=False):
     wg's named barrier, bar.arrive on the next one's, four warps a warpgroup), then the group store: slot 0 waits for
     the box's EMPTY (the last copy has read it), writes its rows, arrives on FULL; slot 1 waits for FULL, writes its
     rows, copies the box out. Without `defer` slot 1 then waits for the copy's reads and arrives on EMPTY; with it
-    (CF_GROUP_DEFER) that arrive moves to the next round, right after its turn's bar.arrive (group_release), and with
+    (the kernel's) that arrive moves to the next round, right after its turn's bar.arrive (group_release), and with
     `release_late` (a wrong placement, for the negative test) to the end of its next round's store."""
     slot, b = wg % 2, (wg // 2) * 4 + warp
     ev = []

@@ -1,9 +1,10 @@
-"""convfuse/wgmma_model.py: the FP16 kernels' shared-memory images and descriptors give the convolution."""
+"""convfuse/wgmma_layouts.py: the Hopper kernels' shared-memory images and descriptors give the convolution; the TMA box
+conv2d 04c copies; the bank conflicts of conv3d 04b's staging and output boxes."""
 import numpy as np
 import pytest
 import torch
 
-from convfuse import wgmma_model as M
+from convfuse import wgmma_layouts as M
 
 
 def _direct(x, w, n, oh, ox0):
@@ -165,7 +166,7 @@ def test_conv2d_tma_model_refuses_unaligned_boxes_and_fails_without_the_shift(mo
 
 
 def test_conv3d_tf32_staging_stores_meet_four_way_bank_conflicts_and_the_rotation_removes_them():
-    from convfuse import wgmma_model as M
+    from convfuse import wgmma_layouts as M
     plain, rotated = M.c3_staging_wavefronts(), M.c3_staging_wavefronts(rotated=True)
     assert plain == 576                       # 36 warp instructions x 4 quarter-warps x 4 wavefronts
     assert rotated == 144                     # the minimum: 4 x 16-byte x 8 lanes per wavefront
@@ -173,91 +174,7 @@ def test_conv3d_tf32_staging_stores_meet_four_way_bank_conflicts_and_the_rotatio
 
 
 def test_conv3d_fp16_staging_stores_meet_eight_way_conflicts_per_half_warp_and_the_rotation_leaves_two():
-    from convfuse import wgmma_model as M
+    from convfuse import wgmma_layouts as M
     plain, rotated = M.c3_staging_wavefronts(fp16=True), M.c3_staging_wavefronts(rotated=True, fp16=True)
     assert plain == 576                       # 36 warp instructions x 2 half-warps x 8 wavefronts
     assert rotated == 144                     # 2 lanes per 8-byte bank pair: 2 wavefronts per half-warp, not 1
-
-
-@pytest.mark.parametrize("fp16", [False, True])
-def test_a_skewed_staging_would_store_every_item_once_without_bank_conflicts_or_selects(fp16):
-    # the kernel log's sketch for the next session (65-pixel rows, 2 quads x 4 rows per quarter-warp): a CPU check
-    # of the idea before it is written in the kernel
-    from convfuse import wgmma_model as M
-    items = list(M.c3_skewed_items(fp16))
-    want = {(q, r, h) for q in range(M.C3_XW // 4) for r in range(M.C3_XD * M.C3_XH) for h in range(2)}
-    assert sorted((q, r, h) for _, q, r, h in items) == sorted(want)          # each item exactly once
-    assert max(slot for slot, *_ in items) < 3 * 128                           # 3 items per thread, as now
-    groups = {(slot // 128, (slot % 128) // 32, (slot % 32) // (16 if fp16 else 8)) for slot, *_ in items}
-    assert M.c3_staging_wavefronts(fp16=fp16, skewed=True) == 4 * len(groups)  # one wavefront per lane group
-
-
-
-@pytest.mark.parametrize("ox0", [0, 62])
-def test_a_skewed_staging_feeds_the_descriptors_the_right_pixels(ox0):
-    # the skew's store addresses and its descriptors' row pitch, against a plain conv3d (CPU; the kernel patch waits)
-    from convfuse import wgmma_model as M
-    rng = np.random.default_rng(7)
-    x = rng.standard_normal((1, M.C3_CIN, 4, 5, 70)).astype(np.float32)
-    w = rng.standard_normal((M.COUT, M.C3_CIN, 3, 3, 3)).astype(np.float32)
-    acc = M.c3_tile_tf32_skewed(x, w, 0, 1, 2, ox0)
-    xp = np.zeros((M.C3_CIN, 3, 3, M.C3_XW + 2))
-    cols = min(M.C3_XW + 2, 70 - ox0)
-    xp[:, :, :, :cols] = x[0, :, 1:4, 2:5, ox0:ox0 + cols]
-    want = np.zeros((M.COUT, M.C3_XW - 2))
-    for j in range(M.C3_XW - 2):
-        want[:, j] = np.tensordot(w.astype(np.float64), xp[:, :, :, j:j + 3], axes=([1, 2, 3, 4], [0, 1, 2, 3]))
-    np.testing.assert_allclose(acc[:, :M.C3_XW - 2], want, rtol=0, atol=1e-9)
-
-
-
-@pytest.mark.parametrize("ox0", [0, 62])
-def test_a_skewed_fp16_staging_gives_the_registered_layouts_accumulators(ox0):
-    from convfuse import wgmma_model as M
-    rng = np.random.default_rng(11)
-    x = rng.standard_normal((1, M.C3_CIN, 4, 5, 70)).astype(np.float32)
-    w = rng.standard_normal((M.COUT, M.C3_CIN, 3, 3, 3)).astype(np.float32)
-    kept = M.C3_XW - 2                          # columns 62 and 63 read past a row: discarded, and they differ
-    np.testing.assert_array_equal(M.c3_tile_fp16_skewed(x, w, 0, 1, 2, ox0)[:, :kept],
-                                  M.c3_tile_fp16(x, w, 0, 1, 2, ox0)[:, :kept])
-
-
-def test_conv3d_output_runs_share_sectors_unless_four_rows_go_out_together():
-    # 04b's output geometry (the notebook's two-bounds section): 62-pixel rows (248 B) end inside a 32-byte sector at
-    # three of every four row ends; a block's four consecutive rows (CF_GROUP_STORE) are 992 B starting on a sector
-    from convfuse import problems as P
-    shape = P.CONV3D.output_shape()
-    one = M.c3_store_runs(shape, group=1)
-    assert len(one) == shape[0] * shape[2] * shape[3] and {b for _, b in one} == {248}
-    assert M.shared_sectors(one) == pytest.approx(0.75, abs=1e-3)
-    four = M.c3_store_runs(shape, group=4)
-    assert {b for _, b in four} == {992} and M.shared_sectors(four) == 0.0
-    assert sum(b for _, b in four) == sum(b for _, b in one)         # every row written once
-    two = M.c3_store_runs(shape, group=2)
-    assert {b for _, b in two} == {496} and M.shared_sectors(two) == pytest.approx(0.5, abs=1e-3)
-    # a shape whose planes hold 2 x 3 rows: groups of 4 cross images and fall back to single rows
-    odd = M.c3_store_runs((2, 64, 2, 3, 62), group=4)
-    assert {b for _, b in odd} == {248}
-
-
-def test_a_window_shared_by_a_blocks_round_stages_half_the_input_rows():
-    # the next step after CF_TMA_STAGE (notebook 04, producer section): a block's 4 warpgroups hold 4 consecutive output
-    # rows, which read 6 input rows per depth between them (18) instead of 4 x 9 = 36; 24 when the 4 rows cross a plane
-    from convfuse import problems as P
-    r = M.c3_staged_rows(P.CONV3D.output_shape())
-    assert r["rows staged per tile"] == 9 * 128 * 14 * 62
-    assert r["widest window"] == 24
-    assert r["rounds crossing a plane"] == pytest.approx(1 / 31)        # Ho = 62: every other plane starts mid-group
-    assert r["rows staged per shared window"] == pytest.approx(r["rows staged per tile"] * (18 * 30 + 24) / (36 * 31), rel=1e-3)
-    assert M.c3_staged_rows((2, 64, 2, 3, 62))["rounds crossing a plane"] == 1.0   # 3 rows per plane: every round
-
-
-def test_a_window_kept_across_a_blocks_consecutive_rounds_stages_a_third_of_the_rows():
-    from convfuse import problems as P
-    small = M.c3_window_ring_rows((1, 64, 1, 8, 62), sms=1)       # 8 output rows, one plane: rounds of rows 0-3, 4-7
-    assert small["rows staged per tile"] == 8 * 9
-    assert small["rows staged, window kept across rounds"] == 18 + 12   # rows 0-5, then 6-9 (4 and 5 kept), 3 depths
-    r = M.c3_window_ring_rows(P.CONV3D.output_shape())
-    share = r["rows staged, window kept across rounds"] / r["rows staged per tile"]
-    assert 4 / 12 < share < 0.36                                  # 4 new rows of 12 per round, and the planes' starts
-    assert r["rounds per block"] == -(-128 * 14 * 62 // 4 // 132)

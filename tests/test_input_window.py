@@ -1,4 +1,4 @@
-"""conv3d 04b's `CF_XWIN` windows (kernels/conv3d/04b_implicit_gemm_wgmma.cu), modelled on the CPU.
+"""conv3d 04b FP16's input windows and group stores (kernels/conv3d/04b_implicit_gemm_wgmma.cu), modelled on the CPU.
 
 A block's four warpgroups hold four consecutive output rows in every round, and one window per round holds the input
 rows they share, each staged once by one of the block's 512 threads (`win_round`, `win_load`). A wrong item map gives
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from test_turns import _grid, default_turns, run_block
+from test_mma_turns import _grid, default_turns, run_block
 
 WROWS, WBUFS, THREADS, WIN_ITEMS, WARPS = 8, 3, 512, 2, 16
 
@@ -158,7 +158,7 @@ def test_the_mbarrier_model_catches_a_missing_wait():
 @pytest.mark.parametrize("ho,planes,sms", [(ho, p, s) for ho, p, s in itertools.product((3, 5, 12, 62), (1, 2, 5), (1, 3, 132))])
 def test_the_windows_turns_are_the_default_loops(ho, planes, sms):
     """The window loop takes a turn in round r if its tile (t0 + r stride + wg) exists, with the default loop's
-    expressions: the same events, so test_turns' checks hold for it."""
+    expressions: the same events, so test_mma_turns' checks hold for it."""
     tiles = ho * planes
     grid = _grid(tiles, 4, sms)
     for block in range(grid):
@@ -211,7 +211,7 @@ def group_store_events(wg, warp, rounds, sets, lazy=False):
     """One warp's events at the group store's mbarriers (store_tile_group, GROUP = 4): round r's box is warp's of set
     r % sets; slots 0-2 wait until the box's last copy has read it, write their row and arrive on FULL (3 arrivals); the
     last slot waits for FULL, copies the box out, waits for the copy's reads and arrives on EMPTY (1 arrival). `lazy`
-    (CF_GROUP_LAZY, two sets): it waits only for the last round's copy and frees that box (the other set's)."""
+    (the FP16 build's, two sets): it waits only for the last round's copy and frees that box (the other set's)."""
     ev = []
     for r in range(rounds):
         b = (r & 1) * 4 + warp if sets == 2 else warp
