@@ -210,9 +210,9 @@ def model_errors(shape=None, seed: int = 0, dist: str = "rand") -> dict:
 
 
 # --- conv2d 04e (kernels/conv2d/04e_winograd_wgmma.cu) on the CPU: its layouts and index arithmetic -------------------
-# The kernel was written when no GPU was lent (thirty-third session). This emulation follows its expressions one by
+# The kernel was written and emulated before a GPU ran it. This emulation follows its expressions one by
 # one — the pre-pass's index f, the box a stage holds, a thread's fragment loads, the descriptor geometry of the weight
-# operands (wgmma_model.operand), the accumulator fragment, the output transform's coefficients, the epilogue's output
+# operands (wgmma_layouts.operand), the accumulator fragment, the output transform's coefficients, the epilogue's output
 # addresses — with exact (float64) products and sums, so that a wrong table or offset shows up as a wrong output
 # against the plain convolution (tests/test_winograd.py). It checks the design's arithmetic, not the CUDA: a
 # difference between this text and the kernel's is not caught, so a change to one is made in the other.
@@ -236,14 +236,13 @@ def at_coef(i: int, r: int) -> int:
     return (1 if r < 3 else 0) if i == 0 else (0 if r == 0 else 1 if r == 1 else -1)
 
 
-def k04e_weights(w: torch.Tensor, parts: int = 2) -> torch.Tensor:
-    """The pre-pass buffer (conv2d_wino_weights): 131,072 FP32 values (TF32, parts = 1: 65,536), f decoded as the
-    kernel does."""
+def k04e_weights(w: torch.Tensor) -> torch.Tensor:
+    """The pre-pass buffer (conv2d_wino_weights): 131,072 FP32 values, f decoded as the kernel does."""
     c = K04E
-    f = torch.arange(32 * c["W_STAGE"] * parts // 2)
+    f = torch.arange(32 * c["W_STAGE"])
     e, co, khalf = f & 3, (f >> 2) & 63, (f >> 8) & 1
-    part = (f >> 9) & 1 if parts == 2 else torch.zeros_like(f)
-    kk, q, s = (f >> (8 + parts)) & 1, (f >> (9 + parts)) & 1, f >> (10 + parts)
+    part = (f >> 9) & 1
+    kk, q, s = (f >> 10) & 1, (f >> 11) & 1, f >> 12
     piece, pair = s >> 3, s & 7
     ci = c["PIECE"] * piece + 8 * kk + 4 * khalf + e
     p = 2 * pair + q
@@ -272,17 +271,12 @@ def _split_mask(u: torch.Tensor):
 
 
 @torch.no_grad()
-def k04e_block(x: torch.Tensor, w: torch.Tensor, wt: torch.Tensor, n: int, oy0: int, ox0: int,
-               parts: int = 2, row_sums: bool = False) -> torch.Tensor:
+def k04e_block(x: torch.Tensor, w: torch.Tensor, wt: torch.Tensor, n: int, oy0: int, ox0: int) -> torch.Tensor:
     """One block tile of conv2d 04e as the kernel computes it: y sums (no bias) for outputs oy0..+3, ox0..+127 of
-    image n, all 64 Cout, [Cout, 4, 128]; exact products and sums. x: FP32 (N, 64, H, W); wt: k04e_weights(w, parts);
-    parts = 1: the TF32 build (U rounded, one product); row_sums: its CF_WINO_ROWS build (row_step: each row's column
-    sums Z_0 = U0 V0 + U1 V1 + U2 V2, Z_1 = U1 V1 - U2 V2 - U3 V3 in two accumulators, then Y[i][j] += A^T[i][R] Z_j)."""
-    if row_sums and parts != 1:
-        raise ValueError("CF_WINO_ROWS is the TF32 build's (parts = 1)")
+    image n, all 64 Cout, [Cout, 4, 128]; exact products and sums. x: FP32 (N, 64, H, W); wt: k04e_weights(w)."""
     import numpy as np
 
-    from .wgmma_model import operand
+    from .wgmma_layouts import operand
 
     c = K04E
     wbytes = wt.float().numpy().view(np.uint8)
@@ -295,10 +289,6 @@ def k04e_block(x: torch.Tensor, w: torch.Tensor, wt: torch.Tensor, n: int, oy0: 
         for piece in range(c["PIECES"]):
             stage = _box(x.float(), n, oy0, ox0, piece)
             fb = tq * c["CHP"] + col                           # the stage at channel tq, this thread's column
-            if row_sums:
-                for R in range(4):
-                    _k04e_row(y, stage, fb, wbytes, piece, R, warp, gid, tq)
-                continue
             for pair in range(c["PAIRS"]):
                 R, CP = pair // 2, pair % 2
                 s = piece * 8 + pair
@@ -312,10 +302,7 @@ def k04e_block(x: torch.Tensor, w: torch.Tensor, wt: torch.Tensor, n: int, oy0: 
                             for q in range(2):
                                 cq = 2 * CP + q
                                 u = t[bt_a(cq)] + t[bt_b(cq)] if bt_plus(cq) else t[bt_a(cq)] - t[bt_b(cq)]
-                                if parts == 1:
-                                    frag_big[q, h + 2 * cc] = round_tf32(u.float()).double()
-                                else:
-                                    frag_big[q, h + 2 * cc], frag_small[q, h + 2 * cc] = _split_mask(u)
+                                frag_big[q, h + 2 * cc], frag_small[q, h + 2 * cc] = _split_mask(u)
                     # A (64 x 8) from the fragments: a0 (row g, col t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4)
                     def assemble(frag):
                         a = torch.zeros(2, 64, 8, dtype=torch.float64)
@@ -328,12 +315,9 @@ def k04e_block(x: torch.Tensor, w: torch.Tensor, wt: torch.Tensor, n: int, oy0: 
                     abig, asmall = assemble(frag_big), assemble(frag_small)
                     for q in range(2):
                         def b_op(part):
-                            start = (s * c["W_STAGE"] * parts // 2 + ((q * 2 + kk) * parts + part) * c["W_OP"]) * 4
+                            start = (s * c["W_STAGE"] + ((q * 2 + kk) * 2 + part) * c["W_OP"]) * 4
                             return torch.from_numpy(operand(wbytes, start, c["COUT"] * 16, 64, 8, 4)).T   # (8, 64)
-                        if parts == 1:
-                            acc[q] += abig[q] @ b_op(0)
-                        else:
-                            acc[q] += asmall[q] @ b_op(0) + abig[q] @ b_op(1) + abig[q] @ b_op(0)
+                        acc[q] += asmall[q] @ b_op(0) + abig[q] @ b_op(1) + abig[q] @ b_op(0)
                 # accumulator fragment: d[4 jj + 2 h + e] = D[16 warp + gid + 8 h][8 jj + 2 tq + e]
                 m = torch.arange(32)
                 jj, hh, e = m >> 2, (m >> 1) & 1, m & 1
@@ -365,55 +349,12 @@ def _row_combination(stage: torch.Tensor, fc, R: int) -> torch.Tensor:
     return da + db if bt_plus(R) else da - db
 
 
-def _assemble_a(frag: torch.Tensor, warp, gid, tq) -> torch.Tensor:
-    """A (64 x 8) from a warpgroup's fragments [reg][warp][lane]: a0 (row g, col t), a1 (g + 8, t), a2 (g, t + 4),
-    a3 (g + 8, t + 4)."""
-    a = torch.zeros(64, 8, dtype=torch.float64)
-    for reg in range(4):
-        a[16 * warp + gid + 8 * (reg & 1), (tq + 4 * (reg >> 1)).expand(4, 32)] = frag[reg]
-    return a
-
-
-def _k04e_row(y, stage, fb, wbytes, piece, R, warp, gid, tq):
-    """conv2d 04e's row_step (CF_WINO_ROWS, TF32): row R's five fragment sets per k8 step (U0, U1, U2, -U2, -U3 from
-    the row's column differences t, as the kernel forms them), the two accumulators, and the adds into y."""
-    from .wgmma_model import operand
-
-    c = K04E
-    z = torch.zeros(2, 64, 64, dtype=torch.float64)
-    for kk in range(2):
-        f = torch.zeros(5, 4, 4, 32, dtype=torch.float64)           # [set][reg][warp][lane]
-        for cc in range(2):
-            for h in range(2):
-                t = _row_combination(stage, fb + (8 * kk + 4 * cc) * c["CHP"] + 2 * h * c["BOX_W"], R)
-                for k, u in enumerate((t[0] - t[2], t[1] + t[2], t[2] - t[1], t[1] - t[2], t[3] - t[1])):
-                    f[k, h + 2 * cc] = round_tf32(u.float()).double()
-
-        def v(col):                                              # V_col: stage 2 R + col / 2, operand (col % 2, kk)
-            s = piece * 8 + 2 * R + col // 2
-            start = (s * c["W_STAGE"] // 2 + ((col % 2) * 2 + kk) * c["W_OP"]) * 4
-            return torch.from_numpy(operand(wbytes, start, c["COUT"] * 16, 64, 8, 4)).T   # (8, 64)
-
-        a = [_assemble_a(f[k], warp, gid, tq) for k in range(5)]
-        z[0] += a[0] @ v(0) + a[1] @ v(1) + a[2] @ v(2)
-        z[1] += a[1] @ v(1) + a[3] @ v(2) + a[4] @ v(3)
-    m = torch.arange(32)
-    jj, hh, e = m >> 2, (m >> 1) & 1, m & 1
-    rows_ = (16 * warp + gid)[..., None] + 8 * hh
-    cols = (8 * jj + 2 * tq[..., None] + e).expand(4, 32, 32)
-    for i in range(2):
-        a_i = at_coef(i, R)
-        if a_i:
-            y[2 * i] += a_i * z[0][rows_, cols]
-            y[2 * i + 1] += a_i * z[1][rows_, cols]
-
-
 MODEL_LABELS = {
     "direct_one_acc_rz": "direct conv, one accumulator over K = 576 (the first 04 3xtf32: measured 4.8-5.3e-6)",
     "winograd_rz": "Winograd, one accumulator per GEMM over K = 64",
     "winograd_rz_k4": "Winograd as conv2d 04e accumulates (16-channel pieces, then FP32 adds)",
     "winograd_rn": "Winograd with round-to-nearest MMAs (the transforms' and splits' own error)",
-    "winograd_tf32_rz_k4": "Winograd in TF32 (one product), as conv2d 04e's TF32 build accumulates",
+    "winograd_tf32_rz_k4": "Winograd in TF32 (one product), accumulated as conv2d 04e does",
 }
 
 
@@ -429,18 +370,6 @@ def accuracy_table(shape=None, dists=("rand", "randn")):
     return pd.DataFrame(cols)
 
 
-def k04e_tiles(tiles: int, grid: int, cluster: bool = False) -> list[list[int]]:
-    """conv2d 04e's tile dealing, as its `tile_of` and `ntiles` compute it: each block's tiles in order. The cluster
-    build (CF_WINO_CLUSTER, an even grid): both blocks of a cluster take as many steps; a step past the last tile (a
-    rank-1 block's, when `tiles` is odd) is listed as -1 (it recomputes the last tile and stores nothing)."""
-    out = []
-    for b in range(grid):
-        if cluster:
-            rank = b % 2
-            first, step = b - rank, grid
-        else:
-            rank, first, step = 0, b, grid
-        n = (tiles - 1 - first) // step + 1 if first < tiles else 0
-        ts = [first + k * step + rank for k in range(n)]
-        out.append([t if t < tiles else -1 for t in ts])
-    return out
+def k04e_tiles(tiles: int, grid: int) -> list[list[int]]:
+    """conv2d 04e's tile dealing, as its `tile_of` and `ntiles` compute it: each block's tiles in order."""
+    return [list(range(b, tiles, grid)) for b in range(grid)]

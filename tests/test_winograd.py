@@ -76,32 +76,6 @@ def test_the_04e_emulation_computes_the_convolution(oy0, ox0):
     assert (got - r).abs().max().item() < 1e-5 * r.abs().max().item()
 
 
-def test_the_04e_tf32_emulation_computes_the_convolution_to_tf32():
-    """The TF32 build's layout (one weight part): the conv to TF32's precision, and not to 3xTF32's."""
-    x, w, ref = _block_case()
-    out = W.k04e_block(x, w, W.k04e_weights(w, parts=1), 0, 0, 0, parts=1)
-    rel = ((out - ref[0, :, :4, :128]).norm() / ref[0, :, :4, :128].norm()).item()
-    assert 1e-5 < rel < 1e-3, rel
-
-
-@pytest.mark.parametrize("oy0,ox0", [(0, 0), (4, 128)])
-def test_the_04e_rows_emulation_is_the_tf32_builds_conv(oy0, ox0):
-    """CF_WINO_ROWS (row_step): the same products as the TF32 build's pairs, summed in another order, so the same
-    outputs up to float64's rounding of that order; and a row's positions read from the right stages and operands (a
-    swapped pair of stages changes them)."""
-    x, w, _ = _block_case()
-    wt = W.k04e_weights(w, parts=1)
-    pairs = W.k04e_block(x, w, wt, 0, oy0, ox0, parts=1)
-    rows = W.k04e_block(x, w, wt, 0, oy0, ox0, parts=1, row_sums=True)
-    assert (rows - pairs).abs().max().item() < 1e-12 * pairs.abs().max().item()
-    stages = wt.view(32, -1)
-    swapped = stages[[i ^ 1 if i % 8 in (2, 3) else i for i in range(32)]].reshape(wt.shape)   # row 1's two stages
-    bad = W.k04e_block(x, w, swapped, 0, oy0, ox0, parts=1, row_sums=True)
-    assert (bad - pairs).abs().max().item() > 1e-2 * pairs.abs().max().item()
-    with pytest.raises(ValueError, match="TF32 build"):
-        W.k04e_block(x, w, W.k04e_weights(w), 0, 0, 0, row_sums=True)
-
-
 def test_the_04e_emulation_notices_a_wrong_table(monkeypatch):
     """The check has teeth: B^T's second row read as d1 - d2 instead of d1 + d2 gives wrong outputs."""
     x, w, ref = _block_case()
@@ -119,20 +93,15 @@ def test_the_emulation_has_the_kernels_constants():
     assert W.K04E["BOX_H"] == 2 * 2 + 3 - 1
     assert "W_OP = 2 * COUT * 4" in src and W.K04E["W_OP"] == 2 * 64 * 4
     assert "W_STAGE = 2 * 2 * PARTS * W_OP" in src and W.K04E["W_STAGE"] == 8 * W.K04E["W_OP"]
-    assert "constexpr int PARTS = 1;" in src and "constexpr int PARTS = 2;" in src
+    assert "constexpr int PARTS = 2;" in src
 
 
 @pytest.mark.parametrize("tiles,grid", [(8192, 132), (1, 2), (3, 2), (37, 10), (5, 132)])
-@pytest.mark.parametrize("cluster", [False, True])
-def test_04e_deals_every_tile_once(tiles, grid, cluster):
-    """Every tile to exactly one block; in the cluster build both blocks of a cluster take as many steps (their weight
-    stages run in step), the only extra steps being a rank-1 block's past the last tile."""
-    dealt = W.k04e_tiles(tiles, grid, cluster)
-    real = sorted(t for ts in dealt for t in ts if t >= 0)
-    assert real == list(range(tiles))
-    if cluster:
-        for b in range(0, grid, 2):
-            assert len(dealt[b]) == len(dealt[b + 1])
-            assert -1 not in dealt[b] and dealt[b + 1].count(-1) <= 1
-    else:
-        assert all(-1 not in ts for ts in dealt)
+def test_04e_deals_every_tile_once(tiles, grid):
+    """Every tile to exactly one block, as the kernel's tile_of and ntiles deal them."""
+    src = R.get("conv2d", "04e_wino_3xtf32").source_path.read_text()
+    assert "ntiles = blockIdx.x < g.tiles ? (g.tiles - 1 - blockIdx.x) / gridDim.x + 1 : 0;" in src
+    assert "tile_of = [&](int k) { return (int)blockIdx.x + k * (int)gridDim.x; };" in src
+    dealt = W.k04e_tiles(tiles, grid)
+    assert sorted(t for ts in dealt for t in ts) == list(range(tiles))
+    assert [len(ts) for ts in dealt] == [(tiles - 1 - b) // grid + 1 if b < tiles else 0 for b in range(grid)]
