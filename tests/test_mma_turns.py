@@ -2,8 +2,8 @@
 
 A block's warpgroups issue their MMAs in turn: before its turn a warpgroup waits at its ORDER barrier (`bar.sync`,
 256 threads: itself and the warpgroup that passes the turn), after issuing it passes the turn on (`bar.arrive` at the
-next one's barrier) unless that one has no turn left. A mistake here hangs the GPU, so the schedules the kernel computes are written out below, expression for expression, and
-run against a model of named barriers: every wait must be met by exactly one arrive, and no arrive may be left over.
+next one's barrier) unless that one has no turn left. A mistake here hangs the GPU, so the schedules the kernel
+computes are written out below, expression for expression, and run against a model of named barriers: every wait must be met by exactly one arrive, and no arrive may be left over.
 """
 import itertools
 
@@ -84,14 +84,8 @@ def test_the_model_mirrors_the_kernels_expressions():
         # default loop: waits unless warpgroup 0's first tile; passes to wg + 1, or to warpgroup 0 a round on
         "mma_ordered(acc, sw, sx, wg, !(wg == 0 && tile == CF_TILE0), "
         "wg + 1 < WGS ? tile + 1 < CF_TEND : tile + stride - (WGS - 1) < CF_TEND, (wg + 1) % WGS);",
-        # the dealing: registered, and CF_DEAL_CONTIG's contiguous rounds
+        # the dealing: tile += grid * WGS from the block's first
         "const int stride = gridDim.x * WGS; #define CF_TILE0 (blockIdx.x * WGS) #define CF_TEND g.tiles",
-        "const int stride = WGS; const int tile0 = blockIdx.x * g.rpb * WGS, tend = min(g.tiles, tile0 + g.rpb * WGS);",
-        "g.rpb = (rounds + grid - 1) / grid;", "for (; tile < CF_TEND; tile += stride) {",
-        # window loop
-        "const bool to_next = wg + 1 < WGS && q + 1 < chunks, alone = wg == 0 && q + 1 >= chunks;",
-        "const int to = to_next ? wg + 1 : 0;",
-        "const bool pass = !alone && (to_next || i + 1 < CF_WINDOW_ROWS || q - wg + nwg < chunks);",
-        "const bool wait = !(wg == 0 && first) && !(alone && i > 0);",
+        "for (; tile < CF_TEND; tile += stride) {",
     ):
         assert expr in src, expr
