@@ -367,9 +367,9 @@ __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid)
     for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
         const int it = tid + 128 * k;
         if (it >= X_ITEMS) break;
-        const auto [q, hy, dz, half] = item_of(it);
+        const Item m = item_of(it);
         put_rotated(s.v[k], rot_of_lane, [&](int px, const float (&e)[4]) {
-            store_pixel(sx, half, (dz * XH + hy) * XP + 4 * q + px, e);
+            store_pixel(sx, m.half, (m.dz * XH + m.hy) * XP + 4 * m.q + px, e);
         });
     }
 }
