@@ -1,4 +1,6 @@
-// wgmma.cuh — Hopper warpgroup MMA (wgmma, sm_90a only) and the pieces around it, for the step-04b kernels.
+// wgmma.cuh — what the sm_90a kernels (steps 04b to 04e) share: the warpgroup MMA (wgmma) wrappers and shared-memory
+// descriptors, mbarriers, TMA and bulk-copy helpers, the TF32, BF16 and FP16 operand conversions and splits, the
+// epilogue stores from wgmma accumulators, step 04d's register-A chunk loops, and the host side of their launches.
 //
 // build.py prepends this file (after common.cuh) only to variants built for sm_90a. A warpgroup is 4
 // consecutive warps starting at a warp index divisible by 4; every wgmma instruction is issued by all
@@ -16,9 +18,9 @@
 #include <cuda.h>               // CUtensorMap (TMA); the encoder is reached through the runtime (cf_encode_tma_4d)
 #include <cudaTypedefs.h>
 
-// Build switches both step-04b/04c kernels read (-D from the registry): CF_3XF16 and CF_1XF16 take FP16 operands
-// (weights scaled per call, the FP32 path for inputs FP16 cannot carry); CF_RNA_ADD (candidate) rounds staged TF32
-// operands with tf32_round_mma.
+// The registry's precision defines that conv3d 04b and conv2d 04c read: CF_3XF16 and CF_1XF16 take FP16 operands
+// (weights scaled per call, the FP32 path for inputs FP16 cannot carry); CF_TF32_RN stages TF32 operands rounded by
+// cvt.rn (tf32_round_rn).
 #if defined(CF_3XF16) || defined(CF_1XF16)
 #define CF_F16_OPERANDS
 #endif
@@ -93,14 +95,7 @@ __device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, i
                     "r"(smem_addr(bar)) : "memory");
 }
 
-// A 4-D box of a tensor map brought into L2 only: no shared memory, no barrier, nothing to wait for (conv2d 04d's
-// CF_L2_PREFETCH candidate: a later chunk's box on its way while the ring's slot is still in use)
-__device__ __forceinline__ void tma_prefetch_4d(const CUtensorMap* map, int c0, int c1, int c2, int c3) {
-    asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];\n"
-                 :: "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3) : "memory");
-}
-
-// --- the bulk-copy engine, shared -> global (conv3d 04b's CF_BULK_STORE and group stores, conv2d 04c's CF_BULK_STORE) --
+// --- the bulk-copy engine, shared -> global (the output stores of conv3d 04b and conv2d 04c) ---------------------
 // cp.async.bulk copies whole 16-byte units whose shared and global addresses agree mod 16; it completes in bulk groups
 // of the issuing thread, and .read says only that its shared memory may be written again.
 __device__ __forceinline__ void bulk_store(const float* gdst, uint32_t ssrc, uint32_t bytes) {
@@ -109,7 +104,7 @@ __device__ __forceinline__ void bulk_store(const float* gdst, uint32_t ssrc, uin
 }
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 __device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
-// all but this thread's newest bulk group have read their shared memory (CF_GROUP_LAZY)
+// all but this thread's newest bulk group have read their shared memory
 __device__ __forceinline__ void bulk_wait_read_but_last() { asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory"); }
 __device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 
@@ -125,7 +120,7 @@ __device__ __forceinline__ RowSplit row_split(const float* grow, int lim) {
 // The bodies of R channel rows of y, `plane` floats apart from ybase, whose copies in shared memory lie `pitch` floats
 // apart from sbase, each at its row's 16-byte phase: one cp.async.bulk a row, then one bulk group. The calling lane
 // passes warp-uniform values (a copy is a uniform-datapath instruction: per-lane addresses make the compiler loop over
-// the lanes, conv3d 04b's 2026-12-01 profile). `lim`: the row's columns.
+// the lanes). `lim`: the row's columns.
 template <int R>
 __device__ __forceinline__ void bulk_rows(const float* ybase, long long plane, uint32_t sbase, int pitch, int lim) {
     if (plane % 4 == 0) {                   // every row at one phase (the full problems): one split for all
@@ -165,25 +160,14 @@ __device__ __forceinline__ uint64_t desc_at(uint32_t lo, uint32_t hi, uint32_t b
 }
 
 __device__ __forceinline__ float tf32_round(float v) { return __uint_as_float(to_tf32(v)); }
-#ifdef CF_TF32_RN
-// CF_TF32_RN (conv3d 04b and conv2d 04c TF32, registry): the staged operands rounded to nearest, ties to even (cvt.rn.tf32.f32,
-// sm_90 and later) instead of ties away (cvt.rna). sm_90 has an instruction for it (F2FP.TF32.F32.PACK_B); cvt.rna
-// is emulated (FSETP, a predicated IADD of half an ulp, a LOP3 mask and a constant). The two differ only on exact
-// ties. Without .satfinite (sm_100 only) +-Inf stays +-Inf and NaN stays NaN, as with cvt.rna. H200 2026-12-02
-// (explore-2026-12-02a/): conv3d 04b TF32 0.937 and 0.940 against 0.978; conv2d 04c TF32 1.418, 1.413 and 1.416 against
-// 1.431, 1.432 and 1.429; both pass the TF32 bounds and the hardening (Inf, NaN, large magnitudes, repeatability).
+// Rounded to nearest, ties to even (cvt.rn.tf32.f32, sm_90 and later) instead of ties away (cvt.rna): one
+// F2FP.TF32.F32.PACK_B in SASS where cvt.rna is emulated (FSETP, a predicated IADD of half an ulp, a LOP3 mask and a
+// constant). The two differ only on exact ties. Without .satfinite (sm_100 only) +-Inf stays +-Inf and NaN stays NaN,
+// as with cvt.rna.
 __device__ __forceinline__ float tf32_round_rn(float v) {
     uint32_t r;
     asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
     return __uint_as_float(r);
-}
-#endif
-// cvt.rna up to the 13 low bits, for an operand only the tensor core reads (it ignores those bits): half a TF32
-// ulp added to the bits, 2 SASS instructions where cvt.rna takes 4. +-Inf reads as itself; NaN is left as it is
-// (a payload in the top mantissa bits would carry into the sign). Only the CF_RNA_ADD candidates use it: H200,
-// 2026-12-01, conv3d 04b 1.295 against 1.260 ms, conv2d 04c 1.526 against 1.519 (kernel headers).
-__device__ __forceinline__ float tf32_round_mma(float v) {
-    return __uint_as_float(__float_as_uint(v) + (v == v ? 0x1000u : 0u));
 }
 // 3xtf32 split done once per staged element, so both parts are rounded (cvt.rna), unlike split_tf32's
 // per-MMA truncation. Non-finite x as in split_tf32: big from x clamped to +-TF32_MAX, so +-Inf travels in
@@ -232,17 +216,6 @@ __device__ __forceinline__ void split_rounded(float x, float& big, float& small)
     "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), \
     "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), \
     "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
-#define CF_WGMMA_REGS128 CF_WGMMA_REGS88 ", " \
-    "%88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, " \
-    "%104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, " \
-    "%120, %121, %122, %123, %124, %125, %126, %127"
-#define CF_WGMMA_ACC128(d) \
-    CF_WGMMA_ACC88(d), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), \
-    "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), \
-    "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), \
-    "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), \
-    "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), \
-    "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
 #define CF_WGMMA(NAME, SHAPE_TYPES, NACC, DESC_OPS, PRED_OP, TAIL)                                              \
     __device__ __forceinline__ void NAME(float (&d)[NACC], uint64_t desc_a, uint64_t desc_b, int accumulate) { \
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " PRED_OP ", 0;\n"                                        \
@@ -251,16 +224,11 @@ __device__ __forceinline__ void split_rounded(float x, float& big, float& small)
                      : CF_WGMMA_ACC##NACC(d) : "l"(desc_a), "l"(desc_b), "r"(accumulate));                    \
     }
 CF_WGMMA(wgmma_tf32, "m64n64k8.f32.tf32.tf32",    32, "%32, %33",   "%34",  "")
-CF_WGMMA(wgmma_tf32, "m64n88k8.f32.tf32.tf32",    44, "%44, %45",   "%46",  "")
-CF_WGMMA(wgmma_tf32, "m64n128k8.f32.tf32.tf32",   64, "%64, %65",   "%66",  "")
 CF_WGMMA(wgmma_tf32, "m64n176k8.f32.tf32.tf32",   88, "%88, %89",   "%90",  "")
-CF_WGMMA(wgmma_tf32, "m64n256k8.f32.tf32.tf32",  128, "%128, %129", "%130", "")
 // 16-bit operands, K-major (imm-trans-a = imm-trans-b = 0). BF16: the TF32 + BF16 scheme's correction pass
 // (convfuse/splits.py); FP16: the 3xfp16 scheme (hi + lo parts, 11 significant bits each).
 CF_WGMMA(wgmma_bf16, "m64n64k16.f32.bf16.bf16",   32, "%32, %33",   "%34",  ", 0, 0")
-CF_WGMMA(wgmma_bf16, "m64n88k16.f32.bf16.bf16",   44, "%44, %45",   "%46",  ", 0, 0")
 CF_WGMMA(wgmma_f16,  "m64n64k16.f32.f16.f16",     32, "%32, %33",   "%34",  ", 0, 0")
-CF_WGMMA(wgmma_f16,  "m64n88k16.f32.f16.f16",     44, "%44, %45",   "%46",  ", 0, 0")
 CF_WGMMA(wgmma_f16,  "m64n176k16.f32.f16.f16",    88, "%88, %89",   "%90",  ", 0, 0")
 #undef CF_WGMMA
 
@@ -332,8 +300,6 @@ __device__ __forceinline__ int f16_weight_exponent(const float* __restrict__ w, 
     if (mx > 0.0f) frexpf(mx, &E);          // mx < 2^E
     return mx > 0.0f ? min(14 - E, 100) : 0;
 }
-// An operand descriptor whose lbo differs from the base's (desc_at's base has lbo 0): tap pairing puts the
-// second core matrix of a k16 step at another tap's window, `lbo` bytes on.
 // Whether an accumulator is Inf or NaN, from their sum (8 partial sums: 31 FADDs, 6 deep, where a check per
 // accumulator takes two instructions each): an Inf or NaN product (an input or weight FP16 cannot carry) makes
 // the sum non-finite; so does a finite overflow of the sum, and the FP32 path serves that tile correctly too.
@@ -348,6 +314,8 @@ __device__ __forceinline__ bool acc_nonfinite(const float (&acc)[N]) {
     const float sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
     return !(fabsf(sum) < CF_F32_INF);
 }
+// An operand descriptor whose lbo differs from the base's (desc_at's base has lbo 0): tap pairing puts the
+// second core matrix of a k16 step at another tap's window, `lbo` bytes on.
 __device__ __forceinline__ uint64_t desc_lbo(uint32_t lo, uint32_t hi, uint32_t byte_offset, uint32_t lbo) {
     return ((uint64_t)hi << 32) | (lo + (byte_offset >> 4) + ((lbo >> 4) << 16));
 }
@@ -367,10 +335,9 @@ __device__ __forceinline__ void channel_params(const float* __restrict__ bias, c
 
 // Stores one output row of a thread's accumulator tile: v[2j + e] = column 8j + 2tq + e of the row starting at
 // yq (column 2tq), lim = the row's columns in the output - 2tq. The caller computes all of a row's values
-// before its first store and calls this with one 64-bit address per row; the stores are predicated (a first
-// version branched per pixel pair and recomputed addresses: ~40 instructions per pair and only 2-way ILP
-// in the epilogue chain, conv3d SASS, H200 2026-11-29). A quad of lanes writes 32 contiguous bytes with
-// 8-byte streaming stores, or scalar ones where a row is not 8-byte aligned.
+// before its first store and calls this with one 64-bit address per row; the stores are predicated (branching per
+// pixel pair and recomputing addresses took ~40 instructions a pair and left the epilogue chain 2-way ILP). A quad
+// of lanes writes 32 contiguous bytes with 8-byte streaming stores, or scalar ones where a row is not 8-byte aligned.
 template <int NJ>
 __device__ __forceinline__ void store_acc_row(float* yq, const float (&v)[2 * NJ], int lim) {
     if ((reinterpret_cast<uintptr_t>(yq) & 7) == 0) {
@@ -411,9 +378,9 @@ __device__ __forceinline__ uint32_t tf32_bits(float v) {
 // One chunk (one box) of a consumer tile of ROWS output rows: XH = ROWS + 2 input rows, each loaded into register set
 // I % SETS, fenced, its wgmmas issued and committed, then wait_group SETS - 1 (the row that used the next set is done).
 // The stage is released (`empty`, an mbarrier arrive of every consumer thread) after the last row's wgmmas: an HGMMA
-// cannot issue before its fragment registers have arrived, so the box's loads are done (conv2d 04d's first builds
-// arrived right after the loads, a race: its kernel log).
-// PAIRS (conv2d 04d CF_PIXEL_PAIRS): the M rows g and g + 8 of a warp's 16 are its pixels 2 g and 2 g + 1, so that a
+// cannot issue before its fragment registers have arrived, so the box's loads are done (an arrive right after the
+// loads could precede their completion).
+// PAIRS (conv2d 04d): the M rows g and g + 8 of a warp's 16 are its pixels 2 g and 2 g + 1, so that a
 // thread's three taps need pixels 2 g .. 2 g + 3 of a channel, two 8-byte loads (instead of six 4-byte ones) and four
 // cvt (instead of six), and its accumulators hold two neighbouring pixels of a channel: one 8-byte store.
 template <int ROWS, int PITCH, int CHP, int SETS, int WSTEP, bool PAIRS = false>
@@ -447,8 +414,7 @@ struct RsChunk {
             }
         }
     }
-    // input row I's wgmmas: tap (r, s) into output row I - r. CF_MMA_INTERLEAVE (candidate, conv2d): consecutive
-    // wgmmas into different accumulators (s outer, r inner); each accumulator takes its products in the same order.
+    // input row I's wgmmas: tap (r, s) into output row I - r
     template <int I>
     static __device__ __forceinline__ void row_mmas(float (&acc)[ROWS][32], const uint32_t (&a)[KS][4], uint32_t wlo,
                                                     uint32_t whi) {
@@ -459,37 +425,34 @@ struct RsChunk {
             for (int s = 0; s < KS; ++s) wgmma_rs_m64n64k8(acc[I - r], a[s], desc_at(wlo, whi, (r * KS + s) * WSTEP));
         }
     }
-    // P, CARRY: with CARRY the caller passes each chunk's first set, P (its chunks in turn: conv2d 04d CF_SET_CARRY),
-    // so that the sets run on across chunks and the last row need not wait for all of its chunk's wgmmas when XH is odd
-    template <int I, int P = 0, bool CARRY = false>
+    template <int I>
     static __device__ __forceinline__ void mma_row(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][KS][4], const float* fb,
                                                    uint32_t wlo, uint32_t whi, uint64_t* empty, bool load) {
-        static_assert(!CARRY || SETS == 2, "CARRY: two sets, the next chunk's first row on the other one");
-        load_fragments<I>(frag[(I + P) % SETS], fb);
+        load_fragments<I>(frag[I % SETS], fb);
         (void)load;
         wgmma_fence();                             // the fragment registers were written by ordinary instructions
-        row_mmas<I>(acc, frag[(I + P) % SETS], wlo, whi);
+        row_mmas<I>(acc, frag[I % SETS], wlo, whi);
         if (I == XH - 1) mbar_arrive(empty);
         wgmma_commit();
-        if constexpr (I == XH - 1 && XH % SETS != 0 && !CARRY)
+        if constexpr (I == XH - 1 && XH % SETS != 0)
             wgmma_wait<0>();                       // the next chunk's first row takes set 0 again: all of this one read
         else
             wgmma_wait<SETS - 1>();
     }
-    template <int I, int P = 0, bool CARRY = false>
+    template <int I>
     static __device__ __forceinline__ void mma_rows(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][KS][4], const float* fb,
                                                     uint32_t wlo, uint32_t whi, uint64_t* empty, bool load) {
-        mma_row<I, P, CARRY>(acc, frag, fb, wlo, whi, empty, load);
-        if constexpr (I + 1 < XH) mma_rows<I + 1, P, CARRY>(acc, frag, fb, wlo, whi, empty, load);
+        mma_row<I>(acc, frag, fb, wlo, whi, empty, load);
+        if constexpr (I + 1 < XH) mma_rows<I + 1>(acc, frag, fb, wlo, whi, empty, load);
     }
 };
 
-// --- conv2d 04d's 3xTF32 (CF_3XTF32): RsChunk with split operands ---------------------------------------------------
+// --- conv2d 04d's 3xTF32: RsChunk with split operands -------------------------------------------------------------
 // 3xTF32 needs both weight parts resident: 295 KB for all 64 Cout, so a block takes one half of them (N = 32: hi and lo
 // parts of 32 Cout, 147,456 B, what the TF32 build's weights take) and blocks 2 b, 2 b + 1 the same tiles, one half each
 // (the second reads the boxes from L2). Per tap and input row three m64n32k8 wgmmas: a_big w_big into `acc`, a_small
-// w_big and a_big w_small into `cor`. The tensor core adds each wgmma into its FP32 accumulator rounding toward zero
-// (kernel log, 2026-11-29); the corrections, ~2^-11 of the sum, go to an accumulator of their own, so that their 144
+// w_big and a_big w_small into `cor`. The tensor core adds each wgmma into its FP32 accumulator rounding toward zero;
+// the corrections, ~2^-11 of the sum, go to an accumulator of their own, so that their 144
 // truncations are at its small ulp and only the 72 main products truncate at the sum's (04c's 3xFP16: 40).
 // D (64 pixels x 32 Cout) += A (64 x 8, registers) * B (8 x 32, shared, K-major).
 __device__ __forceinline__ void wgmma_rs_m64n32k8(float (&d)[16], const uint32_t (&a)[4], uint64_t desc_b) {
@@ -503,18 +466,20 @@ __device__ __forceinline__ void wgmma_rs_m64n32k8(float (&d)[16], const uint32_t
 }
 // One chunk as RsChunk with PAIRS, each fragment value split (split_tf32: big = the value's top 19 bits, small = the
 // rest, handed to the tensor core as is), issued in groups of one tap column: group (I, S) = input row I's tap S, its
-// big and small fragments (8 registers, set (3 I + S) % 2) split from the row's 8 floats, then its up to 9 wgmmas (3 per
-// output row it serves), a commit and wait_group 1, so that the next group's split overlaps this one's wgmmas. Whole
-// rows in flight (27 wgmmas, 48 fragment registers in two sets) made ptxas serialize every wgmma (C7512, call A); one
-// set a row (each row waiting for its own wgmmas) kept the tensor pipe ~54 % busy (call B). LO: bytes from a tap's
-// w_big to its w_small.
-// SETS (CF_3X_SETS=3, registered): three register sets and wait_group 2, so that two groups stay queued behind the one
-// being split.
-template <int ROWS, int PITCH, int CHP, int WSTEP, int LO, int SETS = 2>
+// big and small fragments (8 registers, set (3 I + S) % SETS) split from the row's 8 floats, then its up to 6 wgmmas
+// (2 per output row it serves), a commit and wait_group SETS - 1, so that the next groups' splits overlap this one's
+// wgmmas. Three sets (wait_group 2): two groups stay queued behind the one being split. Whole rows in flight (27
+// wgmmas, 48 fragment registers in two sets) made ptxas serialize every wgmma (C7512); one set a row (each row
+// waiting for its own wgmmas) kept the tensor pipe ~54 % busy.
+// acc (AW = 32 accumulators: N = 64 columns) holds w_big's 32 Cout then w_small's: the weights laid out
+// [k-half][part][Cout][4], so that one descriptor reads both parts as N = 64, or w_big alone as N = 32. Per tap a_big
+// times both parts in one m64n64k8 and a_small w_big in an m64n32k8 into `cor`: two wgmmas a tap instead of three,
+// the same products.
+template <int ROWS, int PITCH, int CHP, int WSTEP, int LO, int SETS>
 struct RsChunk3x {
     static constexpr int KS = 3, XH = ROWS + KS - 1;
-    static constexpr int GROUPS = XH * KS;     // odd (three rows): the next chunk starts on the other set, P = 1
-    static_assert(SETS == 2 || GROUPS % SETS == 0, "three sets: every chunk starts on set 0");
+    static constexpr int GROUPS = XH * KS;
+    static_assert(GROUPS % SETS == 0, "every chunk starts on set 0");
     static_assert(PITCH % 2 == 0 && CHP % 2 == 0, "8-byte loads");
     // input row I: v[c][q] = pixel 2 g + q of channel t + 4 c (`fb` at channel t, pixel 16 warp + 2 g)
     template <int I>
@@ -535,27 +500,19 @@ struct RsChunk3x {
             split_tf32(v[c][S + 1], big[2 * c + 1], small[2 * c + 1]);
         }
     }
-    // item k of a chunk (input row k / KS, tap column k % KS): its up to 3 rows' wgmmas on one fragment set.
-    // AW = 32 (CF_3X_CONCAT, registered): acc holds N = 64 columns, w_big's 32 Cout then w_small's (the weights laid out
-    // [k-half][part][Cout][4], so that one descriptor reads both parts as N = 64, or w_big alone as N = 32): a_big times
-    // both parts in one m64n64k8, a_small w_big in an m64n32k8 — two wgmmas a tap instead of three, the same products
+    // item k of a chunk (input row k / KS, tap column k % KS): its up to 3 rows' wgmmas on one fragment set
     template <int K, int MAINS, int AW>
     static __device__ __forceinline__ void item_mmas(float (&acc)[MAINS][ROWS][AW], int m, float (&cor)[ROWS][16],
                                                      const uint32_t (&big)[4], const uint32_t (&small)[4], uint32_t wlo,
                                                      uint32_t whi) {
+        static_assert(AW == 32, "both weight parts in one m64n64k8");
         constexpr int I = K / KS, S = K % KS;
 #pragma unroll
         for (int r = 0; r < KS; ++r) {
             if (I - r < 0 || I - r >= ROWS) continue;
             const uint32_t off = (r * KS + S) * WSTEP;
-            if constexpr (AW == 32) {
-                wgmma_rs_m64n64k8(acc[m][I - r], big, desc_at(wlo, whi, off));
-                wgmma_rs_m64n32k8(cor[I - r], small, desc_at(wlo, whi, off));
-            } else {
-                wgmma_rs_m64n32k8(acc[m][I - r], big, desc_at(wlo, whi, off));
-                wgmma_rs_m64n32k8(cor[I - r], small, desc_at(wlo, whi, off));
-                wgmma_rs_m64n32k8(cor[I - r], big, desc_at(wlo, whi, off + LO));
-            }
+            wgmma_rs_m64n64k8(acc[m][I - r], big, desc_at(wlo, whi, off));
+            wgmma_rs_m64n32k8(cor[I - r], small, desc_at(wlo, whi, off));
         }
     }
     template <int I, int S, int MAINS, int P, int AW>
@@ -563,19 +520,11 @@ struct RsChunk3x {
                                                  uint32_t (&big)[SETS][4], uint32_t (&small)[SETS][4], float (&v)[2][4],
                                                  const float* fb, uint32_t wlo, uint32_t whi, uint64_t* empty) {
         constexpr int G = (I * KS + S + P) % SETS;
-#if   defined(CF_3X_ROW_PREFETCH)
         if constexpr (S == 0 && I == 0) load_row<I>(v, fb);
-#else
-        if constexpr (S == 0) load_row<I>(v, fb);
-#endif
         split_tap<S>(big[G], small[G], v);
-#ifdef CF_3X_ROW_PREFETCH
-        // CF_3X_ROW_PREFETCH (registered 2026-12-04, explore-2026-12-04/callL: bitwise equal, 1.4 % faster): the row's
-        // floats are dead once its last tap is split, so the next row's are loaded into them now, under this group's
-        // wgmmas and wait, instead of in front of the next group's split (call K: without the fragment loads the kernel
-        // was 12.7 % faster, without the splits 0.5 % more)
+        // the row's floats are dead once its last tap is split: the next row's are loaded into them now, under this
+        // group's wgmmas and wait, not in front of the next group's split (the fragment loads are the long link)
         if constexpr (S == KS - 1 && I + 1 < XH) load_row<I + 1>(v, fb);
-#endif
         wgmma_fence();                             // the fragment registers were written by ordinary instructions
         item_mmas<I * KS + S, MAINS, AW>(acc, m, cor, big[G], small[G], wlo, whi);
         if (I == XH - 1 && S == KS - 1) mbar_arrive(empty);   // the box's last loads were split above: it may be refilled
@@ -585,33 +534,6 @@ struct RsChunk3x {
             group<I, S + 1, MAINS, P, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty);
         else if constexpr (I + 1 < XH)
             group<I + 1, 0, MAINS, P, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty);
-    }
-    // CF_3X_PAIRS (measured, not kept: explore-2026-12-04/callJ, 1 % slower): two tap columns a group — items K and
-    // K + 1 of the chunk's GROUPS (item k: input row k / KS, tap column k % KS), so that each fresh set of 16 fragment
-    // registers has up to 18 wgmmas (288 cycles of the warpgroup's tensor work) behind it. The wgmma rate
-    // microbenchmark (call H): with A loaded before each group, groups of 144 cycles retire 78 % of the TF32 rate,
-    // groups of 288 cycles 100 %; but a chunk's items are uneven, so most pairs here stay short.
-    static constexpr int PAIR_GROUPS = (GROUPS + 1) / 2;
-    template <int K, int MAINS, int P, int AW>
-    static __device__ __forceinline__ void pair(float (&acc)[MAINS][ROWS][AW], int m, float (&cor)[ROWS][16],
-                                                uint32_t (&big)[SETS][2][4], uint32_t (&small)[SETS][2][4],
-                                                float (&v)[2][4], const float* fb, uint32_t wlo, uint32_t whi,
-                                                uint64_t* empty) {
-        constexpr int G = (K / 2 + P) % SETS;
-        constexpr bool TWO = K + 1 < GROUPS;
-        if constexpr (K % KS == 0) load_row<K / KS>(v, fb);
-        split_tap<K % KS>(big[G][0], small[G][0], v);
-        if constexpr (TWO) {
-            if constexpr ((K + 1) % KS == 0) load_row<(K + 1) / KS>(v, fb);
-            split_tap<(K + 1) % KS>(big[G][1], small[G][1], v);
-        }
-        wgmma_fence();
-        item_mmas<K, MAINS, AW>(acc, m, cor, big[G][0], small[G][0], wlo, whi);
-        if constexpr (TWO) item_mmas<K + 1, MAINS, AW>(acc, m, cor, big[G][1], small[G][1], wlo, whi);
-        if constexpr (K + 2 >= GROUPS) mbar_arrive(empty);   // the box's last loads were split above
-        wgmma_commit();
-        wgmma_wait<SETS - 1>();
-        if constexpr (K + 2 < GROUPS) pair<K + 2, MAINS, P, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty);
     }
 };
 
@@ -666,7 +588,7 @@ inline PFN_cuTensorMapEncodeTiled_v12000 cf_tma_encoder() {
     return encode;
 }
 // A TMA map of an FP32 tensor of rank R (2..5) with explicit strides (bytes, dims 1..R-1; dim 0 is dense), so that a
-// box can take the dims in another order than memory does (conv3d 04b's CF_BOX_ROWMAP: a box's channel rows permuted).
+// box can take the dims in another order than memory does (conv3d 04b: a box's channel rows permuted).
 template <int R>
 inline bool cf_encode_tma_strided(CUtensorMap* map, const float* base, const uint64_t (&dims)[R],
                                   const uint64_t (&strides)[R - 1], const uint32_t (&box)[R]) {
