@@ -16,7 +16,7 @@ def main(argv=None) -> int:
     b.add_argument("--no-odd", action="store_true", help="skip the odd-shape verification")
     b.add_argument("--build-times", help="a JSON from `python -m convfuse.build --timing` to keep in env")
     b.add_argument("--hardening-dir", action="append", help="where to look for sanitize.json and "
-                   "large_tensor.json before results/device-logs/ (their fields are copied onto the records)")
+                   "large_tensor.json (their fields are copied onto the records)")
     v = sub.add_parser("verify", help="run the verification protocol on the GPU and print a table")
     v.add_argument("--problem", action="append")
     v.add_argument("--variant", action="append")

@@ -74,8 +74,9 @@ def kernel_source(variant: Variant) -> str:
     # NAME=VALUE as the registry spells a valued define (e.g. CF_GROUP=2): #define NAME VALUE
     defines = "".join(f"#define {d.replace('=', ' ', 1)}\n" for d in variant.defines)
     headers = ["conv_args.h", "common.cuh"] + (["wgmma.cuh"] if any(a.endswith("a") for a in variant.archs) else [])
-    parts = [defines, *map(_headers_text, headers),
-             f'#line 1 "{variant.source_path.relative_to(ROOT)}"\n', variant.source_path.read_text()]
+    path = variant.source_path.resolve()
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    parts = [defines, *map(_headers_text, headers), f'#line 1 "{shown}"\n', path.read_text()]
     return "\n".join(parts)
 
 

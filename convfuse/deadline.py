@@ -1,10 +1,9 @@
-"""A deadline for GPU work in the device-call scripts.
+"""A deadline for GPU work in the scripts that run candidates (scripts/check_variant.py).
 
-A kernel that hangs (a barrier whose phase never completes) holds `torch.cuda.synchronize()` forever, and with it the
-rest of a device call: on 2026-12-02 a candidate hung inside scripts/check_bitwise.py and every later step of that
-call ran into its own timeout until the call's 600 s were spent (results/device-logs/explore-2026-12-02c/call4/).
-`finish_within` waits for the work queued so far, but at most a given time; past it, it says what hung and ends the
-process at once (exit status 124, as timeout(1) gives), which frees the GPU for the call's next step.
+A kernel that hangs (a barrier whose phase never completes) holds `torch.cuda.synchronize()` forever, and with it
+every later step of the run on the device. `finish_within` waits for the work queued so far, but at most a given time;
+past it, it says what hung and ends the process at once (exit status 124, as timeout(1) gives), which frees the GPU
+for the next step.
 """
 from __future__ import annotations
 

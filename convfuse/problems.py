@@ -65,7 +65,7 @@ class Problem:
     odd_shapes: tuple       # small input shapes: odd batch, planes no multiple of any tile/vector width
     description: str
     model_slice: tuple = () # one image of the full problem, for CPU models of the precisions (splits.py)
-    bitwise_shapes: tuple = ()  # more shapes on which scripts/check_bitwise.py compares a build with its default
+    bitwise_shapes: tuple = ()  # more shapes on which `check_variant.py --bitwise` compares a candidate bit for bit
     sanitize_shapes: tuple = ()  # small shapes that compute-sanitizer runs besides odd_shapes: paths they miss
 
     @property
@@ -116,7 +116,7 @@ CONV2D = Problem(
     # the last has input rows of a multiple of 16 bytes (W = 92), the only shape besides the full one where
     # 04c's TMA copies run, with boxes past the image's right and bottom edges
     odd_shapes=((1, 64, 39, 55), (3, 64, 6, 69), (2, 64, 19, 130), (1, 64, 21, 92)),
-    # 04c's bulk stores (CF_BULK_STORE): a last tile of 2 columns in planes at one 16-byte phase; three whole tiles per
+    # 04c's bulk stores: a last tile of 2 columns in planes at one 16-byte phase; three whole tiles per
     # row and an odd row count in planes of alternating phase; the TMA copies with two output rows
     bitwise_shapes=((2, 64, 10, 176), (1, 64, 7, 260), (3, 64, 4, 92)),
     # the bulk stores' rows at alternating phases and a last tile of 4 columns, with the TMA copies: where the special
@@ -139,15 +139,15 @@ CONV3D = Problem(
     # three column tiles (one starting at a column no multiple of 4), two, one output row per plane, one full-width
     # tile, five images of 2x18 outputs: where 04b's lean loop, row ring and turns take their other paths
     # and whole 62-pixel rows (W = 64) in planes of 8 x 62 rows (three rounds of tiles on 132 SMs), 4 x 8 and 2 x 3:
-    # 04b's group stores (CF_GROUP_STORE) in every round but the last, in one round, in none with groups of 4;
-    # 2x5x18 outputs from 20-pixel rows: CF_XWIN's windows with columns past the input and rounds that cross planes;
-    # 2x6x62 outputs: CF_DWIN's depth sweep with a last group of rows that overlaps the one before (Ho = 6; odd Ho
-    # takes the registered loop)
+    # 04b's group stores in every round but the last, in one round, in none with groups of 4;
+    # 2x5x18 outputs from 20-pixel rows: the FP16 build's input windows with columns past the input and rounds that
+    # cross planes; 2x6x62 outputs: the TF32 build's depth sweep with a last group of rows that overlaps the one before
+    # (Ho = 6; an odd Ho takes the plain loop)
     bitwise_shapes=((2, 8, 5, 10, 132), (1, 8, 4, 9, 68), (3, 8, 3, 3, 8), (1, 8, 3, 5, 64), (5, 8, 3, 4, 20),
                     (3, 8, 10, 64, 64), (2, 8, 6, 10, 64), (2, 8, 4, 5, 64), (2, 8, 4, 7, 20), (3, 8, 4, 8, 64)),
     # output 2x7x66: odd_shapes' widths are all odd, so 04b's bulk and tensor-copy stores (even widths, full 62-pixel
     # tiles, rows starting at both 16-byte phases) would never run under the sanitizer; output 4x8x62: nor would its
-    # group stores (whole rows, Do * Ho a multiple of 4); output 2x5x18: CF_XWIN's windows across planes
+    # group stores (whole rows, Do * Ho a multiple of 4); output 2x5x18: the FP16 build's input windows across planes
     sanitize_shapes=((1, 8, 4, 9, 68), (2, 8, 6, 10, 64), (2, 8, 4, 7, 20)),
 )
 

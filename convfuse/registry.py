@@ -40,6 +40,7 @@ class Variant:
     archs: tuple = ("80", "90")        # GPU targets it is built for: A100 (sm_80), H100/H200 (sm_90)
     needs_cc: tuple | None = None      # (major, minor) the GPU must have, for arch-specific (sm_90a) code
     algorithm: str = "direct"          # how its conv is computed: a key of traffic.ALGORITHM_WORK
+    scratch: Path | None = None        # a candidate's file built in place of the source (scripts/check_variant.py)
 
     @property
     def is_kernel(self) -> bool:
@@ -51,6 +52,8 @@ class Variant:
 
     @property
     def source_path(self) -> Path | None:
+        if self.scratch is not None:
+            return self.scratch
         return KERNELS / self.problem / f"{self.source}.cu" if self.source else None
 
     @property

@@ -6,10 +6,6 @@
 #     sanitize  compute-sanitizer memcheck/racecheck/synccheck on every kernel variant -> $OUT/sanitize.json
 #     harden    tests/test_gpu_hardening.py -> $OUT/gpu_hardening.log, $OUT/large_tensor.json (~9 GB tensors)
 #     profile   Nsight Compute bytes into $OUT/nvidia-h200.json (a bench rewrites the file without them)
-#     sass      instruction mix of every built kernel
-#     explore   the 04b candidate and ablation builds (convfuse/registry.py: explore_specs), verified
-#               (candidates) and timed against eager and torch.compile in one process, plus ncu's
-#               warp-state sections of the 04b kernels -> $OUT/explore.log, $OUT/ncu_sections_04b.txt
 #     pack      everything under $OUT except the results JSON into $OUT/logs.tgz (last: for a machine that
 #               sends back only a few files)
 #   bench copies the hardening fields from $OUT/{sanitize,large_tensor}.json, else results/device-logs/,
@@ -43,23 +39,6 @@ for s in $stages; do
     profile)
       [ -f "$OUT/nvidia-h200.json" ] || cp results/nvidia-h200.json "$OUT/nvidia-h200.json"
       $PY -m convfuse.profile --results "$OUT/nvidia-h200.json" --csv-out "$OUT/ncu.csv" 2>&1 | tee "$OUT/profile.log" | tail -30 ;;
-    sass)   # instruction mix of every built kernel (candidates too, if built): tensor-core HMMA (mma.sync) and
-            # HGMMA (wgmma), warpgroup waits (WARPGROUP.DEPBAR), FFMA, local memory (LDL/STL); 04b's SASS kept
-      mkdir -p "$OUT/sass"
-      for so in build/convfuse_*/*.so; do
-        n=$(basename "$so" .so); cuobjdump -sass "$so" > "/tmp/$n.sass" 2>/dev/null
-        case $n in *04b*) cp "/tmp/$n.sass" "$OUT/sass/" ;; esac
-        printf "%-52s HMMA %5s HGMMA %4s DEPBAR %3s FFMA %6s LDL %4s STL %4s LDGSTS %5s MUFU %5s\n" "$n" \
-          "$(grep -c HMMA /tmp/$n.sass)" "$(grep -c HGMMA /tmp/$n.sass)" "$(grep -c 'WARPGROUP.DEPBAR' /tmp/$n.sass)" \
-          "$(grep -c FFMA /tmp/$n.sass)" "$(grep -c LDL /tmp/$n.sass)" \
-          "$(grep -c STL /tmp/$n.sass)" "$(grep -c LDGSTS /tmp/$n.sass)" "$(grep -c MUFU /tmp/$n.sass)"
-      done | tee "$OUT/sass_summary.txt" ;;
-    explore)
-      specs=$($PY -c "from convfuse import registry as R; print(*R.explore_specs())")   # candidates, ablations
-      $PY scripts/check_variant.py $specs 2>&1 | tee "$OUT/explore.log" | grep -vE "^\[build [0-9]"
-      ncu --profile-from-start off --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis \
-        --section Occupancy $PY scripts/ncu_sections.py conv2d/04b_wgmma_tf32 conv3d/04b_wgmma_tf32 conv3d/04b_wgmma_tf32@CF_RAW \
-        > "$OUT/ncu_sections_04b.txt" 2>&1; grep -E "ncu-sections|Issue Slots Busy|No Eligible|Tensor|Warp Cycles Per Issued" "$OUT/ncu_sections_04b.txt" ;;
     pack)
       (cd "$OUT" && tar czf /tmp/convfuse-logs.tgz --exclude=nvidia-h200.json --exclude=logs.tgz . \
         && find . -mindepth 1 -not -name nvidia-h200.json -delete && mv /tmp/convfuse-logs.tgz logs.tgz && ls -la) ;;
