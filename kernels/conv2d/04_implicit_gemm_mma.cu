@@ -1,113 +1,46 @@
-// 04_implicit_gemm_mma — conv2d step 04: implicit-GEMM conv + fused epilogue on tensor cores
-// (mma.sync.m16n8k8 TF32, sm_80+: the same code runs on A100 and H100/H200).
-//
-// What changed from 03b. 03b is an FP32 CUDA-core register-tiled conv: FFMA peak (~50 TFLOP/s on the
-// H200) caps it at ~6 ms. 04 keeps 03b's block tile (64 Cout x 4 rows x 64 columns), its 8-channel
-// cp.async stages and its haloed input tile, and hands the multiply-adds to the tensor cores: each warp
-// owns 64 Cout x 64 pixels as 4 x 8 mma tiles instead of an FFMA micro-tile. One file, two precisions:
-//   default      tf32    operands rounded with cvt.rna.tf32.f32 (weights by the pre-pass, the input once
-//                        per stage in shared memory), FP32 accumulate, 1 MMA per product: rel-L2 ~2e-4
-//                        vs float64, the class of cuDNN with allow_tf32.
-//   -DCF_3XTF32  3xtf32  x = big + small; a_small*b_big + a_big*b_small + a_big*b_big per k8 step (small
-//                        products first, small*small dropped) into a fresh MMA partial sum per kernel row
-//                        (3 taps), then acc += part with an FP32 FADD (two-level accumulation, below);
-//                        block = 32 Cout. Weights split once by the pre-pass (both parts cvt.rna), the
-//                        input split at fragment load (4 instructions, see split_tf32).
-//
-// 3xtf32 precision: why the two-level accumulation. The tensor core does not add like an FFMA: per MMA it
-//   aligns the exact products and the accumulator C to the largest exponent, drops the bits below its
-//   window and normalises the sum to FP32 by truncation (round toward zero, no guard bits; Fasi, Higham,
-//   Mikaitis, Pranesh 2021 for V100/T4/A100; public probes report the same on H100). Every MMA into an
-//   accumulator of magnitude |S| loses up to ~1 ulp(S), toward zero: a bias that grows linearly with the
-//   number of MMAs instead of as a random walk. The first version accumulated all 216 MMAs (72 k8 steps
-//   x 3) into one accumulator: measured on the H200 rel-L2 4.8-5.3e-6 vs float64 (bound 2e-6), where
-//   FP32 FFMA kernels and cuDNN FP32 reach 5.6e-7; the operand splits (~2^-21 relative) cannot explain
-//   it. Now the 9 MMAs of one kernel row (3 taps, 24 of the 576 products) go into a fresh partial (first
-//   MMA with C = 0), ~1/5 of |S| in size, and the 24 partials are added to the total with round-to-
-//   nearest FADDs: the truncations act at the partial's scale and, partials having either sign, largely
-//   cancel. Numpy model of this op order with truncating MMA arithmetic (4 or 8 products per
-//   normalisation, 24-29 bit alignment window, sign-magnitude or two's-complement truncation of the
-//   aligned terms; K = 576, x ~ U[0,1) or N(0,1), default-init weights), rel-L2 after the epilogue; the
-//   variants that reproduce the measured old kernel (they give it 3.5-7.7e-6) give:
-//     partial per tap (CF_3X_FLUSH=1) 2.0-2.7e-7 | per kernel row (=3, default) 2.5-6.7e-7 |
-//     per chunk (=9) 0.6-1.4e-6 | FP32 FFMA for comparison 4.9e-7
-//   (the FP32 epilogue adds ~2-3e-7 in quadrature on the GPU: expect <= ~7e-7 with the default).
-//   The default takes 3 taps, not 1: with per-tap flushes (64 FADDs per 48 MMAs) ptxas runs out of
-//   registers, puts most MMAs right behind the MMA they depend on and adds 50-90 MOVs per chunk; a
-//   latency model of the SASS (in-order issue, 2 warps per scheduler) gives 8.5 cycles per MMA vs the
-//   old kernel's 8.0 at an 8-cycle pipe, 6.0-7.1 vs 4.0 at a 4-cycle pipe; with 3 taps 8.06 and 4.5-4.7.
-//   Cost: 64 partial + 64 total accumulators per thread, so the 3xtf32 block covers 32 Cout (2 m16 tiles
-//   per warp) and each output tile is two block tiles, one per Cout slice.
-//
-// GEMM mapping: M = Cout (64), N = output pixels, K = Cin*3*3 = 576 ordered (8-channel chunk, tap, channel).
-//   Why M = Cout: the mma accumulator gives each thread two *adjacent columns*, so with N = pixels a thread
-//   holds two consecutive pixels of one channel — NCHW order. Why (tap, channel) inside a chunk: every k8
-//   step is "8 channels at one tap", so B is read straight from the haloed input tile (no im2col buffer)
-//   at a compile-time offset per tap; the inner loop is LDS + HMMA only (SASS per chunk, tf32: 288 HMMA,
-//   32 LDS.128 for A, 135 LDS for B; 3xtf32 per 32-Cout warp: 432 HMMA, 192 FADD flushes, 144 LOP3 +
-//   144 FADD input splits, 180 LDS, ~1.1k instructions in all).
-//
-// Weights: a pre-pass kernel (36,864 threads, ~2 us) writes them once per call to a pooled, stream-ordered
-//   scratch buffer (147 KB; 295 KB for big+small) in A-fragment order, already rounded/split, laid out
-//   [chunk][Cout slice][tap][m16][part][lane][4]. Each block re-streams its slice's 18 KB chunk per K step
-//   from L2 with linear 16-byte cp.async and loads a 16 x 8 A fragment with one LDS.128 (big+small: two).
-//   Keeping all weights resident instead would not fit next to the stages on an A100, and rounding them
-//   inside the main kernel would redo it for every tile.
-//
-// Tiles: block 4 warps (128 threads) = CO_T Cout x 4 output rows x 64 output columns, warp = one output row
-//   segment. tf32: CO_T = 64, 4 m16 x 8 n8 tiles = 128 FP32 accumulators per thread, 288 MMAs per warp
-//   per chunk. 3xtf32: CO_T = 32, 2 m16 x 8 n8 tiles = 64 accumulators + 64 partial-sum registers,
-//   432 MMAs per warp per chunk. K in 8 chunks of 8 input channels, 9 k8 steps (taps) per chunk.
-//   2 cp.async stages, one __syncthreads per chunk. Shared memory per stage (both precisions):
-//     input   8 ch x 6 rows x 68 cols (64 + halo 2 + 2 so rows are whole float4s); channel stride 408
-//             (≡ 24 mod 32: the four k-rows of a B fragment hit disjoint 8-bank groups)          13,056 B
-//     weights 9 taps x MT m16 x WPARTS x 32 lanes x float4, fragment order (4x1 / 2x2)         18,432 B
-//   dynamic smem = 2 stages = 62,976 B. The output staging (16 x 68 floats per warp) reuses the stage of
-//   the tile's last chunk. Registers (-Xptxas -v, nvcc 13.0): tf32 228 (sm_80) / 234 (sm_90), 3xtf32
-//   255 / 255, no spills, no stack: 2 blocks/SM on A100, H100, H200 in both precisions. Two 4-warp blocks
-//   per SM let one block's epilogue (erf-GELU, ~40% of a tf32 tile's issue slots) run while the other
-//   keeps the tensor cores busy. CF_CONV2D_ROWS=8 (8 warps, 1 block/SM) halves the L2 → SM weight
-//   traffic at the cost of that overlap.
-//
-// Launch: persistent grid = min(tiles, SMs x resident blocks/SM); tile = (n, 4-row band, 64-column band,
-//   Cout slice), slice fastest, then column band, dealt round-robin: co-resident blocks work on
-//   neighbouring tiles, so halo rows and the second slice's input are re-read from L2, not DRAM. A block's
-//   (tile, chunk) sequence is one flattened pipeline: the next tile's first chunk is in flight during this
-//   tile's epilogue. tf32 has one slice (the slice index folds away: its SASS is that of the one-slice
-//   version).
-//
-// Epilogue: v = acc + bias[c] parked in staging one 16-channel slice at a time (each row shifted by its
-//   16-byte misalignment), then each lane takes one channel row, applies epilogue_conv2d(v, multiplier[c])
-//   to a float4 and writes it with an aligned 16-byte streaming store (scalar stores only at ragged row
-//   ends). y is written exactly once; the epilogue runs only on pixels inside the output.
-//
-// Traffic at full size (N=64, 64x256x256 → 64x254x254):
-//   FLOPs   2*64*64*254*254*576 = 304.4 GFLOP (3xtf32: 913 GFLOP of TF32 MMAs); 1.6% more on tile padding
-//   DRAM    x read once 1.074 GB (halo and second-slice re-reads hit L2) + y written once 1.057 GB = 2.13 GB
-//   L2 → SM tf32: x 1.71 GB (64 ch x 6 x 68 per 4 x 64 outputs) + weights 147 KB x 16,384 tiles = 2.42 GB;
-//           3xtf32: x 3.42 GB (read once per slice) + weights 147 KB x 32,768 half tiles = 4.83 GB
-// Predicted H200 (SASS counts, 1.98 GHz): tf32 ~0.85-0.95 ms issue-bound (per warp and tile ~6.4k issue
-//   slots for the MMA phase + ~5.7k for the epilogue); measured 2.16 ms (2026-11-29; 2 blocks x 4 warps per
-//   SM, 11-12% achieved occupancy). 3xtf32, one accumulator: measured 4.32 ms (~10 clk per HMMA per SM
-//   sub-partition). Two-level version: the same 0.45 G HMMA, ~1.6x the MMA-phase issue slots (FADD
-//   flushes; the input split and B loads now per 32-Cout warp instead of per 64), still well under the
-//   issue capacity; the SASS latency model gives the old MMA rate at an 8-cycle pipe and 11-19% slower
-//   at 4 cycles; plus twice the per-tile fixed costs (barriers, x copies): ~4.3-4.8 ms. With
-//   CF_3X_FLUSH=1, ~4.6-5.5 ms.
-//
-// Odd shapes: any N, H, W >= 3. Input rows/columns past the edge are zero-filled by cp.async (src-size 0)
-//   and feed only outputs that are never stored. 16-byte copies when W % 4 == 0 and x is 16-byte aligned,
-//   4-byte copies otherwise.
-
+// 04_implicit_gemm_mma — conv2d step 04: implicit-GEMM conv + fused epilogue on tensor cores (mma.sync.m16n8k8 TF32,
+// sm_80+: the same code runs on A100 and H100/H200). One file, two precisions:
+//   tf32     operands rounded with cvt.rna.tf32.f32 (weights by the pre-pass, the input once per stage in shared
+//            memory), FP32 accumulate, one MMA per product: rel-L2 ~3.5e-4, the class of cuDNN with allow_tf32.
+//   3xtf32   (CF_3XTF32) x = big + small; a_small b_big + a_big b_small + a_big b_big per k8 step (small products
+//            first, small x small dropped), weights split once by the pre-pass (both parts cvt.rna), the input
+//            at fragment load (split_tf32); block = 32 Cout.
+// What changed from 03b: 03b's FFMA peak (~50 TFLOP/s on the H200) caps it at ~6 ms. 04 keeps its block tile (64
+//   Cout x 4 rows x 64 columns), its 8-channel cp.async stages and haloed input tile, and hands the multiply-adds to
+//   the tensor cores: each warp owns 64 Cout x 64 pixels as 4 x 8 mma tiles instead of an FFMA micro-tile.
+// Why 3xTF32 accumulates in two levels: the tensor core adds each MMA into its accumulator with truncation (round
+//   toward zero, no guard bits), so every MMA into an accumulator of magnitude |S| loses up to ~1 ulp(S) in one
+//   direction: a bias growing with the number of MMAs. All 216 MMAs into one accumulator measured rel-L2 5e-6 (bound
+//   2e-6). So the 9 MMAs of 3 taps go into a fresh partial sum (first MMA with C = 0), added to the total with a
+//   round-to-nearest FADD: the truncations act at the partial's scale and, partials having either sign, largely
+//   cancel (numpy model: 2.5-6.7e-7; a partial per tap models better but runs ptxas out of registers).
+// GEMM: M = Cout, N = output pixels, K = 576 ordered (8-channel chunk, tap, channel). M = Cout because the mma
+//   accumulator gives a thread two adjacent columns: two consecutive pixels of one channel, NCHW order. Each k8 step
+//   is 8 channels at one tap, so B is read straight from the haloed input tile at a compile-time offset (no im2col);
+//   the inner loop is LDS + HMMA only.
+// Weights: a pre-pass (36,864 threads) writes them once per call to a pooled, stream-ordered buffer (147 KB; 295 KB
+//   big + small) in A-fragment order, rounded or split: [chunk][Cout slice][tap][m16][part][lane][4]. Each block
+//   streams its slice's chunk per K step from L2 (18 KB, linear 16-byte cp.async) and loads a fragment with one
+//   LDS.128 (two for big + small); all weights resident would not fit next to the stages on an A100.
+// Launch: persistent grid = min(tiles, SMs x 2); a block of 4 warps (a warp one output row) computes CO_T Cout x 4
+//   rows x 64 columns (tf32: 64 Cout, 128 accumulators a thread; 3xtf32: 32 Cout, 64 + 64 partial sums); tiles (n,
+//   rows, columns, Cout slice) dealt round-robin, slice fastest, so halos and the second slice's input come from L2.
+//   2 cp.async stages of 31,488 B (8 channels x 6 rows x 68 columns, the chunk's weights), 234 (3xtf32 255)
+//   registers: 2 blocks an SM, one block's epilogue beside the other's MMAs; the next tile's first chunk is in
+//   flight during this tile's epilogue. Epilogue: acc + bias parked in the last chunk's stage, then a lane a channel
+//   row: epilogue_conv2d (erff) on float4s, 16-byte streaming stores.
+// Bytes: DRAM x 1.07 GB read + y 1.06 GB written once (measured tf32 2.17 GB, 3xtf32 2.21 GB); L2 -> SM tf32 x 1.71
+//   GB + weights 2.42 GB, 3xtf32 x 3.42 GB + weights 4.83 GB.
+// Bound: latency (ncu: 8 warps an SM, no warp eligible 55.6 % of cycles); 304 GFLOP of TF32 MMAs (3xtf32: 913).
+// Measured (H200, 2026-12-05 record): tf32 2.174 ms, 2.29x eager, 1.06x torch.compile, rel-L2 3.5e-4; 3xtf32 5.340 ms,
+//   0.93x eager, rel-L2 3.5e-7.
+// Odd shapes: any N, H, W >= 3. Input past the edge is zero-filled by cp.async (src-size 0) and feeds only outputs
+//   that are never stored; 16-byte copies when W % 4 == 0 and x is 16-byte aligned, 4-byte copies otherwise.
 
 namespace cf04 {
 
 constexpr int CIN = 64, COUT = 64, KS = 3, TAPS = KS * KS;
-#ifndef CF_CONV2D_ROWS
-#define CF_CONV2D_ROWS 4   // output rows = warps per block; 8: 1 block/SM, half the weight traffic
-#endif
-constexpr int WARPS = CF_CONV2D_ROWS;
-static_assert(WARPS == 4 || WARPS == 8, "the smem layout is checked for 4- and 8-row tiles");
+constexpr int WARPS = 4;                         // output rows = warps per block
 constexpr int THREADS = WARPS * 32;
 constexpr int TW = 64;                           // output columns per tile: 8 n8 tiles per warp
 constexpr int CK = 8;                            // input channels per K chunk: one k8 step per tap
@@ -116,17 +49,14 @@ constexpr int STAGES = 2;
 constexpr int XROWS = WARPS + KS - 1;
 constexpr int XCHUNKS = (TW + KS - 1 + 3) / 4;   // 16-byte chunks per staged input row (17)
 constexpr int XRS = XCHUNKS * 4;                 // 68
-constexpr int XCS = XROWS * XRS;                 // channel stride: 408 (4 rows) / 680 (8 rows)
+constexpr int XCS = XROWS * XRS;                 // channel stride: 408
 static_assert(XCS % 32 == 8 || XCS % 32 == 24, "the 4 k-rows of a B fragment must hit disjoint bank groups");
 constexpr int X_STAGE = CK * XCS;                // floats; item k of the copy is float4 k of the stage
 constexpr int X_ITEMS = X_STAGE / 4;
 #ifdef CF_3XTF32
 constexpr int WPARTS = 2;                        // big, small
 constexpr int MT = 2;                            // m16 tiles per warp: a block owns 32 of the 64 Cout
-#ifndef CF_3X_FLUSH
-#define CF_3X_FLUSH 3                            // taps per MMA partial sum (1, 3 or 9), see the header
-#endif
-constexpr int FLUSH = CF_3X_FLUSH;
+constexpr int FLUSH = 3;                         // taps per MMA partial sum, see the header
 static_assert(TAPS % FLUSH == 0, "a partial sum covers whole taps of one chunk");
 #else
 constexpr int WPARTS = 1;
