@@ -1,63 +1,37 @@
-// 04_implicit_gemm_mma — conv3d step 04: implicit-GEMM conv + fused epilogue on tensor cores
-// (mma.sync.m16n8k8 TF32, sm_80+: the same code runs on A100 and H100/H200).
-//
-// What changed from 03b. 03b is an FP32 CUDA-core register-tiled conv: FFMA peak (~50 TFLOP/s on the
-// H200) caps it at ~3.8 ms. 04 runs the 190 GFLOP on tensor cores; each warp owns 64 Cout x 64 pixels as
-// 4 x 8 mma tiles. One file, two precisions:
-//   default      tf32    operands rounded to TF32 with cvt.rna.tf32.f32 (weights once per block, the input
-//                        tile once per tile, in shared memory), FP32 accumulate, 1 MMA per product.
-//   -DCF_3XTF32  3xtf32  x = big + small, big = x truncated to TF32, small = x - big;
-//                        acc += a_small*b_big + a_big*b_small + a_big*b_big (small products first,
-//                        small*small dropped): FP32-level accuracy (modelled rel-L2 ~4e-7) for 3x the MMAs.
-//
-// GEMM mapping: M = Cout (64), N = output pixels, K = Cin*27 = 216 ordered (tap, channel). Cin = 8 is
-//   exactly one k8 step, so the GEMM is 27 k-steps, one per tap, each reading B straight out of a haloed
-//   input tile in shared memory at a compile-time offset (no im2col). M = Cout because the mma
-//   accumulator gives each thread two adjacent pixels of one channel: NCHW order.
-//
-// This problem is store- and issue-bound, not MMA-bound: K = 216 is small, y (1.76 GB) is 6.6x x, and
-//   the epilogue (leaky, add, clamp, erf-GELU) is ~31 SASS instructions per output, three times the MMA
-//   phase (~11 per output). So: weights stay resident in shared memory in A-fragment
-//   order (one LDS.128 per m16 fragment, pre-rounded for tf32; SASS: 288 HMMA + 166 LDS per 9 taps);
-//   the epilogue runs only on pixels inside the output; stores are aligned 16-byte streaming stores;
-//   two blocks per SM so one block's epilogue overlaps the other's MMAs.
-//
-// Tiles: block 4 warps (128 threads) = 64 Cout x 2 output depths x 2 output rows x 64 output columns;
-//   warp = one output row segment: 4 m16 x 8 n8 tiles = 128 FP32 accumulators per thread, 27 k-steps =
-//   864 MMAs per warp per tile (2,592 for 3xtf32). Shared memory:
-//     weights 27 taps x 4 m16 x 32 lanes x float4, fragment order                                55,296 B
-//     input   8 ch x 4 depths x 4 rows x 68 cols (64 + halo 2 + 2 so rows are whole float4s); channel
-//             stride 1096 (≡ 8 mod 32: the four k-rows of a B fragment hit disjoint 8-bank groups) 35,072 B
-//     per-warp output staging 16 x 68 floats x 4 warps                                           17,408 B
-//   = 107,776 B dynamic → 2 blocks/SM on H100/H200 (228 KB), 1 on A100 (164 KB).
-//   One input buffer: after the MMAs the next tile's input is copied in while this tile's epilogue runs
-//   (several microseconds, far more than the copy latency).
-//
-// Launch: persistent grid = min(tiles, SMs x resident blocks/SM); tile = (n, depth pair, row pair,
-//   64-column band), column band fastest, dealt round-robin; an image's input is 2 MB, so halo re-reads
-//   between neighbouring tiles hit L2. At full size Ho = 62 = 31 row pairs, Do = 14 = 7 depth pairs, and
-//   a 64-column band covers a 62-column row: 3% of the MMAs land on padding, none of the epilogue does.
-//
-// Epilogue: v = acc + bias[c] parked in the warp's staging buffer one 16-channel slice at a time (each
-//   row shifted by its 16-byte misalignment), then each lane takes one channel row, applies
-//   epilogue_conv3d(v, sum_tensor[c]) to a float4 and writes it with an aligned 16-byte streaming store
-//   (scalar stores only at ragged row ends). y is written exactly once.
-//
-// Traffic at full size (N=128, 8x16x64x64 → 64x14x62x62):
-//   FLOPs   2*128*64*14*62*62*216 = 190.5 GFLOP (3xtf32: 571 GFLOP of TF32 MMAs)
-//   DRAM    x read once 0.268 GB + y written once 1.763 GB = 2.03 GB (0.49 ms at 4.18 TB/s)
-//   L2 → SM x 0.97 GB (27,776 tiles x 8 ch x 4 x 4 x 68 floats); weights 55 KB once per block
-// Predicted H200 (SASS counts, 1.98 GHz): tf32 ~0.9-1.0 ms, issue-bound — per warp and tile ~8.3k issue
-//   slots: epilogue 5.8k (~42 per output, ~31 of them erf-GELU), MMA phase 1.4k (864 HMMA + LDS), copies
-//   and rounding 1.0k; 27,776 x 4 warp-tiles = 0.92 G warp-instructions = 0.88 ms at 4 issues/clk/SM,
-//   against 0.36 ms of HMMA and the 0.49 ms DRAM floor. The 0.8 ms goal needs a cheaper epilogue: the
-//   clamp bounds erf's argument to |x| <= 0.7072, so erff's large-argument path (and its selects) is dead
-//   weight. 3xtf32 ~1.5-1.8 ms: 3x the HMMA (1.1 ms at peak) plus 2-instruction input splits and
-//   weight splits at fragment load, issue ~1.3 ms.
-//
-// Odd shapes: any N, D, H, W >= 3. Input past the volume is zero-filled by cp.async (src-size 0) and
-//   feeds only outputs that are never stored. 16-byte copies when W % 4 == 0 and x is 16-byte aligned,
-//   4-byte copies otherwise.
+// 04_implicit_gemm_mma — conv3d step 04: implicit-GEMM conv + fused epilogue on tensor cores (mma.sync.m16n8k8 TF32,
+// sm_80+: the same code runs on A100 and H100/H200). One file, two precisions:
+//   tf32     operands rounded to TF32 with cvt.rna.tf32.f32 (weights once per block, the input tile once per tile,
+//            in shared memory), FP32 accumulate, one MMA per product.
+//   3xtf32   (CF_3XTF32) x = big + small, big = x truncated to TF32, small = x - big, for inputs and weights at
+//            fragment load (split_tf32); acc += a_small b_big + a_big b_small + a_big b_big (small products first,
+//            small x small dropped): FP32-level accuracy for 3x the MMAs. K = 216 is short enough for one
+//            accumulator (conv2d's K = 576 needs partial sums: its 04 says why).
+// What changed from 03b: 03b's FFMA peak (~50 TFLOP/s on the H200) caps it at ~3.8 ms; 04 runs the 190 GFLOP on the
+//   tensor cores, each warp 64 Cout x 64 pixels as 4 x 8 mma tiles.
+// GEMM: M = Cout (64), N = output pixels, K = Cin x 27 = 216 ordered (tap, channel). Cin = 8 is one k8 step, so the
+//   GEMM is 27 k-steps, one per tap, each reading B straight from a haloed input tile in shared memory at a
+//   compile-time offset (no im2col). M = Cout because the mma accumulator gives each thread two adjacent pixels of
+//   one channel: NCHW order. y (1.76 GB) is 6.6x x and K is short, so the weights stay resident in shared memory in
+//   A-fragment order (one LDS.128 a fragment, pre-rounded for tf32), the epilogue runs only on pixels inside the
+//   output and stores are aligned 16-byte streaming stores.
+// Launch: persistent grid = min(tiles, SMs x resident blocks); a block of 4 warps (a warp one output row) computes
+//   64 Cout x 2 depths x 2 rows x 64 columns, 128 accumulators a thread; tiles (n, depth pair, row pair, 64-column
+//   band) dealt round-robin, column band fastest, so halo re-reads hit L2. At full size a 64-column band covers a
+//   62-column row: 3 % of the MMAs land on padding, none of the epilogue does. Shared memory: weights 27 taps x 4 m16
+//   x 32 lanes x float4 (55,296 B), input 8 channels x 4 depths x 4 rows x 68 columns (channel stride 1096 = 8 mod
+//   32: a B fragment's 4 k-rows hit disjoint bank groups; 35,072 B), output staging 16 x 68 floats a warp (17,408 B):
+//   107,776 B, 2 blocks an SM on H100/H200 (1 on A100), so one block's epilogue overlaps the other's MMAs. One input
+//   buffer: the next tile's input is copied in while this tile's epilogue runs.
+// Epilogue: acc + bias parked in the warp's staging buffer one 16-channel slice at a time (each row shifted by its
+//   16-byte misalignment), then a lane a channel row: epilogue_conv3d on float4s, 16-byte streaming stores.
+// Bytes: DRAM x read once 0.27 GB + y written once 1.76 GB = 2.03 GB (measured tf32 2.03 GB, 3xtf32 2.08 GB);
+//   L2 -> SM x 0.97 GB, the weights once per block. FLOPs 190.5 G (3xtf32: 571 G of TF32 MMAs).
+// Bound: latency (ncu: more than half the cycles no warp eligible; 128 accumulators and ~220 registers a thread
+//   allow 8 warps an SM, every operand through an LDS into registers).
+// Measured (H200, 2026-12-05 record): tf32 1.632 ms, 6.16x eager, 3.57x torch.compile, rel-L2 1.3e-4; 3xtf32 3.273 ms,
+//   3.07x eager, 1.78x torch.compile, rel-L2 7.8e-7.
+// Odd shapes: any N, D, H, W >= 3. Input past the volume is zero-filled by cp.async (src-size 0) and feeds only
+//   outputs that are never stored; 16-byte copies when W % 4 == 0 and x is 16-byte aligned, 4-byte copies otherwise.
 
 namespace cf04 {
 
@@ -199,7 +173,7 @@ __device__ __forceinline__ void compute_tile(float (&acc)[4][8][4], const float*
 
 // Bias, epilogue and 16-byte stores of this warp's output row, one m16 slice (16 channels) at a time
 // through the warp's staging buffer. The accumulators (+ bias) are parked in staging first and the
-// epilogue runs on float4s read back from it: erf-GELU then never has more than 4 values in flight next
+// epilogue runs on float4s read back from it: the GELU then never has more than 4 values in flight next
 // to the 128 live accumulators (computing it straight from the accumulators spilled registers), and
 // it runs only for pixels inside the output. Staging row r holds channel 16i + r shifted right by that
 // row's misalignment sh (floats), so float4 k of the staging row is the aligned global float4 at
