@@ -199,7 +199,8 @@ def test_the_model_mirrors_the_kernels_expressions():
         "tc.oh0 -= g.Ho; if (++tc.od == g.Do) { tc.od = 0; ++tc.n; }",
         "mbar_wait(wfull + b, (r / WBUFS) & 1);",
         "if (r >= 1) mbar_wait(wempty + b2, ((r - 1) / WBUFS) & 1);",
-        "if (!(wg == 0 && r == 0)) asm volatile(\"bar.sync %0, 256;\\n\" :: \"r\"(1 + WGS + wg) : \"memory\");",
+        "if (!(wg == 0 && r == 0)) turn_wait(wg);",
+        "void turn_wait(int wg) { asm volatile(\"bar.sync %0, 256;\\n\" :: \"r\"(1 + WGS + wg) : \"memory\"); }",
         "if (wg + 1 < WGS ? tile + 1 < g.tiles : tile_r + stride < g.tiles)",
         "for (int r = 0; r < 2 && r < rounds; ++r) {",
         "g.tiles_x == 1 && a.Ho >= 3 && g.xlean ? conv3d_wgmma_kernel<true>",
@@ -249,7 +250,7 @@ def test_the_group_store_model_mirrors_the_kernel():
         "if (slot < GROUP - 1 && round > 0) mbar_wait(empty, (round - 1) & 1);",
         "mbar_wait(full, round & 1);",
         "mbar_init(gbar + threadIdx.x, GROUP - 1);", "mbar_init(gbar + GBARS + threadIdx.x, 1);",
-        "bulk_wait_read_but_last(); #else if (!DEFER) bulk_wait_read();",
+        "bulk_commit(); bulk_wait_read_but_last();",
         "if (!first_round) mbar_arrive(gbar + GBARS + (b ^ (GBARS / 2)));",
     ):
         assert expr in src, expr

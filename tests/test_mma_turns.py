@@ -3,7 +3,8 @@
 A block's warpgroups issue their MMAs in turn: before its turn a warpgroup waits at its ORDER barrier (`bar.sync`,
 256 threads: itself and the warpgroup that passes the turn), after issuing it passes the turn on (`bar.arrive` at the
 next one's barrier) unless that one has no turn left. A mistake here hangs the GPU, so the schedules the kernel
-computes are written out below, expression for expression, and run against a model of named barriers: every wait must be met by exactly one arrive, and no arrive may be left over.
+computes are written out below, expression for expression, and run against a model of named barriers: every wait
+must be met by exactly one arrive, and no arrive may be left over.
 """
 import itertools
 
@@ -81,11 +82,11 @@ def test_the_model_mirrors_the_kernels_expressions():
     src = " ".join((Path(__file__).resolve().parent.parent / "kernels" / "conv3d" / "04b_implicit_gemm_wgmma.cu")
                    .read_text().split())
     for expr in (
-        # default loop: waits unless warpgroup 0's first tile; passes to wg + 1, or to warpgroup 0 a round on
-        "mma_ordered(acc, sw, sx, wg, !(wg == 0 && tile == CF_TILE0), "
-        "wg + 1 < WGS ? tile + 1 < CF_TEND : tile + stride - (WGS - 1) < CF_TEND, (wg + 1) % WGS);",
-        # the dealing: tile += grid * WGS from the block's first
-        "const int stride = gridDim.x * WGS; #define CF_TILE0 (blockIdx.x * WGS) #define CF_TEND g.tiles",
-        "for (; tile < CF_TEND; tile += stride) {",
+        # the tile loop: waits unless warpgroup 0's first tile; passes to wg + 1, or to warpgroup 0 a round on
+        "mma_ordered(acc, sw, sx, wg, !(wg == 0 && tile == tile0), "
+        "wg + 1 < WGS ? tile + 1 < g.tiles : tile + stride - (WGS - 1) < g.tiles, (wg + 1) % WGS);",
+        # the dealing: block-major
+        "const int stride = gridDim.x * WGS;", "const unsigned tile0 = blockIdx.x * WGS;", "int tile = tile0 + wg;",
+        "for (; tile < g.tiles; tile += stride) {",
     ):
         assert expr in src, expr
