@@ -9,6 +9,9 @@
 // a block, one element per thread; the channel of element i comes from index arithmetic,
 // c = (i / plane) % C, one 64-bit division and one modulo per element.
 // Bytes: reads N*C*plane*4 (conv output) + 2*C*4 (bias, multiplier); writes N*C*plane*4.
+// Bound: instructions and bytes in flight, not DRAM: one 4-byte element a thread behind a 64-bit division; the
+// kernel moves its 2.1 GB in 1.20 ms (1.75 TB/s), 02 the same bytes in 0.52 ms.
+// Measured (H200, 2026-12-05 record): 3.610 ms, 1.38x eager; cuDNN's conv and its layout conversions take 2.4 ms.
 
 __global__ void epilogue_fused_1d(const float* __restrict__ conv_out, const float* __restrict__ bias,
                                   const float* __restrict__ param, float* __restrict__ y,

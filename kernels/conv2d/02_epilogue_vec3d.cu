@@ -11,6 +11,8 @@
 // Launch geometry: block 256 threads; grid.x = ceil(plane / (256*ITEMS*4)) (vector path) or
 // ceil(plane / (256*ITEMS)) (scalar path), grid.y = C, grid.z = N (N <= 65535).
 // Bytes: reads N*C*plane*4 + 2*C*4; writes N*C*plane*4 — the minimum for an epilogue pass.
+// Bound: DRAM: the kernel moves 2.1 GB in 0.52 ms, 4.0 TB/s (a device copy: 4.27 TB/s).
+// Measured (H200, 2026-12-05 record): 2.934 ms, 1.70x eager; cuDNN's conv and its layout conversions take 2.4 ms.
 
 constexpr int kThreads = 256;
 constexpr int kItems = 4;

@@ -9,6 +9,9 @@
 // a block, one element per thread; the channel of element i comes from index arithmetic,
 // c = (i / plane) % C, one 64-bit division and one modulo per element.
 // Bytes: reads N*C*plane*4 (conv output) + 2*C*4 (bias, sum_tensor); writes N*C*plane*4.
+// Bound: instructions and bytes in flight, not DRAM: one 4-byte element a thread behind a 64-bit division; the
+// kernel moves its 3.5 GB in 1.81 ms (1.94 TB/s), 02 the same bytes in 0.87 ms.
+// Measured (H200, 2026-12-05 record): 6.738 ms, 1.49x eager; cuDNN's conv (FP32, FFMA) takes 4.94 ms.
 
 __global__ void epilogue_fused_1d(const float* __restrict__ conv_out, const float* __restrict__ bias,
                                   const float* __restrict__ param, float* __restrict__ y,

@@ -10,7 +10,8 @@
 // Launch geometry: block (16, 8, 2) = 256 threads; grid (Cout, N, ceil(Wo/16)*ceil(Ho/8)*ceil(Do/2)).
 // Bytes: every thread issues 216 loads of x (4 B each) and 216 of w; DRAM sees x once per output
 // channel at best (Cout = 64 blocks read the same tile at different times), y written once.
-// Why it is slow: one output per thread means one FMA per global load; no reuse in registers.
+// Bound: the load path: one output per thread means one global load per FMA, no reuse in registers.
+// Measured (H200, 2026-12-05 record): 43.41 ms, 0.23x eager: 4.5 TFLOP/s; DRAM 3.7 GB (x re-read).
 
 constexpr int BW = 16, BH = 8, BD = 2, K = 3, CIN = 8;
 
