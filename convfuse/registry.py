@@ -111,7 +111,7 @@ _HOPPER = {
         Variant("04c_ws_tf32", "conv2d", "04c", "tf32", "fused",
                 "04b with two producer warpgroups (TMA into raw buffers, then one 3-stage ring for both "
                 "consumers in turn), output through the bulk-copy engine, TF32",
-                defines=("CF_TF32_RN",),
+                defines=(),
                 **_04C),
         Variant("04c_ws_3xfp16", "conv2d", "04c", "3xfp16", "fused",
                 "warp-specialised wgmma conv+epilogue, FP16 hi/lo operands, three products in 1.5 TF32 "
@@ -131,7 +131,7 @@ _HOPPER = {
         Variant("04d_rs_3xtf32", "conv2d", "04d", "3xtf32", "fused",
                 "04d with split-TF32 operands (big + small parts, three products), a block per half of the "
                 "Cout so that both weight parts stay resident (FP32 accuracy)",
-                defines=("CF_3XTF32", "CF_3X_ROW_PREFETCH"),
+                defines=("CF_3XTF32",),
                 **_04D),
         Variant("04e_wino_3xtf32", "conv2d", "04e", "3xtf32", "fused",
                 "Winograd F(2x2, 3x3) on the tensor cores with split-TF32 operands (three products), the "

@@ -237,7 +237,8 @@ __device__ __forceinline__ void load_raw(float* raw, const float* __restrict__ x
 
 // A raw buffer -> one ring stage in the MMAs' layout, a pixel's 8 channels per thread: conflict-free 4-byte shared
 // loads, 16-byte stores to consecutive rows.
-//   TF32: part 0 = channels 0-3, part 1 = channels 4-7, rounded to TF32.
+//   TF32: part 0 = channels 0-3, part 1 = channels 4-7, rounded to TF32 by cvt.rn (one F2FP.TF32 in SASS where
+//   cvt.rna takes three or four; the two differ only on exact ties).
 //   3xFP16: part 0 = x_hi = FP16(x), part 1 = x_lo = FP16(x - x_hi); FP16: x_hi alone. |x| >= 65520 makes x_hi Inf,
 //   and every output that reads it non-finite: the consumer then recomputes those outputs in FP32.
 // shift: the tile's first column in the raw rows (0 or 2, see RAW_PITCH; 0 for the cp.async copies).
@@ -272,8 +273,8 @@ __device__ __forceinline__ void stage_raw(float* xs, const float* raw, int ptid,
 #pragma unroll
                 for (int q = 0; q < CHUNK / 4; ++q)
                     *reinterpret_cast<float4*>(xs + q * XPART + 4 * p) =
-                        make_float4(CF_TF32_STAGE(v[4 * q]), CF_TF32_STAGE(v[4 * q + 1]), CF_TF32_STAGE(v[4 * q + 2]),
-                                    CF_TF32_STAGE(v[4 * q + 3]));
+                        make_float4(tf32_round_rn(v[4 * q]), tf32_round_rn(v[4 * q + 1]),
+                                    tf32_round_rn(v[4 * q + 2]), tf32_round_rn(v[4 * q + 3]));
             }
         }
     }
