@@ -63,11 +63,7 @@ __device__ __forceinline__ float epilogue_conv2d_fast(float acc, float multiplie
     return gelu_erf_fast(leaky_relu(acc * multiplier, 0.01f));
 }
 __device__ __forceinline__ float epilogue_conv2d(float acc, float multiplier) {
-#if   defined(CF_GELU_FAST)
-    return epilogue_conv2d_fast(acc, multiplier);
-#else
     return gelu_erf(leaky_relu(acc * multiplier, 0.01f));
-#endif
 }
 
 // NaN-propagating min/max (PTX min.NaN / max.NaN, sm_80+, one FMNMX each): torch.clamp keeps NaN,
@@ -121,21 +117,11 @@ template <bool Q3, bool HALF = false>
 __device__ __forceinline__ float gelu_clamped_as(float v) {
     if constexpr (Q3) return gelu_clamped_q3<HALF>(v); else return gelu_clamped<HALF>(v);
 }
-#ifdef CF_GELU_Q3
-constexpr bool cf_gelu_q3 = true;
-#else
-constexpr bool cf_gelu_q3 = false;
-#endif
-#ifdef CF_GELU_HALF
-constexpr bool cf_gelu_half = true;
-#else
-constexpr bool cf_gelu_half = false;
-#endif
 
 // conv3d epilogue: leaky_relu(0.2) -> + sum_tensor[c] -> clamp(-1, 1) -> GELU, 12 instructions.
 // leaky_relu with a slope below 1 is max(v, slope v) (NaN and +-Inf pass through unchanged).
 // Q3: the GELU by gelu_clamped_q3 instead of gelu_clamped.
-template <bool Q3 = cf_gelu_q3>
+template <bool Q3 = false>
 __device__ __forceinline__ float epilogue_conv3d(float acc, float sum_c) {
     float v = fmaxf(acc, 0.2f * acc) + sum_c;
     v = fmin_nan(fmax_nan(v, -1.0f), 1.0f);
@@ -145,7 +131,7 @@ __device__ __forceinline__ float epilogue_conv3d(float acc, float sum_c) {
 // leaky(scale acc + b) + s = max(scale acc + bs, 0.2 scale acc + b2s), two FFMA and one FMNMX where the form
 // above takes FADD, FMUL, FMNMX, FADD (and an FMUL to undo a weight scale). Rounding: an ulp from eager's order.
 // HALF: all of it on v / 2 (constants and clamp halved, exact), the GELU in gelu_clamped's HALF form.
-template <bool Q3 = cf_gelu_q3, bool HALF = cf_gelu_half>
+template <bool Q3 = false, bool HALF = false>
 __device__ __forceinline__ float epilogue_conv3d_folded(float acc, float scale, float bs, float b2s) {
     if constexpr (HALF) {
         float u = fmaxf(fmaf(acc, 0.5f * scale, 0.5f * bs), fmaf(acc, 0.5f * (0.2f * scale), 0.5f * b2s));   // v / 2

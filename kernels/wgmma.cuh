@@ -18,12 +18,7 @@
 #include <cuda.h>               // CUtensorMap (TMA); the encoder is reached through the runtime (cf_encode_tma_4d)
 #include <cudaTypedefs.h>
 
-// The registry's precision defines that conv3d 04b and conv2d 04c read: CF_3XF16 and CF_1XF16 take FP16 operands
-// (weights scaled per call, the FP32 path for inputs FP16 cannot carry); CF_TF32_RN stages TF32 operands rounded by
-// cvt.rn (tf32_round_rn).
-#if defined(CF_3XF16) || defined(CF_1XF16)
-#define CF_F16_OPERANDS
-#endif
+// CF_TF32_RN (conv2d 04c TF32): its staged TF32 operands rounded by cvt.rn (tf32_round_rn).
 #if   defined(CF_TF32_RN)
 #define CF_TF32_STAGE tf32_round_rn     // one F2FP.TF32 in SASS where cvt.rna takes three or four
 #else
