@@ -18,13 +18,6 @@
 #include <cuda.h>               // CUtensorMap (TMA); the encoder is reached through the runtime (cf_encode_tma_4d)
 #include <cudaTypedefs.h>
 
-// CF_TF32_RN (conv2d 04c TF32): its staged TF32 operands rounded by cvt.rn (tf32_round_rn).
-#if   defined(CF_TF32_RN)
-#define CF_TF32_STAGE tf32_round_rn     // one F2FP.TF32 in SASS where cvt.rna takes three or four
-#else
-#define CF_TF32_STAGE tf32_round
-#endif
-
 // Shared-memory matrix descriptor, no swizzle ("interleave") layout, K-major: the operand is made of core
 // matrices of 8 rows x 16 bytes (4 TF32), each stored as 128 contiguous bytes; lbo = byte distance
 // between the two core matrices of one k8 step (K direction), sbo = byte distance between core matrices
