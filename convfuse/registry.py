@@ -142,7 +142,7 @@ _HOPPER = {
     "conv3d": [
         Variant("04b_wgmma_tf32", "conv3d", "04b", "tf32", "fused",
                 "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), TF32",
-                defines=("CF_GROUP_STORE", "CF_TF32_RN"),
+                defines=("CF_GROUP_STORE",),
                 **_04B),
         Variant("04b_wgmma_3xtf32", "conv3d", "04b", "3xtf32", "fused",
                 "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), split-TF32 (FP32 accuracy)",
