@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 TORCH ?= torch==2.13.0
 PYTEST_FLAGS ?= -q
 NCU ?= ncu
-SANITIZE_OUT ?= results/device-logs/sanitize.json
+SANITIZE_RECORD ?=
 
 .PHONY: venv report readme test lab bench gpu-test profile sanitize clean
 
@@ -46,10 +46,10 @@ gpu-test: venv
 profile: venv
 	$(PY) -m convfuse.profile --ncu $(NCU)
 
-# compute-sanitizer memcheck, racecheck, synccheck on every kernel variant at the odd shapes; the counts
-# reach results/<gpu>.json through the next `make bench` (or `python -m convfuse.results merge-hardening`)
+# compute-sanitizer memcheck, racecheck, synccheck on every kernel variant at the odd shapes; the counts land on
+# this GPU's record (results/<gpu-slug>.json, or SANITIZE_RECORD), each with the machine code it checked
 sanitize: venv
-	$(PY) -m convfuse.sanitize --out $(SANITIZE_OUT)
+	$(PY) -m convfuse.sanitize $(if $(SANITIZE_RECORD),--record $(SANITIZE_RECORD))
 
 # what the build and `make report` made; the README's figure is committed and stays
 clean:

@@ -263,10 +263,13 @@ def run(problem_keys=None, keys=None, out_path=None, verify_odd=True, n_timed=N_
         hardening_dirs=None, log=_log) -> dict:
     """The whole benchmark: environment, ceilings, every variant of every problem; writes the JSON.
 
-    The hardening fields (memcheck_errors, racecheck_hazards, synccheck_errors, large_tensor) are not
-    measured here: they come from the logs of `make sanitize` and tests/test_gpu_hardening.py, looked for
-    in `hardening_dirs` and then results/device-logs/, and are re-applied to the new records wherever the
-    log's source hash matches the kernel source benchmarked now (results.apply_hardening)."""
+    Each kernel record carries the machine code it timed (results.machine_code). The hardening fields
+    (memcheck_errors, racecheck_hazards, synccheck_errors, large_tensor) are not measured here: they stay from the
+    file this run replaces wherever they checked the machine code timed now (results.carry_hardening), and newer ones
+    come from a device session's outputs in `hardening_dirs` (sanitize.json, large_tensor.json, and the GPU suites'
+    pytest outputs gpu_tests.log, gpu_hardening.log), applied where their machine code is the one timed now. The
+    records' evidence and the file's microbenchmarks stay (results.carry_evidence); Nsight Compute's fields come back
+    with the next `make profile`."""
     from . import build
 
     build.require_toolchain()
@@ -283,13 +286,12 @@ def run(problem_keys=None, keys=None, out_path=None, verify_odd=True, n_timed=N_
     kvars = [v for v in kvars if v.runs_on(cc)]
     mods = build.build_all(kvars, log=log)
     env["build_all_cold_or_warm_s"] = round(getattr(build.build_all, "last_wall_s", float("nan")), 1)
-    if build_times:
-        env["build_times"] = build_times
     env.update(measure_ceilings(log=log))
     out_path = out_path or results.path_for(env["slug"])
+    previous = results.load(out_path) if results.Path(out_path).exists() else None
     # a partial run updates its own rows only: merged onto the file as it was before this run (the saves after
     # each problem would otherwise replace it, and every notebook's live run would drop the one before's rows)
-    before = results.load(out_path) if (problem_keys or keys is not None) and results.Path(out_path).exists() else None
+    before = previous if (problem_keys or keys is not None) else None
     data = {"env": env, "records": [], "profiles": {}}
     env["board_during_timing"] = {}
     for pk in (problem_keys or list(P.PROBLEMS)):
@@ -299,16 +301,39 @@ def run(problem_keys=None, keys=None, out_path=None, verify_odd=True, n_timed=N_
         results.save(results.merge(before, data) if before else data, out_path)
         torch.cuda.empty_cache()
     env["bench_wall_s"] = round(time.perf_counter() - t0, 1)
+    timed = [R.get(r["problem"], r["variant"]) for r in data["records"] if r.get("kind") in ("epilogue", "fused")]
+    codes = _machine_codes(timed, log)
+    for rec in data["records"]:
+        if (rec["problem"], rec["variant"]) in codes:
+            rec["machine_code"] = codes[(rec["problem"], rec["variant"])]
+    if build_times:
+        env["build_times"] = {**build_times, "machine_code": {f"{p}/{k}": c for (p, k), c in sorted(codes.items())}}
+    if previous:
+        kept = results.carry_hardening(previous, data, codes, log=log)
+        log(f"[bench] hardening kept from {out_path} on {kept} kernel records (unchanged machine code)")
+        results.carry_evidence(previous, data, codes)
     if before:
         data = results.merge(before, data)
     logs = results.load_hardening_logs(hardening_dirs)
-    if logs["sanitize"] is not None or logs["large_tensor"] is not None:
-        log(f"[bench] hardening logs: sanitize {logs['paths']['sanitize']}, large_tensor {logs['paths']['large_tensor']}")
-        results.apply_hardening(data, logs, log=log)
+    logs.update(results.suites_from_logs(logs, codes, gpu=env["gpu"]))
+    if any(logs.get(n) is not None for n in (*results.HARDENING_LOGS, *results.TEST_SUITES)):
+        log(f"[bench] hardening outputs: {logs.get('paths')}")
+        results.apply_hardening(data, logs, codes=codes, log=log)
     results.save(data, out_path)
     log(f"[bench] wrote {out_path}")
     print_table(data, log=log)
     return data
+
+
+def _machine_codes(variants, log=_log) -> dict:
+    """results.machine_codes, or {} where it cannot compile (a missing nvcc must not lose a run's timings)."""
+    if not variants:
+        return {}
+    try:
+        return results.machine_codes(variants)
+    except (OSError, RuntimeError) as e:
+        log(f"[bench] machine code not recorded: {e}")
+        return {}
 
 
 def print_table(data: dict, log=_log) -> None:

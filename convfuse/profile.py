@@ -4,7 +4,8 @@ One process runs every variant of both problems once, between cudaProfilerStart/
 `torch.cuda._sleep` marker kernel before each; ncu (clock control off, caches flushed between kernels,
 its default) reports dram__bytes_read/write and the duration of every kernel; the marker splits the
 kernel sequence back into variants. The per-variant sums land in the results file as
-`dram_bytes_measured`, each kernel's numbers as `ncu_kernels`.
+`dram_bytes_measured`, each kernel's numbers as `ncu_kernels`; a kernel record also gets `ncu_machine_code`, the
+machine code profiled (results.machine_code), and the file's env `profile_date`.
 """
 from __future__ import annotations
 
@@ -105,8 +106,11 @@ def main(argv=None) -> int:
         worker(a.worker, a.problem)
         return 0
 
+    import datetime as _dt
+
     import torch
 
+    from . import registry as R
     from . import results as RS
 
     if not torch.cuda.is_available():
@@ -126,11 +130,20 @@ def main(argv=None) -> int:
         print(proc.stdout[-3000:], proc.stderr[-3000:], file=sys.stderr)
         return proc.returncode
     per_variant = parse(proc.stdout, json.loads(order_path.read_text()))
-    path = Path(a.results) if a.results else RS.path_for(RS.slug(torch.cuda.get_device_name(0)))
+    path = Path(a.results) if a.results else RS.device_path()
     data = RS.load(path)
+    data["env"]["profile_date"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    kernels = [R.get(p, k) for p, k in per_variant if any(v.problem == p and v.key == k for v in R.kernel_variants())]
+    try:
+        codes = RS.machine_codes(kernels)
+    except (OSError, RuntimeError) as e:
+        print(f"[profile] machine code not recorded: {e}", flush=True)
+        codes = {}
     for rec in data["records"]:
         ks = per_variant.get((rec["problem"], rec["variant"]))
         if ks:
+            if (rec["problem"], rec["variant"]) in codes:
+                rec["ncu_machine_code"] = codes[(rec["problem"], rec["variant"])]
             rec["dram_bytes_measured"] = int(sum(k.get("dram_read", 0) + k.get("dram_write", 0) for k in ks))
             rec["ncu_kernels"] = ks
             rec["ncu_sum_ms"] = round(sum(k.get("ms", 0) for k in ks), 5)

@@ -25,7 +25,13 @@ eager PyTorch on the CPU, so a count of 0 is known to come from kernels that ran
 thing. A variant this GPU cannot run (registry: needs_cc, e.g. sm_90a-only code elsewhere than on an
 H100/H200) is recorded as skipped.
 
-    python -m convfuse.sanitize [--out results/device-logs/sanitize.json] [--jobs N] [--logs DIR]
+Each variant's entry carries the machine code it checked (results.machine_code: the cubins' and their SASS's hashes),
+and the counts land on this GPU's record (results/<gpu-slug>.json: results.apply_hardening) where that is the code the
+record's kernels are built to, so a later edit that changes the code voids them and one that does not keeps them.
+Without a record for this GPU yet, only the JSON is written (`--out`; `make bench` then takes it up with
+`--hardening-dir`).
+
+    python -m convfuse.sanitize [--record results/<gpu>.json] [--out DIR/sanitize.json] [--jobs N] [--logs DIR]
 """
 from __future__ import annotations
 
@@ -48,7 +54,6 @@ from . import problems as P
 from . import registry as R
 
 TOOLS = ("memcheck", "racecheck", "synccheck")
-DEFAULT_OUT = R.ROOT / "results" / "device-logs" / "sanitize.json"
 OK_MARK = "CF_SANITIZE_OK"
 SKIP_MARK = "CF_SANITIZE_SKIP"
 FAIL_MARK = "CF_SANITIZE_FAIL"
@@ -279,7 +284,7 @@ def job_results(tool: str, keys, rc: int | None, text: str, seconds: float) -> t
     return out, conclusive
 
 
-def assemble(results: dict, commands: dict, shas: dict) -> dict:
+def assemble(results: dict, commands: dict, codes: dict) -> dict:
     """{(problem, key): {tool: result}} -> {problem: {key: record}} in the results-file field names."""
     out: dict = {}
     for (problem, key), per_tool in results.items():
@@ -305,7 +310,7 @@ def assemble(results: dict, commands: dict, shas: dict) -> dict:
         tails = {t: r["log_tail"] for t, r in per_tool.items() if "log_tail" in r}
         if tails:
             rec["log_tail"] = tails
-        rec["source_sha"] = shas[(problem, key)]
+        rec["machine_code"] = codes[(problem, key)]
         out.setdefault(problem, {})[key] = rec
     return out
 
@@ -363,14 +368,15 @@ def plan(variants, tools, group: str) -> list[tuple[str, str, tuple]]:
 
 
 def select(problems=None, keys=None) -> list:
-    """The kernel variants a run checks: every registered one, filtered; a prepared one (registry.PREPARED, not yet
-    run on a GPU) only where --variant names it."""
-    pool = R.kernel_variants() + [v for v in R.PREPARED if keys is not None and v.key in keys]
-    return [v for v in pool if (problems is None or v.problem in problems) and (keys is None or v.key in keys)]
+    """The kernel variants a run checks: every registered one, filtered by problem and key."""
+    return [v for v in R.kernel_variants()
+            if (problems is None or v.problem in problems) and (keys is None or v.key in keys)]
 
 
-def run(out_path=DEFAULT_OUT, problems=None, keys=None, tools=TOOLS, jobs=None, timeout=240.0,
-        logs_dir=None, sanitizer=None, group="problem", log=print) -> dict:
+def run(out_path=None, problems=None, keys=None, tools=TOOLS, jobs=None, timeout=240.0,
+        logs_dir=None, sanitizer=None, group="problem", record=None, log=print) -> dict:
+    """Sanitize the selected variants; the result (the JSON the module docstring shows) is returned, written to
+    `out_path` if given, and merged into `record` (a results file; None: none) where it exists."""
     from . import results as RS
 
     sanitizer = sanitizer or find_sanitizer()
@@ -387,7 +393,7 @@ def run(out_path=DEFAULT_OUT, problems=None, keys=None, tools=TOOLS, jobs=None, 
     except Exception:
         help_text = ""
     build_failed = _build(variants, log)
-    shas = {(v.problem, v.key): RS.source_sha(v) for v in variants}
+    codes = RS.machine_codes(variants)
     results: dict = {(v.problem, v.key): {} for v in variants}
     commands: dict = {(v.problem, v.key): {} for v in variants}
     for (problem, key), err in build_failed.items():
@@ -435,20 +441,33 @@ def run(out_path=DEFAULT_OUT, problems=None, keys=None, tools=TOOLS, jobs=None, 
                 status = {r["status"] for r in per_key.values()} - {"ok"}
                 log(f"[sanitize {done}] {name} {tool}: {what}"
                     + (f"; {'; '.join(sorted(status))[:300]}" if status else "") + f" ({dt:.1f} s)")
-    data = assemble(results, commands, shas)
+    data = assemble(results, commands, codes)
     env.update(jobs=workers, group=group, timeout_s=timeout, wall_s=round(time.perf_counter() - t0, 1),
                tools=list(tools))
-    out_path = Path(out_path)
-    old = json.loads(out_path.read_text()) if out_path.exists() else {}
-    if problems is None and keys is None:
-        old = {}                               # a full run replaces the file; a partial one updates its rows
-    merged = {**{k: v for k, v in old.items() if k != "env"}, "env": env}
-    for problem, recs in data.items():
-        merged[problem] = {**merged.get(problem, {}), **recs}
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    out_path.write_text(json.dumps(merged, indent=1) + "\n")
-    log(f"[sanitize] wrote {out_path} in {env['wall_s']:.0f} s")
+    merged = {"env": env, **data}
+    if out_path:
+        out_path = Path(out_path)
+        old = json.loads(out_path.read_text()) if out_path.exists() else {}
+        if problems is None and keys is None:
+            old = {}                           # a full run replaces the file; a partial one updates its rows
+        merged = {**{k: v for k, v in old.items() if k != "env"}, "env": env}
+        for problem, recs in data.items():
+            merged[problem] = {**merged.get(problem, {}), **recs}
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        out_path.write_text(json.dumps(merged, indent=1) + "\n")
+        log(f"[sanitize] wrote {out_path} in {env['wall_s']:.0f} s")
     print_table(data, log=log)
+    if record is not None:
+        record = Path(record)
+        if record.exists():
+            rec_data = RS.load(record)
+            RS.apply_hardening(rec_data, {"sanitize": {"env": env, **data}}, codes=codes,
+                               log=lambda m: log(m.replace("[hardening]", "[sanitize]")))
+            RS.save(rec_data, record)
+            log(f"[sanitize] counts merged into {record}")
+        else:
+            log(f"[sanitize] no record at {record} yet: the counts are only in the JSON "
+                "(`python -m convfuse bench --hardening-dir` takes them up)")
     return merged
 
 
@@ -465,7 +484,9 @@ def print_table(data: dict, log=print) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m convfuse.sanitize", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default=str(DEFAULT_OUT), help="JSON to write (default: %(default)s)")
+    ap.add_argument("--record", help="the results file to merge the counts into (default: this GPU's, "
+                                      "results/<gpu-slug>.json)")
+    ap.add_argument("--out", help="also write the whole result as JSON here (per variant, with commands and shapes)")
     ap.add_argument("--problem", action="append", help="conv2d or conv3d (default: both)")
     ap.add_argument("--variant", action="append", help="variant keys (default: every kernel variant)")
     ap.add_argument("--tools", default=",".join(TOOLS), help="comma-separated (default: %(default)s)")
@@ -488,9 +509,12 @@ def main(argv=None) -> int:
         print("error: `make sanitize` needs a CUDA GPU and compute-sanitizer", file=sys.stderr)
         return 2
     try:
+        from . import results as RS
+
         run(a.out, problems=a.problem, keys=a.variant, tools=tuple(t for t in a.tools.split(",") if t),
-            jobs=a.jobs, timeout=a.timeout, logs_dir=a.logs, sanitizer=a.sanitizer, group=a.group)
-    except (FileNotFoundError, ValueError) as e:
+            jobs=a.jobs, timeout=a.timeout, logs_dir=a.logs, sanitizer=a.sanitizer, group=a.group,
+            record=a.record or RS.device_path())
+    except (FileNotFoundError, ValueError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 0

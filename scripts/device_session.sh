@@ -5,16 +5,19 @@
 #   stages: env build gputest bench (the default), and on request:
 #     sanitize  compute-sanitizer memcheck/racecheck/synccheck on every kernel variant -> $OUT/sanitize.json
 #     harden    tests/test_gpu_hardening.py -> $OUT/gpu_hardening.log, $OUT/large_tensor.json (~9 GB tensors)
-#     profile   Nsight Compute bytes into $OUT/nvidia-h200.json (a bench rewrites the file without them)
+#     profile   Nsight Compute bytes into $OUT/<gpu-slug>.json (a bench rewrites the file without them)
 #     pack      everything under $OUT except the results JSON into $OUT/logs.tgz (last: for a machine that
 #               sends back only a few files)
-#   bench copies the hardening fields from $OUT/{sanitize,large_tensor}.json, else results/device-logs/,
-#   onto its records, where the log's source hash matches the kernel benchmarked: run sanitize and harden
-#   before bench in the same call, or copy their JSON into results/device-logs/ before a later call.
+#   The record is $OUT/<gpu-slug>.json (the slug from this GPU's name), started from results/<gpu-slug>.json: bench
+#   keeps its hardening and evidence where the machine code is unchanged, and applies $OUT's sanitize.json,
+#   large_tensor.json, gpu_tests.log and gpu_hardening.log where they checked the code it timed: run gputest,
+#   sanitize and harden before bench in the same call (or `python -m convfuse.results merge-hardening` after).
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/convfuse-out}; mkdir -p "$OUT"
 PY=${PY:-python3}
+SLUG=$($PY -c "import torch; from convfuse.results import slug; print(slug(torch.cuda.get_device_name(0)))" 2>/dev/null || echo unknown-gpu)
+REC="$OUT/$SLUG.json"
 stages=${*:-env build gputest bench}
 for s in $stages; do
   case $s in
@@ -31,17 +34,18 @@ for s in $stages; do
     gputest)
       $PY -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_kernels.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -25 ;;
     bench)
-      $PY -m convfuse bench --out "$OUT/nvidia-h200.json" --hardening-dir "$OUT" $([ -f "$OUT/build_times.json" ] && echo --build-times "$OUT/build_times.json") 2>&1 | tee "$OUT/bench.log" | grep -vE "^\[(bench\] (round|warm)|verify\] conv)" ;;
+      [ -f "$REC" ] || [ ! -f "results/$SLUG.json" ] || cp "results/$SLUG.json" "$REC"
+      $PY -m convfuse bench --out "$REC" --hardening-dir "$OUT" $([ -f "$OUT/build_times.json" ] && echo --build-times "$OUT/build_times.json") 2>&1 | tee "$OUT/bench.log" | grep -vE "^\[(bench\] (round|warm)|verify\] conv)" ;;
     sanitize)
-      $PY -m convfuse.sanitize --out "$OUT/sanitize.json" --logs "$OUT/sanitize-logs" 2>&1 | tee "$OUT/sanitize.log" | tail -40 ;;
+      $PY -m convfuse.sanitize --out "$OUT/sanitize.json" --record "$REC" --logs "$OUT/sanitize-logs" 2>&1 | tee "$OUT/sanitize.log" | tail -40 ;;
     harden)
       CONVFUSE_LARGE_TENSOR_JSON="$OUT/large_tensor.json" $PY -m pytest -q -m gpu -p no:cacheprovider -rfE tests/test_gpu_hardening.py 2>&1 | tee "$OUT/gpu_hardening.log" | tail -30 ;;
     profile)
-      [ -f "$OUT/nvidia-h200.json" ] || cp results/nvidia-h200.json "$OUT/nvidia-h200.json"
-      $PY -m convfuse.profile --results "$OUT/nvidia-h200.json" --csv-out "$OUT/ncu.csv" 2>&1 | tee "$OUT/profile.log" | tail -30 ;;
+      [ -f "$REC" ] || cp "results/$SLUG.json" "$REC"
+      $PY -m convfuse.profile --results "$REC" --csv-out "$OUT/ncu.csv" 2>&1 | tee "$OUT/profile.log" | tail -30 ;;
     pack)
-      (cd "$OUT" && tar czf /tmp/convfuse-logs.tgz --exclude=nvidia-h200.json --exclude=logs.tgz . \
-        && find . -mindepth 1 -not -name nvidia-h200.json -delete && mv /tmp/convfuse-logs.tgz logs.tgz && ls -la) ;;
+      (cd "$OUT" && tar czf /tmp/convfuse-logs.tgz --exclude="$SLUG.json" --exclude=logs.tgz . \
+        && find . -mindepth 1 -not -name "$SLUG.json" -delete && mv /tmp/convfuse-logs.tgz logs.tgz && ls -la) ;;
     *) echo "unknown stage $s" ;;
   esac
 done

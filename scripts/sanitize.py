@@ -1,6 +1,6 @@
 """compute-sanitizer (memcheck, racecheck, synccheck) over every kernel variant; see convfuse/sanitize.py.
 
-    python3 scripts/sanitize.py [--out results/device-logs/sanitize.json] [--jobs N] [--logs DIR]
+    python3 scripts/sanitize.py [--record results/<gpu>.json] [--out DIR/sanitize.json] [--jobs N] [--logs DIR]
 """
 import sys
 from pathlib import Path

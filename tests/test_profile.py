@@ -1,33 +1,30 @@
-"""profile.parse on a real Nsight Compute CSV recorded on the device (results/device-logs/ncu.csv)."""
+"""profile.parse on Nsight Compute's CSV as a device run wrote it (tests/data/ncu_h200_excerpt.csv: `make profile` on
+the H200, 2026-12-05, the rows of conv2d's eager and 03b_register_tiled with the marker before each, five of the
+metrics), and on a synthetic one."""
 import json
 from pathlib import Path
 
-import pytest
-
 from convfuse import profile, results
 
-CSV = Path(results.RESULTS_DIR) / "device-logs" / "ncu.csv"
+CSV = Path(__file__).parent / "data" / "ncu_h200_excerpt.csv"
 
 
-def _order():
-    """The order the recorded ncu run profiled in: the recorded run's records (bench and profile both walk
-    the registry of their day), not today's registry, which may have gained variants since."""
-    run = json.loads((Path(results.RESULTS_DIR) / "nvidia-h200.json").read_text())
-    return [[r["problem"], r["variant"]] for r in run["records"]]
-
-
-@pytest.mark.skipif(not CSV.exists(), reason="no recorded ncu CSV")
 def test_parse_splits_kernels_by_marker_and_reads_units():
-    per = profile.parse(CSV.read_text(), _order())
-    assert set(per) == {tuple(o) for o in _order()}
-    # cuDNN's TF32 conv2d path: transpose in, conv, transpose out, then 4 elementwise passes (+ tiny ones)
+    per = profile.parse(CSV.read_text(), [["conv2d", "eager"], ["conv2d", "03b_register_tiled"]])
+    assert set(per) == {("conv2d", "eager"), ("conv2d", "03b_register_tiled")}
+    # cuDNN's TF32 conv2d path: transpose in, conv, transpose out, then the elementwise passes
     eager = per[("conv2d", "eager")]
-    assert any("nchwToNhwc" in k["kernel"] for k in eager) and any("Gelu" in k["kernel"] for k in eager)
+    assert any("nchwToNhwc" in k["kernel"] for k in eager) and any("nhwcToNchw" in k["kernel"] for k in eager)
+    assert len(eager) == 8 and all(k["ms"] > 0 for k in eager)
     fused = per[("conv2d", "03b_register_tiled")]
     assert len(fused) == 1
     k = fused[0]
     assert 2.0e9 < k["dram_read"] + k["dram_write"] < 2.3e9      # input once + output once: 2.13 GB
     assert 5 < k["ms"] < 10 and k["threads_per_block"] == 256 and k["registers"] > 0
+    # the record's figures are this CSV's
+    rec = results.record(results.load(results.path_for("nvidia-h200")), "conv2d", "03b_register_tiled")
+    assert [{f: x[f] for f in ("kernel", "dram_read", "dram_write", "ms")} for x in rec["ncu_kernels"]] == \
+        [{f: x[f] for f in ("kernel", "dram_read", "dram_write", "ms")} for x in fused]
 
 
 def test_parse_synthetic_csv():

@@ -148,24 +148,34 @@ FAKE_CHILD = ("import json, sys\n"
               "    print('CF_SANITIZE_OK ' + json.dumps({'variant': k, 'shapes': [], 'max_abs_vs_eager_cpu': 0.0}))\n")
 
 
+def _fake_code(v):
+    return {"sass": "s-" + v.key, "cubins": {f"sm_{a}": f"c-{v.key}" for a in v.archs}, "nvcc": "0.0", "cuobjdump": "0.0"}
+
+
 def test_run_with_a_stand_in_sanitizer(tmp_path, monkeypatch):
     """The parent loop end to end: one job per tool and problem; the dirty one is re-run per variant and
-    only the variant that is dirty alone gets the count; the JSON has every variant and field."""
+    only the variant that is dirty alone gets the count; the JSON has every variant and field, each with the
+    machine code it checked; the counts land on the results file's kernel records."""
+    from convfuse import results as RS
+
     fake = tmp_path / "fake-sanitizer"
     fake.write_text(f"#!{sys.executable}\n" + textwrap.dedent(FAKE_SANITIZER))
     fake.chmod(0o755)
     monkeypatch.setattr(S, "_build", lambda variants, log: {})
-    monkeypatch.setattr(S, "_environment", lambda sanitizer: {"sanitizer": sanitizer})
+    monkeypatch.setattr(S, "_environment", lambda sanitizer: {"sanitizer": sanitizer, "gpu": "G"})
     monkeypatch.setattr(S, "child_cmd", lambda problem, keys, shapes: [
         sys.executable, "-c", FAKE_CHILD, "--child", problem, ",".join([keys] if isinstance(keys, str) else keys)])
-    monkeypatch.setattr("convfuse.results.source_sha", lambda v: "sha-" + v.key)
+    monkeypatch.setattr(RS, "machine_codes", lambda vs, jobs=None: {(v.problem, v.key): _fake_code(v) for v in vs})
     monkeypatch.setenv("FAKE_DIRTY", "memcheck:03a_seed_fused")
     variants = [v for v in R.kernel_variants() if v.key in ("01_epilogue_fused", "03a_seed_fused", "04_mma_tf32")]
     keys = sorted({v.key for v in variants})
+    record = tmp_path / "gpu.json"
+    RS.save({"env": {"gpu": "G", "date": "1"}, "records": [
+        {"problem": v.problem, "variant": v.key, "kind": v.kind, "median_ms": 1.0} for v in variants]}, record)
     lines = []
     out = tmp_path / "sanitize.json"
     data = S.run(out, keys=keys, sanitizer=str(fake), jobs=4, timeout=60, logs_dir=tmp_path / "logs",
-                 log=lines.append)
+                 record=record, log=lines.append)
     assert json.loads(out.read_text()) == data
     for prob in P.PROBLEMS:
         for k in keys:
@@ -173,14 +183,19 @@ def test_run_with_a_stand_in_sanitizer(tmp_path, monkeypatch):
             want_mem = 1 if k == "03a_seed_fused" else 0
             assert (rec["memcheck_errors"], rec["racecheck_hazards"], rec["synccheck_errors"]) == (want_mem, 0, 0), rec
             assert rec["status"] == {"memcheck": "ok", "racecheck": "ok", "synccheck": "ok"}
-            assert rec["source_sha"] == "sha-" + k and "--tool memcheck" in rec["command"]
+            assert rec["machine_code"] == _fake_code(R.get(prob, k)) and "--tool memcheck" in rec["command"]
             assert ("log_tail" in rec) == (k == "03a_seed_fused")
+            merged = RS.record(RS.load(record), prob, k)
+            assert merged["memcheck_errors"] == want_mem and merged["hardening_machine_code"] == rec["machine_code"]
+            assert "large_tensor" not in merged
+    summary = RS.load(record)["hardening"]["sanitize"]
+    assert summary["gpu"] == "G" and summary["kernel_records"] == len(variants) and set(summary["shapes"]) == set(P.PROBLEMS)
     assert sum("each variant again alone" in m for m in lines) == len(P.PROBLEMS)
     assert (tmp_path / "logs" / "conv2d_all_racecheck.log").exists()
 
 
-def test_prepared_kernels_are_sanitized_only_when_named():
+def test_select_filters_the_registered_kernels():
     everything = S.select()
-    assert {(v.problem, v.key) for v in everything} == {(v.problem, v.key) for v in R.kernel_variants()}
-    for v in R.PREPARED:
-        assert S.select(keys=[v.key]) == [v] and v not in everything
+    assert [(v.problem, v.key) for v in everything] == [(v.problem, v.key) for v in R.kernel_variants()]
+    assert {v.problem for v in S.select(problems=["conv3d"])} == {"conv3d"}
+    assert [v.key for v in S.select(problems=["conv2d"], keys=["04_mma_tf32"])] == ["04_mma_tf32"]
