@@ -806,19 +806,50 @@ def bytes_check_table(run: dict, problem: str, variants=None) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("variant")
 
 
-def bounds_evidence(run: dict, steps=("04b", "04c", "04d", "04e")) -> pd.DataFrame:
-    """What bounds the Hopper kernels, as the run records it: per kernel, the profiler's figures (tensor pipe, issue
-    slots, stalls) and the floors its ablation builds measured beside it (the record's `bounds`)."""
-    rows = []
-    for pk in PROBLEMS:
-        for v in R.kernel_variants(pk):
-            if v.step not in steps:
-                continue
-            for what, value in ((record(run, pk, v.key) or {}).get("bounds") or {}).items():
-                rows.append({"kernel": f"{pk} {v.key}", "measurement": what, "value": value})
-    if not rows:
-        return pd.DataFrame([{"kernel": "—", "measurement": NOT_RECORDED, "value": None}]).set_index(["kernel", "measurement"])
-    return pd.DataFrame(rows).set_index(["kernel", "measurement"])
+# the Hopper kernels notebook 04's "what bounds them" names, in its order
+BOUND_KERNELS = (("conv3d", "04b_wgmma_tf32"), ("conv2d", "04d_rs_tf32"), ("conv2d", "04d_rs_3xtf32"),
+                 ("conv2d", "04c_ws_3xfp16"))
+EVIDENCE_COLUMNS = ["what", "value", "unit", "build", "date"]
+
+
+def evidence_table(run: dict, kernels) -> pd.DataFrame:
+    """The profiler's and the ablations' figures that the results file records for these (problem, variant) kernels
+    (results.evidence: what was measured, on which build, when), indexed by kernel; one row saying "not recorded yet"
+    where it holds none."""
+    frames = []
+    for pk, key in kernels:
+        e = results.evidence(run, pk, key)
+        if len(e):
+            frames.append(e.assign(kernel=f"{pk} {key}")[["kernel"] + EVIDENCE_COLUMNS])
+    if not frames:
+        return pd.DataFrame([{"kernel": "—", "what": NOT_RECORDED}]).set_index("kernel")
+    return pd.concat(frames).set_index("kernel")
+
+
+def bounds_evidence(run: dict) -> pd.DataFrame:
+    """What bounds the Hopper kernels, as the results file records it (BOUND_KERNELS)."""
+    return evidence_table(run, BOUND_KERNELS)
+
+
+def evidence_value(run: dict, problem: str, variant: str, what: str, build: str | None = None):
+    """One recorded figure of a kernel's evidence (the first whose `what`, and `build` if given, match), else None."""
+    e = results.evidence(run, problem, variant)
+    e = e[(e["what"] == what) & ((e["build"] == build) if build is not None else True)]
+    return None if e.empty else e["value"].iloc[0]
+
+
+def microbenchmark_table(run: dict, name: str = "wgmma_rate") -> pd.DataFrame:
+    """The wgmma rate microbenchmark's cases with a neighbour warpgroup (the rate the tensor pipe keeps beside other
+    work), from the newest run the results file records; "not recorded yet" without."""
+    t = results.microbenchmark(run, name)
+    if t.empty:
+        return pd.DataFrame([{"case": "—", "mode": NOT_RECORDED}]).set_index("case")
+    last = t.index.get_level_values("date").max()              # the newest run has every case
+    t = t.xs(last, level="date")
+    t = t[t["mode"].str.contains("warpgroup")]
+    t = t[["mode", "n", "group", "flop_per_cycle", "of_tf32_rate"]].rename(
+        columns={"flop_per_cycle": "FLOP a cycle an SM", "of_tf32_rate": "× the dense TF32 rate"})
+    return t.round({"FLOP a cycle an SM": 0, "× the dense TF32 rate": 3})
 
 
 def results_table(run: dict) -> pd.DataFrame:

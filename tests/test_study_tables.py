@@ -73,3 +73,25 @@ def test_a_winograd_record_is_placed_by_the_work_it_does():
     assert pt["tflops"] == pytest.approx(f["tflops"])
     t = study.split_schemes_table(run, "conv2d").set_index("scheme")
     assert t.loc["3xtf32", "fastest kernel"] == "04d_rs_3xtf32"
+
+
+def test_the_evidence_tables_read_the_record_and_say_when_it_has_none():
+    run = synthetic_run()
+    assert study.bounds_evidence(run)["what"].tolist() == [study.NOT_RECORDED]
+    assert study.microbenchmark_table(run)["mode"].tolist() == [study.NOT_RECORDED]
+    assert study.evidence_value(run, "conv2d", "04d_rs_tf32", "tensor pipe active (ncu), % of peak") is None
+    e = {"what": "tensor pipe active (ncu), % of peak", "value": 60.6, "unit": "%", "build": "as registered",
+         "date": "2026-12-03"}
+    for r in run["records"]:
+        if (r["problem"], r["variant"]) == ("conv2d", "04d_rs_tf32"):
+            r["evidence"] = [e, e | {"value": 61.0, "build": "a candidate"}]
+    t = study.bounds_evidence(run)
+    assert list(t.index) == ["conv2d 04d_rs_tf32"] * 2 and t["value"].tolist() == [60.6, 61.0]
+    assert study.evidence_value(run, "conv2d", "04d_rs_tf32", e["what"]) == 60.6
+    assert study.evidence_value(run, "conv2d", "04d_rs_tf32", e["what"], "a candidate") == 61.0
+    case = {"mode": "RS + GELU warpgroup", "n": 64, "group": 9, "flop_per_cycle": 2000.4, "of_tf32_rate": 0.97654}
+    run["microbenchmarks"] = {"wgmma_rate": [
+        {"date": "2026-12-04T21:03", "cases": [case | {"case": "a"}]},
+        {"date": "2026-12-04T21:12", "cases": [case | {"case": "a"}, case | {"case": "b", "mode": "RS"}]}]}
+    m = study.microbenchmark_table(run)                      # the newest run, the cases beside a warpgroup
+    assert list(m.index) == ["a"] and m["× the dense TF32 rate"].tolist() == [0.977]
