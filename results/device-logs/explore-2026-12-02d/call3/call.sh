@@ -1,5 +1,0 @@
-#!/bin/bash
-# Session call 3 (untracked, given as one command line): the live notebooks 04 and 05 (call 2's pip had failed:
-# `pip install --no-index` wanted psutil, which .whl/ lacks; then a bare `pip` installed into another Python).
-# The executed notebooks ($D/live/*.live.ipynb) are kept in results/device-logs/live/, in place of the earlier runs.
-D=$OUT/call3; mkdir -p $D; date > $D/start.txt; which pip python3 > $D/pip.log; python3 -m pip install -q --no-deps .whl/*.whl >> $D/pip.log 2>&1; echo "pip rc $?" >> $D/pip.log; python3 -c "import ipykernel, nbclient; print(ipykernel.__version__)" >> $D/pip.log 2>&1; export CONVFUSE_RESULTS_DIR=$D/live_results; timeout 230 python3 scripts/live_notebooks.py $D/live 04_tensor_core_conv_epilogue > $D/live.log 2>&1; echo "rc $?" >> $D/live.log; date >> $D/start.txt; timeout 150 python3 scripts/live_notebooks.py $D/live 05_roofline_and_traffic >> $D/live.log 2>&1; echo "rc $?" >> $D/live.log; date > $D/end.txt; cd $OUT && tar czf call3.tgz call3; grep -v WARN $D/pip.log | tail -4; grep -E "live|rc|Error" $D/live.log | tail
