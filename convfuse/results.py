@@ -28,8 +28,9 @@ Both are kept because neither alone is exact and robust: a cubin also carries th
 ptxas options in `.note.nv.tkinfo`, symbol names), so a refactor that leaves every instruction in place can change its
 bytes; and the SASS text depends on the disassembler's version as well as on the code. `same_machine_code` therefore
 decides, for one nvcc version: equal cubins are the same code; different cubins are the same code exactly when their
-normalised SASS is, which it compares only where the same cuobjdump version wrote both; otherwise it cannot say
-(None), and a result is not carried over on a guess. Cubins are cached under build/machine-code/ by the hash of the
+normalised SASS is. That text keeps every instruction's encoding, so equal text is equal code whichever cuobjdump wrote
+it, while unequal text proves other code only where one cuobjdump version wrote both; otherwise it cannot say (None),
+and a result is not carried over on a guess. Cubins are cached under build/machine-code/ by the hash of the
 text nvcc compiles, the target, the flags and the nvcc version.
 
     python -m convfuse.results merge-hardening results/<gpu>.json [--sanitize S.json] [--large-tensor L.json]
@@ -320,10 +321,13 @@ def same_machine_code(recorded: dict | None, now: dict | None) -> tuple[bool | N
         return False, f"built for {sorted(now['cubins'])}, recorded for {sorted(recorded['cubins'])}"
     if recorded["cubins"] == now["cubins"]:
         return True, "the same cubins"
-    if recorded.get("sass") and now.get("sass") and recorded.get("cuobjdump") == now.get("cuobjdump"):
+    if recorded.get("sass") and now.get("sass"):
+        # the normalised SASS keeps every instruction's encoding, so equal text is equal code whichever cuobjdump
+        # wrote it; unequal text is other code only where one cuobjdump version wrote both
         if recorded["sass"] == now["sass"]:
             return True, "the same SASS (the cubins' bytes differ elsewhere)"
-        return False, "different SASS"
+        if recorded.get("cuobjdump") == now.get("cuobjdump"):
+            return False, "different SASS"
     return None, ("the cubins differ and their SASS cannot be compared here (cuobjdump "
                   f"{now.get('cuobjdump') or 'missing'}, recorded with {recorded.get('cuobjdump')})")
 

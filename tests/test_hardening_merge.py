@@ -23,7 +23,8 @@ def code(tag="a", sass="s", nvcc="13.0.88", cuobjdump="13.2.51"):
     (code(), code(), True),                                        # the same bytes
     (code("a", "s"), code("b", "s"), True),                        # other bytes, the same instructions
     (code("a", "s"), code("b", "t"), False),                       # other instructions
-    (code("a", "s"), code("b", "s", cuobjdump="13.0.48"), None),   # SASS from another disassembler: undecided
+    (code("a", "s"), code("b", "s", cuobjdump="13.0.85"), True),   # the same encodings, whichever disassembler
+    (code("a", "s"), code("b", "t", cuobjdump="13.0.85"), None),   # other text from another disassembler: undecided
     (code("a", "s"), code("b", None), None),                       # no cuobjdump here
     (code(nvcc="12.8.93"), code(), None),                          # another compiler
     (None, code(), False),                                         # nothing recorded
