@@ -197,14 +197,13 @@ def microbenchmark(run: dict, name: str = "wgmma_rate"):
 
 
 # --- machine code ------------------------------------------------------------------------------------
-_SASS_DROP = ("code for", "Fatbin", "arch =", "code version", "host =", "compile_size", "producer", "identifier")
+_NOT_CODE = ("code for", "Fatbin", "arch =", "code version", "host =", "compile_size", "producer", "identifier")
 
 
 def normalized_sass(text: str) -> str:
     """`cuobjdump -sass` output without what names the file or the function: the instructions and their encodings."""
-    keep = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("\t\tFunction")
-            and not ln.strip().startswith("code for") and not any(d in ln for d in _SASS_DROP[1:])]
-    return "\n".join(keep)
+    return "\n".join(ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("Function")
+                     and not any(s in ln for s in _NOT_CODE))
 
 
 def _tool(name: str) -> str | None:
@@ -270,7 +269,7 @@ def compile_cubin(source: str, arch: str, tools: dict | None = None) -> Path:
 def _sass_sha(cubin: Path, tools: dict) -> str | None:
     if not tools["cuobjdump"]:
         return None
-    cache = cubin.with_suffix(f".sass-{tools['cuobjdump_version']}")
+    cache = cubin.with_suffix(f".sass1-{tools['cuobjdump_version']}")     # 1: normalized_sass's rule
     if cache.exists():
         return cache.read_text()
     proc = subprocess.run([tools["cuobjdump"], "-sass", str(cubin)], capture_output=True, text=True)
