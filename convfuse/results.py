@@ -300,11 +300,21 @@ def machine_code(variant, tools: dict | None = None) -> dict:
 
 
 def machine_codes(variants, jobs: int | None = None) -> dict:
-    """{(problem, key): machine_code} for many variants, compiled in parallel (cache hits are free)."""
+    """{(problem, key): machine_code} for many variants, compiled in parallel (cache hits are free); None for a variant
+    nvcc cannot compile (its results then attach to nothing). Without nvcc: FileNotFoundError."""
     variants = list(variants)
     tools = toolkit()
+    if not tools["nvcc"]:
+        raise FileNotFoundError("nvcc not found (set CUDA_HOME or put nvcc on PATH)")
+
+    def one(v):
+        try:
+            return machine_code(v, tools)
+        except RuntimeError:
+            return None
+
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
-        codes = list(pool.map(lambda v: machine_code(v, tools), variants))
+        codes = list(pool.map(one, variants))
     return {(v.problem, v.key): c for v, c in zip(variants, codes)}
 
 
@@ -359,8 +369,12 @@ def check_machine_code(data: dict, codes: dict | None = None) -> list[dict]:
         codes = machine_codes(variants)
     out = []
     for where, pk, mc in keyed:
-        now = codes.get(pk)
-        same, why = (same_machine_code(mc, now) if now else (False, "no such kernel variant in the registry now"))
+        if pk not in codes:
+            same, why = False, "no such kernel variant in the registry now"
+        elif codes[pk] is None:
+            same, why = False, "the working tree does not compile it"
+        else:
+            same, why = same_machine_code(mc, codes[pk])
         out.append({"where": where, "variant": "/".join(pk), "same": same, "why": why})
     return out
 

@@ -290,3 +290,20 @@ def test_a_bench_run_keeps_hardening_evidence_and_microbenchmarks_where_the_code
     assert changed["machine_code"] == now[("conv2d", "03a_seed_fused")] and "memcheck_errors" not in changed
     assert changed["evidence"][0]["same_machine_code"] is False
     assert data["hardening"]["gpu_tests"]["passed"] == 63 and data["microbenchmarks"] == {"wgmma_rate": []}
+
+
+def test_a_variant_that_does_not_compile_gets_no_machine_code(monkeypatch):
+    def fake(v, tools=None):
+        if v.key == "03a_seed_fused":
+            raise RuntimeError("nvcc -cubin failed")
+        return code(v.key)
+    monkeypatch.setattr(RS, "toolkit", lambda: {"nvcc": "nvcc", "nvcc_version": "13.0.88", "cuobjdump": None,
+                                               "cuobjdump_version": None})
+    monkeypatch.setattr(RS, "machine_code", fake)
+    vs = [R.get("conv2d", k) for k in KEYS]
+    codes = RS.machine_codes(vs)
+    assert codes[("conv2d", "03a_seed_fused")] is None and codes[("conv2d", "04_mma_3xtf32")] == code("04_mma_3xtf32")
+    data = _results()
+    RS.record(data, "conv2d", "03a_seed_fused")["machine_code"] = code("x")
+    rows = {r["variant"]: r for r in RS.check_machine_code(data, codes)}
+    assert rows["conv2d/03a_seed_fused"]["same"] is False and "does not compile" in rows["conv2d/03a_seed_fused"]["why"]
