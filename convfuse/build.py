@@ -250,16 +250,18 @@ def resource_usage(variant: Variant, arch: str = "90", nvcc: str | None = None) 
     nvcc = nvcc or find_nvcc()
     if nvcc is None:
         raise BuildError("nvcc not found (set CUDA_HOME or put nvcc on PATH)")
-    out_dir = BUILD_DIR / "ptxas"
-    out_dir.mkdir(parents=True, exist_ok=True)
+    import tempfile
+
     stem = f"{variant.problem}_{variant.key}"
     if len(stem) > 150:     # nvcc's temporary files carry the name and a prefix: 255 bytes is the file-name limit
         stem = f"{stem[:130]}_{hashlib.sha1(stem.encode()).hexdigest()[:12]}"
-    src = out_dir / f"{stem}.cu"
-    src.write_text(kernel_source(variant))
-    cmd = [nvcc, *NVCC_FLAGS, "-c", str(src), "-o", str(src.with_suffix(f".sm{arch}.o")),
-           f"-gencode=arch=compute_{arch},code=sm_{arch}", "-Xptxas", "-v", "-I", str(KERNELS)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    (BUILD_DIR / "ptxas").mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=BUILD_DIR / "ptxas") as tmp:   # its own: builds may run side by side
+        src = Path(tmp) / f"{stem}.cu"
+        src.write_text(kernel_source(variant))
+        cmd = [nvcc, *NVCC_FLAGS, "-c", str(src), "-o", str(src.with_suffix(f".sm{arch}.o")),
+               f"-gencode=arch=compute_{arch},code=sm_{arch}", "-Xptxas", "-v", "-I", str(KERNELS)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise BuildError(f"nvcc failed on {variant.problem}/{variant.key} for sm_{arch}:\n{proc.stderr[-4000:]}")
     return parse_ptxas(proc.stderr)

@@ -7,12 +7,23 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    # the compile checks last: their nvcc builds run in the background meanwhile (test_kernels_compile.start_builds)
+    builds = [item for item in items if item.fspath.basename == "test_kernels_compile.py"]
+    items[:] = [item for item in items if item.fspath.basename != "test_kernels_compile.py"] + builds
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="no CUDA GPU on this machine")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_collection_finish(session):
+    """Start the registered builds' nvcc compiles as soon as it is known that a selected test needs them."""
+    for item in session.items:
+        if "ptxas" in getattr(item, "fixturenames", ()):
+            item.module.start_builds()
+            return
 
 
 def _bad_input_cases(prob, args):

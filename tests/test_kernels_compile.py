@@ -1,6 +1,6 @@
 """Every registered build compiles with nvcc for its targets (sm_80 and sm_90; sm_90a for wgmma), alone, without
-torch, with no register spills, no stack frame (-Xptxas -v) and no wgmma that ptxas serializes. The builds run in
-parallel, one nvcc per core, once for the whole module."""
+torch, with no register spills, no stack frame (-Xptxas -v) and no wgmma that ptxas serializes. The builds start in
+the background as soon as collection is done (conftest.py) and these tests run last."""
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -14,16 +14,31 @@ pytestmark = pytest.mark.skipif(B.find_nvcc() is None, reason="nvcc not found")
 BUILDS = [(v, a) for v in R.kernel_variants() for a in v.archs]
 
 
+_BUILDS = {}
+
+
+def _one(build):
+    try:
+        return B.resource_usage(build[0], arch=build[1])
+    except B.BuildError as e:
+        return e
+
+
+def start_builds():
+    """Compile every registered build in the background, one nvcc per core but one (the other tests run meanwhile;
+    conftest starts this once collection is done and runs these tests last)."""
+    if _BUILDS or B.find_nvcc() is None:
+        return
+    pool = ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) - 1))
+    _BUILDS.update({(v.problem, v.key, a): pool.submit(_one, (v, a)) for v, a in BUILDS})
+    pool.shutdown(wait=False)
+
+
 @pytest.fixture(scope="module")
 def ptxas():
     """ptxas' report of every registered build: {(problem, key, arch): usage or the BuildError}."""
-    def one(build):
-        try:
-            return B.resource_usage(build[0], arch=build[1])
-        except B.BuildError as e:
-            return e
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        return {(v.problem, v.key, a): u for (v, a), u in zip(BUILDS, pool.map(one, BUILDS))}
+    start_builds()
+    return {k: f.result() for k, f in _BUILDS.items()}
 
 
 @pytest.mark.parametrize("v,arch", BUILDS, ids=lambda p: f"{p.problem}/{p.key}" if isinstance(p, R.Variant) else f"sm_{p}")
