@@ -852,6 +852,15 @@ def microbenchmark_table(run: dict, name: str = "wgmma_rate") -> pd.DataFrame:
     return t.round({"FLOP a cycle an SM": 0, "× the dense TF32 rate": 3})
 
 
+def hardening_summary(run: dict):
+    """The recorded run's GPU test suites (the results file's `hardening`): how many passed, on which GPU and when."""
+    h = run.get("hardening") or {}
+    lines = [f"`{t['suite']}` on the {t.get('gpu', '?')} ({t.get('date', '?')}): {t.get('passed', 0)} passed, "
+             f"{t.get('failed', 0)} failed, {t.get('skipped', 0)} skipped"
+             for t in (h.get(k) for k in ("gpu_hardening_tests", "gpu_tests")) if t]
+    return md(lines or [f"GPU test suites: {NOT_RECORDED}"])
+
+
 def results_table(run: dict) -> pd.DataFrame:
     """Both problems, every recorded variant: the headline table of the report index."""
     frames = []

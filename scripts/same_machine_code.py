@@ -8,7 +8,8 @@ flags, and compares them build by build (problem/key and target):
 
   same cubin   the bytes are identical;
   same SASS    the bytes differ (symbol names, section order) but the machine code does not: `cuobjdump -sass` of both,
-               with the lines that name the file, the function or the toolchain left out, is the same text;
+               with the lines that name the file, the function or the toolchain left out (results.normalized_sass,
+               the rule the record's machine-code hashes use), is the same text;
   DIFFERENT    the SASS differs (--diff N prints its first N lines of unified diff);
   cubin differs, SASS not compared: cuobjdump is not on PATH (it ships with the CUDA toolkit, beside nvcc).
 
@@ -26,6 +27,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from convfuse.results import normalized_sass  # noqa: E402  (the one rule for what is machine code in a listing)
 
 _CUBINS = r'''
 import json, os, subprocess, sys
@@ -47,10 +51,6 @@ with ThreadPoolExecutor(max_workers=int(os.environ.get("JOBS") or os.cpu_count()
     print(json.dumps(dict(pool.map(one, builds))))
 '''
 
-# cuobjdump lines that name the file, the function, the architecture or the toolchain, not the machine code
-_NOT_CODE = ("code for", "Fatbin", "arch =", "code version", "host =", "compile_size", "producer", "identifier")
-
-
 def cubins(tree: Path, out_dir: Path) -> dict:
     """{"problem/key sm_XX": cubin path, or None where the build failed} for `tree`'s registered variants."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -61,10 +61,10 @@ def cubins(tree: Path, out_dir: Path) -> dict:
 
 
 def sass(cubin: str, cuobjdump: str) -> list[str]:
-    """The cubin's SASS, normalized: the instructions (with their offsets), without the lines that only name things."""
+    """The cubin's SASS, normalized (results.normalized_sass): the instructions with their offsets and encodings,
+    without the lines that only name the file, the function or the toolchain."""
     text = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True, text=True, check=True).stdout
-    return [line.strip() for line in text.splitlines()
-            if line.strip() and not line.lstrip().startswith("Function") and not any(s in line for s in _NOT_CODE)]
+    return normalized_sass(text).splitlines()
 
 
 def compare(old: dict, new: dict, cuobjdump: str | None, diff_lines: int = 0) -> tuple[dict, int]:

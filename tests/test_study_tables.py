@@ -95,3 +95,12 @@ def test_the_evidence_tables_read_the_record_and_say_when_it_has_none():
         {"date": "2026-12-04T21:12", "cases": [case | {"case": "a"}, case | {"case": "b", "mode": "RS"}]}]}
     m = study.microbenchmark_table(run)                      # the newest run, the cases beside a warpgroup
     assert list(m.index) == ["a"] and m["× the dense TF32 rate"].tolist() == [0.977]
+
+
+def test_the_hardening_summary_reads_the_record():
+    run = synthetic_run()
+    assert study.NOT_RECORDED in study.hardening_summary(run).data
+    run["hardening"] = {"gpu_tests": {"suite": "tests/test_gpu_kernels.py", "gpu": "NVIDIA H200", "date": "2026-12-05",
+                                      "passed": 50, "failed": 0, "skipped": 13}}
+    assert study.hardening_summary(run).data == ("- `tests/test_gpu_kernels.py` on the NVIDIA H200 (2026-12-05): "
+                                                 "50 passed, 0 failed, 13 skipped")
