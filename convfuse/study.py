@@ -876,3 +876,220 @@ def results_table(run: dict) -> pd.DataFrame:
 
 def missing(run: dict, problem: str, variants) -> list[str]:
     return [k for k in variants if record(run, problem, k) is None]
+
+
+# --- step 04's notebooks: the kernels' own lines, the lab record's tables -------------------------------------------
+LAB_RECORD = R.ROOT / "notes" / "kernel_log.md"
+_DEF_START = re.compile(r"^\s*(template\s*<|__global__|__device__|static\s|inline\s)")
+_SWITCH = re.compile(r"\s*\((?:[^()]*?)`CF_[A-Z0-9_]+[^)]*\)|`CF_[A-Z0-9_=/]+`")
+
+
+def _code_only(line: str) -> str:
+    return line.split("//", 1)[0]
+
+
+def kernel_lines(relpath: str, name: str | None = None, start: str | None = None, end: str | None = None,
+                 comments: bool = True) -> tuple[int, int, str]:
+    """Lines of a file under the repository, as (first line, last line, text), 1-based and inclusive. With `name`: the
+    definition of that function (its template line, qualifiers and, with `comments`, the comment block right above
+    it, through the brace that closes its body). With `start` (and `end`): from the first line containing `start`
+    through the line before the next one containing `end` (to the end of the enclosing block without `end`).
+    Raises LookupError when nothing matches, so a notebook cannot silently show the wrong lines."""
+    lines = (R.ROOT / relpath).read_text().splitlines()
+    if name is not None:
+        pat = re.compile(rf"\b{re.escape(name)}\s*\(")
+        for i, ln in enumerate(lines):
+            if not pat.search(_code_only(ln)):
+                continue
+            j, depth, opened = i, 0, False       # a definition: a '{' comes before any ';' at depth 0
+            while j < len(lines):
+                code = _code_only(lines[j])
+                for ch in code:
+                    if ch == "{":
+                        depth += 1
+                        opened = True
+                    elif ch == "}":
+                        depth -= 1
+                    elif ch == ";" and not opened and depth == 0:
+                        break
+                else:
+                    if opened and depth == 0:
+                        break
+                    j += 1
+                    continue
+                break
+            if not opened or depth != 0:
+                continue
+            first = i
+            while first > 0 and _DEF_START.match(lines[first - 1]) and "{" not in lines[first - 1] \
+                    and ";" not in lines[first - 1]:
+                first -= 1
+            if not _DEF_START.match(lines[first]) and not _DEF_START.match(lines[i]):
+                continue                          # a call inside a body, not a definition
+            while comments and first > 0 and lines[first - 1].lstrip().startswith("//"):
+                first -= 1
+            return first + 1, j + 1, "\n".join(lines[first:j + 1])
+        raise LookupError(f"{relpath}: no definition of {name}()")
+    if start is None:
+        raise ValueError("kernel_lines needs a name or a start marker")
+    i = next((k for k, ln in enumerate(lines) if start in ln), None)
+    if i is None:
+        raise LookupError(f"{relpath}: no line containing {start!r}")
+    if end is not None:
+        j = next((k for k in range(i + 1, len(lines)) if end in lines[k]), None)
+        if j is None:
+            raise LookupError(f"{relpath}: no line containing {end!r} after {start!r}")
+        j -= 1
+    else:                                          # to the end of the block the marker sits in
+        depth, j = 0, i
+        for k in range(i, len(lines)):
+            depth += _code_only(lines[k]).count("{") - _code_only(lines[k]).count("}")
+            if depth < 0:
+                j = k - 1
+                break
+            j = k
+    while j > i and not lines[j].strip():
+        j -= 1
+    return i + 1, j + 1, "\n".join(lines[i:j + 1])
+
+
+_PP = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
+
+
+def _pp_true(kind: str, cond: str, defines) -> bool:
+    cond = cond.split("//", 1)[0].strip()
+    if kind == "ifdef":
+        return cond in defines
+    if kind == "ifndef":
+        return cond not in defines
+    expr = re.sub(r"defined\s*\(\s*(\w+)\s*\)|defined\s+(\w+)",
+                  lambda m: str((m.group(1) or m.group(2)) in defines), cond)
+    expr = expr.replace("||", " or ").replace("&&", " and ")
+    expr = re.sub(r"!(?!=)", " not ", expr)
+    expr = re.sub(r"\b(?!True\b|False\b|and\b|or\b|not\b)[A-Za-z_]\w*\b", lambda m: str(m.group(0) in defines), expr)
+    return bool(eval(expr, {"__builtins__": {}}, {}))      # only True/False/and/or/not/() and integers are left
+
+
+def select_branches(text: str, defines=()) -> str:
+    """`text` with its preprocessor conditionals resolved as a build with `defines` (names, "-D" optional) sees them:
+    the taken branch's lines stay, the others and the #if/#else/#endif lines go. A conditional on anything but
+    defined-ness of names (or a bare name, taken as defined or not) raises ValueError."""
+    defs = {d.removeprefix("-D").split("=", 1)[0] for d in defines}
+    out, stack = [], []               # stack of (this branch active, some branch of this #if taken, parent active)
+    active = True
+    for ln in text.splitlines():
+        m = _PP.match(ln)
+        if not m:
+            if active:
+                out.append(ln)
+            continue
+        kind, cond = m.group(1), m.group(2)
+        try:
+            if kind in ("if", "ifdef", "ifndef"):
+                t = _pp_true(kind, cond, defs)
+                stack.append((active and t, t, active))
+            elif kind == "elif":
+                _, taken, parent = stack.pop()
+                t = not taken and _pp_true("if", cond, defs)
+                stack.append((parent and t, taken or t, parent))
+            elif kind == "else":
+                _, taken, parent = stack.pop()
+                stack.append((parent and not taken, True, parent))
+            else:
+                stack.pop()
+        except (SyntaxError, NameError, TypeError, IndexError) as e:
+            raise ValueError(f"cannot resolve {ln.strip()!r}") from e
+        active = stack[-1][0] if stack else True
+    if stack:
+        raise ValueError("unterminated #if")
+    return "\n".join(out)
+
+
+def kernel_excerpt(relpath: str, *names: str, start: str | None = None, end: str | None = None,
+                   build: tuple[str, str] | None = None, note: str = ""):
+    """The lines that matter of a kernel file, read from the file itself (so the page shows what the build compiles):
+    each named function's definition, or the range from `start` to `end` (kernel_lines), under a heading with the
+    file and line numbers. With `build` = (problem, variant), the preprocessor branches that registered build does
+    not compile are left out (select_branches with the registry's defines). A file that does not exist yet says so."""
+    path = R.ROOT / relpath
+    if not path.exists():
+        return md(f"`{relpath}`: not written yet.")
+    parts = []
+    spans = [kernel_lines(relpath, name=n) for n in names] if names else [kernel_lines(relpath, start=start, end=end)]
+    for a, b, text in spans:
+        seen = ""
+        if build is not None:
+            text = select_branches(text, R.get(*build).defines)
+            seen = f", as the registered {build[0]} `{build[1]}` build compiles them"
+        parts.append(f"**`{relpath}`**, lines {a}–{b}{seen}{note}\n\n```cuda\n{text}\n```")
+    return md("\n\n".join(parts))
+
+
+def lab_tables(path: Path | str | None = None) -> dict[str, pd.DataFrame]:
+    """The lab record's tables (notes/kernel_log.md), one DataFrame per `## ` section that holds one, keyed by the
+    section's heading; the columns are the table's header (Prec., Idea, Predicted, Measured, Verdict, Date, Code)."""
+    text = Path(path or LAB_RECORD).read_text()
+    out, section, rows, header = {}, None, [], None
+
+    def close():
+        if section and header and rows:
+            out[section] = pd.DataFrame(rows, columns=header)
+
+    for ln in text.splitlines():
+        if ln.startswith("## "):
+            close()
+            section, rows, header = ln[3:].strip(), [], None
+            continue
+        if not ln.startswith("|"):
+            continue
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", ln.strip())[1:-1]]
+        if header is None:
+            header = cells
+        elif all(set(c) <= set("-: ") for c in cells):
+            continue
+        elif len(cells) == len(header):
+            rows.append([c.replace("\\|", "|") for c in cells])
+    close()
+    return out
+
+
+def _verdict_class(v: str) -> str:
+    v = v.lower()
+    if "kept" in v:
+        return "kept"
+    if "abl" in v or "diagnostic" in v:
+        return "measured to explain"
+    if "replaced" in v or "reworked" in v:
+        return "replaced or reworked"
+    return "dropped"
+
+
+def without_switches(text: str) -> str:
+    """A lab-record cell without its build-switch names (the `CF_…` defines of the laboratory), for the study's
+    pages: what the idea was, not the switch it was tried under."""
+    return re.sub(r"\s{2,}", " ", _SWITCH.sub("", text)).replace(" ;", ";").strip()
+
+
+def tried_summary(path: Path | str | None = None) -> pd.DataFrame:
+    """What was tried on step 04 (and 03b), per table of the lab record: how many ideas, how many kept, dropped,
+    replaced or reworked, and measured only to explain (ablations, diagnostics)."""
+    classes = ["kept", "dropped", "replaced or reworked", "measured to explain"]
+    rows = []
+    for section, df in lab_tables(path).items():
+        counts = df["Verdict"].map(_verdict_class).value_counts()
+        rows.append({"kernel family": section, "ideas": len(df), **{c: int(counts.get(c, 0)) for c in classes}})
+    out = pd.DataFrame(rows, columns=["kernel family", "ideas", *classes]).set_index("kernel family")
+    out.loc["all"] = out.sum()
+    return out
+
+
+def tried_table(section: str, path: Path | str | None = None) -> pd.DataFrame:
+    """One table of the lab record (the section whose heading starts with `section`), switch names left out."""
+    tables = lab_tables(path)
+    key = next((k for k in tables if k.startswith(section)), None)
+    if key is None:
+        return pd.DataFrame([{"Idea": NOT_RECORDED}]).set_index("Idea")
+    df = tables[key].copy()
+    for c in ("Idea", "Measured", "Verdict"):
+        df[c] = df[c].map(without_switches)
+    return df.drop(columns=["Code"], errors="ignore").set_index("Idea")

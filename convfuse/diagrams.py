@@ -1,0 +1,291 @@
+"""The design diagrams of step 04's notebooks, one per kernel design, drawn from the layouts they show.
+
+Each drawing is made from a small function that computes what it shows, and tests/test_diagrams.py checks those
+functions against the rules they follow (the PTX ISA's fragment layout of `mma.sync.m16n8k8` TF32, the `wgmma`
+no-swizzle descriptor arithmetic of `convfuse.wgmma_layouts`, a ring whose stages are never read before they are
+filled nor refilled before they are released, the Winograd transforms of `convfuse.winograd`):
+
+    mma_fragments()         which lane holds which element of A, B and C in one m16n8k8 TF32 MMA    (notebook 04)
+    wgmma_core_matrices()   an operand's core matrices in shared memory and a descriptor's lbo/sbo  (04b)
+    ring_timeline()         producer and two consumers around a ring of stages, as a timeline      (04c)
+    turned_gemm()           the operand roles of the GEMM before and after it is turned around      (04d)
+    winograd_flow()         F(2x2, 3x3): input patch and weights transformed, 16 products, output  (04e)
+
+Every function returns a matplotlib Figure; nothing here reads a results file.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .plots import plt  # the backend choice (headless or inline) is plots'
+
+LANE_COLORS = plt.get_cmap("tab10").colors[:8]    # one colour per group of 4 lanes (lane // 4)
+
+
+# --- 04: mma.sync m16n8k8 TF32 fragments ---------------------------------------------------------------------------
+def mma_fragment_owners() -> dict[str, np.ndarray]:
+    """For `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`: per matrix (A 16x8, B 8x8 as K x N, C 16x8), the
+    lane that holds each element and the register index within that lane's fragment (PTX ISA, "Matrix fragments for
+    mma.m16n8k8", .tf32: groupID = lane >> 2, threadID_in_group = lane % 4)."""
+    A = np.full((2, 16, 8), -1)
+    B = np.full((2, 8, 8), -1)
+    C = np.full((2, 16, 8), -1)
+    for lane in range(32):
+        g, t = lane >> 2, lane % 4
+        for i, (r, c) in enumerate([(g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4)]):
+            A[:, r, c] = lane, i
+        for i, (k, n) in enumerate([(t, g), (t + 4, g)]):
+            B[:, k, n] = lane, i
+        for i, (r, c) in enumerate([(g, 2 * t), (g, 2 * t + 1), (g + 8, 2 * t), (g + 8, 2 * t + 1)]):
+            C[:, r, c] = lane, i
+    return {"A": A, "B": B, "C": C}
+
+
+def _grid(ax, owners, title, rowlab, collab, regname):
+    lanes, regs = owners
+    rows, cols = lanes.shape
+    for r in range(rows):
+        for c in range(cols):
+            ln = lanes[r, c]
+            ax.add_patch(plt.Rectangle((c, rows - 1 - r), 1, 1, facecolor=LANE_COLORS[ln >> 2], alpha=0.35,
+                                       edgecolor="white", lw=1.0))
+            ax.text(c + 0.5, rows - 1 - r + 0.5, f"T{ln}\n{regname}{regs[r, c]}", ha="center", va="center",
+                    fontsize=6.3, linespacing=0.95)
+    ax.set_xlim(0, cols)
+    ax.set_ylim(0, rows)
+    ax.set_aspect("equal")
+    ax.set_xticks(np.arange(cols) + 0.5, [str(i) for i in range(cols)], fontsize=7)
+    ax.set_yticks(np.arange(rows) + 0.5, [str(i) for i in range(rows)][::-1], fontsize=7)
+    ax.set_xlabel(collab, fontsize=8)
+    ax.set_ylabel(rowlab, fontsize=8)
+    ax.tick_params(length=0)
+    for s in ax.spines.values():
+        s.set_visible(False)
+    ax.set_title(title, fontsize=9)
+
+
+def mma_fragments():
+    """One m16n8k8 TF32 MMA, drawn: each cell names the lane (T0-T31) holding that element and which of its fragment
+    registers it is; colours are the 8 groups of 4 lanes. In step 04, A is the weights (M = Cout), B the staged input
+    (N = output pixels), and C's two neighbouring columns per lane are two neighbouring pixels of one channel."""
+    o = mma_fragment_owners()
+    fig, axes = plt.subplots(1, 3, figsize=(11.5, 5.2), gridspec_kw={"width_ratios": [8, 8, 8]})
+    _grid(axes[0], o["A"], "A (16 × 8): weights, 4 registers a lane", "M: output channel", "K: input channel (one tap)",
+          "a")
+    _grid(axes[1], o["B"], "B (8 × 8): staged input, 2 registers a lane", "K: input channel", "N: output pixel", "b")
+    _grid(axes[2], o["C"], "C (16 × 8): FP32 accumulators, 4 a lane", "M: output channel", "N: output pixel", "c")
+    fig.suptitle("mma.sync m16n8k8 TF32: which lane holds what (colour: lanes 4g … 4g+3)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+# --- 04b: wgmma operands in shared memory --------------------------------------------------------------------------
+def core_matrix_offsets(rows: int = 64, k: int = 8, lbo: int = 1024, sbo: int = 128, esize: int = 4) -> np.ndarray:
+    """Byte offset from the descriptor's start of element (row, k) of a K-major, no-swizzle `wgmma` operand: core
+    matrices of 8 rows x 16 bytes, `sbo` between core matrices 8 rows apart, `lbo` between core matrices 16 bytes of
+    K apart (the rule of convfuse.wgmma_layouts.operand)."""
+    per16 = 16 // esize
+    r = np.arange(rows)[:, None]
+    kk = np.arange(k)[None, :]
+    return (r // 8) * sbo + (kk // per16) * lbo + (r % 8) * 16 + (kk % per16) * esize
+
+
+def wgmma_core_matrices(rows: int = 64, lbo: int = 1024, sbo: int = 128):
+    """A TF32 operand of `rows` x 8 (one k8 step) as `wgmma` reads it from shared memory: 2 x rows/8 core matrices
+    of 8 rows x 16 bytes (4 TF32), each 128 contiguous bytes; `sbo` steps 8 rows, `lbo` steps to the second half of
+    K. Left: the operand, each core matrix labelled with its offset; right: one core matrix's bytes."""
+    from matplotlib.patches import FancyArrowPatch, Rectangle
+
+    off = core_matrix_offsets(rows, 8, lbo, sbo)
+    nb = rows // 8
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 6.2), gridspec_kw={"width_ratios": [1.25, 1]})
+    colors = plt.get_cmap("tab20").colors
+    for b in range(nb):
+        for h in range(2):
+            y0 = rows - 8 * (b + 1)
+            ax.add_patch(Rectangle((4 * h, y0), 4, 8, facecolor=colors[(2 * b + h) % 20], alpha=0.45,
+                                   edgecolor="black", lw=1.0))
+            ax.text(4 * h + 2, y0 + 4, f"core matrix\n+{off[8 * b, 4 * h]} B", ha="center", va="center", fontsize=7.5)
+    ax.add_patch(FancyArrowPatch((-0.6, rows - 4), (-0.6, rows - 12), arrowstyle="->", mutation_scale=12))
+    ax.text(-0.9, rows - 8, f"sbo = {sbo} B", rotation=90, ha="right", va="center", fontsize=8)
+    ax.add_patch(FancyArrowPatch((2, rows + 0.8), (6, rows + 0.8), arrowstyle="->", mutation_scale=12))
+    ax.text(4, rows + 1.4, f"lbo = {lbo} B", ha="center", va="bottom", fontsize=8)
+    ax.set_xlim(-3, 8.5)
+    ax.set_ylim(-1, rows + 4)
+    ax.set_xticks([2, 6], ["k 0–3", "k 4–7"], fontsize=8)
+    ax.set_yticks([rows - 8 * b - 4 for b in range(nb)], [f"rows {8 * b}–{8 * b + 7}" for b in range(nb)], fontsize=7)
+    ax.tick_params(length=0)
+    for s in ax.spines.values():
+        s.set_visible(False)
+    ax.set_title(f"one k8 step of a {rows}-row TF32 operand: {2 * nb} core matrices", fontsize=9)
+    # one core matrix in detail
+    for r in range(8):
+        for c in range(4):
+            ax2.add_patch(Rectangle((c, 7 - r), 1, 1, facecolor=colors[0], alpha=0.45, edgecolor="white"))
+            ax2.text(c + 0.5, 7 - r + 0.5, f"+{off[r, c]}", ha="center", va="center", fontsize=8)
+    ax2.set_xlim(0, 4)
+    ax2.set_ylim(0, 8)
+    ax2.set_aspect("equal")
+    ax2.set_xticks(np.arange(4) + 0.5, [f"k {c}" for c in range(4)], fontsize=8)
+    ax2.set_yticks(np.arange(8) + 0.5, [f"row {r}" for r in range(8)][::-1], fontsize=8)
+    ax2.tick_params(length=0)
+    ax2.set_title("one core matrix: 8 rows × 16 bytes, 128 contiguous bytes\n(byte offsets; a row is 16 bytes)",
+                  fontsize=9)
+    fig.text(0.5, 0.01, "descriptor = start address, lbo, sbo (each >> 4, 14 bits); element (r, k) at "
+             "start + (r // 8)·sbo + (k // 4)·lbo + (r % 8)·16 + (k % 4)·4", ha="center", fontsize=8.5)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    return fig
+
+
+# --- 04c: a ring of stages between a producer and two consumers ----------------------------------------------------
+def ring_schedule(chunks: int = 8, stages: int = 3, produce: float = 1.0, mma: float = 1.0, epilogue: float = 2.0,
+                  chunks_per_tile: int = 4) -> list[dict]:
+    """A model schedule of a warp-specialised block: one producer fills a ring of `stages` stages in order; two
+    consumers take the ring's chunks in turn by tile (consumer 0 the first `chunks_per_tile`, consumer 1 the next,
+    ...), issue `mma` time units of MMAs per chunk (one consumer at a time: the tensor pipe), release the stage, and
+    after a tile's last chunk run an `epilogue` (which overlaps the other consumer's MMAs). Returns intervals
+    {who, what, chunk, stage, start, end}; times in units of one chunk's MMAs."""
+    out = []
+    filled = {}           # chunk -> time its stage is full
+    released = {}         # chunk -> time its stage is free again
+    free_at = [0.0, 0.0]  # consumer -> time it can issue
+    pipe_free = 0.0
+    prod_t = 0.0
+    # chunk order is a valid order of the dependences: the producer runs ahead as far as the ring lets it (chunk c
+    # needs the stage of chunk c - stages released), the consumers take the chunks in order
+    for c in range(chunks):
+        start = max(prod_t, released.get(c - stages, 0.0))
+        out.append({"who": "producer", "what": "load + stage", "chunk": c, "stage": c % stages, "start": start,
+                    "end": start + produce})
+        prod_t = start + produce
+        filled[c] = prod_t
+        # consumers for every chunk now filled whose stage is ready and whose predecessor is consumed
+        k = (c // chunks_per_tile) % 2
+        s = max(filled[c], free_at[k], pipe_free)
+        out.append({"who": f"consumer {k}", "what": "MMAs", "chunk": c, "stage": c % stages, "start": s,
+                    "end": s + mma})
+        pipe_free = free_at[k] = s + mma
+        released[c] = s + mma
+        if c % chunks_per_tile == chunks_per_tile - 1:
+            out.append({"who": f"consumer {k}", "what": "epilogue", "chunk": c, "stage": None, "start": s + mma,
+                        "end": s + mma + epilogue})
+            free_at[k] = s + mma + epilogue
+    return out
+
+
+def ring_timeline(chunks: int = 16, stages: int = 3, produce: float = 0.9, mma: float = 1.0, epilogue: float = 2.5,
+                  chunks_per_tile: int = 4):
+    """The producer/consumer ring as a timeline (ring_schedule): the producer's loads and staging, each consumer's
+    MMAs and epilogues; a box's number is its chunk, its colour the ring stage it uses. A consumer's epilogue runs
+    while the other consumer issues MMAs (ping-pong), and the producer waits when the ring is full."""
+    sched = ring_schedule(chunks, stages, produce, mma, epilogue, chunks_per_tile)
+    lanes = ["producer", "consumer 0", "consumer 1"]
+    colors = plt.get_cmap("Set2").colors
+    fig, ax = plt.subplots(figsize=(11, 3.4))
+    for iv in sched:
+        y = 2 - lanes.index(iv["who"])
+        if iv["what"] == "epilogue":
+            fc, label = "0.8", "epilogue"
+        else:
+            fc, label = colors[iv["stage"] % len(colors)], str(iv["chunk"])
+        ax.broken_barh([(iv["start"], iv["end"] - iv["start"])], (y - 0.35, 0.7), facecolors=fc, edgecolor="black",
+                       lw=0.6)
+        ax.text((iv["start"] + iv["end"]) / 2, y, label, ha="center", va="center", fontsize=7.5)
+    ax.set_yticks([2, 1, 0], ["producer:\nload, stage", "consumer 0:\nMMAs, epilogue", "consumer 1:\nMMAs, epilogue"],
+                  fontsize=8)
+    ax.set_xlabel("time (units of one chunk's MMAs)", fontsize=8)
+    handles = [plt.Rectangle((0, 0), 1, 1, facecolor=colors[s]) for s in range(stages)]
+    handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="0.8"))
+    ax.legend(handles, [f"ring stage {s}" for s in range(stages)] + ["epilogue"], fontsize=7.5, ncol=stages + 1,
+              loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
+    ax.set_title(f"a ring of {stages} stages: numbers are chunks; {chunks_per_tile} chunks a tile, tiles dealt to "
+                 "the consumers in turn", fontsize=9)
+    ax.set_xlim(0, max(iv["end"] for iv in sched) + 0.3)
+    ax.grid(axis="x", color="0.9")
+    fig.tight_layout()
+    return fig
+
+
+# --- 04d: the GEMM turned around -----------------------------------------------------------------------------------
+TURNED_ROLES = {
+    "04b / 04c": {"M": "Cout (64)", "N": "output pixels", "A": ("weights", "shared memory,\nresident"),
+                  "B": ("input pixels", "shared memory, staged\nK-major (transposed)")},
+    "04d": {"M": "output pixels (64 a warpgroup)", "N": "Cout (64)",
+            "A": ("input pixels", "registers, loaded\nfrom the copied rows"),
+            "B": ("weights", "shared memory,\nresident")},
+}
+
+
+def turned_gemm():
+    """The operand roles of step 04's GEMM as 04b/04c issue it (A = weights, B = input staged in shared memory) and
+    as 04d turns it around (A = input in registers, straight from the rows the TMA copied; B = weights)."""
+    from matplotlib.patches import Rectangle
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 3.1))
+    place = {"shared": "tab:blue", "registers": "tab:orange"}
+    for ax, (name, roles) in zip(axes, TURNED_ROLES.items()):
+        def box(x, y, w, h, text, where):
+            c = place["registers" if where.startswith("registers") else "shared"]
+            ax.add_patch(Rectangle((x, y), w, h, facecolor=c, alpha=0.3, edgecolor="black"))
+            ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=8)
+        box(0, 0, 2.2, 2.2, f"A = {roles['A'][0]}\n{roles['M'].split(' (')[0]} × K\n\n{roles['A'][1]}", roles["A"][1])
+        ax.text(2.45, 1.1, "·", fontsize=18, ha="center", va="center")
+        box(2.7, 0, 2.6, 2.2, f"B = {roles['B'][0]}\nK × {roles['N'].split(' (')[0]}\n\n{roles['B'][1]}",
+            roles["B"][1])
+        ax.text(5.55, 1.1, "=", fontsize=14, ha="center", va="center")
+        ax.add_patch(Rectangle((5.8, 0), 2.2, 2.2, facecolor="0.85", edgecolor="black"))
+        ax.text(6.9, 1.1, f"C: {roles['M'].split(' (')[0]}\n× {roles['N'].split(' (')[0]}\n\nFP32 accumulators\n"
+                "(registers)", ha="center", va="center", fontsize=8)
+        ax.set_title(f"{name}: M = {roles['M']}, N = {roles['N']}", fontsize=9)
+        ax.set_xlim(-0.1, 8.1)
+        ax.set_ylim(-0.1, 2.3)
+        ax.set_aspect("equal")
+        ax.axis("off")
+    handles = [plt.Rectangle((0, 0), 1, 1, facecolor=c, alpha=0.3, edgecolor="black") for c in place.values()]
+    fig.legend(handles, ["operand read from shared memory", "operand in registers"], loc="lower center", ncol=2,
+               fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return fig
+
+
+# --- 04e: Winograd F(2x2, 3x3) -------------------------------------------------------------------------------------
+def winograd_example(seed: int = 0) -> dict[str, np.ndarray]:
+    """One 4x4 input patch d and one 3x3 filter g (small integers), their transforms U = Bᵀ d B and V = G g Gᵀ, the
+    16 products M = U ⊙ V, and the 2x2 output Y = Aᵀ M A, which equals the direct 3x3 correlation of d with g."""
+    from . import winograd as W
+
+    rng = np.random.default_rng(seed)
+    d = rng.integers(-3, 4, (4, 4)).astype(float)
+    g = rng.integers(-2, 3, (3, 3)).astype(float)
+    BT, G, AT = (m.numpy() for m in (W.BT, W.G, W.AT))
+    U = BT @ d @ BT.T
+    V = G @ g @ G.T
+    M = U * V
+    Y = AT @ M @ AT.T
+    direct = np.array([[(d[i:i + 3, j:j + 3] * g).sum() for j in range(2)] for i in range(2)])
+    return {"d": d, "g": g, "U": U, "V": V, "M": M, "Y": Y, "direct": direct}
+
+
+def winograd_flow(seed: int = 0):
+    """F(2x2, 3x3) on one tile, with numbers: the 4x4 input patch becomes U = Bᵀ d B (adds only), the filter
+    V = G g Gᵀ (once per call), 16 products M = U ⊙ V (in the kernel: 16 GEMMs over Cin, one per position, on the
+    tensor cores), and Aᵀ M A the 2x2 outputs (adds only) — 16 multiplies where the direct conv does 36."""
+    ex = winograd_example(seed)
+    fig, axes = plt.subplots(1, 6, figsize=(13, 3.2), gridspec_kw={"width_ratios": [4, 4, 3, 4, 4, 2.4]})
+    panels = [("d", "input patch d (4×4)"), ("U", "U = Bᵀ d B\n(adds)"), ("g", "filter g (3×3)"),
+              ("V", "V = G g Gᵀ\n(once per call)"), ("M", "M = U ⊙ V\n16 products (tensor cores)"),
+              ("Y", "y = Aᵀ M A\n2×2 outputs (adds)")]
+    cmap = {"d": "Blues", "U": "Blues", "g": "Oranges", "V": "Oranges", "M": "Purples", "Y": "Greens"}
+    for ax, (key, title) in zip(axes, panels):
+        m = ex[key]
+        lim = max(1.0, float(np.abs(m).max()))
+        ax.imshow(np.abs(m) / lim, cmap=cmap[key], vmin=0, vmax=1.6)
+        for (i, j), v in np.ndenumerate(m):
+            ax.text(j, i, f"{v + 0.0:g}", ha="center", va="center", fontsize=8)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_title(title, fontsize=8.5)
+    fig.suptitle("Winograd F(2×2, 3×3) on one tile; the direct 3×3 correlation of d with g gives "
+                 f"{ex['direct'].astype(int).tolist()}, the same", fontsize=9)
+    fig.tight_layout()
+    return fig
