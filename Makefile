@@ -54,4 +54,4 @@ sanitize: venv
 # what the build and `make report` made; the README's figure is committed and stays
 clean:
 	rm -rf build report/*.html report/notebooks .pytest_cache
-	find figures -name '*.png' ! -path figures/roofline_h200_measured.png -delete
+	find figures -name '*.png' ! -path figures/progress.png -delete

@@ -393,3 +393,44 @@ def gemm_mapping(problems=None):
         ax.axis("off")
     fig.tight_layout()
     return fig
+
+
+def progress_figure(runs: list[dict], rows: list[list[dict]]):
+    """The progress at a glance (README): per measured GPU (a row of panels) and problem (a column), the fastest
+    kernel of each step in each accuracy class (readme.progress's rows), in ms on a log scale, against
+    torch.compile's time and the bytes floor of the same run."""
+    from . import results as RS
+
+    fig, axes = plt.subplots(len(runs), 2, figsize=(11, 3.6 * len(runs)), squeeze=False)
+    style = {"TF32 class": ("tab:orange", "o"), "FP32-accurate": ("tab:blue", "s")}
+    for i, (run, rs) in enumerate(zip(runs, rows)):
+        for j, pk in enumerate(P.PROBLEMS):
+            ax = axes[i][j]
+            pr = [r for r in rs if r["problem"] == pk]
+            steps = list(dict.fromkeys(r["step"] for r in pr))
+            x = {s: k for k, s in enumerate(steps)}
+            for cls, (color, marker) in style.items():
+                pts = [r for r in pr if r["class"] == cls]
+                ax.plot([x[r["step"]] for r in pts], [r["ms"] for r in pts], marker=marker, color=color, lw=1.2,
+                        label=f"fastest {cls}")
+                for r in pts:
+                    ax.annotate(f"{r['ms']:.2f}", (x[r["step"]], r["ms"]), textcoords="offset points",
+                                xytext=(0, -11 if cls == "TF32 class" else 6), ha="center", fontsize=7, color=color,
+                                bbox=dict(fc="white", ec="none", alpha=0.8, pad=0.3))
+            comp = RS.record(run, pk, "compile")
+            if comp and comp.get("median_ms"):
+                ax.axhline(comp["median_ms"], color="k", lw=1, ls="--", label="torch.compile")
+            if pr:
+                ax.axhline(pr[0]["bytes_floor_ms"], color="0.5", lw=1, ls=":", label="bytes floor (input + output once)")
+            ax.set_yscale("log")
+            lo, hi = ax.get_ylim()
+            ax.set_ylim(lo, hi * 1.8)
+            ax.set_xticks(range(len(steps)), steps)
+            ax.set_xlabel("step")
+            ax.set_ylabel("ms (median; log scale)")
+            ax.set_title(f"{run['env'].get('gpu', '?')}: {pk}", fontsize=10)
+            ax.grid(axis="y", which="both", alpha=0.25)
+            if i == 0 and j == 0:
+                ax.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    return fig

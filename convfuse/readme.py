@@ -1,5 +1,6 @@
-"""Rewrite README.md's generated parts (between their markers) from the newest recorded run: the results table, step
-04's goals table and the build times."""
+"""Rewrite README.md's generated part (between its markers) from the recorded runs: the progress at a glance, one
+table per measured GPU of the best kernel of each step and accuracy class, in ms and x torch.compile, against the
+bytes and compute floors (traffic's floors at the record's measured ceilings), and the figure drawn from it."""
 from __future__ import annotations
 
 import re
@@ -8,6 +9,97 @@ from . import results as RS
 from .registry import ROOT
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
+PROGRESS_START, PROGRESS_END = "<!-- progress:start -->", "<!-- progress:end -->"
+PROGRESS_FIGURE = "progress.png"
+STEP_NAMES = {"01": "epilogue fused after cuDNN", "02": "vectorized epilogue", "03a": "fused FP32 conv (seed)",
+              "03b": "register-tiled FP32 conv", "04": "mma.sync", "04b": "wgmma from shared memory",
+              "04c": "warp-specialised wgmma", "04d": "wgmma, A in registers", "04e": "Winograd + wgmma"}
+
+
+def accuracy_class(rec: dict) -> str:
+    """'FP32-accurate' when the measured errors meet FP32's bounds (verify.BOUNDS), else 'TF32 class': by what the
+    kernel computed, so conv3d's cuDNN path (an FP32 conv) counts as FP32-accurate."""
+    from .verify import BOUNDS
+
+    max_abs, rel = BOUNDS["fp32"]
+    a, r = rec.get("max_abs_err_fp64"), rec.get("rel_l2_err_fp64")
+    return "FP32-accurate" if a is not None and r is not None and a <= max_abs and r <= rel else "TF32 class"
+
+
+def compute_floor_ms(problem: str, variant: str, precision: str, gpu) -> tuple[float, str]:
+    """The least time the variant's arithmetic takes at the measured ceilings: its conv's multiplies (Winograd's
+    fewer) at the FP32 rate, or x its tensor passes at the TF32 rate; and what that floor is."""
+    from . import problems as P
+    from . import traffic as T
+
+    prob = P.PROBLEMS[problem]
+    cp = T.compute_precision(prob, variant, precision)
+    work = T.conv_work_flops(prob, variant)
+    if cp == "fp32":
+        return work / (gpu.fp32_tflops * 1e12) * 1e3, "FP32"
+    return work * T.TENSOR_PASSES[cp] / (gpu.tf32_tflops * 1e12) * 1e3, cp.upper().replace("X", "x")
+
+
+def progress(run: dict) -> list[dict]:
+    """One row per problem, step and accuracy class: the fastest verified kernel, its ms and x torch.compile, and the
+    larger of its bytes and compute floors."""
+    from . import problems as P
+    from . import registry as R
+    from . import traffic as T
+
+    gpu = T.measured_gpu(run["env"])
+    rows = []
+    for pk in P.PROBLEMS:
+        bytes_ms = T.floors_ms(P.PROBLEMS[pk], gpu)["bytes"]
+        recs = {r["variant"]: r for r in RS.records(run, pk)}
+        steps = []
+        for v in R.kernel_variants(pk):
+            if v.step not in steps:
+                steps.append(v.step)
+        for step in steps:
+            best = {}
+            for v in R.kernel_variants(pk):
+                r = recs.get(v.key)
+                if v.step != step or not r or not r.get("verified") or not r.get("median_ms"):
+                    continue
+                cls = accuracy_class(r)
+                if cls not in best or r["median_ms"] < best[cls]["median_ms"]:
+                    best[cls] = r
+            for cls in ("TF32 class", "FP32-accurate"):
+                if cls not in best:
+                    continue
+                r = best[cls]
+                c_ms, c_what = compute_floor_ms(pk, r["variant"], r["precision"], gpu)
+                floor, bound = (bytes_ms, "bytes") if bytes_ms >= c_ms else (c_ms, c_what)
+                rows.append({"gpu": run["env"]["gpu"], "problem": pk, "step": step, "class": cls,
+                             "kernel": r["variant"], "ms": r["median_ms"], "x_compile": r.get("speedup_vs_compile"),
+                             "floor_ms": floor, "bound": bound, "bytes_floor_ms": bytes_ms})
+    return rows
+
+
+def progress_table(run: dict) -> str:
+    env = run["env"]
+    board = env.get("board_during_timing") or {}
+    lines = [f"**{env['gpu']}** ({env['date'][:10]}; torch {env['torch']}, CUDA {env['cuda']}; measured ceilings: "
+             f"copy {env['copy_gbps']:.0f} GB/s, FP32 {env['fp32_tflops']:.1f} TFLOP/s, TF32 "
+             f"{env['tf32_tflops']:.0f} TFLOP/s). `torch.compile`: "
+             + ", ".join(f"{pk} {RS.record(run, pk, 'compile')['median_ms']:.3f} ms" for pk in ("conv2d", "conv3d")
+                         if RS.record(run, pk, "compile"))
+             + (". Power-capped during the timing: " + ", ".join(
+                 f"{pk} {w['power_capped']:.0%} of samples" for pk, w in board.items()
+                 if w.get("power_capped") is not None) if board else "") + ".", "",
+             "| problem | step | accuracy | fastest kernel | ms | × `torch.compile` | floor ms (bound) | × floor |",
+             "|---|---|---|---|---:|---:|---|---:|"]
+    for r in progress(run):
+        xc = "—" if r["x_compile"] is None else f"{r['x_compile']:.2f}"
+        lines.append(f"| {r['problem']} | {r['step']} | {r['class']} | "
+                     f"`{r['kernel']}` | {r['ms']:.3f} | {xc} | {r['floor_ms']:.2f} ({r['bound']}) | "
+                     f"{r['ms'] / r['floor_ms']:.1f} |")
+    return "\n".join(lines)
+
+
+def progress_section(runs: list[dict]) -> str:
+    return f"![progress at a glance](figures/{PROGRESS_FIGURE})\n\n" + "\n\n".join(progress_table(r) for r in runs)
 BUILD_START, BUILD_END = "<!-- build:start -->", "<!-- build:end -->"
 GOALS_START, GOALS_END = "<!-- goals:start -->", "<!-- goals:end -->"
 
@@ -73,20 +165,24 @@ def _between(text, start, end, body):
     return re.sub(re.escape(start) + ".*?" + re.escape(end), lambda m: f"{start}\n{body}\n{end}", text, flags=re.S)
 
 
-def update(path=None) -> bool:
+def update(path=None, figure: bool = True, runs=None) -> bool:
+    """Rewrite the progress section of README.md from every recorded run (one per GPU) and, with `figure`, draw
+    figures/progress.png from them; False when nothing is recorded."""
     path = path or ROOT / "README.md"
     text = path.read_text()
-    try:
-        run = RS.latest()
-    except FileNotFoundError:
+    runs = RS.all_recorded() if runs is None else runs
+    if not runs:
         return False
-    new = _between(text, START, END, table(run))
-    new = _between(new, BUILD_START, BUILD_END, build_times(run))
-    new = _between(new, GOALS_START, GOALS_END, goals(run))
+    new = _between(text, PROGRESS_START, PROGRESS_END, progress_section(runs))
     if new != text:
         path.write_text(new)
+    if figure:
+        from . import plots
+
+        fig = plots.progress_figure(runs, [progress(r) for r in runs])
+        fig.savefig(path.parent / "figures" / PROGRESS_FIGURE, dpi=plots.DPI, bbox_inches="tight")
     return True
 
 
 if __name__ == "__main__":
-    print("README results table", "updated" if update() else "unchanged (no results)")
+    print("README progress table and figure", "updated" if update() else "unchanged (no results)")
