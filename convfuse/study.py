@@ -889,11 +889,12 @@ def _code_only(line: str) -> str:
 
 
 def kernel_lines(relpath: str, name: str | None = None, start: str | None = None, end: str | None = None,
-                 comments: bool = True) -> tuple[int, int, str]:
+                 comments: bool = True, after: str | None = None) -> tuple[int, int, str]:
     """Lines of a file under the repository, as (first line, last line, text), 1-based and inclusive. With `name`: the
     definition of that function (its template line, qualifiers and, with `comments`, the comment block right above
     it, through the brace that closes its body). With `start` (and `end`): from the first line containing `start`
-    through the line before the next one containing `end` (to the end of the enclosing block without `end`).
+    (the first after a line containing `after`, if given) through the line before the next one containing `end` (to
+    the end of the enclosing block without `end`).
     Raises LookupError when nothing matches, so a notebook cannot silently show the wrong lines."""
     lines = (R.ROOT / relpath).read_text().splitlines()
     if name is not None:
@@ -932,7 +933,12 @@ def kernel_lines(relpath: str, name: str | None = None, start: str | None = None
         raise LookupError(f"{relpath}: no definition of {name}()")
     if start is None:
         raise ValueError("kernel_lines needs a name or a start marker")
-    i = next((k for k, ln in enumerate(lines) if start in ln), None)
+    i0 = 0
+    if after is not None:
+        i0 = next((k for k, ln in enumerate(lines) if after in ln), None)
+        if i0 is None:
+            raise LookupError(f"{relpath}: no line containing {after!r}")
+    i = next((k for k, ln in enumerate(lines) if k >= i0 and start in ln), None)
     if i is None:
         raise LookupError(f"{relpath}: no line containing {start!r}")
     if end is not None:
@@ -1006,7 +1012,7 @@ def select_branches(text: str, defines=()) -> str:
 
 
 def kernel_excerpt(relpath: str, *names: str, start: str | None = None, end: str | None = None,
-                   build: tuple[str, str] | None = None, note: str = ""):
+                   after: str | None = None, build: tuple[str, str] | None = None, note: str = ""):
     """The lines that matter of a kernel file, read from the file itself (so the page shows what the build compiles):
     each named function's definition, or the range from `start` to `end` (kernel_lines), under a heading with the
     file and line numbers. With `build` = (problem, variant), the preprocessor branches that registered build does
@@ -1015,7 +1021,7 @@ def kernel_excerpt(relpath: str, *names: str, start: str | None = None, end: str
     if not path.exists():
         return md(f"`{relpath}`: not written yet.")
     parts = []
-    spans = [kernel_lines(relpath, name=n) for n in names] if names else [kernel_lines(relpath, start=start, end=end)]
+    spans = [kernel_lines(relpath, name=n) for n in names] if names else [kernel_lines(relpath, start=start, end=end, after=after)]
     for a, b, text in spans:
         seen = ""
         if build is not None:
@@ -1093,3 +1099,32 @@ def tried_table(section: str, path: Path | str | None = None) -> pd.DataFrame:
     for c in ("Idea", "Measured", "Verdict"):
         df[c] = df[c].map(without_switches)
     return df.drop(columns=["Code"], errors="ignore").set_index("Idea")
+
+
+# what the laboratory's build switches did, in words (the evidence's `build` column names the builds it measured)
+SWITCH_WORDS = {
+    "CF_ABL_RAWEPI": "no epilogue math", "CF_ABL_NOSTORE": "no stores", "CF_ABL_NOLDS": "no fragment loads",
+    "CF_ABL_NOSPLIT": "no operand splits", "CF_ABL_NOEPI": "no epilogue", "CF_BOX_ROWMAP": "output-box rows reordered",
+    "CF_WINO_DESC_UNIFORM": "descriptors in uniform registers", "CF_WINO_IN_STAGES=3": "three input stages",
+    "CF_WINO_SKEW": "warpgroup 1 a pair behind", "CF_WINO_W_STAGES=6": "six weight stages",
+    "CF_WINO_CLUSTER=2": "clusters of two sharing the weight copies", "CF_WINO_ROWS": "row sums in the tensor core",
+}
+
+
+def build_words(build: str) -> str:
+    """An evidence row's `build` in words: the laboratory's switch names replaced by what they changed."""
+    def words(m):
+        name = m.group(0)
+        return SWITCH_WORDS.get(name, name.removeprefix("CF_").replace("_", " ").lower())
+    out = re.sub(r"CF_[A-Z0-9_]+(?:=\d+)?", words, str(build))
+    out = re.sub(r"(?<=[a-z0-9)])(?<!without) (?=(no |output-box|three |six |warpgroup |clusters |row sums|descriptors))", ", ",
+                 out)
+    return out.replace(" + ", " with ")
+
+
+def evidence_words(run: dict, kernels) -> pd.DataFrame:
+    """evidence_table with each build said in words (build_words)."""
+    t = evidence_table(run, kernels)
+    if "build" in t:
+        t["build"] = t["build"].map(lambda b: b if b is None or b != b else build_words(b))
+    return t

@@ -74,3 +74,65 @@ def test_tried_table_leaves_out_switch_names():
     text = " ".join(t.index) + " ".join(t["Measured"]) + " ".join(t["Verdict"])
     assert "CF_" not in text
     assert study.without_switches("WG 1 a pair behind (`CF_WINO_SKEW`); with 6") == "WG 1 a pair behind; with 6"
+
+
+STEP04 = sorted((R.ROOT / "notebooks").glob("04*.ipynb"))
+
+
+def _cells(path):
+    import nbformat
+    nb = nbformat.read(path, as_version=4)
+    return ([c.source for c in nb.cells if c.cell_type == "markdown"],
+            [c.source for c in nb.cells if c.cell_type == "code"])
+
+
+def test_step04_is_five_notebooks_in_reading_order():
+    assert [p.stem[:3] for p in STEP04] == ["04_", "04b", "04c", "04d", "04e"]
+
+
+@pytest.mark.parametrize("path", STEP04, ids=[p.stem for p in STEP04])
+def test_step04_prose_leaves_measured_numbers_to_the_record(path):
+    """Times, ratios, percentages and measured errors reach the page through code cells reading the results file;
+    the prose holds only the designs' own constants (tile sizes, tap counts, FP16's 1.5 TF32 passes)."""
+    import re
+    md, _ = _cells(path)
+    text = "\n".join(md)
+    assert not re.search(r"\d(\.\d+)?\s*(ms\b|%|TFLOP)|\d\.\d+×|\d+×\s*(eager|torch)", text), \
+        re.search(r"\d(\.\d+)?\s*(ms\b|%|TFLOP)|\d\.\d+×|\d+×\s*(eager|torch)", text).group(0)
+    decimals = set(re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])", text)) - {"1.5"}
+    assert not decimals, decimals
+    assert not re.search(r"\d\.?\d*e-\d", text), "a measured error in prose"
+    assert "CF_" not in text and "explore" not in text.lower()
+
+
+@pytest.mark.parametrize("path", STEP04, ids=[p.stem for p in STEP04])
+def test_step04_notebook_teaches_one_design(path):
+    import re
+    md, code = _cells(path)
+    prose = "\n".join(md)
+    words = len(re.findall(r"[A-Za-z0-9][\w'’-]*", re.sub(r"`[^`]*`", "w", prose)))
+    assert words <= 1700, words
+    src = "\n".join(code)
+    assert "diagrams." in src and "kernel_excerpt(" in src           # a drawn design and the shipped source
+    assert "## Try it yourself" in md[-1] and "scripts/check_variant.py" in md[-1] and "Expect" in md[-1]
+
+
+def test_step04_closes_with_what_was_tried():
+    _, code = _cells(STEP04[-1])
+    assert any("study.tried_summary()" in c for c in code) and any("study.tried_table(" in c for c in code)
+
+
+def test_build_words_leave_no_switch_names():
+    assert study.build_words("04e_wino_3xtf32 + CF_WINO_SKEW CF_WINO_W_STAGES=6 (without CF_WINO_DESC_UNIFORM)") == \
+        "04e_wino_3xtf32 with warpgroup 1 a pair behind, six weight stages (without descriptors in uniform registers)"
+    assert study.build_words("as registered") == "as registered"
+    assert "CF_" not in study.build_words("x + CF_SOMETHING_NEW")
+
+
+def test_kernel_lines_after_picks_the_later_match():
+    a1, _, _ = study.kernel_lines("kernels/conv2d/04d_register_a_wgmma.cu",
+                                  start="for (int tile = first_tile(k); tile < g.tiles; tile += stride) {")
+    a2, _, t = study.kernel_lines("kernels/conv2d/04d_register_a_wgmma.cu", after="// ---- consumer",
+                                  start="for (int tile = first_tile(k); tile < g.tiles; tile += stride) {",
+                                  end="wgmma_wait<0>();")
+    assert a2 > a1 and "mma_rows" in t
