@@ -50,7 +50,7 @@ def _grid(ax, owners, title, rowlab, collab, regname):
             ax.add_patch(plt.Rectangle((c, rows - 1 - r), 1, 1, facecolor=LANE_COLORS[ln >> 2], alpha=0.35,
                                        edgecolor="white", lw=1.0))
             ax.text(c + 0.5, rows - 1 - r + 0.5, f"T{ln}\n{regname}{regs[r, c]}", ha="center", va="center",
-                    fontsize=6.3, linespacing=0.95)
+                    fontsize=7.5, linespacing=0.95)
     ax.set_xlim(0, cols)
     ax.set_ylim(0, rows)
     ax.set_aspect("equal")
@@ -69,13 +69,13 @@ def mma_fragments():
     registers it is; colours are the 8 groups of 4 lanes. In step 04, A is the weights (M = Cout), B the staged input
     (N = output pixels), and C's two neighbouring columns per lane are two neighbouring pixels of one channel."""
     o = mma_fragment_owners()
-    fig, axes = plt.subplots(1, 3, figsize=(11.5, 5.2), gridspec_kw={"width_ratios": [8, 8, 8]})
+    fig, axes = plt.subplots(1, 3, figsize=(13, 8.2), gridspec_kw={"width_ratios": [8, 8, 8]})
     _grid(axes[0], o["A"], "A (16 × 8): weights, 4 registers a lane", "M: output channel", "K: input channel (one tap)",
           "a")
     _grid(axes[1], o["B"], "B (8 × 8): staged input, 2 registers a lane", "K: input channel", "N: output pixel", "b")
     _grid(axes[2], o["C"], "C (16 × 8): FP32 accumulators, 4 a lane", "M: output channel", "N: output pixel", "c")
-    fig.suptitle("mma.sync m16n8k8 TF32: which lane holds what (colour: lanes 4g … 4g+3)", fontsize=10)
-    fig.tight_layout()
+    fig.suptitle("mma.sync m16n8k8 TF32: which lane holds what (colour: lanes 4g … 4g+3)", fontsize=11)
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
     return fig
 
 
