@@ -147,17 +147,32 @@ def roofline(ax, gpu: T.GPU, points, title=None, annotate=True, legend=True):
         spot = (round(p["intensity"], 3), round(p["tflops"], 3), p["measured"])
         labels.setdefault(spot, []).append(_label(p["variant"]))
     any_measured = any(p["measured"] for p in points)
-    if annotate:
-        for (xi, yi, meas), names in labels.items():
-            if any_measured and not meas:
-                continue   # with measurements on the plot, label those; hollow twins sit on the roof
-            ax.annotate("/".join(names), (xi, yi), textcoords="offset points", xytext=(5, 3), fontsize=7,
-                        color="0.2")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(x_lo, x_hi)
     y_lo = min(min(ys) / 3, gpu.dram_gbps * x_lo / 1e3)
     ax.set_ylim(y_lo, gpu.tf32_tflops * 2.5)
+    if annotate:
+        # with measurements on the plot, label those (hollow twins sit on the roof); labels of points at about the
+        # same intensity are stacked to the right of them, at least a line apart, with a leader line where moved
+        todo = sorted((xi, yi, "/".join(names)) for (xi, yi, meas), names in labels.items()
+                      if meas or not any_measured)
+        clusters = []
+        for t in todo:
+            if clusters and t[0] / clusters[-1][-1][0] < 1.25:
+                clusters[-1].append(t)
+            else:
+                clusters.append([t])
+        gap = (np.log10(gpu.tf32_tflops * 2.5) - np.log10(y_lo)) * 0.04
+        for cl in clusters:
+            prev = -np.inf
+            for xi, yi, text in sorted(cl, key=lambda t: t[1]):
+                ly = max(np.log10(yi), prev + gap)
+                prev = ly
+                moved = ly - np.log10(yi) > gap / 4
+                ax.annotate(text, (xi, yi), xytext=(xi * 1.12, 10 ** ly), textcoords="data", fontsize=7,
+                            color="0.2", va="center",
+                            arrowprops=dict(arrowstyle="-", color="0.6", lw=0.5) if moved else None)
     ax.set_xlabel("arithmetic intensity: FLOPs / modeled DRAM bytes")
     ax.set_ylabel("TFLOP/s")
     ax.set_title(title or gpu.name, fontsize=10)
@@ -172,9 +187,9 @@ def roofline(ax, gpu: T.GPU, points, title=None, annotate=True, legend=True):
         if False in kinds:
             extra.append(Line2D([], [], ls="", marker="o", markerfacecolor="none", color="0.3",
                                 label="predicted (hollow)"))
-        # above the memory roof nothing can sit: the legend's place
+        # below the axes: inside, it would cover the reference rows' points and labels
         ax.legend(handles + extra, [h.get_label() for h in handles + extra], fontsize=7, loc="upper left",
-                  framealpha=0.85)
+                  bbox_to_anchor=(0.0, -0.16), ncol=2, frameon=False)
     return ax
 
 
@@ -271,8 +286,10 @@ def traffic_bars(problem=None, run: dict | None = None, variants=None):
     (input read once + output written once) as a line; Nsight-measured bytes as a marker when `run`
     records them. `problem` None draws both problems side by side."""
     pks = _problems(problem)
-    fig, axes = plt.subplots(1, len(pks), figsize=(6.2 * len(pks), 4.2), squeeze=False)
-    for ax, pk in zip(axes[0], pks):
+    heights = [len(_variants(pk, variants)) * 0.3 + 1.0 for pk in pks]
+    fig, axes = plt.subplots(len(pks), 1, figsize=(8.5, sum(heights) + 0.4), squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
+    for ax, pk in zip(axes[:, 0], pks):
         prob = P.get(pk)
         vs = _variants(pk, variants)
         seen = set()
@@ -285,8 +302,9 @@ def traffic_bars(problem=None, run: dict | None = None, variants=None):
                         label=None if cat in seen else cat)
                 seen.add(cat)
                 left += gb
-            ax.text(left, i, f" {left:.1f} GB", va="center", fontsize=7)
             r = _record(run, pk, v.key) if run else None
+            measured_gb = ((r or {}).get("dram_bytes_measured") or 0) / 1e9
+            ax.text(max(left, measured_gb), i, f"  {left:.1f} GB", va="center", fontsize=8)   # right of the marker
             if r and r.get("dram_bytes_measured"):
                 ax.plot([r["dram_bytes_measured"] / 1e9], [i], marker="D", color="k", ms=4,
                         label=None if "measured" in seen else "measured (Nsight Compute)")
@@ -303,48 +321,72 @@ def traffic_bars(problem=None, run: dict | None = None, variants=None):
     return fig
 
 
+CLASS_COLOR = {"TF32 class": "tab:orange", "FP32-accurate": "tab:blue"}
+
+
 def speedup_bars(run: dict, variants=None, baseline: str = "eager"):
-    """Speed-up over `baseline` (same run) per variant, both problems side by side, log scale."""
-    keys = []
+    """Speed-up over `baseline` (same run) per kernel, log scale, grouped by step (a band each) and, within a step, by
+    accuracy class (colour: TF32 class or FP32-accurate, as measured); conv2d plain, conv3d hatched."""
+    from .readme import accuracy_class
+
+    steps = {}                                   # step -> kernel keys, registry order
     for pk in P.PROBLEMS:
         for v in _variants(pk, variants):
-            if v.key not in keys and v.key != baseline:
-                keys.append(v.key)
-    fig, ax = plt.subplots(figsize=(7.5, 0.5 * len(keys) + 1.4))
-    h = 0.38
+            if v.key != baseline and v.key not in steps.setdefault(v.step, []):
+                steps[v.step].append(v.key)
+    order = sorted(steps, key=lambda st: (st != "00", st))
+
+    def cls_of(key):
+        recs = [_record(run, pk, key) for pk in P.PROBLEMS]
+        return min((0 if accuracy_class(r) == "TF32 class" else 1) for r in recs if r) if any(recs) else 2
+
+    rows = []                                    # (step, key)
+    for st in order:
+        rows += [(st, k) for k in sorted(steps[st], key=lambda k: (cls_of(k), steps[st].index(k)))]
+    fig, ax = plt.subplots(figsize=(8, 0.42 * len(rows) + 1.6))
+    h = 0.4
     vals = []
-    for j, pk in enumerate(P.PROBLEMS):
-        base = _record(run, pk, baseline)
-        has = {v.key for v in _variants(pk, variants)}
-        for i, key in enumerate(keys):
-            r = _record(run, pk, key)
+    for i, (st, key) in enumerate(rows):
+        for j, pk in enumerate(P.PROBLEMS):
             y = i + (j - 0.5) * h
-            if key not in has:                   # a step one problem has and the other has not (04c: conv2d only)
-                ax.text(1.0, y, f" no {pk} kernel of this name", va="center", fontsize=7, color="0.6")
-                continue
+            base, r = _record(run, pk, baseline), _record(run, pk, key)
+            if key not in {v.key for v in _variants(pk, variants)}:
+                continue                         # a step one problem has and the other has not (04c, 04e: conv2d)
             if not (base and r and r.get("median_ms")):
-                ax.text(1.0, y, " not recorded yet", va="center", fontsize=7, color="0.4")
+                ax.text(1.0, y, f" {pk}: not recorded yet", va="center", fontsize=7, color="0.4")
                 continue
             s = base["median_ms"] / r["median_ms"]
             vals.append(s)
-            # bars grow from 1x: right for a speed-up, left for a slow-down
-            ax.barh(y, s - 1.0, height=h, left=1.0, color=f"C{j}", alpha=0.85, label=pk if i == 0 else None)
+            ax.barh(y, s - 1.0, height=h, left=1.0, color=CLASS_COLOR[accuracy_class(r)], alpha=0.85,
+                    hatch="////" if j else None, edgecolor="white" if j else None, lw=0)
             ax.text(s, y, f" {s:.2f}×" if s >= 1 else f"{s:.2f}× ", va="center", ha="left" if s >= 1 else "right",
                     fontsize=7)
     ax.set_xscale("log")
     lo, hi = min(vals + [0.5]), max(vals + [2.0])
-    ax.set_xlim(lo / 2.2, hi * 2.2)
-    ticks = [t for t in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50) if lo / 2.2 <= t <= hi * 2.2]
+    ax.set_xlim(lo / 2.5, hi * 2.5)
+    ticks = [t for t in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50) if lo / 2.5 <= t <= hi * 2.5]
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.axvline(1.0, color="k", lw=1)
-    ax.set_yticks(range(len(keys)), keys, fontsize=8)
-    ax.set_ylim(len(keys) - 0.5, -0.5)
+    # one band per step, its name at the right
+    start = 0
+    for n, st in enumerate(order):
+        end = start + len(steps[st])
+        if n % 2:
+            ax.axhspan(start - 0.5, end - 0.5, color="0.94", zorder=0)
+        ax.text(1.0, (start + end - 1) / 2, f"step {st} ", transform=ax.get_yaxis_transform(), ha="right",
+                va="center", fontsize=8, color="0.3", fontweight="bold")
+        start = end
+    ax.set_yticks(range(len(rows)), [k for _, k in rows], fontsize=8)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xlabel(f"speed-up over {baseline} (median over median, same run; log scale)")
-    ax.set_title(f"{run.get('env', {}).get('gpu', '?')}, {run.get('env', {}).get('date', '?')[:10]}", fontsize=10)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=8, loc="upper right")    # the bottom rows are the longest bars
+    ax.set_title(f"{run.get('env', {}).get('gpu', '?')}, {str(run.get('env', {}).get('date', '?'))[:10]}", fontsize=10)
+    from matplotlib.patches import Patch
+
+    ax.legend(handles=[Patch(color=c, label=k) for k, c in CLASS_COLOR.items()]
+              + [Patch(facecolor="0.6", hatch="////", edgecolor="white", label="conv3d (plain: conv2d)")],
+              fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.07), ncol=3, frameon=False)
     fig.tight_layout()
     return fig
 

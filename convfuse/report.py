@@ -116,7 +116,109 @@ def to_html(nb) -> str:
     from nbconvert import HTMLExporter
 
     body, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
-    return body
+    return tidy_cells(body)
+
+
+def tidy_cells(page: str) -> str:
+    """Table cells as a reader reads them: a missing value (None, nan, <NA>) as a dash, a boolean as yes / no.
+    Only whole <td> cells change (a pandas table's), never code or prose."""
+    import re
+
+    words = {"None": "—", "nan": "—", "NaN": "—", "&lt;NA&gt;": "—", "<NA>": "—", "NaT": "—",
+             "True": "yes", "False": "no"}
+    return re.sub(r"(<td[^>]*>)\s*(None|nan|NaN|&lt;NA&gt;|<NA>|NaT|True|False)\s*(</td>)",
+                  lambda m: m.group(1) + words[m.group(2)] + m.group(3), page)
+
+
+# the index's figures, in order: (file stem under figures/, caption)
+FIGURES = (("progress", "The fastest kernel of each step, per accuracy class, against torch.compile and the bytes floor "
+                        "(the README's figure)."),
+           ("speedup", "Every kernel's speed-up over eager in the same run, grouped by step and precision class."),
+           ("traffic", "DRAM bytes per kernel: the traffic model's accounting beside the measured bytes."))
+
+
+def embed_png(path: Path) -> str:
+    """A PNG as a data: URI, so that the page carries its figure (and still shows it when moved or mailed)."""
+    import base64
+
+    return "data:image/png;base64," + base64.b64encode(Path(path).read_bytes()).decode("ascii")
+
+
+NAV_STYLE = ("position:sticky;top:0;z-index:10;background:#f6f8fa;border-bottom:1px solid #d0d7de;"
+             "padding:6px 12px;font:14px system-ui,sans-serif;display:flex;gap:1.5em")
+
+
+def nav_html(stem: str | None, order: list[tuple[str, str]]) -> str:
+    """The bar every page opens with: the index, and the previous and next page (stem, title) in reading order."""
+    stems = [s for s, _ in order]
+    links = ['<a href="index.html">⌂ Index</a>']
+    if stem in stems:
+        i = stems.index(stem)
+        if i > 0:
+            links.append(f'<a href="{html.escape(stems[i - 1])}.html" rel="prev">← {html.escape(order[i - 1][1])}</a>')
+        if i + 1 < len(stems):
+            links.append(f'<a href="{html.escape(stems[i + 1])}.html" rel="next">{html.escape(order[i + 1][1])} →</a>')
+    elif order:
+        links.append(f'<a href="{html.escape(stems[0])}.html" rel="next">{html.escape(order[0][1])} →</a>')
+    return f'<nav class="cf-nav" style="{NAV_STYLE}">' + "".join(links) + "</nav>"
+
+
+def add_nav(page: str, nav: str) -> str:
+    """The page with `nav` at the top of its body and again at its end (an earlier bar replaced)."""
+    import re
+
+    page = re.sub(r'<nav class="cf-nav".*?</nav>', "", page, flags=re.S)
+    m = re.search(r"<body[^>]*>", page)
+    if not m:
+        return nav + page + nav
+    page = page[:m.end()] + nav + page[m.end():]
+    end = page.rfind("</body>")
+    return page[:end] + nav + page[end:] if end >= 0 else page + nav
+
+
+def reading_order() -> list[tuple[str, str]]:
+    """(stem, title) of every notebook, in file-name order: the order of the nav bar's previous and next."""
+    import nbformat
+
+    out = []
+    for path in notebook_paths():
+        title = _summary(nbformat.read(path, as_version=4))[0] or path.stem
+        out.append((path.stem, title.split(":")[0][:60]))
+    return out
+
+
+def check_links(out_dir: Path) -> list[str]:
+    """What is wrong with a rendered report, read from its HTML alone (no browser): a local link to a page that is not
+    there, an image that is not embedded, a page without the nav bar's index link. [] when nothing is."""
+    from html.parser import HTMLParser
+
+    class P(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.hrefs, self.imgs = [], []
+
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if tag == "a" and a.get("href"):
+                self.hrefs.append(a["href"])
+            if tag == "img":
+                self.imgs.append(a.get("src") or "")
+
+    problems = []
+    out_dir = Path(out_dir)
+    for page in sorted(out_dir.glob("*.html")):
+        p = P()
+        p.feed(page.read_text(encoding="utf-8"))
+        for h in p.hrefs:
+            target = h.split("#")[0]
+            if not target or "://" in target or target.startswith(("mailto:", "data:")):
+                continue
+            if not (out_dir / target).exists():
+                problems.append(f"{page.name}: link to {h} (no such file)")
+        problems += [f"{page.name}: image {src[:60]!r} is not embedded" for src in p.imgs if not src.startswith("data:")]
+        if page.name != "index.html" and "index.html" not in p.hrefs:
+            problems.append(f"{page.name}: no link to the index")
+    return problems
 
 
 def _index_html(pages: list[dict], run: dict | None, out_dir: Path) -> str:
@@ -134,20 +236,24 @@ def _index_html(pages: list[dict], run: dict | None, out_dir: Path) -> str:
                    f"torch {html.escape(str(env.get('torch')))}, CUDA {html.escape(str(env.get('cuda')))}, "
                    f"cuDNN {html.escape(study.cudnn_version(env.get('cudnn')))}; measured ceilings: copy "
                    f"{env.get('copy_gbps')} GB/s, FP32 {env.get('fp32_tflops')} TFLOP/s, TF32 {env.get('tf32_tflops')} TFLOP/s.")
-        table = study.results_table(run).to_html(float_format=lambda x: f"{x:.4g}", na_rep="—", border=0)
+        table = tidy_cells(study.results_table(run).to_html(float_format=lambda x: f"{x:.3f}", na_rep="—", border=0))
     else:
         runinfo, table = "No run recorded yet: run <code>python -m convfuse bench</code> on a GPU.", ""
     figs = ""
     fdir = Path(os.environ.get("CONVFUSE_FIGURES_DIR") or ROOT / "figures")
-    for name in ("speedup", "traffic"):
+    for name, caption in FIGURES:
         f = fdir / f"{name}.png"
+        if not f.exists() and name == "progress":
+            f = ROOT / "figures" / "progress.png"      # the README's, committed
         if f.exists():
-            figs += f'<img src="{html.escape(os.path.relpath(f, out_dir))}" alt="{name}" style="max-width:48%">\n'
+            figs += (f'<figure><img src="{embed_png(f)}" alt="{html.escape(caption)}">'
+                     f'<figcaption>{html.escape(caption)}</figcaption></figure>\n')
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>convfuse — fusing a convolution with its epilogue</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;line-height:1.45}}
 .meta{{color:#666;font-size:90%}} table{{border-collapse:collapse;font-size:85%}}
-td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}}</style></head>
+td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}}
+figure{{margin:1.5em 0}} figure img{{max-width:100%;height:auto}} figcaption{{color:#444;font-size:90%}}</style></head>
 <body><h1>convfuse — fusing a convolution with its elementwise epilogue</h1>
 <p>KernelBench level 2, problems 54 (conv2d) and 90 (conv3d): from eager PyTorch to a fused tensor-core kernel,
 one step per notebook. Every number below comes from a recorded run; every page was executed to render it.</p>
@@ -155,6 +261,7 @@ one step per notebook. Every number below comes from a recorded run; every page 
 <h2>Notebooks</h2><ol>
 {items}
 </ol>
+<h2>Figures</h2>
 {figs}
 <h2>Results</h2>
 {table}
@@ -196,8 +303,13 @@ def render(notebooks=None, out_dir=None, timeout: int | None = None, log=print) 
                 pages.append({"stem": path.stem, "file": f.name, "title": title, "summary": summary,
                               "seconds": None, "error": None, "mode": mode})
         pages.sort(key=lambda p: p["stem"])
+    order = reading_order()
+    for p in pages:
+        f = out_dir / p["file"]
+        f.write_text(add_nav(f.read_text(encoding="utf-8"), nav_html(p["stem"], order)), encoding="utf-8")
     run = _run_for_index(mode)
-    (out_dir / "index.html").write_text(_index_html(pages, run, out_dir), encoding="utf-8")
+    (out_dir / "index.html").write_text(add_nav(_index_html(pages, run, out_dir), nav_html(None, order)),
+                                        encoding="utf-8")
     log(f"[report] wrote {out_dir / 'index.html'} ({time.perf_counter() - t_all:.1f} s in all)")
     failed = [p for p in pages if p["error"]]
     if failed:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -67,8 +68,12 @@ def _outputs_text(nb) -> str:
     return "\n".join(parts)
 
 
-def test_there_are_six_notebooks_in_ladder_order():
-    assert [p.stem[:3] for p in NOTEBOOKS] == ["00_", "01_", "02_", "03_", "04_", "05_"]
+def test_the_notebooks_are_in_ladder_order():
+    """00 to 03, step 04's designs (04, 04b, 04c, ... one notebook each), 05: file-name order is reading order."""
+    import re
+    stems = [p.stem for p in NOTEBOOKS]
+    assert [s[:3] for s in stems[:4]] == ["00_", "01_", "02_", "03_"] and stems[-1].startswith("05_")
+    assert stems[4].startswith("04_") and all(re.match(r"04[a-z]?_", s) for s in stems[4:-1])
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
@@ -108,8 +113,9 @@ def test_notebook_executes_recorded(path, results_dirs, monkeypatch, tmp_path):
     assert "recorded mode" in out and "NVIDIA H200" in out          # the header of the newest run
     if path.stem.startswith("05"):
         names = {p.name for p in (tmp_path / "figures").glob("*.png")}
-        assert {"speedup.png", "traffic.png", "roofline_h200.png", "roofline_a100-80gb.png",
-                "roofline_h100-sxm.png", "roofline_h200_measured.png", "roofline_a100-80gb_measured.png"} <= names
+        assert {"speedup.png", "traffic.png", "roofline_a100-80gb.png", "roofline_h200_measured.png",
+                "roofline_a100-80gb_measured.png"} <= names
+        assert not {"roofline_h100-sxm.png", "roofline_h100-pcie.png", "roofline_a100-40gb.png"} & names   # one A100
 
 
 @pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.stem[:2] in ("03", "04", "05")],
@@ -139,6 +145,7 @@ def test_report_render_writes_pages_and_index(results_dirs, monkeypatch, tmp_pat
     index = (out / "index.html").read_text()
     assert f'href="{NOTEBOOKS[0].stem}.html"' in index
     assert "NVIDIA H200" in index and "<table" in index and "04_mma_tf32" in index
+    assert 'href="index.html"' in page and f'href="{NOTEBOOKS[1].stem}.html" rel="next"' in page   # the nav bar
 
 
 def test_markdown_lists_have_one_bullet_per_item():
@@ -146,3 +153,48 @@ def test_markdown_lists_have_one_bullet_per_item():
     from convfuse import study
     assert study.md(["- **a**: 1", "b"]).data == "- **a**: 1\n- b"
     assert study.md("- as is").data == "- as is"
+
+
+def test_report_pages_link_each_other_and_the_index_embeds_its_figures(monkeypatch, tmp_path):
+    """The HTML side of the report without executing anything: fake pages, a fake figure, the nav bar and the index."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figs = tmp_path / "figures"
+    figs.mkdir()
+    fig, ax = plt.subplots(figsize=(2, 1))
+    fig.savefig(figs / "speedup.png")
+    monkeypatch.setenv("CONVFUSE_FIGURES_DIR", str(figs))
+    out = tmp_path / "report"
+    out.mkdir()
+    order = report.reading_order()
+    assert [s for s, _ in order] == IDS and all(t for _, t in order)
+    pages = []
+    for stem, title in order:
+        (out / f"{stem}.html").write_text(f"<html><head></head><body><h1>{title}</h1></body></html>")
+        pages.append({"stem": stem, "file": f"{stem}.html", "title": title, "summary": "s", "seconds": 1.0,
+                      "error": None, "mode": "recorded"})
+    for p in pages:
+        f = out / p["file"]
+        f.write_text(report.add_nav(f.read_text(), report.nav_html(p["stem"], order)))
+        f.write_text(report.add_nav(f.read_text(), report.nav_html(p["stem"], order)))   # twice: one bar, not two
+    (out / "index.html").write_text(report.add_nav(report._index_html(pages, None, out), report.nav_html(None, order)))
+    assert report.check_links(out) == []
+    first, last = (out / f"{IDS[0]}.html").read_text(), (out / f"{IDS[-1]}.html").read_text()
+    assert first.count('class="cf-nav"') == 2 and f'href="{IDS[1]}.html" rel="next"' in first and 'rel="prev"' not in first
+    assert f'href="{IDS[-2]}.html" rel="prev"' in last and 'rel="next"' not in last
+    index = (out / "index.html").read_text()
+    assert all(f'href="{s}.html"' in index for s in IDS) and "data:image/png;base64," in index
+    (out / "broken.html").write_text('<body><a href="nowhere.html">x</a><img src="figures/x.png"></body>')
+    assert len(report.check_links(out)) == 3
+
+
+def test_table_cells_show_a_dash_or_a_word_not_none_or_nan():
+    import pandas as pd
+    page = pd.DataFrame({"a": [1.0, None], "b": [True, False], "c": [None, "x"]}).to_html()
+    page = report.tidy_cells(page + "<pre>x = None if nan else True</pre>")
+    assert "<td>—</td>" in page and "<td>yes</td>" in page and "<td>no</td>" in page
+    assert not re.search(r"<td>\s*(None|NaN|nan|True|False)\s*</td>", page)
+    assert "<pre>x = None if nan else True</pre>" in page
