@@ -1076,6 +1076,17 @@ def without_switches(text: str) -> str:
     return re.sub(r"\s{2,}", " ", _SWITCH.sub("", text)).replace(" ;", ";").strip()
 
 
+_SHORT = ((r"\bc2d\b", "conv2d"), (r"\bc3d\b", "conv3d"), (r"\bWGs\b", "warpgroups"), (r"\bWG\b", "warpgroup"),
+          (r"\brec\.(?=\s)", "recorded"), (r"\binstr\.", "instructions"))
+
+
+def in_full(text: str) -> str:
+    """A lab-record cell with the record's abbreviations (c2d, c3d, WG, rec.) written out."""
+    for pat, word in _SHORT:
+        text = re.sub(pat, word, text)
+    return text
+
+
 def tried_summary(path: Path | str | None = None) -> pd.DataFrame:
     """What was tried on step 04 (and 03b), per table of the lab record: how many ideas, how many kept, dropped,
     replaced or reworked, and measured only to explain (ablations, diagnostics)."""
@@ -1096,8 +1107,8 @@ def tried_table(section: str, path: Path | str | None = None) -> pd.DataFrame:
     if key is None:
         return pd.DataFrame([{"Idea": NOT_RECORDED}]).set_index("Idea")
     df = tables[key].copy()
-    for c in ("Idea", "Measured", "Verdict"):
-        df[c] = df[c].map(without_switches)
+    for c in ("Idea", "Predicted", "Measured", "Verdict"):
+        df[c] = df[c].map(lambda t: in_full(without_switches(t)))
     return df.drop(columns=["Code"], errors="ignore").set_index("Idea")
 
 

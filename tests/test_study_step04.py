@@ -1,6 +1,8 @@
 """Step 04's notebook helpers: kernel excerpts read from the files, and the lab record's tables."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from convfuse import registry as R
@@ -136,3 +138,12 @@ def test_kernel_lines_after_picks_the_later_match():
                                   start="for (int tile = first_tile(k); tile < g.tiles; tile += stride) {",
                                   end="wgmma_wait<0>();")
     assert a2 > a1 and "mma_rows" in t
+
+
+def test_tried_table_writes_the_abbreviations_out():
+    assert study.in_full("c2d 04d: 2 WGs, rec. 1.153; 1,019 instr.") == \
+        "conv2d 04d: 2 warpgroups, recorded 1.153; 1,019 instructions"
+    for key in study.lab_tables():
+        t = study.tried_table(key)
+        text = " ".join(t.index) + " ".join(" ".join(t[c]) for c in ("Predicted", "Measured", "Verdict"))
+        assert not re.search(r"\bc[23]d\b|\bWGs?\b|\brec\.", text), key
