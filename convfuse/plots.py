@@ -153,26 +153,36 @@ def roofline(ax, gpu: T.GPU, points, title=None, annotate=True, legend=True):
     y_lo = min(min(ys) / 3, gpu.dram_gbps * x_lo / 1e3)
     ax.set_ylim(y_lo, gpu.tf32_tflops * 2.5)
     if annotate:
-        # with measurements on the plot, label those (hollow twins sit on the roof); labels of points at about the
-        # same intensity are stacked to the right of them, at least a line apart, with a leader line where moved
-        todo = sorted((xi, yi, "/".join(names)) for (xi, yi, meas), names in labels.items()
-                      if meas or not any_measured)
-        clusters = []
-        for t in todo:
-            if clusters and t[0] / clusters[-1][-1][0] < 1.25:
-                clusters[-1].append(t)
-            else:
-                clusters.append([t])
-        gap = (np.log10(gpu.tf32_tflops * 2.5) - np.log10(y_lo)) * 0.04
-        for cl in clusters:
-            prev = -np.inf
-            for xi, yi, text in sorted(cl, key=lambda t: t[1]):
-                ly = max(np.log10(yi), prev + gap)
-                prev = ly
-                moved = ly - np.log10(yi) > gap / 4
-                ax.annotate(text, (xi, yi), xytext=(xi * 1.12, 10 ** ly), textcoords="data", fontsize=7,
-                            color="0.2", va="center",
-                            arrowprops=dict(arrowstyle="-", color="0.6", lw=0.5) if moved else None)
+        # with measurements on the plot, label those (hollow twins sit on the roof). Each label goes right of its
+        # point, moved up or down by whole lines (a leader line then shows whose it is) until its box, estimated
+        # from the font size and the axes' size, overlaps no label already placed.
+        todo = sorted(((xi, yi, "/".join(names)) for (xi, yi, meas), names in labels.items()
+                       if meas or not any_measured), key=lambda t: (t[1], t[0]))
+        fig = ax.figure
+        pos = ax.get_position()
+        w_pt, h_pt = pos.width * fig.get_figwidth() * 72, pos.height * fig.get_figheight() * 72
+        x_dec = np.log10(x_hi / x_lo) / w_pt                     # decades per point
+        y_dec = (np.log10(gpu.tf32_tflops * 2.5) - np.log10(y_lo)) / h_pt
+        fs = 7
+        line = 1.3 * fs * y_dec
+        placed = [(np.log10(q["intensity"]) - 4 * x_dec, np.log10(q["intensity"]) + 4 * x_dec,
+                   np.log10(q["tflops"]) - 4 * y_dec, np.log10(q["tflops"]) + 4 * y_dec)
+                  for q in points if q["tflops"] > 0]            # (x0, x1, y0, y1) in decades: markers first
+
+        def free(box):
+            return all(box[1] <= q[0] or box[0] >= q[1] or box[3] <= q[2] or box[2] >= q[3] for q in placed)
+
+        for xi, yi, text in todo:
+            lx, ly0 = np.log10(xi) + 5 * x_dec, np.log10(yi)
+            width = (0.6 * fs * len(text) + 4) * x_dec
+            for k in [0, 1, -1, 2, -2, 3, -3, 4, -4, 5, -5, 6, -6, 8, -8]:
+                ly = ly0 + k * line
+                box = (lx, lx + width, ly - line / 2, ly + line / 2)
+                if free(box):
+                    break
+            placed.append(box)
+            ax.annotate(text, (xi, yi), xytext=(10 ** lx, 10 ** ly), textcoords="data", fontsize=fs, color="0.2",
+                        va="center", arrowprops=dict(arrowstyle="-", color="0.6", lw=0.5) if k else None)
     ax.set_xlabel("arithmetic intensity: FLOPs / modeled DRAM bytes")
     ax.set_ylabel("TFLOP/s")
     ax.set_title(title or gpu.name, fontsize=10)
