@@ -232,7 +232,7 @@ def _index_html(pages: list[dict], run: dict | None, out_dir: Path) -> str:
         f'{", <b>failed: " + html.escape(p["error"]) + "</b>" if p["error"] else ""})</span></li>'
         for p in pages)
     if env:
-        runinfo = (f"Recorded run: <b>{html.escape(str(env.get('gpu')))}</b>, {html.escape(str(env.get('date')))} — "
+        runinfo = (f"Recorded run: <b>{html.escape(str(env.get('gpu')))}</b>, {html.escape(str(env.get('date', '?'))[:16].replace('T', ' '))} UTC — "
                    f"torch {html.escape(str(env.get('torch')))}, CUDA {html.escape(str(env.get('cuda')))}, "
                    f"cuDNN {html.escape(study.cudnn_version(env.get('cudnn')))}; measured ceilings: copy "
                    f"{env.get('copy_gbps')} GB/s, FP32 {env.get('fp32_tflops')} TFLOP/s, TF32 {env.get('tf32_tflops')} TFLOP/s.")
