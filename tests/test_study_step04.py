@@ -92,19 +92,27 @@ def test_step04_is_five_notebooks_in_reading_order():
     assert [p.stem[:3] for p in STEP04] == ["04_", "04b", "04c", "04d", "04e"]
 
 
-@pytest.mark.parametrize("path", STEP04, ids=[p.stem for p in STEP04])
-def test_step04_prose_leaves_measured_numbers_to_the_record(path):
-    """Times, ratios, percentages and measured errors reach the page through code cells reading the results file;
-    the prose holds only the designs' own constants (tile sizes, tap counts, FP16's 1.5 TF32 passes)."""
+ALL_NOTEBOOKS = sorted((R.ROOT / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=[p.stem for p in ALL_NOTEBOOKS])
+def test_prose_leaves_measured_numbers_to_the_record(path):
+    """Times, ratios, percentages and measured errors reach every page through code cells reading the results file;
+    the prose holds only the designs' own constants (tile sizes, tap counts, FP16's 1.5 TF32 passes), the goals
+    (90 % of copy bandwidth, the model's 10 % tolerance) and the verification bounds (1e-4, 2e-6, 1e-3)."""
     import re
     md, _ = _cells(path)
     text = "\n".join(md)
-    assert not re.search(r"\d(\.\d+)?\s*(ms\b|%|TFLOP)|\d\.\d+×|\d+×\s*(eager|torch)", text), \
-        re.search(r"\d(\.\d+)?\s*(ms\b|%|TFLOP)|\d\.\d+×|\d+×\s*(eager|torch)", text).group(0)
+    goals = {"90 %", "10 %"}
+    measured = [m.group(0) for m in re.finditer(r"\d+(\.\d+)?\s*(ms\b|%|TFLOP)|\d\.\d+×|\d+×\s*(eager|torch)", text)
+                if m.group(0) not in goals]
+    assert not measured, measured
     decimals = set(re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])", text)) - {"1.5"}
     assert not decimals, decimals
-    assert not re.search(r"\d\.?\d*e-\d", text), "a measured error in prose"
-    assert "CF_" not in text and "explore" not in text.lower()
+    errors = set(re.findall(r"\d\.?\d*e-\d+", text)) - {"1e-4", "2e-6", "1e-3"}
+    assert not errors, f"a measured error in prose: {errors}"
+    assert "CF_" not in text.replace("CF_3XTF32", ""), "a build switch in prose"
+    assert "explore" not in text.lower()
 
 
 @pytest.mark.parametrize("path", STEP04, ids=[p.stem for p in STEP04])
