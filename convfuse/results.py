@@ -470,17 +470,22 @@ def _run_summary(log: dict) -> dict:
     return out
 
 
+def _carried(old: dict, new: dict, codes: dict, field: str, code_field: str):
+    """(record of `new`, its record in `old`, same_machine_code's verdict and reason) for each kernel record whose old
+    record holds `field`, its machine code read from the old record's `code_field`."""
+    for rec in new["records"]:
+        prev = record(old, rec["problem"], rec["variant"])
+        if prev and prev.get(field):
+            yield (rec, prev, *same_machine_code(prev.get(code_field), codes.get((rec["problem"], rec["variant"]))))
+
+
 def carry_hardening(old: dict, new: dict, codes: dict, log=print) -> int:
     """A new bench run over an old results file: each kernel record of `new` keeps `old`'s hardening fields where they
     checked the machine code timed now (`codes`: {(problem, key): machine_code}); `old`'s suite summaries come along
     where every variant they ran is still that code, the runs' summaries where a record still carries their fields.
     Returns how many records kept theirs."""
     kept = 0
-    for rec in new["records"]:
-        prev = record(old, rec["problem"], rec["variant"])
-        if not prev or not prev.get("hardening_machine_code"):
-            continue
-        same, why = same_machine_code(prev["hardening_machine_code"], codes.get((rec["problem"], rec["variant"])))
+    for rec, prev, same, why in _carried(old, new, codes, "hardening_machine_code", "hardening_machine_code"):
         if same:
             rec.update({f: prev[f] for f in (*HARDENING_FIELDS, "hardening_machine_code") if f in prev})
             kept += 1
@@ -511,12 +516,8 @@ def carry_evidence(old: dict, new: dict, codes: dict) -> int:
     import copy
 
     kept = 0
-    for rec in new["records"]:
-        prev = record(old, rec["problem"], rec["variant"])
-        if not prev or not prev.get("evidence"):
-            continue
+    for rec, prev, same, why in _carried(old, new, codes, "evidence", "machine_code"):
         entries = copy.deepcopy(prev["evidence"])
-        same, why = same_machine_code(prev.get("machine_code"), codes.get((rec["problem"], rec["variant"])))
         if same is not True:
             for e in entries:
                 if e.get("same_machine_code"):
