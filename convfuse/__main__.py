@@ -1,4 +1,4 @@
-"""python -m convfuse bench|verify|build|specs|report"""
+"""python -m convfuse bench|verify|build|specs|predict|report"""
 from __future__ import annotations
 
 import argparse
@@ -23,6 +23,10 @@ def main(argv=None) -> int:
     sub.add_parser("build", help="build every kernel extension (in parallel) and report times")
     s = sub.add_parser("specs", help="FLOPs, bytes, floors and predictions for every GPU (no GPU needed)")
     s.add_argument("--problem", action="append")
+    pr = sub.add_parser("predict", help="write the traffic model's prediction of every variant on a datasheet GPU "
+                        "(results/predictions/<gpu>.json): commit it before that GPU's first record")
+    pr.add_argument("--gpu", required=True, help="a datasheet key of convfuse.traffic (h100-sxm, a100-80gb, ...)")
+    pr.add_argument("--out", help="default: results/predictions/<gpu>.json")
     r = sub.add_parser("report", help="execute the notebooks and render report/ (recorded mode off-GPU)")
     r.add_argument("--notebook", action="append", help="only these notebooks (stems)")
     a = ap.parse_args(argv)
@@ -48,6 +52,8 @@ def main(argv=None) -> int:
             B.build_all(kernel_variants())
         elif a.cmd == "specs":
             _specs(a.problem)
+        elif a.cmd == "predict":
+            _predict(a.gpu, a.out)
         elif a.cmd == "report":
             from . import report
 
@@ -80,6 +86,26 @@ def _verify(problem_keys, keys):
             for k, s in verify.summarize(checks).items():
                 print(f"{pk}/{k}: verified={s['verified']} max_abs={s['max_abs_err_fp64']:.2e} "
                       f"rel_l2={s['rel_l2_err_fp64']:.2e} kernelbench={s['kernelbench_pass']}")
+
+
+def _predict(gpu_key, out):
+    import datetime as dt
+    import json
+    import subprocess
+    from pathlib import Path
+
+    from . import traffic as T
+    from .registry import ROOT
+
+    pred = T.prediction(gpu_key)
+    rev = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True)
+    pred = {"made": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "commit": rev.stdout.strip() or None, **pred}
+    path = Path(out) if out else ROOT / "results" / "predictions" / f"{gpu_key}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(pred, indent=1) + "\n")
+    n = sum(len(v) for v in pred["predictions"].values())
+    print(f"{path}: {n} variants predicted on the {pred['gpu']['name']} datasheet (tree {pred['commit']})")
 
 
 def _specs(problem_keys):

@@ -172,6 +172,12 @@ _HOPPER = {
 }
 
 
+# cuDNN plans runtime-fused graphs for channels_last tensors only; FP32 in and out, and cuDNN may run the conv on
+# TF32 tensor cores, so the rows are held to TF32's bound.
+_CUDNN_NOTE = ("optional: needs the nvidia-cudnn-frontend package (skipped with a note without it); every execution "
+               "plan cuDNN offers is timed once and the fastest kept (convfuse/cudnn_fused.py)")
+
+
 def _references(problem: str) -> list[Variant]:
     return [
         Variant("eager", problem, "00", "tf32", "reference", "eager PyTorch, defaults (cuDNN TF32 allowed)",
@@ -182,6 +188,13 @@ def _references(problem: str) -> list[Variant]:
         Variant("compile", problem, "00", "tf32", "reference", "torch.compile (default mode)", layouts="any"),
         Variant("cudnn_conv", problem, "00", "tf32", "reference", "the conv alone (cuDNN, with bias)",
                 layouts="any", notes="not the whole model: timed, not verified against it"),
+        Variant("cudnn_fused", problem, "00", "tf32", "reference",
+                "cuDNN's runtime fusion: conv, bias and the epilogue as one cudnn-frontend graph, one kernel "
+                "(channels_last tensors; x arrives channels_last)",
+                layouts="channels_last", notes=_CUDNN_NOTE),
+        Variant("cudnn_fused_nchw", problem, "00", "tf32", "reference",
+                "the same cuDNN graph for an NCHW caller: x to channels_last and y back, both timed",
+                layouts="any", notes=_CUDNN_NOTE),
     ]
 
 

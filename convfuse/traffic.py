@@ -8,7 +8,7 @@ L2 catches them, which Nsight Compute can check (`dram_bytes_measured` in a resu
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from . import problems as P
 
@@ -202,6 +202,11 @@ def kernels(problem: P.Problem, variant: str, input_shape=None) -> list[tuple[st
         if CUDNN_TRANSPOSES[problem.key]:   # inductor transposes x itself and fuses y's transpose in
             return [("inductor x to NHWC", bx, bx), nhwc_conv, ("inductor fused epilogue (NHWC->NCHW)", by, by)]
         return cudnn_nchw() + [("inductor fused bias+epilogue", by, by)]
+    if variant == "cudnn_fused":
+        return [("cuDNN fused graph (NHWC conv+epilogue)", bx + bw, by)]
+    if variant == "cudnn_fused_nchw":
+        return [("x NCHW->NHWC", bx, bx), ("cuDNN fused graph (NHWC conv+epilogue)", bx + bw, by),
+                ("y NHWC->NCHW", by, by)]
     if variant == "cudnn_conv":
         return cudnn_nchw() + [passes[0]]
     if variant in ("01_epilogue_fused", "02_epilogue_vec3d"):
@@ -220,6 +225,8 @@ def kernels(problem: P.Problem, variant: str, input_shape=None) -> list[tuple[st
 
 def kernel_category(name: str) -> str:
     """What a kernel of `kernels()` is, for charts: the names above are written to be read this way."""
+    if name.startswith("cuDNN fused graph"):
+        return "fused conv+epilogue (one kernel)"
     if "pre-pass" in name:
         return "weight pre-pass"
     if name.startswith("fused conv"):
@@ -297,3 +304,21 @@ def floors_ms(problem: P.Problem, gpu: GPU, input_shape=None) -> dict:
     return {"bytes": floor_bytes(problem, input_shape) / (gpu.dram_gbps * 1e9) * 1e3,
             "fp32": f / (gpu.fp32_tflops * 1e12) * 1e3,
             "tf32": f / (gpu.tf32_tflops * 1e12) * 1e3}
+
+
+def prediction(gpu_key: str) -> dict:
+    """The model's prediction of every variant on a datasheet GPU, as committed before that GPU's first record
+    (results/predictions/<gpu key>.json): what the run is then held against, whatever the model becomes later."""
+    from . import registry as R
+
+    gpu = datasheet(gpu_key)
+    preds = {}
+    for pk, prob in P.PROBLEMS.items():
+        preds[pk] = {}
+        for v in R.all_variants(pk):
+            p = predict_ms(prob, v.key, v.precision, gpu)
+            preds[pk][v.key] = {k: (round(x, 4) if isinstance(x, float) else x) for k, x in p.items()}
+            preds[pk][v.key]["precision"] = compute_precision(prob, v.key, v.precision)
+    return {"gpu": asdict(gpu), "model": "traffic.predict_ms: the larger of the variant's modeled DRAM bytes over the "
+            "datasheet bandwidth and its FLOPs over the datasheet peak of the arithmetic it runs (x tensor passes)",
+            "predictions": preds}

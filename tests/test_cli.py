@@ -70,3 +70,15 @@ def test_a_partial_bench_run_keeps_the_rows_of_the_run_before(tmp_path, monkeypa
     bench.run(problem_keys=["conv2d"], keys=["eager"], out_path=out, log=lambda m: None)
     got = {r["variant"]: r["median_ms"] for r in RS.load(out)["records"]}
     assert got == {"04c_ws_tf32": 1.5, "eager": 4.0}
+
+
+def test_predict_writes_a_dated_prediction_file(tmp_path):
+    out = tmp_path / "p.json"
+    p = subprocess.run([sys.executable, "-m", "convfuse", "predict", "--gpu", "a100-80gb", "--out", str(out)],
+                       capture_output=True, text=True, cwd=B.ROOT, timeout=120)
+    assert p.returncode == 0, p.stderr
+    import json
+
+    pred = json.loads(out.read_text())
+    assert pred["made"].startswith("20") and pred["gpu"]["key"] == "a100-80gb"
+    assert "04_mma_tf32" in pred["predictions"]["conv3d"]

@@ -28,7 +28,7 @@ def test_keys_steps_and_precisions():
         if v.needs_cc is not None:
             assert v.step > "04" and all(a.endswith("a") for a in v.archs), v
     refs = {v.key for v in R.all_variants("conv2d", kind="reference")}
-    assert refs == {"eager", "eager_fp32", "channels_last", "compile", "cudnn_conv"}
+    assert refs == {"eager", "eager_fp32", "channels_last", "compile", "cudnn_conv", "cudnn_fused", "cudnn_fused_nchw"}
 
 
 def test_every_kernel_file_opens_with_a_header():

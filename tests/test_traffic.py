@@ -2,6 +2,7 @@
 import pytest
 
 from convfuse import problems as P
+from convfuse import registry as R
 from convfuse import traffic as T
 
 
@@ -104,3 +105,24 @@ def test_winograd_does_16_of_36_multiplies_and_streams_its_transformed_weights()
         direct = T.predict_ms(prob, "04d_rs_3xtf32" if v.precision == "3xtf32" else "04d_rs_tf32", v.precision, gpu)
         wino = T.predict_ms(prob, v.key, v.precision, gpu)
         assert wino["math_ms"] == pytest.approx(direct["math_ms"] * T.work_share(prob, v.key))
+
+
+def test_the_cudnn_graph_rows_move_the_floor_and_the_nchw_caller_pays_two_conversions():
+    for pk, prob in P.PROBLEMS.items():
+        assert T.model_bytes(prob, "cudnn_fused") == T.floor_bytes(prob) + T.weight_bytes(prob)
+        x, y = T.shapes(prob)
+        extra = 2 * T.FLOAT_BYTES * (T._numel(x) + T._numel(y))
+        assert T.model_bytes(prob, "cudnn_fused_nchw") == T.model_bytes(prob, "cudnn_fused") + extra
+        assert T.kernel_category(T.kernels(prob, "cudnn_fused")[0][0]) == "fused conv+epilogue (one kernel)"
+
+
+def test_a_prediction_covers_every_variant_on_the_datasheet_it_names():
+    pred = T.prediction("h100-sxm")
+    assert pred["gpu"]["key"] == "h100-sxm" and pred["gpu"]["dram_gbps"] == 3350
+    for pk, prob in P.PROBLEMS.items():
+        assert set(pred["predictions"][pk]) == {v.key for v in R.all_variants(pk)}
+        p = pred["predictions"][pk]["04b_wgmma_tf32"]
+        assert p["ms"] == max(p["memory_ms"], p["math_ms"]) and p["bound"] in ("memory", "compute")
+        assert abs(p["ms"] - T.predict_ms(prob, "04b_wgmma_tf32", "tf32", T.datasheet("h100-sxm"))["ms"]) < 1e-3
+    with pytest.raises(ValueError, match="unknown GPU"):
+        T.prediction("h300")
