@@ -472,6 +472,9 @@ def progress_figure(runs: list[dict], rows: list[list[dict]]):
             comp = RS.record(run, pk, "compile")
             if comp and comp.get("median_ms"):
                 ax.axhline(comp["median_ms"], color="k", lw=1, ls="--", label="torch.compile")
+            fused = RS.record(run, pk, "cudnn_fused")
+            if fused and fused.get("median_ms"):      # optional row: only where the record has it
+                ax.axhline(fused["median_ms"], color="tab:green", lw=1, ls="-.", label="cuDNN fused graph")
             if pr:
                 ax.axhline(pr[0]["bytes_floor_ms"], color="0.5", lw=1, ls=":", label="bytes floor (input + output once)")
             ax.set_yscale("log")
@@ -482,7 +485,7 @@ def progress_figure(runs: list[dict], rows: list[list[dict]]):
             ax.set_ylabel("ms (median; log scale)")
             ax.set_title(f"{run['env'].get('gpu', '?')}: {pk}", fontsize=10)
             ax.grid(axis="y", which="both", alpha=0.25)
-            if i == 0 and j == 0:
+            if j == 0:
                 ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
     return fig

@@ -77,29 +77,81 @@ def progress(run: dict) -> list[dict]:
     return rows
 
 
-def progress_table(run: dict) -> str:
+def short_name(run: dict) -> str:
+    """A column-width name for the run's GPU: "H100", "H200" (the model after "NVIDIA")."""
+    name = (run["env"].get("gpu") or "?").removeprefix("NVIDIA ").strip()
+    return re.split(r"[\s-]", name)[0] or name
+
+
+def _names(runs: list[dict]) -> list[str]:
+    """Short GPU names, or the full ones where two runs would share a short one."""
+    short = [short_name(r) for r in runs]
+    return short if len(set(short)) == len(short) else [r["env"].get("gpu", "?") for r in runs]
+
+
+def progress_header(run: dict, name: str | None = None) -> str:
+    """One paragraph on a recorded GPU: its run, the ceilings it measured, torch.compile's and cuDNN's fused graph's
+    times (the bars of the table), and how often the board was power-capped during the timing."""
     env = run["env"]
     board = env.get("board_during_timing") or {}
-    lines = [f"**{env['gpu']}** ({env['date'][:10]}; torch {env['torch']}, CUDA {env['cuda']}; measured ceilings: "
-             f"copy {env['copy_gbps']:.0f} GB/s, FP32 {env['fp32_tflops']:.1f} TFLOP/s, TF32 "
-             f"{env['tf32_tflops']:.0f} TFLOP/s). `torch.compile`: "
-             + ", ".join(f"{pk} {RS.record(run, pk, 'compile')['median_ms']:.3f} ms" for pk in ("conv2d", "conv3d")
-                         if RS.record(run, pk, "compile"))
-             + (". Power-capped during the timing: " + ", ".join(
-                 f"{pk} {w['power_capped']:.0%} of samples" for pk, w in board.items()
-                 if w.get("power_capped") is not None) if board else "") + ".", "",
-             "| problem | step | accuracy | fastest kernel | ms | × `torch.compile` | floor ms (bound) | × floor |",
-             "|---|---|---|---|---:|---:|---|---:|"]
-    for r in progress(run):
-        xc = "—" if r["x_compile"] is None else f"{r['x_compile']:.2f}"
-        lines.append(f"| {r['problem']} | {r['step']} | {r['class']} | "
-                     f"`{r['kernel']}` | {r['ms']:.3f} | {xc} | {r['floor_ms']:.2f} ({r['bound']}) | "
-                     f"{r['ms'] / r['floor_ms']:.1f} |")
+
+    def times(key):
+        recs = [(pk, RS.record(run, pk, key)) for pk in ("conv2d", "conv3d")]
+        have = [f"{pk} {r['median_ms']:.3f}" for pk, r in recs if r and r.get("median_ms")]
+        return ", ".join(have) + " ms" if have else "not in this record"
+
+    capped = [f"{pk} {w['power_capped']:.0%}" for pk, w in board.items() if w.get("power_capped") is not None]
+    full = env["gpu"].removeprefix("NVIDIA ").strip()
+    label = f"**{name or full}**" + (f" ({env['gpu']})" if name and name != full else "")
+    return (f"{label}, {env['date'][:10]}, torch {env['torch']}, CUDA {env['cuda']}. Measured ceilings: copy "
+            f"{env['copy_gbps']:.0f} GB/s, FP32 {env['fp32_tflops']:.1f}, TF32 {env['tf32_tflops']:.0f} TFLOP/s. "
+            f"`torch.compile`: {times('compile')}; cuDNN's fused graph: {times('cudnn_fused')}."
+            + (f" Power-capped samples: {', '.join(capped)}." if capped else ""))
+
+
+def progress_table(runs) -> str:
+    """The progress rows of every run in one table: per problem, step and accuracy class, the fastest kernel and, per
+    GPU, its ms, x torch.compile and x its floor (with what bounds it). Where GPUs disagree on the fastest kernel,
+    the kernel cell names each GPU's."""
+    runs = [runs] if isinstance(runs, dict) else list(runs)
+    names = _names(runs)
+    per = [{(r["problem"], r["step"], r["class"]): r for r in progress(run)} for run in runs]
+    keys = []
+    for rows in per:
+        keys += [k for k in rows if k not in keys]
+    order = {pk: i for i, pk in enumerate(("conv2d", "conv3d"))}
+    steps = {}
+    for rows in per:
+        for k in rows:
+            steps.setdefault(k[1], len(steps))
+    keys.sort(key=lambda k: (order.get(k[0], 9), k[0], steps[k[1]], k[2] != "TF32 class"))
+    head = "| problem | step | accuracy | fastest kernel | " + " | ".join(
+        f"{n} ms | × compile | × floor" for n in names) + " |"
+    lines = [head, "|---|---|---|---|" + "---:|---:|---|" * len(runs)]
+    for k in keys:
+        got = [rows.get(k) for rows in per]
+        kernels = {r["kernel"] for r in got if r}
+        if len(kernels) == 1:
+            kcell = f"`{kernels.pop()}`"
+        else:
+            kcell = ", ".join(f"`{r['kernel']}` ({n})" for n, r in zip(names, got) if r)
+        cells = []
+        for r in got:
+            if r is None:
+                cells += ["—", "—", "—"]
+                continue
+            xc = "—" if r["x_compile"] is None else f"{r['x_compile']:.2f}"
+            cells += [f"{r['ms']:.3f}", xc, f"{r['ms'] / r['floor_ms']:.1f} ({r['bound']})"]
+        lines.append(f"| {k[0]} | {k[1]} | {k[2]} | {kcell} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def progress_section(runs: list[dict]) -> str:
-    return f"![progress at a glance](figures/{PROGRESS_FIGURE})\n\n" + "\n\n".join(progress_table(r) for r in runs)
+    names = _names(runs)
+    return (f"![progress at a glance](figures/{PROGRESS_FIGURE})\n\n"
+            + "\n\n".join(progress_header(r, n) for r, n in zip(runs, names)) + "\n\n" + progress_table(runs))
+
+
 BUILD_START, BUILD_END = "<!-- build:start -->", "<!-- build:end -->"
 GOALS_START, GOALS_END = "<!-- goals:start -->", "<!-- goals:end -->"
 

@@ -221,24 +221,31 @@ def check_links(out_dir: Path) -> list[str]:
     return problems
 
 
-def _index_html(pages: list[dict], run: dict | None, out_dir: Path) -> str:
+def _index_html(pages: list[dict], run, out_dir: Path) -> str:
+    """The index page: the notebooks, the figures, and each recorded GPU's run and results table (`run`: one run, a
+    list of them, newest first, or None)."""
     from . import study
 
-    env = (run or {}).get("env") or {}
+    runs = [r for r in ([run] if isinstance(run, dict) else list(run or [])) if r.get("env")]
     items = "\n".join(
         f'<li><a href="{html.escape(p["file"])}">{html.escape(p["title"] or p["stem"])}</a> — '
         f'{html.escape(p["summary"])} <span class="meta">('
         f'{"executed in %.0f s" % p["seconds"] if p["seconds"] is not None else "page from an earlier render"}'
         f'{", <b>failed: " + html.escape(p["error"]) + "</b>" if p["error"] else ""})</span></li>'
         for p in pages)
-    if env:
-        runinfo = (f"Recorded run: <b>{html.escape(str(env.get('gpu')))}</b>, {html.escape(str(env.get('date', '?'))[:16].replace('T', ' '))} UTC — "
-                   f"torch {html.escape(str(env.get('torch')))}, CUDA {html.escape(str(env.get('cuda')))}, "
-                   f"cuDNN {html.escape(study.cudnn_version(env.get('cudnn')))}; measured ceilings: copy "
-                   f"{env.get('copy_gbps')} GB/s, FP32 {env.get('fp32_tflops')} TFLOP/s, TF32 {env.get('tf32_tflops')} TFLOP/s.")
-        table = tidy_cells(study.results_table(run).to_html(float_format=lambda x: f"{x:.3f}", na_rep="—", border=0))
-    else:
-        runinfo, table = "No run recorded yet: run <code>python -m convfuse bench</code> on a GPU.", ""
+    infos, tables = [], []
+    for r in runs:
+        env = r["env"]
+        infos.append(f"Recorded run: <b>{html.escape(str(env.get('gpu')))}</b>, "
+                     f"{html.escape(str(env.get('date', '?'))[:16].replace('T', ' '))} UTC — "
+                     f"torch {html.escape(str(env.get('torch')))}, CUDA {html.escape(str(env.get('cuda')))}, "
+                     f"cuDNN {html.escape(study.cudnn_version(env.get('cudnn')))}; measured ceilings: copy "
+                     f"{env.get('copy_gbps')} GB/s, FP32 {env.get('fp32_tflops')} TFLOP/s, TF32 "
+                     f"{env.get('tf32_tflops')} TFLOP/s.")
+        tables.append(f"<h3>{html.escape(str(env.get('gpu')))}</h3>\n" + tidy_cells(
+            study.results_table(r).to_html(float_format=lambda x: f"{x:.3f}", na_rep="—", border=0)))
+    runinfo = "<br>".join(infos) or "No run recorded yet: run <code>python -m convfuse bench</code> on a GPU."
+    table = "\n".join(tables)
     figs = ""
     fdir = Path(os.environ.get("CONVFUSE_FIGURES_DIR") or ROOT / "figures")
     for name, caption in FIGURES:
@@ -317,14 +324,11 @@ def render(notebooks=None, out_dir=None, timeout: int | None = None, log=print) 
     return pages
 
 
-def _run_for_index(mode: str) -> dict | None:
-    """The newest results file (after a live render, the one the notebooks just wrote)."""
+def _run_for_index(mode: str) -> list[dict]:
+    """Every recorded results file, newest first (after a live render, the one the notebooks just wrote comes first)."""
     from . import study
 
-    try:
-        return results.latest(study.results_dir())
-    except FileNotFoundError:
-        return None
+    return results.all_recorded(study.results_dir())
 
 
 if __name__ == "__main__":

@@ -26,6 +26,8 @@ from . import power, results, traffic, verify
 PROBLEMS = tuple(P.PROBLEMS)
 REFERENCES = tuple(v.key for v in R.all_variants(PROBLEMS[0], kind="reference"))
 NOT_RECORDED = "not recorded yet"
+# reference rows that need the optional nvidia-cudnn-frontend package: a record may lack them (env["cudnn_fused"] says why)
+OPTIONAL_REFERENCES = ("cudnn_fused", "cudnn_fused_nchw")
 EPILOGUE_GOAL = 0.9     # step 02: the epilogue alone at >= 90 % of the copy bandwidth of the same bytes
 # the tensor-core goals on the H200 (issue 5 of the study: TF32 and FP32-accurate 3xTF32 kernels)
 TF32_GOAL_MS = {"conv2d": 1.2, "conv3d": 0.8}
@@ -55,31 +57,36 @@ GOAL_CLASSES = (("tf32", "04 tf32", ("tf32",), TF32_GOAL_MS, TF32_GOAL_RATIOS),
                  XTF32_GOAL_RATIOS))
 
 
-def goals_table(run: dict) -> pd.DataFrame:
-    """Step 04's goals (issue 5) against the run: per problem and goal class, the fastest verified step-04 kernel of
-    the class, its time and same-run ratios, the goal's verdict, and whether it beat torch.compile in that run (the
-    issue's first Done-when condition, asked of the literal TF32 and 3xTF32 kernels)."""
+def goals_table(run: dict, runs=None) -> pd.DataFrame:
+    """Step 04's goals (issue 5) against every recorded GPU (`runs`; default every_run(run)): per problem, goal class
+    and GPU, the fastest verified step-04 kernel of the class, its time and same-run ratios, the goal's verdict, and
+    whether it beat torch.compile in that run (the issue's first Done-when condition, asked of the literal TF32 and
+    3xTF32 kernels). The goals were set on the H200; the ratios are same-run, so they hold any GPU to the same bar."""
+    runs = list(runs) if runs is not None else (every_run(run) or [run])
     rows = []
     for pk in PROBLEMS:
         step04 = {v.key for v in R.kernel_variants(pk) if v.step.startswith("04")}
         for _, goal, precisions, goal_ms, ratios in GOAL_CLASSES:
-            cands = [r for r in results.records(run, pk) if r["variant"] in step04 and r.get("verified")
-                     and r.get("median_ms") and r.get("precision") in precisions]
-            row = {"problem": pk, "goal": goal,
-                   "goal ms / × eager / × compile": " / ".join(["≤ %g" % goal_ms[pk]]
-                                                               + ["—" if g is None else "≥ %g" % g for g in ratios[pk]])}
-            if not cands:
-                rows.append(row | {"kernel": NOT_RECORDED})
-                continue
-            r = min(cands, key=lambda c: c["median_ms"])
-            vs_c = r.get("speedup_vs_compile")
-            rows.append(row | {"kernel": r["variant"], "precision": r["precision"], "median ms": r["median_ms"],
-                               "× eager": r.get("speedup_vs_eager"), "× compile": vs_c,
-                               "verdict": goal_verdict(r, goal_ms[pk], ratios[pk]),
-                               "faster than torch.compile": None if vs_c is None else ("yes" if vs_c > 1 else "**no**")})
-    cols = ["problem", "goal", "kernel", "precision", "median ms", "× eager", "× compile",
+            for rn in runs:
+                cands = [r for r in results.records(rn, pk) if r["variant"] in step04 and r.get("verified")
+                         and r.get("median_ms") and r.get("precision") in precisions]
+                row = {"problem": pk, "goal": goal, "GPU": gpu_label(rn),
+                       "goal ms / × eager / × compile": " / ".join(
+                           ["≤ %g" % goal_ms[pk]] + ["—" if g is None else "≥ %g" % g for g in ratios[pk]])}
+                if not cands:
+                    rows.append(row | {"kernel": NOT_RECORDED})
+                    continue
+                r = min(cands, key=lambda c: c["median_ms"])
+                vs_c = r.get("speedup_vs_compile")
+                rows.append(row | {"kernel": r["variant"], "precision": r["precision"], "median ms": r["median_ms"],
+                                   "× eager": r.get("speedup_vs_eager"), "× compile": vs_c,
+                                   "verdict": goal_verdict(r, goal_ms[pk], ratios[pk]),
+                                   "faster than torch.compile": None if vs_c is None
+                                   else ("yes" if vs_c > 1 else "**no**")})
+    cols = ["problem", "goal", "GPU", "kernel", "precision", "median ms", "× eager", "× compile",
             "goal ms / × eager / × compile", "verdict", "faster than torch.compile"]
-    return pd.DataFrame(rows, columns=cols).set_index(["problem", "goal"])
+    return pd.DataFrame(rows, columns=cols).set_index(["problem", "goal", "GPU"])
+
 
 # --- which run ------------------------------------------------------------------------------------
 def results_dir() -> Path:
@@ -89,6 +96,28 @@ def results_dir() -> Path:
 def runs() -> list[dict]:
     """Every recorded run (one per GPU), newest first."""
     return results.all_recorded(results_dir())
+
+
+def every_run(run: dict) -> list[dict]:
+    """`run` first, then every other GPU's recorded run (newest first) when `run` is a results file: what a table "for
+    every recorded GPU" shows. A run without a file (synthetic) stands alone; an empty run gives []."""
+    if not run.get("env"):
+        return []
+    if not run.get("path"):
+        return [run]
+    here = Path(run["path"]).resolve()
+    return [run] + [r for r in runs() if Path(r["path"]).resolve() != here]
+
+
+def gpu_label(run: dict) -> str:
+    """The run's GPU as its record names it ("NVIDIA H100 80GB HBM3"), or a dash."""
+    return (run.get("env") or {}).get("gpu") or "—"
+
+
+def short_gpu(run: dict) -> str:
+    """A column-width name for the run's GPU: "H100", "H200", "A100" (the model after "NVIDIA")."""
+    name = gpu_label(run).removeprefix("NVIDIA ").strip()
+    return re.split(r"[\s-]", name)[0] if name else "—"
 
 
 def empty_run() -> dict:
@@ -194,7 +223,7 @@ def header(run: dict):
     if any(board.values()):       # the clocks are left alone, so say where they were
         line += "  \nDuring the timing (nvidia-smi): " + "; ".join(f"{k}: {d}" for k, d in board.items() if d) + "."
     if others:
-        line += f"  \nAlso recorded: {', '.join(others)} (notebook 05 shows every GPU)."
+        line += f"  \nAlso recorded: {', '.join(others)} (the tables marked *every recorded GPU* show each)."
     return md(line)
 
 
@@ -265,7 +294,7 @@ def facts(run: dict, problem: str, variant: str) -> dict | None:
         f.update(profiled_conv_ms=split["conv_ms"], profiled_epilogue_ms=split["epilogue_ms"],
                  profiled_epilogue_kernels=split["epilogue_kernels"], profiled_epilogue_share=split["epilogue_share"],
                  profiled_total_ms=split["total_ms"])
-    for ref in ("eager", "eager_fp32", "compile", "cudnn_conv", "channels_last"):
+    for ref in ("eager", "eager_fp32", "compile", "cudnn_conv", "channels_last", *OPTIONAL_REFERENCES):
         rr = record(run, problem, ref)
         if rr and rr.get("median_ms") and ms:
             f[f"{ref}_ms"] = rr["median_ms"]
@@ -1139,3 +1168,473 @@ def evidence_words(run: dict, kernels) -> pd.DataFrame:
     if "build" in t:
         t["build"] = t["build"].map(lambda b: b if b is None or b != b else build_words(b))
     return t
+
+
+# --- every recorded GPU: the reference rows, KernelBench's verdicts, predictions against measurements ---------------
+REFERENCE_COLUMNS = ("precision", "median_ms", "speedup_vs_eager", "speedup_vs_compile", "verified",
+                     "max_abs_err_fp64", "rel_l2_err_fp64")
+
+
+def cudnn_fused_status(run: dict, problem: str) -> str | None:
+    """None where the run records the cudnn_fused rows of `problem`; else why not, in words (the frontend was not
+    installed, cuDNN refused the graph, or the record predates the rows)."""
+    if any(record(run, problem, k) for k in OPTIONAL_REFERENCES):
+        return None
+    st = ((run.get("env") or {}).get("cudnn_fused") or {}).get(problem)
+    if not st:
+        return "not measured in this record (it predates the cuDNN fused rows)"
+    msg = str(st.get("message") or "").strip()
+    if st.get("status") == "refused":
+        return f"cuDNN refused the graph: {msg}" if msg else "cuDNN refused the graph"
+    if st.get("status") == "skipped":
+        return f"skipped: {msg}" if msg else "skipped (nvidia-cudnn-frontend not installed)"
+    return f"{st.get('status', 'absent')}: {msg}" if msg else str(st.get("status", "absent"))
+
+
+def cudnn_fused_notes(runs) -> list[str]:
+    """One line per recorded GPU whose record lacks the cuDNN fused rows, saying why (one line for both problems
+    where the reason is the same)."""
+    lines = []
+    for rn in runs:
+        why = {pk: cudnn_fused_status(rn, pk) for pk in PROBLEMS}
+        missing = {pk: w for pk, w in why.items() if w}
+        if not missing:
+            continue
+        if len(set(missing.values())) == 1:
+            pks = " and ".join(missing)
+            lines.append(f"**{gpu_label(rn)}**: no `cudnn_fused` rows for {pks}: {next(iter(missing.values()))}.")
+        else:
+            lines += [f"**{gpu_label(rn)}**, {pk}: no `cudnn_fused` rows: {w}." for pk, w in missing.items()]
+    return lines
+
+
+def cudnn_plan(rec: dict | None) -> str | None:
+    """The execution plan a cudnn_fused row kept, in words: "<name> (fastest of N plans)"."""
+    plan = (rec or {}).get("cudnn_plan")
+    if not plan:
+        return None
+    n = plan.get("plans")
+    return f"{plan.get('name', '?')}" + (f" (fastest of {n} plans)" if n else "")
+
+
+def reference_table(runs, problem: str | None = None, variants=None) -> pd.DataFrame:
+    """The step-00 reference rows of every recorded GPU, side by side: per problem, row and GPU its median time,
+    same-run ratios to eager and torch.compile, its errors against float64 and, for the cuDNN fused rows, the
+    execution plan cuDNN's fastest was. A GPU without the cuDNN fused rows has no line for them
+    (cudnn_fused_notes says why); any other row it lacks says "not recorded yet"."""
+    rows = []
+    keys = list(variants) if variants is not None else list(REFERENCES)
+    for pk in ([problem] if problem else PROBLEMS):
+        for key in keys:
+            for rn in runs:
+                r = record(rn, pk, key)
+                base = {"problem": pk, "variant": key, "GPU": gpu_label(rn)}
+                if r is None:
+                    if key not in OPTIONAL_REFERENCES:
+                        rows.append(base | {"status": NOT_RECORDED})
+                    continue
+                row = base | {_readable(c): r.get(c) for c in REFERENCE_COLUMNS}
+                for c in ("median ms", "× eager", "× compile"):
+                    row[c] = round(row[c], 3) if isinstance(row[c], (int, float)) else row[c]
+                for c in ("max abs err", "rel L2 err"):
+                    row[c] = f"{row[c]:.1e}" if isinstance(row[c], float) else "—"
+                if key == "cudnn_conv":
+                    row["verified"] = "timed only"
+                row["cuDNN plan"] = cudnn_plan(r)
+                rows.append(row)
+    cols = ["problem", "variant", "GPU", *(_readable(c) for c in REFERENCE_COLUMNS), "cuDNN plan", "status"]
+    df = pd.DataFrame(rows, columns=cols)
+    for c in ("status", "cuDNN plan"):
+        if df[c].isna().all():
+            df = df.drop(columns=c)
+    if df.empty:
+        return pd.DataFrame([{"variant": "—", "status": NOT_RECORDED}]).set_index("variant")
+    return df.set_index(["problem", "variant", "GPU"])
+
+
+def cudnn_fused_lines(runs) -> list[str]:
+    """Per GPU and problem, where the run records them: cuDNN's fused graph against torch.compile and our fastest
+    kernel of each accuracy class, in same-run ratios (the sentence the notebooks show beside the table)."""
+    from .readme import accuracy_class
+
+    lines = []
+    for rn in runs:
+        for pk in PROBLEMS:
+            cf = record(rn, pk, "cudnn_fused")
+            if not cf or not cf.get("median_ms"):
+                continue
+            parts = [f"**{pk} on the {gpu_label(rn)}**: cuDNN's fused graph takes {cf['median_ms']:.3f} ms"]
+            comp = ratio(rn, pk, "compile", "cudnn_fused")
+            if comp:
+                parts.append(f"{comp:.2f}× torch.compile's speed")
+            nchw = ratio(rn, pk, "cudnn_fused_nchw", "cudnn_fused")
+            if nchw:
+                parts.append(f"{nchw:.2f}× that time with an NCHW caller's conversions")
+            mine = [r for r in results.records(rn, pk) if r.get("kind") in ("epilogue", "fused") and r.get("verified")
+                    and r.get("median_ms")]
+            for cls in ("TF32 class", "FP32-accurate"):
+                best_r = min((r for r in mine if accuracy_class(r) == cls), key=lambda r: r["median_ms"], default=None)
+                if best_r:
+                    parts.append(f"our fastest {cls} kernel (`{best_r['variant']}`) is "
+                                 f"{cf['median_ms'] / best_r['median_ms']:.2f}× its speed")
+            lines.append("; ".join(parts) + ".")
+    return lines
+
+
+# KernelBench's protocol (convfuse/kernelbench.py): 5 trials of allclose(atol=rtol=1e-4) against eager, the mean of
+# 100 timed calls, and a speed-up over eager above 10x flagged as suspect
+KERNELBENCH_FIELDS = ("pass", "max_abs_vs_eager", "mean_ms", "speedup_vs_eager", "suspect")
+SUSPECT_SPEEDUP = 10.0
+
+
+def kernelbench_notes(runs) -> list[str]:
+    """One line per recorded GPU whose record has no KernelBench verdicts (records before convfuse/kernelbench.py),
+    with what the record has instead: this study's allclose against eager (KernelBench's tolerance, this study's
+    trials) and its same-run speed-ups over eager above KernelBench's suspect line."""
+    lines = []
+    for rn in runs:
+        if not rn.get("env") or any(r.get("kernelbench") for r in rn["records"]):
+            continue
+        ours, over = [], []
+        for pk in PROBLEMS:
+            mine = [r for r in results.records(rn, pk) if r.get("kind") in ("epilogue", "fused")
+                    and r.get("kernelbench_pass") is not None]
+            if mine:
+                ours.append(f"{pk} {sum(bool(r['kernelbench_pass']) for r in mine)} of {len(mine)}")
+            over += [f"{pk} `{r['variant']}` ({r['speedup_vs_eager']:.1f}×)" for r in results.records(rn, pk)
+                     if r.get("kind") in ("epilogue", "fused") and (r.get("speedup_vs_eager") or 0) > SUSPECT_SPEEDUP]
+        line = (f"**{gpu_label(rn)}** ({str(rn['env'].get('date', '?'))[:10]}): KernelBench's own check and timing "
+                "were not run on this record.")
+        if ours:
+            line += (" This study's allclose against eager (KernelBench's tolerance; three seeds, odd shapes too) "
+                     f"passes {', '.join(ours)} kernels")
+            line += (f"; same-run speed-ups over eager above {SUSPECT_SPEEDUP:g}×: {', '.join(over)}." if over
+                     else f"; no same-run speed-up over eager is above {SUSPECT_SPEEDUP:g}×.")
+        lines.append(line)
+    return lines
+
+
+def kernelbench_table(runs, problem: str | None = None, variants=None) -> pd.DataFrame:
+    """KernelBench's verdict on every recorded variant, per GPU: its correctness check (5 trials of allclose
+    atol = rtol = 1e-4 against eager PyTorch on the same GPU), the worst |ours − eager| it saw, its timing (the mean
+    of 100 calls, L2 flushed before each), the speed-up over eager it computes from them, and its suspect flag (over
+    10×); beside them this study's own verdict against float64 and the accuracy class that gives. Runs without
+    KernelBench fields have no rows (kernelbench_notes says so)."""
+    from .readme import accuracy_class
+
+    rows = []
+    for pk in ([problem] if problem else PROBLEMS):
+        for key in _keys(pk, variants):
+            for rn in runs:
+                r = record(rn, pk, key)
+                kb = (r or {}).get("kernelbench")
+                if not kb:
+                    continue
+                ours = ("timed only" if r.get("verified") is None else
+                        accuracy_class(r) if r.get("verified") else "**fails its bound**")
+                rows.append({"problem": pk, "variant": key, "GPU": gpu_label(rn), "precision": r.get("precision"),
+                             "ours vs float64": ours,
+                             "KernelBench check": "pass" if kb.get("pass") else "**fail**",
+                             "max |ours − eager|": (f"{kb['max_abs_vs_eager']:.1e}"
+                                                    if isinstance(kb.get("max_abs_vs_eager"), (int, float)) else "—"),
+                             "mean ms (100 calls)": kb.get("mean_ms"),
+                             "× eager (KernelBench)": kb.get("speedup_vs_eager"),
+                             "over 10× (suspect)": "**yes**" if kb.get("suspect") else "no"})
+    if not rows:
+        return pd.DataFrame([{"variant": "—", "status": NOT_RECORDED}]).set_index("variant")
+    return pd.DataFrame(rows).set_index(["problem", "variant", "GPU"])
+
+
+def kernelbench_lines(runs) -> list[str]:
+    """Per GPU and problem, KernelBench's verdict on our kernels in one sentence, from the record: how eager's own
+    output compares with float64 (the truth KernelBench's check stands on), which of our kernels its check passes and
+    fails, by accuracy class, and which it flags as suspect."""
+    from .readme import accuracy_class
+
+    lines = []
+    for rn in runs:
+        for pk in PROBLEMS:
+            mine = [r for r in results.records(rn, pk) if r.get("kind") in ("epilogue", "fused") and r.get("kernelbench")]
+            if not mine:
+                continue
+            eager = record(rn, pk, "eager") or {}
+            e_cls = accuracy_class(eager) if eager.get("rel_l2_err_fp64") is not None else None
+            head = f"**{pk} on the {gpu_label(rn)}**: "
+            if e_cls:
+                head += (f"eager's own output is {e_cls} against float64 (max abs err "
+                         f"{eager['max_abs_err_fp64']:.1e}); ")
+            by = {}
+            for r in mine:
+                by.setdefault((accuracy_class(r) if r.get("verified") else "unverified",
+                               bool(r["kernelbench"].get("pass"))), []).append(f"`{r['variant']}`")
+            parts = []
+            for cls in ("FP32-accurate", "TF32 class", "unverified"):
+                n_pass, n_fail = len(by.get((cls, True), [])), len(by.get((cls, False), []))
+                if n_pass + n_fail == 0:
+                    continue
+                s = f"{cls}: {n_pass} of {n_pass + n_fail} pass"
+                if n_fail and n_pass:
+                    s += f" (failing: {', '.join(by[(cls, False)])})"
+                parts.append(s)
+            sus = [f"`{r['variant']}` ({r['kernelbench']['speedup_vs_eager']:.1f}×)" for r in mine
+                   if r["kernelbench"].get("suspect")]
+            tail = ("; over 10× eager (suspect): " + ", ".join(sus)) if sus else "; none over 10× eager"
+            lines.append(head + "KernelBench's check on our kernels — " + "; ".join(parts) + tail + ".")
+    return lines
+
+
+def suspect_table(runs) -> pd.DataFrame:
+    """Every kernel over KernelBench's suspect line (10× eager: its flag where the record carries KernelBench's
+    verdicts, else this study's same-run median ratio), against the floors of its own GPU: eager's time, the
+    arithmetic eager's conv runs in and the traffic model's time for eager at the measured ceilings (its conv and its
+    elementwise passes), the kernel's time and its floor (bytes, or its arithmetic at its measured peak). The last
+    column is the largest speed-up over eager the floors allow: a speed-up below it is what the hardware permits."""
+    rows = []
+    for rn in runs:
+        for pk in PROBLEMS:
+            e = facts(rn, pk, "eager")
+            ekb = ((record(rn, pk, "eager") or {}).get("kernelbench") or {})
+            for r in results.records(rn, pk):
+                if r.get("kind") not in ("epilogue", "fused"):
+                    continue
+                kb = r.get("kernelbench") or {}
+                flagged = kb.get("suspect") if kb else (r.get("speedup_vs_eager") or 0) > SUSPECT_SPEEDUP
+                f = facts(rn, pk, r["variant"])
+                if not flagged or not f or "floor_ms" not in f or not e or "floor_ms" not in e:
+                    continue
+                use_kb = bool(kb.get("mean_ms") and ekb.get("mean_ms"))
+                eager_ms = ekb["mean_ms"] if use_kb else e["median_ms"]
+                kernel_ms = kb["mean_ms"] if use_kb else f["median_ms"]
+                rows.append({"problem": pk, "variant": r["variant"], "GPU": gpu_label(rn),
+                             "timing": "KernelBench (mean of 100)" if use_kb else "this study (median)",
+                             "× eager": round(kb.get("speedup_vs_eager") or eager_ms / kernel_ms, 2),
+                             "eager ms": round(eager_ms, 3), "eager's conv arithmetic": e["compute_precision"],
+                             "eager, model ms (measured ceilings)": round(e["predicted_ms"], 3),
+                             "kernel ms": round(kernel_ms, 3), "kernel precision": f["precision"],
+                             "kernel floor ms": round(f["floor_ms"], 3),
+                             "largest × eager the floors allow": round(eager_ms / f["floor_ms"], 1)})
+    if not rows:
+        return pd.DataFrame([{"variant": "—", "status": f"no kernel over {SUSPECT_SPEEDUP:g}× eager recorded"}]
+                            ).set_index("variant")
+    return pd.DataFrame(rows).set_index(["problem", "variant", "GPU"])
+
+
+def suspect_lines(runs) -> list[str]:
+    """Whether each speed-up over the suspect line is within what the floors allow (suspect_table), in one line."""
+    t = suspect_table(runs)
+    if "× eager" not in t:
+        return [f"No kernel's speed-up over eager is above {SUSPECT_SPEEDUP:g}× in any recorded run."]
+    over = t[t["× eager"] > t["largest × eager the floors allow"]]
+    n = len(t)
+    if over.empty:
+        share = t["× eager"] / t["largest × eager the floors allow"]
+        (pk, v, g), top = share.idxmax(), t.loc[share.idxmax()]
+        return [f"All {n} speed-ups over the line are below the largest the floors allow on their GPU; the closest, "
+                f"{pk} `{v}` on the {g}, is {top['× eager']:.1f}× against {top['largest × eager the floors allow']:.1f}× "
+                f"({100 * share.max():.0f} % of the room)."]
+    return [f"**{len(over)} of {n} speed-ups exceed what the floors allow**, which no correct kernel can: "
+            + ", ".join(f"{pk} `{v}` on the {g}" for pk, v, g in over.index) + " — a measurement to distrust."]
+
+
+# --- speed-ups per GPU, and the portable (sm_80) path -------------------------------------------------------------
+def speedups_table(runs, problem: str, variants=None) -> pd.DataFrame:
+    """Per variant (rows) and GPU (column groups): median ms and same-run ratios to eager, torch.compile and cuDNN's
+    fused graph (a dash where that GPU's record lacks the row)."""
+    cols, data = [], {}
+    for rn in runs:
+        g = short_gpu(rn)
+        for key in _keys(problem, variants):
+            r = record(rn, problem, key)
+            if r is None:
+                continue
+            d = data.setdefault(key, {})
+            d[(g, "ms")] = r.get("median_ms")
+            for ref, name in (("eager", "× eager"), ("compile", "× compile"), ("cudnn_fused", "× cuDNN fused")):
+                d[(g, name)] = ratio(rn, problem, ref, key)
+        cols += [(g, c) for c in ("ms", "× eager", "× compile", "× cuDNN fused")]
+    if not data:
+        return pd.DataFrame([{"variant": "—", "status": NOT_RECORDED}]).set_index("variant")
+    df = pd.DataFrame.from_dict(data, orient="index")
+    df = df.reindex(columns=pd.MultiIndex.from_tuples(list(dict.fromkeys(cols))))
+    df = df.dropna(axis=1, how="all")
+    df.index.name = "variant"
+    return df.round(3)
+
+
+def portable_table(runs) -> pd.DataFrame:
+    """The portable path: per problem, accuracy class and GPU, the fastest verified kernel that runs on any sm_80+ GPU
+    (steps 01–04, no sm_90a code) beside the fastest of all, each against torch.compile and cuDNN's fused graph of the
+    same run. On an H100 the sm_80 kernels stand for what an A100 user can run."""
+    from .readme import accuracy_class
+
+    rows = []
+    for pk in PROBLEMS:
+        portable = {v.key for v in R.kernel_variants(pk) if v.needs_cc is None}
+        for cls in ("TF32 class", "FP32-accurate"):
+            for rn in runs:
+                mine = [r for r in results.records(rn, pk) if r.get("kind") in ("epilogue", "fused")
+                        and r.get("verified") and r.get("median_ms") and accuracy_class(r) == cls]
+                if not mine:
+                    continue
+                row = {"problem": pk, "accuracy": cls, "GPU": gpu_label(rn)}
+                for what, pool in (("portable", [r for r in mine if r["variant"] in portable]), ("any", mine)):
+                    b = min(pool, key=lambda r: r["median_ms"], default=None)
+                    row[f"fastest ({what})"] = b["variant"] if b else "none"
+                    row[f"{what} ms"] = b["median_ms"] if b else None
+                    row[f"{what} × compile"] = ratio(rn, pk, "compile", b["variant"]) if b else None
+                    row[f"{what} × cuDNN fused"] = ratio(rn, pk, "cudnn_fused", b["variant"]) if b else None
+                rows.append(row)
+    if not rows:
+        return pd.DataFrame([{"problem": "—", "status": NOT_RECORDED}]).set_index("problem")
+    df = pd.DataFrame(rows).set_index(["problem", "accuracy", "GPU"])
+    return df.dropna(axis=1, how="all").round(3)
+
+
+# --- a prediction made before a GPU was measured, against the measurement -----------------------------------------
+def predictions_dir() -> Path:
+    return results_dir() / "predictions"
+
+
+def prediction(key: str = "h100-sxm") -> dict | None:
+    """results/predictions/<datasheet key>.json: the traffic model's times for a GPU, committed before its first
+    record (gpu, made, commit, model, predictions: {problem: {variant: {ms, memory_ms, math_ms, bound}}}); None
+    where there is none."""
+    import json
+
+    path = predictions_dir() / f"{key}.json"
+    if not path.exists():
+        return None
+    return json.loads(path.read_text()) | {"path": str(path)}
+
+
+def run_for_gpu(key: str, runs_=None) -> dict | None:
+    """The newest recorded run on the GPU of datasheet entry `key` ("h100-sxm"), or None."""
+    from .plots import datasheet_for
+
+    for rn in (runs() if runs_ is None else runs_):
+        ds = datasheet_for(rn.get("env") or {})
+        if ds and ds.key == key:
+            return rn
+    return None
+
+
+def prediction_header(pred: dict | None) -> str:
+    """Where a prediction comes from: its GPU's datasheet ceilings, when and on which commit it was made."""
+    if not pred:
+        return f"Prediction: {NOT_RECORDED} (results/predictions/)."
+    g = pred.get("gpu") or {}
+    return (f"**Prediction** `{Path(pred.get('path', '')).name}`: made {str(pred.get('made', '?'))[:16].replace('T', ' ')} "
+            f"UTC on commit `{pred.get('commit', '?')}`, before the GPU was measured; the model "
+            f"({pred.get('model', 'traffic.predict_ms').split(':')[0]}) at the datasheet ceilings of the "
+            f"{g.get('name', '?')}: {g.get('dram_gbps', '?'):,} GB/s, FP32 {g.get('fp32_tflops', '?')} TFLOP/s, "
+            f"TF32 {g.get('tf32_tflops', '?')} TFLOP/s (dense).")
+
+
+def _pred_rows(run: dict, pred: dict) -> list[dict]:
+    g = measured_gpu(run)
+    rows = []
+    for pk, entries in (pred.get("predictions") or {}).items():
+        for key, p in entries.items():
+            r = record(run, pk, key)
+            row = {"problem": pk, "variant": key, "predicted ms": p["ms"], "bound (datasheet)": p.get("bound"),
+                   "measured ms": r.get("median_ms") if r else None}
+            if r and r.get("median_ms") and g:
+                try:
+                    m = traffic.predict_ms(P.get(pk), key, r.get("precision", p.get("precision", "fp32")), g)
+                except ValueError:
+                    m = None
+                row["measured / predicted"] = r["median_ms"] / p["ms"]
+                if m:
+                    row.update({"model at measured ceilings ms": m["ms"], "bound (measured)": m["bound"],
+                                "ceilings: datasheet vs achievable": m["ms"] / p["ms"],
+                                "kernel vs its ceiling": r["median_ms"] / m["ms"]})
+            rows.append(row)
+    return rows
+
+
+def prediction_table(run: dict | None, pred: dict | None, problem: str | None = None) -> pd.DataFrame:
+    """A committed prediction against the record of its GPU, per problem and variant: the predicted ms and bound
+    (datasheet ceilings), the measured median, and measured / predicted split in two factors that multiply to it —
+    the model at the record's measured ceilings over the prediction (datasheet against achievable ceilings), and the
+    measurement over that model (the kernel below its own ceiling)."""
+    if not pred or not run or not run.get("env"):
+        return pd.DataFrame([{"variant": "—", "status": NOT_RECORDED}]).set_index("variant")
+    cols = ["problem", "variant", "predicted ms", "bound (datasheet)", "measured ms", "measured / predicted",
+            "model at measured ceilings ms", "bound (measured)", "ceilings: datasheet vs achievable",
+            "kernel vs its ceiling"]
+    rows = [r for r in _pred_rows(run, pred) if problem is None or r["problem"] == problem]
+    df = pd.DataFrame(rows, columns=cols).set_index(["problem", "variant"]).round(3)
+    df["measured ms"] = df["measured ms"].astype(object).where(df["measured ms"].notna(), NOT_RECORDED)
+    return df.droplevel("problem") if problem else df
+
+
+def prediction_facts(run: dict | None, pred: dict | None) -> dict | None:
+    """What the prediction table says, for sentences: the datasheet and measured ceilings and their ratios, how many
+    variants ran slower than predicted, the median and extreme misses, and the share of the misses the ceilings
+    explain. None without a prediction or a measured run."""
+    if not pred or not run or not measured_gpu(run):
+        return None
+    rows = [r for r in _pred_rows(run, pred) if r.get("measured / predicted") is not None]
+    if not rows:
+        return None
+    g, d = measured_gpu(run), pred.get("gpu") or {}
+    x = sorted(rows, key=lambda r: r["measured / predicted"])
+    ceil = [r["ceilings: datasheet vs achievable"] for r in rows if r.get("ceilings: datasheet vs achievable")]
+    kern = [r["kernel vs its ceiling"] for r in rows if r.get("kernel vs its ceiling")]
+    med = lambda v: sorted(v)[len(v) // 2] if v else None       # noqa: E731
+    return {"gpu": gpu_label(run), "n": len(rows), "n_slower": sum(r["measured / predicted"] > 1 for r in rows),
+            "median_x": med([r["measured / predicted"] for r in rows]), "min": x[0], "max": x[-1], "worst": x[::-1][:3],
+            "ds_gbps": d.get("dram_gbps"), "ds_tf32": d.get("tf32_tflops"), "ds_fp32": d.get("fp32_tflops"),
+            "copy_gbps": g.dram_gbps, "tf32_tflops": g.tf32_tflops, "fp32_tflops": g.fp32_tflops,
+            "copy_share": g.dram_gbps / d["dram_gbps"] if d.get("dram_gbps") else None,
+            "tf32_share": g.tf32_tflops / d["tf32_tflops"] if d.get("tf32_tflops") else None,
+            "fp32_share": g.fp32_tflops / d["fp32_tflops"] if d.get("fp32_tflops") else None,
+            "median_ceiling_x": med(ceil), "median_kernel_x": med(kern),
+            "n_kernel_over_1_5": sum(k > 1.5 for k in kern), "n_kernel": len(kern)}
+
+
+def prediction_lines(run: dict | None, pred: dict | None) -> list[str]:
+    """The prediction against the measurement in sentences, every number from the prediction file and the record."""
+    f = prediction_facts(run, pred)
+    if f is None:
+        return [f"Prediction against measurement: {NOT_RECORDED} (needs results/predictions/<gpu>.json and that "
+                "GPU's record)."]
+
+    def name(r):
+        return f"{r['problem']} `{r['variant']}`"
+
+    lines = [f"On the {f['gpu']}, {f['n_slower']} of {f['n']} recorded rows ran slower than predicted; the median "
+             f"row took {f['median_x']:.2f}× its predicted time, from {f['min']['measured / predicted']:.2f}× "
+             f"({name(f['min'])}) to {f['max']['measured / predicted']:.2f}× ({name(f['max'])})."]
+    if f["copy_share"] and f["tf32_share"]:
+        lines.append(f"The ceilings: the record measured {f['copy_gbps']:,.0f} GB/s of copy bandwidth, "
+                     f"{100 * f['copy_share']:.0f} % of the datasheet's {f['ds_gbps']:,} GB/s; {f['tf32_tflops']:.0f} "
+                     f"TF32 TFLOP/s, {100 * f['tf32_share']:.0f} % of its {f['ds_tf32']} (dense); {f['fp32_tflops']:.1f} "
+                     f"FP32 TFLOP/s, {100 * f['fp32_share']:.0f} % of its {f['ds_fp32']}. So a row predicted at the "
+                     f"datasheet ceilings is already {f['median_ceiling_x']:.2f}× slower at the achievable ones "
+                     "(median over the rows).")
+    lines.append(f"The rest is each row below its own ceiling: the median row took {f['median_kernel_x']:.2f}× the "
+                 f"model's time at the measured ceilings, and {f['n_kernel_over_1_5']} of {f['n_kernel']} took more "
+                 "than 1.5× it.")
+    lines.append("Missed by the most: " + "; ".join(
+        f"{name(r)} {r['measured / predicted']:.2f}× (ceilings {r['ceilings: datasheet vs achievable']:.2f}×, "
+        f"below its ceiling {r['kernel vs its ceiling']:.2f}×)" for r in f["worst"]
+        if r.get("kernel vs its ceiling")) + ".")
+    return lines
+
+
+def published_table(run: dict | None, key: str = "h100-sxm") -> pd.DataFrame:
+    """KernelBench's published eager and torch.compile times on a GPU (traffic.KERNELBENCH_PUBLISHED_MS) beside this
+    study's measurement of the same rows on that GPU's record (another torch, another cuDNN: a comparison, not a
+    check)."""
+    entry = traffic.KERNELBENCH_PUBLISHED_MS.get(key)
+    if not entry:
+        return pd.DataFrame([{"variant": "—", "status": NOT_RECORDED}]).set_index("variant")
+    rows = []
+    for pk in PROBLEMS:
+        for ref, ms in entry[pk].items():
+            r = record(run, pk, ref) if run else None
+            rows.append({"problem": pk, "variant": ref, "KernelBench published ms": ms,
+                         f"measured ms ({gpu_label(run) if run else '—'})": r["median_ms"] if r else NOT_RECORDED,
+                         "published / measured": round(ms / r["median_ms"], 2) if r else None})
+    return pd.DataFrame(rows).set_index(["problem", "variant"])

@@ -23,28 +23,43 @@ IDS = [p.stem for p in NOTEBOOKS]
 LATER_STEPS = tuple(v.key for v in R.kernel_variants("conv2d") if v.key != "01_epilogue_fused")
 
 
-def _synthetic_run(**kw) -> dict:
+def _synthetic():
     spec = importlib.util.spec_from_file_location("_cf_test_plots", Path(__file__).with_name("test_plots.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.synthetic_run(**kw)
+    return mod
 
 
-def _results_dir(root: Path, name: str, runs) -> Path:
+def _synthetic_run(**kw) -> dict:
+    return _synthetic().synthetic_run(**kw)
+
+
+def _results_dir(root: Path, name: str, runs, predictions=()) -> Path:
     d = root / name
     d.mkdir()
     for run in runs:
         (d / f"{run['env']['slug']}.json").write_text(json.dumps(run))
+    for key in predictions:
+        (d / "predictions").mkdir(exist_ok=True)
+        (d / "predictions" / f"{key}.json").write_text(json.dumps(_synthetic().synthetic_prediction(key)))
     return d
+
+
+NEWEST = "NVIDIA H100 80GB HBM3"
 
 
 @pytest.fixture(scope="module")
 def results_dirs(tmp_path_factory):
+    """full: an H100 with the cuDNN fused rows and KernelBench's verdicts (the newest) and its prediction, an H200
+    from before both, an A100 without the sm_90a kernels; early: one GPU, the first steps only; none: nothing."""
     root = tmp_path_factory.mktemp("results")
     return {
-        "full": _results_dir(root, "full", [_synthetic_run(),
-                                            _synthetic_run(gpu="NVIDIA A100-SXM4-80GB", date="2026-10-01T00:00:00+00:00")]),
-        "early": _results_dir(root, "early", [_synthetic_run(drop=LATER_STEPS)]),
+        "full": _results_dir(root, "full", [
+            _synthetic_run(gpu=NEWEST, date="2026-12-06T09:00:00+00:00", kernelbench=True, scale=1.3),
+            _synthetic_run(cudnn="absent"),
+            _synthetic_run(gpu="NVIDIA A100-SXM4-80GB", date="2026-10-01T00:00:00+00:00", hopper=False,
+                           cudnn="skipped")], predictions=("h100-sxm",)),
+        "early": _results_dir(root, "early", [_synthetic_run(drop=LATER_STEPS, cudnn="absent")]),
         "none": _results_dir(root, "none", []),
     }
 
@@ -110,12 +125,23 @@ def test_notebook_executes_recorded(path, results_dirs, monkeypatch, tmp_path):
     assert "Traceback" not in out
     # an exception in a display formatter (a Styler's format string, say) leaves an error output, not a failed cell
     assert "\nERROR " not in "\n" + out, [line for line in out.splitlines() if line.startswith("ERROR ")]
-    assert "recorded mode" in out and "NVIDIA H200" in out          # the header of the newest run
+    assert "recorded mode" in out and f"recorded mode · {NEWEST}" in out          # the header of the newest run
+    if path.stem.startswith("00"):
+        for gpu in (NEWEST, "NVIDIA H200", "NVIDIA A100-SXM4-80GB"):               # every GPU in the tables
+            assert f"{gpu}" in out
+        assert "eng4_k2=3_k3=0 (fastest of 6 plans)" in out                        # the cuDNN plan kept
+        assert "**NVIDIA H200**: no `cudnn_fused` rows" in out and "skipped: nvidia-cudnn-frontend" in out
+        assert "KernelBench check" in out and f"**conv3d on the {NEWEST}**" in out
+        assert "KernelBench's own check and timing were not run on this record" in out
+        assert "largest × eager the floors allow" in out
     if path.stem.startswith("05"):
         names = {p.name for p in (tmp_path / "figures").glob("*.png")}
         assert {"speedup.png", "traffic.png", "roofline_a100-80gb.png", "roofline_h200_measured.png",
-                "roofline_a100-80gb_measured.png"} <= names
+                "roofline_h100-sxm_measured.png", "roofline_a100-80gb_measured.png"} <= names
         assert not {"roofline_h100-sxm.png", "roofline_h100-pcie.png", "roofline_a100-40gb.png"} & names   # one A100
+        assert "`h100-sxm.json`: made 2026-12-06 07:30 UTC on commit `abc1234`" in out
+        assert "measured / predicted" in out and "ran slower than predicted" in out
+        assert "fastest (portable)" in out
 
 
 @pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.stem[:2] in ("03", "04", "05")],

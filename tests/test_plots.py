@@ -21,12 +21,14 @@ from convfuse import traffic as T  # noqa: E402
 # Invented times (ms), shaped like an H200 run so that the plots have something plausible to draw.
 _MS = {
     "conv2d": {"eager": 5.1, "eager_fp32": 9.9, "channels_last": 3.9, "compile": 2.4, "cudnn_conv": 3.3,
+               "cudnn_fused": 1.9, "cudnn_fused_nchw": 3.2,
                "01_epilogue_fused": 4.0, "02_epilogue_vec3d": 3.7, "03a_seed_fused": 51.0,
                "03b_register_tiled": 7.4, "04_mma_tf32": 1.6, "04_mma_3xtf32": 3.4,
                "04b_wgmma_tf32": 1.3, "04c_ws_tf32": 1.4, "04c_ws_3xfp16": 1.7, "04c_ws_fp16": 1.2,
                "04d_rs_tf32": 1.15, "04d_rs_3xtf32": 3.1,
                "04e_wino_3xtf32": 1.5},
     "conv3d": {"eager": 10.2, "eager_fp32": 10.2, "channels_last": 9.1, "compile": 5.9, "cudnn_conv": 6.4,
+               "cudnn_fused": 2.6, "cudnn_fused_nchw": 3.9,
                "01_epilogue_fused": 7.1, "02_epilogue_vec3d": 6.6, "03a_seed_fused": 41.7,
                "03b_register_tiled": 5.0, "04_mma_tf32": 1.5, "04_mma_3xtf32": 2.6,
                "04b_wgmma_tf32": 1.2, "04b_wgmma_3xtf32": 2.4, "04b_wgmma_tf32bf16": 2.2,
@@ -52,35 +54,50 @@ def _ew(op: str) -> str:
             f"std::array<char*, 2ul> >(int, at::native::{_EW[op]}<float>, std::array<char*, 2ul>)")
 
 
-def synthetic_run(gpu="NVIDIA H200", drop=(), extra_fields=False, date="2026-11-29T12:00:00+00:00") -> dict:
+CUDNN_FUSED = ("cudnn_fused", "cudnn_fused_nchw")
+
+
+def synthetic_run(gpu="NVIDIA H200", drop=(), extra_fields=False, date="2026-11-29T12:00:00+00:00", cudnn="ok",
+                  kernelbench=False, scale=1.0, hopper=True) -> dict:
+    """`cudnn`: "ok" (the cuDNN fused rows recorded), "absent" (a record from before them), "skipped" or "refused"
+    (env["cudnn_fused"] says why); `kernelbench`: add KernelBench's verdicts to every verified record; `scale`
+    multiplies every time (another GPU); `hopper` False leaves the sm_90a kernels out (an A100)."""
+    if cudnn != "ok":
+        drop = (*drop, *CUDNN_FUSED)
+    if not hopper:
+        drop = (*drop, *(v.key for v in R.kernel_variants() if v.needs_cc))
     env = {"gpu": gpu, "slug": gpu.lower().replace(" ", "-"), "sm_count": 132, "l2_mb": 60, "memory_gb": 150.0,
            "capability": "9.0", "torch": "2.11.0+cu130", "cuda": "13.0", "cudnn": 91900, "driver": "580.00",
            "python": "3.12.3", "date": date, "cudnn_allow_tf32": True, "matmul_allow_tf32": False,
            "build_all_cold_or_warm_s": 1.0, "copy_gbps": 4184.0, "fp32_tflops": 50.5, "tf32_tflops": 398.0,
            "bench_wall_s": 100.0, "synthetic": True}
+    if cudnn in ("ok", "skipped", "refused"):
+        msg = {"ok": "", "skipped": "nvidia-cudnn-frontend is not installed (pip install nvidia-cudnn-frontend)",
+               "refused": "CUDNN_STATUS_NOT_SUPPORTED: no engine for the graph"}[cudnn]
+        env["cudnn_fused"] = {pk: {"status": cudnn, "message": msg} for pk in _MS}
     records, profiles = [], {}
     for pk, times in _MS.items():
         prob = P.get(pk)
         out_bytes = T.FLOAT_BYTES * T._numel(prob.output_shape())
         copy_ms = 2 * out_bytes / (env["copy_gbps"] * 1e9) * 1e3
-        eager = times["eager"]
+        eager, compiled = times["eager"] * scale, times["compile"] * scale
         for v in R.all_variants(pk):
             if v.key in drop:
                 continue
-            ms = times[v.key]
+            ms = times[v.key] * scale
             f, mb = T.flops(prob), T.model_bytes(prob, v.key)
             rec = {"problem": pk, "variant": v.key, "step": v.step, "precision": v.precision, "kind": v.kind,
                    "title": v.title, "median_ms": ms, "p20_ms": round(ms * 0.98, 5), "p80_ms": round(ms * 1.03, 5),
                    "n_timed": 25, "speedup_vs_eager": round(eager / ms, 3),
-                   "speedup_vs_compile": round(times["compile"] / ms, 3), "model_bytes": mb, "flops": f,
+                   "speedup_vs_compile": round(compiled / ms, 3), "model_bytes": mb, "flops": f,
                    "achieved_gbps": round(mb / (ms * 1e-3) / 1e9, 1),
                    "achieved_tflops": round(f / (ms * 1e-3) / 1e12, 2), "dram_bytes_measured": None}
             if v.key == "cudnn_conv":
                 rec.update(verified=None, max_abs_err_fp64=None, rel_l2_err_fp64=None, kernelbench_pass=None)
             else:
                 # conv3d's cuDNN picks no TF32 algorithm: its tf32-class rows are FP32-accurate
-                prec = "fp32" if (pk == "conv3d" and v.precision == "tf32" and not v.key.startswith("04")) \
-                    else v.precision
+                prec = "fp32" if (pk == "conv3d" and v.precision == "tf32" and not v.key.startswith("04")
+                                  and v.key not in CUDNN_FUSED) else v.precision
                 ma, rl = _ERR[prec]
                 kb = (prec == "tf32") == (pk == "conv2d") or pk == "conv3d" and prec not in ("tf32", "fp16")
                 rec.update(verified=True, verified_full=True, verified_odd=None if v.key == "compile" else True,
@@ -88,6 +105,17 @@ def synthetic_run(gpu="NVIDIA H200", drop=(), extra_fields=False, date="2026-11-
                            allclose_fp64=prec not in ("tf32", "fp16"), verify_checks=12,
                            max_abs_err_fp64_odd=None if v.key == "compile" else ma,
                            rel_l2_err_fp64_odd=None if v.key == "compile" else rl)
+            if v.key in CUDNN_FUSED:
+                rec["cudnn_plan"] = {"name": "eng4_k2=3_k3=0", "index": 2, "plans": 6,
+                                     "plans_ms": {"eng4_k2=3_k3=0": ms, "eng9_k2=1": ms * 1.4}, "frontend": "1.32.0",
+                                     "backend": 91900}
+            if kernelbench and rec.get("verified"):
+                mean = ms * 1.02
+                rec["kernelbench"] = {"pass": rec["kernelbench_pass"], "trials": 5,
+                                      "max_abs_vs_eager": 4e-5 if rec["kernelbench_pass"] else 2.6e-3,
+                                      "mean_ms": round(mean, 5), "n_timed": 100,
+                                      "speedup_vs_eager": round(eager * 1.02 / mean, 3),
+                                      "suspect": eager * 1.02 / mean > 10}
             if v.kind == "epilogue":
                 ea = copy_ms * _ALONE[v.key]
                 rec.update(epilogue_alone_ms=round(ea, 5),
@@ -117,6 +145,17 @@ def synthetic_run(gpu="NVIDIA H200", drop=(), extra_fields=False, date="2026-11-
             "cudnn_conv": eager_prof[:2],
         }
     return {"env": env, "records": records, "profiles": profiles}
+
+
+def synthetic_prediction(key: str = "h100-sxm", made: str = "2026-12-06T07:30:00+00:00") -> dict:
+    """A prediction file as results/predictions/<key>.json holds one: the traffic model at that datasheet GPU's
+    ceilings for every registry variant (made here, for tests only)."""
+    g = T.datasheet(key)
+    preds = {pk: {v.key: T.predict_ms(P.get(pk), v.key, v.precision, g) | {"precision": v.precision}
+                  for v in R.all_variants(pk)} for pk in P.PROBLEMS}
+    return {"gpu": {"key": g.key, "name": g.name, "dram_gbps": g.dram_gbps, "fp32_tflops": g.fp32_tflops,
+                    "tf32_tflops": g.tf32_tflops, "source": g.source}, "made": made, "commit": "abc1234",
+            "model": "traffic.predict_ms: synthetic, for tests", "predictions": preds}
 
 
 @pytest.fixture(autouse=True)

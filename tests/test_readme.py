@@ -28,6 +28,35 @@ def test_progress_rows_are_the_fastest_verified_kernel_of_each_step_and_class():
     assert "nan" not in md and "None" not in md
 
 
+def test_two_gpus_share_one_table_each_with_its_ceilings():
+    """A second GPU adds a column group (ms, x compile, x floor), not a second table; each GPU's paragraph gives its
+    measured ceilings and the cuDNN fused graph's time, or says the record has none; where the GPUs' fastest kernels
+    differ, the kernel cell names each."""
+    a = synthetic_run(gpu="NVIDIA H100 80GB HBM3", date="2026-12-06T00:00:00+00:00", scale=1.3)
+    a["env"].update(copy_gbps=2950.0, tf32_tflops=370.0)
+    b = synthetic_run(cudnn="absent")
+    slow = next(r for r in a["records"] if r["problem"] == "conv2d" and r["variant"] == "04c_ws_fp16")
+    slow["median_ms"] *= 3                                     # another kernel is the fastest of 04c on "H100"
+    text = readme.progress_section([a, b])
+    assert text.count("| problem | step |") == 1
+    assert "| H100 ms | × compile | × floor | H200 ms | × compile | × floor |" in text
+    assert "**H100** (NVIDIA H100 80GB HBM3)" in text and "**H200**, " in text
+    assert "copy 2950 GB/s" in text and "copy 4184 GB/s" in text
+    assert f"cuDNN's fused graph: conv2d {results.record(a, 'conv2d', 'cudnn_fused')['median_ms']:.3f}" in text
+    assert "cuDNN's fused graph: not in this record" in text
+    rows = {(r["problem"], r["step"], r["class"]): r for r in readme.progress(a)}
+    for line in (ln for ln in text.splitlines() if ln.startswith("| conv")):
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert len(cells) == 10
+        r = rows.get((cells[0], cells[1], cells[2]))
+        if r:
+            assert float(cells[4]) == round(r["ms"], 3)
+    d = [ln for ln in text.splitlines() if ln.startswith("| conv2d | 04c | TF32 class")]
+    assert len(d) == 1 and "`04c_ws_tf32` (H100), `04c_ws_fp16` (H200)" in d[0]
+    one = readme.progress_table(b)
+    assert one.splitlines()[0].count("× floor") == 1
+
+
 def test_update_rewrites_only_between_the_markers(tmp_path, monkeypatch):
     run = synthetic_run()
     page = tmp_path / "README.md"
@@ -61,6 +90,8 @@ def test_the_readme_is_short_and_speaks_of_the_study():
     text = (readme.ROOT / "README.md").read_text()
     assert len(text.split()) <= 1500
     assert "9cb67db" in text and "notes/kernel_log.md" in text and f"figures/{readme.PROGRESS_FIGURE}" in text
+    assert "pip install nvidia-cudnn-frontend" in text and "one-line note" in text      # the optional dependency
+    assert "The A100 is not measured" in text                                           # a prediction, said so
     assert (readme.ROOT / "figures" / readme.PROGRESS_FIGURE).exists()
     for pattern in (r"\bCF_[A-Z]", r"\bcall [A-Z]\b", r"\bsessions?\b", r"device-logs", r"\buncapped\b", r"\bnan\b"):
         assert not re.search(pattern, text), pattern

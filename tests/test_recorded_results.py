@@ -8,6 +8,9 @@ from convfuse import registry as R
 from convfuse import results as RS
 
 RUNS = RS.all_recorded()
+OPTIONAL_REFERENCES = ("cudnn_fused", "cudnn_fused_nchw")      # need nvidia-cudnn-frontend
+PREDICTIONS = sorted((RS.RESULTS_DIR / "predictions").glob("*.json"))
+KB_FIELDS = ("pass", "trials", "max_abs_vs_eager", "mean_ms", "n_timed", "speedup_vs_eager", "suspect")
 REQUIRED = ("problem", "variant", "step", "precision", "median_ms", "p20_ms", "p80_ms", "speedup_vs_eager",
             "verified", "max_abs_err_fp64", "rel_l2_err_fp64", "kernelbench_pass", "model_bytes", "flops",
             "dram_bytes_measured", "registers")
@@ -23,8 +26,17 @@ def test_recorded_run_is_complete(run):
     for prob in ("conv2d", "conv3d"):
         for v in R.all_variants(prob, kind="reference"):
             rec = RS.record(run, prob, v.key)
+            if rec is None and v.key in OPTIONAL_REFERENCES:
+                # the optional package was absent or cuDNN refused the graph (the record says which), or the record
+                # predates the rows
+                why = (env.get("cudnn_fused") or {}).get(prob)
+                assert why is None or (why["status"] in ("skipped", "refused") and why.get("message")), why
+                continue
             assert rec is not None, f"{prob}/{v.key} missing"
             assert rec["median_ms"] > 0 and rec["p20_ms"] <= rec["median_ms"] <= rec["p80_ms"]
+            if v.key in OPTIONAL_REFERENCES:
+                plan = rec.get("cudnn_plan") or {}
+                assert plan.get("name") and plan.get("plans", 0) >= 1 and plan["name"] in plan.get("plans_ms", {}), plan
         eager = RS.record(run, prob, "eager")
         assert eager["max_abs_err_fp64"] is not None and eager["rel_l2_err_fp64"] is not None
     known = {(v.problem, v.key) for v in R.VARIANTS}
@@ -41,13 +53,57 @@ def test_recorded_run_is_complete(run):
 
 
 def test_results_holds_records_only():
-    """results/ is each GPU's record and nothing else (no logs), at most 2 MB."""
+    """results/ is each GPU's record and, in predictions/, the predictions made before a GPU's first record; nothing
+    else (no logs), at most 2 MB."""
     entries = sorted(p for p in RS.RESULTS_DIR.iterdir() if not p.name.endswith(".json.tmp"))
     assert entries, "no results recorded"
     for p in entries:
+        if p.name == "predictions" and p.is_dir():
+            assert all(q.is_file() and q.suffix == ".json" for q in p.iterdir()), "predictions/ holds predictions only"
+            continue
         assert p.is_file() and p.suffix == ".json", f"{p.name}: results/ holds only the GPUs' records"
         RS.load(p)
-    assert sum(p.stat().st_size for p in entries) <= 2 * 2**20
+    size = sum(p.stat().st_size for p in entries if p.is_file()) + sum(q.stat().st_size for q in PREDICTIONS)
+    assert size <= 2 * 2**20
+
+
+@pytest.mark.parametrize("path", PREDICTIONS, ids=[p.name for p in PREDICTIONS])
+def test_a_prediction_was_made_before_its_gpu_was_measured(path):
+    """results/predictions/<datasheet key>.json: the traffic model at a datasheet GPU's ceilings for every variant,
+    with the date and commit it was made on — before the first record of that GPU."""
+    import json
+
+    from convfuse import plots
+    from convfuse import traffic as T
+
+    pred = json.loads(path.read_text())
+    assert pred["gpu"]["key"] == path.stem and T.datasheet(path.stem).dram_gbps == pred["gpu"]["dram_gbps"]
+    assert re.fullmatch(r"[0-9a-f]{7,40}", pred["commit"]) and pred["made"] and pred["model"]
+    for prob in ("conv2d", "conv3d"):
+        assert {v.key for v in R.kernel_variants(prob)} <= set(pred["predictions"][prob]), prob
+        for key, p in pred["predictions"][prob].items():
+            assert p["ms"] == max(p["memory_ms"], p["math_ms"]) > 0 and p["bound"] in ("memory", "compute"), key
+    for run in RUNS:
+        ds = plots.datasheet_for(run["env"])
+        if ds and ds.key == path.stem:
+            assert pred["made"] < run["env"]["date"], f"{path.name} was made after the record it predicts"
+
+
+@pytest.mark.skipif(not RUNS, reason="no results recorded yet")
+@pytest.mark.parametrize("run", RUNS, ids=[r["path"].rsplit("/", 1)[-1] for r in RUNS])
+def test_kernelbench_verdicts_are_whole_where_recorded(run):
+    """A record that carries KernelBench's verdicts carries them on every verified row, each whole and consistent
+    with KernelBench's rules (5 trials, 100 timed calls, suspect above 10x); older records carry none."""
+    verified = [r for r in run["records"] if r.get("verified")]
+    have = [r for r in verified if r.get("kernelbench")]
+    if not have:
+        pytest.skip("a record from before KernelBench's verdicts")
+    assert len(have) == len(verified), [f"{r['problem']}/{r['variant']}" for r in verified if not r.get("kernelbench")]
+    for r in have:
+        kb = r["kernelbench"]
+        assert all(f in kb for f in KB_FIELDS), (r["variant"], kb)
+        assert kb["trials"] == 5 and kb["n_timed"] == 100 and kb["mean_ms"] > 0
+        assert kb["suspect"] == (kb["speedup_vs_eager"] > 10), r["variant"]
 
 
 KERNEL_KINDS = ("epilogue", "fused")

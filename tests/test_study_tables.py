@@ -1,8 +1,14 @@
-"""study's tables and verdicts that notebook 04 shows (goals, steps, split schemes), on a synthetic run."""
+"""study's tables and verdicts: notebook 04's (goals, steps, split schemes) on a synthetic run, and the tables for
+every recorded GPU (notebooks 00 and 05: reference rows, KernelBench's verdicts, the H100's prediction against its
+measurement) on the real H200 record beside a SYNTHETIC second record made here (never written to results/)."""
+import copy
+import json
+import shutil
+
 import pytest
 
-from convfuse import study
-from test_plots import synthetic_run
+from convfuse import results, study
+from test_plots import synthetic_prediction, synthetic_run
 
 
 def test_goal_verdict_needs_the_ms_figure_and_every_stated_ratio():
@@ -18,6 +24,8 @@ def test_goals_table_picks_the_fastest_verified_kernel_of_each_class_and_judges_
     run = synthetic_run()
     t = study.goals_table(run)
     assert set(t.index.get_level_values("problem")) == set(study.PROBLEMS)
+    assert set(t.index.get_level_values("GPU")) == {"NVIDIA H200"}        # a run without a file stands alone
+    t = t.droplevel("GPU")
     for (pk, goal), row in t.iterrows():
         cls = next(c for c in study.GOAL_CLASSES if c[1] == goal)
         mine = [r for r in run["records"] if r["problem"] == pk and r["step"].startswith("04")
@@ -31,9 +39,10 @@ def test_goals_table_picks_the_fastest_verified_kernel_of_each_class_and_judges_
     slow = [r for r in run["records"] if not (r["problem"] == "conv2d" and r["variant"] == lit)]
     slow.append(study.record(run, "conv2d", lit) | {"speedup_vs_compile": 0.83, "median_ms": 2.8})
     t2 = study.goals_table(run | {"records": slow})
-    assert t2.loc[("conv2d", "04 3xtf32"), "faster than torch.compile"] == "**no**"
+    assert t2.loc[("conv2d", "04 3xtf32", "NVIDIA H200"), "faster than torch.compile"] == "**no**"
     bad = [r | {"verified": False} if r["problem"] == "conv3d" and r["precision"] == "tf32" else r for r in run["records"]]
-    assert study.goals_table(run | {"records": bad}).loc[("conv3d", "04 tf32"), "kernel"] == study.NOT_RECORDED
+    assert study.goals_table(run | {"records": bad}).loc[("conv3d", "04 tf32", "NVIDIA H200"), "kernel"] == \
+        study.NOT_RECORDED
     assert (study.goals_table(study.empty_run())["kernel"] == study.NOT_RECORDED).all()
 
 
@@ -104,3 +113,183 @@ def test_the_hardening_summary_reads_the_record():
                                       "passed": 50, "failed": 0, "skipped": 13}}
     assert study.hardening_summary(run).data == ("- `tests/test_gpu_kernels.py` on the NVIDIA H200 (2026-12-05): "
                                                  "50 passed, 0 failed, 13 skipped")
+
+
+
+# --- every recorded GPU: the real H200 record beside a synthetic H100 record -------------------------------------
+H200 = results.path_for("nvidia-h200")
+H100_NAME = "NVIDIA H100 80GB HBM3"
+
+
+def _h100_from(h200: dict) -> dict:
+    """A SYNTHETIC second record for the tests: the real H200's, renamed an H100, its ceilings lowered and its times
+    scaled, with invented cuDNN fused rows and KernelBench verdicts (the schema of results/*.json, not a measurement)."""
+    h = copy.deepcopy(h200)
+    h["env"].update(gpu=H100_NAME, slug="nvidia-h100-80gb-hbm3", copy_gbps=2950.0, fp32_tflops=47.0,
+                    tf32_tflops=370.0, date="2026-12-06T09:00:00+00:00", synthetic=True,
+                    cudnn_fused={pk: {"status": "ok", "message": ""} for pk in study.PROBLEMS})
+    for r in h["records"]:
+        for k in ("median_ms", "p20_ms", "p80_ms"):
+            r[k] = r[k] * 1.3
+    for pk in study.PROBLEMS:
+        comp = next(r for r in h["records"] if r["problem"] == pk and r["variant"] == "compile")
+        for key, ms in (("cudnn_fused", 1.1 * comp["median_ms"] / 2), ("cudnn_fused_nchw", comp["median_ms"])):
+            h["records"].append(copy.deepcopy(comp) | {
+                "variant": key, "median_ms": ms, "p20_ms": ms, "p80_ms": ms, "max_abs_err_fp64": 2e-3,
+                "rel_l2_err_fp64": 3e-4, "kernelbench_pass": False,
+                "cudnn_plan": {"name": "eng4_k2=3", "index": 1, "plans": 5, "plans_ms": {"eng4_k2=3": ms},
+                               "frontend": "1.32.0", "backend": 91900}})
+        recs = [r for r in h["records"] if r["problem"] == pk]
+        e = next(r for r in recs if r["variant"] == "eager")["median_ms"]
+        c = next(r for r in recs if r["variant"] == "compile")["median_ms"]
+        for r in recs:
+            r["speedup_vs_eager"], r["speedup_vs_compile"] = e / r["median_ms"], c / r["median_ms"]
+            if r.get("verified"):
+                r["kernelbench"] = {"pass": bool(r["kernelbench_pass"]), "trials": 5,
+                                    "max_abs_vs_eager": 3e-5 if r["kernelbench_pass"] else 2e-3,
+                                    "mean_ms": r["median_ms"] * 1.01, "n_timed": 100,
+                                    "speedup_vs_eager": e / r["median_ms"], "suspect": e / r["median_ms"] > 10}
+    return h
+
+
+@pytest.fixture
+def two_gpus(tmp_path, monkeypatch):
+    if not H200.exists():
+        pytest.skip("no H200 record")
+    d = tmp_path / "results"
+    (d / "predictions").mkdir(parents=True)
+    shutil.copy(H200, d / H200.name)
+    (d / "nvidia-h100-80gb-hbm3.json").write_text(json.dumps(_h100_from(results.load(H200))))
+    (d / "predictions" / "h100-sxm.json").write_text(json.dumps(synthetic_prediction()))
+    monkeypatch.setenv("CONVFUSE_RESULTS_DIR", str(d))
+    monkeypatch.setenv("CONVFUSE_MODE", "recorded")
+    return d
+
+
+def test_every_run_is_the_run_first_then_every_other_gpu(two_gpus):
+    run = study.run_for()
+    runs = study.every_run(run)
+    assert [study.gpu_label(r) for r in runs] == [H100_NAME, "NVIDIA H200"] and runs[0] is run
+    h200 = results.load(two_gpus / "nvidia-h200.json") | {"path": str(two_gpus / "nvidia-h200.json")}
+    assert [study.gpu_label(r) for r in study.every_run(h200)] == ["NVIDIA H200", H100_NAME]
+    assert [study.short_gpu(r) for r in runs] == ["H100", "H200"]
+    assert study.every_run(study.empty_run()) == [] and study.every_run(synthetic_run()) != []
+    assert "NVIDIA H200" in study.header(run).data          # the other GPU, named in the header
+
+
+def test_goals_table_judges_every_recorded_gpu(two_gpus):
+    run = study.run_for()
+    t = study.goals_table(run)
+    assert set(t.index.get_level_values("GPU")) == {H100_NAME, "NVIDIA H200"}
+    for rn in study.every_run(run):
+        one = study.goals_table(rn, runs=[rn]).droplevel("GPU")
+        both = t.xs(study.gpu_label(rn), level="GPU")
+        assert both["kernel"].tolist() == one["kernel"].tolist() and both["verdict"].tolist() == one["verdict"].tolist()
+
+
+def test_reference_table_shows_every_gpu_and_the_cudnn_rows_where_recorded(two_gpus):
+    runs = study.runs()
+    t = study.reference_table(runs, "conv2d")
+    h100, h200 = runs
+    for key in study.REFERENCES:
+        rec = study.record(h100, "conv2d", key)
+        assert t.loc[("conv2d", key, H100_NAME), "median ms"] == pytest.approx(rec["median_ms"])
+    assert ("conv2d", "cudnn_fused", "NVIDIA H200") not in t.index          # a record from before the rows
+    assert t.loc[("conv2d", "eager", "NVIDIA H200"), "median ms"] == study.record(h200, "conv2d", "eager")["median_ms"]
+    assert t.loc[("conv2d", "cudnn_fused", H100_NAME), "cuDNN plan"] == "eng4_k2=3 (fastest of 5 plans)"
+    assert t.loc[("conv2d", "cudnn_conv", H100_NAME), "verified"] == "timed only"
+    notes = study.cudnn_fused_notes(runs)
+    assert len(notes) == 1 and "NVIDIA H200" in notes[0] and "predates" in notes[0]
+    lines = study.cudnn_fused_lines(runs)
+    assert len(lines) == 2 and all(H100_NAME in ln and "torch.compile" in ln for ln in lines)
+    assert study.cudnn_fused_lines([h200]) == [] and "cudnn_fused" not in study.reference_table([h200]).index.get_level_values(1)
+
+
+def test_a_record_says_why_it_has_no_cudnn_rows():
+    for status, words in (("skipped", "skipped: nvidia-cudnn-frontend"), ("refused", "cuDNN refused the graph: ")):
+        run = synthetic_run(cudnn=status)
+        assert study.cudnn_fused_status(run, "conv3d").startswith(words)
+        assert len(study.cudnn_fused_notes([run])) == 1
+    assert study.cudnn_fused_status(synthetic_run(), "conv2d") is None and study.cudnn_fused_notes([synthetic_run()]) == []
+    assert "predates" in study.cudnn_fused_status(synthetic_run(cudnn="absent"), "conv2d")
+
+
+def test_kernelbench_table_gives_its_verdicts_where_recorded_and_says_where_not(two_gpus):
+    runs = study.runs()
+    h100, h200 = runs
+    t = study.kernelbench_table(runs)
+    assert set(t.index.get_level_values("GPU")) == {H100_NAME}
+    for (pk, key, _), row in t.iterrows():
+        kb = study.record(h100, pk, key)["kernelbench"]
+        assert row["KernelBench check"] == ("pass" if kb["pass"] else "**fail**")
+        assert row["over 10× (suspect)"] == ("**yes**" if kb["suspect"] else "no")
+        assert row["mean ms (100 calls)"] == kb["mean_ms"]
+    notes = study.kernelbench_notes(runs)
+    assert len(notes) == 1 and notes[0].startswith("**NVIDIA H200**")
+    mine = [r for r in h200["records"] if r["problem"] == "conv2d" and r.get("kind") in ("epilogue", "fused")]
+    assert f"conv2d {sum(r['kernelbench_pass'] for r in mine)} of {len(mine)}" in notes[0]
+    lines = study.kernelbench_lines(runs)
+    assert len(lines) == 2 and all(H100_NAME in ln for ln in lines)
+    assert "FP32-accurate" in lines[0] and "TF32 class" in lines[0]
+    assert study.kernelbench_table([h200])["status"].tolist() == [study.NOT_RECORDED] and study.kernelbench_lines([h200]) == []
+
+
+def test_suspect_speedups_are_set_against_what_the_floors_allow(two_gpus):
+    runs = study.runs()
+    t = study.suspect_table(runs)
+    flagged = {(r["problem"], r["variant"]) for r in runs[0]["records"] if (r.get("kernelbench") or {}).get("suspect")
+               and r.get("kind") != "reference"}
+    assert flagged and {(pk, v) for pk, v, g in t.index if g == H100_NAME} == flagged
+    assert set(t.loc[t.index.get_level_values("GPU") == "NVIDIA H200", "timing"]) <= {"this study (median)"}
+    assert (t["largest × eager the floors allow"] > t["× eager"]).all()
+    assert study.suspect_lines(runs)[0].startswith("All ")
+    big = t.iloc[0]
+    f = study.facts(runs[0], *t.index[0][:2])
+    assert big["largest × eager the floors allow"] == pytest.approx(big["eager ms"] / f["floor_ms"], rel=1e-2)
+
+
+def test_speedups_and_the_portable_path_per_gpu(two_gpus):
+    from convfuse import registry as R
+    runs = study.runs()
+    t = study.speedups_table(runs, "conv3d")
+    assert ("H100", "× cuDNN fused") in t.columns and ("H200", "× cuDNN fused") not in t.columns
+    assert t.loc["compile", ("H200", "× compile")] == 1.0
+    p = study.portable_table(runs)
+    assert set(p.index.get_level_values("GPU")) == {H100_NAME, "NVIDIA H200"}
+    assert all(R.get(pk, k).needs_cc is None for (pk, _, _), k in p["fastest (portable)"].items())
+    assert (p["portable ms"] >= p["any ms"]).all()
+
+
+def test_the_prediction_against_the_measurement(two_gpus):
+    pred = study.prediction("h100-sxm")
+    h100 = study.run_for_gpu("h100-sxm")
+    assert study.gpu_label(h100) == H100_NAME and study.run_for_gpu("a100-80gb") is None
+    assert "abc1234" in study.prediction_header(pred) and "3,350 GB/s" in study.prediction_header(pred)
+    t = study.prediction_table(h100, pred)
+    row = t.loc[("conv3d", "04b_wgmma_tf32")]
+    assert row["predicted ms"] == pytest.approx(pred["predictions"]["conv3d"]["04b_wgmma_tf32"]["ms"], abs=1e-3)
+    assert row["measured / predicted"] == pytest.approx(row["ceilings: datasheet vs achievable"]
+                                                        * row["kernel vs its ceiling"], rel=1e-2)
+    assert (t["ceilings: datasheet vs achievable"] >= 1).all()       # measured ceilings below the datasheet's
+    assert list(study.prediction_table(h100, pred, "conv2d").index) == [k for pk, k in t.index if pk == "conv2d"]
+    f = study.prediction_facts(h100, pred)
+    assert f["n"] == len(t) and f["n_slower"] == (t["measured / predicted"] > 1).sum()
+    lines = study.prediction_lines(h100, pred)
+    assert len(lines) == 4 and "2,950 GB/s" in lines[1] and study.NOT_RECORDED not in " ".join(lines)
+    assert study.prediction_table(None, pred)["status"].tolist() == [study.NOT_RECORDED]
+    assert study.NOT_RECORDED in study.prediction_lines(h100, None)[0] and study.prediction("a100-80gb") is None
+    pub = study.published_table(h100)
+    assert pub.loc[("conv2d", "eager"), f"measured ms ({H100_NAME})"] == study.record(h100, "conv2d", "eager")["median_ms"]
+
+
+def test_one_recorded_gpu_renders_every_table():
+    """The real record alone (no cuDNN rows, no KernelBench verdicts, no prediction for its GPU): nothing fails."""
+    if not H200.exists():
+        pytest.skip("no H200 record")
+    run = results.load(H200) | {"path": str(H200)}
+    runs = [run]
+    assert len(study.reference_table(runs)) == 2 * len([k for k in study.REFERENCES if k not in study.OPTIONAL_REFERENCES])
+    assert study.kernelbench_notes(runs) and study.cudnn_fused_notes(runs)
+    assert len(study.suspect_table(runs)) >= 1 and study.portable_table(runs).shape[0] == 4
+    assert study.speedups_table(runs, "conv2d").columns.get_level_values(0).unique().tolist() == ["H200"]
+    assert study.goals_table(run, runs=runs).shape[0] == 8
