@@ -223,7 +223,7 @@ def header(run: dict):
     if any(board.values()):       # the clocks are left alone, so say where they were
         line += "  \nDuring the timing (nvidia-smi): " + "; ".join(f"{k}: {d}" for k, d in board.items() if d) + "."
     if others:
-        line += f"  \nAlso recorded: {', '.join(others)} (the tables marked *every recorded GPU* show each)."
+        line += f"  \nAlso recorded: {', '.join(others)} (notebooks 00 and 05 show every recorded GPU)."
     return md(line)
 
 
