@@ -17,7 +17,7 @@ import torch
 
 from . import problems as P
 from . import registry as R
-from . import power, results, traffic, verify
+from . import cudnn_fused, kernelbench, power, results, traffic, verify
 
 N_TIMED = 25
 N_WARMUP = 3
@@ -132,9 +132,34 @@ def _resource_fields(v: R.Variant) -> dict:
         return {"registers": None, "smem_bytes": None, "resource_error": str(e)[:200]}
 
 
+def _cudnn_runners(problem: P.Problem, model, log=_log, notes: dict | None = None) -> dict:
+    """{"cudnn_fused": runner, "cudnn_fused_nchw": runner} with every plan cuDNN offers for the KernelBench shape timed
+    and the fastest kept; {} with a one-line note where the frontend is missing or cuDNN refuses the graph."""
+    try:
+        cl = cudnn_fused.Runner(problem, nchw=False)
+        nchw = cudnn_fused.Runner(problem, nchw=True, graphs=cl.graphs)
+        x = problem.make_input(seed=0, device="cuda")
+        g = cl.graph(x.shape)
+        plans = g.tune(cl.args(x, *P.conv_params(model)), flush=L2Flush())
+    except Exception as e:   # Unavailable says why; anything else from the frontend must not lose the run
+        status = ("skipped" if "nvidia-cudnn-frontend" in str(e) else "refused") \
+            if isinstance(e, cudnn_fused.Unavailable) else "failed"
+        e = e if isinstance(e, cudnn_fused.Unavailable) else cudnn_fused.one_line(e)
+        log(f"[bench] {problem.key}: cuDNN's fused graph {status}: {e}")
+        if notes is not None:
+            notes[problem.key] = {"status": status, "message": str(e)}
+        return {}
+    best = min(plans, key=plans.get)
+    log(f"[bench] {problem.key}: cuDNN's fused graph: {len(g.names)} plans offered, {len(g.built)} built, fastest "
+        f"{best} {plans[best]:.3f} ms" + (f"; declined: {'; '.join(g.declined)}" if g.declined else ""))
+    if notes is not None:
+        notes[problem.key] = {"status": "ok", "message": f"{len(g.built)} of {len(g.names)} plans built; kept {best}"}
+    return {"cudnn_fused": cl, "cudnn_fused_nchw": nchw}
+
+
 @torch.no_grad()
 def bench_problem(problem: P.Problem, keys=None, mods=None, verify_odd=True, n_timed=N_TIMED, log=_log,
-                  board: dict | None = None) -> list[dict]:
+                  board: dict | None = None, cudnn_notes: dict | None = None) -> list[dict]:
     """Verify (full problem + odd shapes) and time every variant of one problem; records out. `board`, where given,
     gets board[problem.key]: the SM clock, power and power-cap share nvidia-smi sampled over the interleaved timing
     (convfuse.power; None without nvidia-smi), since the clocks are left alone and the board's power limit sets them."""
@@ -144,9 +169,14 @@ def bench_problem(problem: P.Problem, keys=None, mods=None, verify_odd=True, n_t
                 or ((keys is None or v.key in keys) and v.runs_on(cc))]
     model = problem.make_model(seed=0, device="cuda")
     model.requires_grad_(False)
+    cudnn_rows = _cudnn_runners(problem, model, log=log, notes=cudnn_notes)
+    variants = [v for v in variants if not v.key.startswith("cudnn_fused") or v.key in cudnn_rows]
     runners, precisions = {}, {}
     for v in variants:
-        runners[v.key] = R.kernel_runner(v, mods[(v.problem, v.key)]) if v.is_kernel else R.reference_runner(v, model)
+        if v.key in cudnn_rows:
+            runners[v.key] = cudnn_rows[v.key]
+        else:
+            runners[v.key] = R.kernel_runner(v, mods[(v.problem, v.key)]) if v.is_kernel else R.reference_runner(v, model)
         precisions[v.key] = v.precision
     checked = {k: r for k, r in runners.items() if k != "cudnn_conv"}
 
@@ -168,7 +198,10 @@ def bench_problem(problem: P.Problem, keys=None, mods=None, verify_odd=True, n_t
     verify.reseed(model, problem, 0)
     x = problem.make_input(seed=0, device="cuda")
     w, b, p = P.conv_params(model)
-    fns = {k: (lambda r=r: r(x, w, b, p)) for k, r in runners.items()}
+    # cudnn_fused's caller holds x channels_last already; every other row gets the NCHW tensor
+    x_cl = cudnn_fused.to_channels_last(x) if "cudnn_fused" in runners else None
+    inputs = {k: (x_cl if k == "cudnn_fused" else x) for k in runners}
+    fns = {k: (lambda r=r, xi=inputs[k]: r(xi, w, b, p)) for k, r in runners.items()}
     # the epilogue kernels alone, on a precomputed conv output: the step-02 bandwidth goal
     conv_out = P.eager_conv(problem, x, w, None)
     y_buf = torch.empty_like(conv_out)
@@ -184,7 +217,14 @@ def bench_problem(problem: P.Problem, keys=None, mods=None, verify_odd=True, n_t
         board[problem.key] = smi.summary()
         if board[problem.key]:
             log(f"[bench] {problem.key} during its timing: {power.describe(board[problem.key])}")
-    del conv_out, y_buf, x
+    del conv_out, y_buf
+    # KernelBench's own verdict, beside ours: its 5 trials against eager, its mean of 100 one variant at a time
+    log(f"[kernelbench] {problem.key}: {kernelbench.TRIALS} trials against eager, then {kernelbench.N_TIMED} timed "
+        f"calls of each of {len(checked)} variants")
+    kb_ok = kernelbench.check(problem, checked, model=model)
+    kb_ms = kernelbench.time_mean({k: fns[k] for k in checked})
+    kb = kernelbench.verdicts(kb_ok, kb_ms)
+    del x, x_cl
 
     eager_ms = times["eager"]["median_ms"] if "eager" in times else None
     compile_ms = times["compile"]["median_ms"] if "compile" in times else None
@@ -215,6 +255,13 @@ def bench_problem(problem: P.Problem, keys=None, mods=None, verify_odd=True, n_t
                        rel_l2_err_fp64_odd=None if so is None else so["rel_l2_err_fp64"])
         else:
             rec.update(verified=None, max_abs_err_fp64=None, rel_l2_err_fp64=None, kernelbench_pass=None)
+        if v.key in kb:
+            rec["kernelbench"] = kb[v.key]
+        if v.key in cudnn_rows:
+            rec["cudnn_plan"] = cudnn_rows[v.key].info()
+            errors = cudnn_rows[v.key].errors
+            if errors:
+                rec["cudnn_errors"] = {"x".join(map(str, s)): m for s, m in errors.items()}
         if v.kind == "epilogue":
             ea = times[f"{v.key}:epilogue_alone"]
             rec.update(epilogue_alone_ms=round(ea["median_ms"], 5),
@@ -294,9 +341,11 @@ def run(problem_keys=None, keys=None, out_path=None, verify_odd=True, n_timed=N_
     before = previous if (problem_keys or keys is not None) else None
     data = {"env": env, "records": [], "profiles": {}}
     env["board_during_timing"] = {}
+    env["cudnn_fused"] = {}
     for pk in (problem_keys or list(P.PROBLEMS)):
         data["records"] += bench_problem(P.get(pk), keys=keys, mods=mods, verify_odd=verify_odd,
-                                         n_timed=n_timed, log=log, board=env["board_during_timing"])
+                                         n_timed=n_timed, log=log, board=env["board_during_timing"],
+                                         cudnn_notes=env["cudnn_fused"])
         data["profiles"][pk] = profile_references(P.get(pk), log=log)
         results.save(results.merge(before, data) if before else data, out_path)
         torch.cuda.empty_cache()

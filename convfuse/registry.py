@@ -328,6 +328,9 @@ def reference_runner(variant: Variant, model):
     if key == "compile":
         compiled = torch.compile(model)
         return lambda x, *_, out=None: compiled(x)
+    if key in ("cudnn_fused", "cudnn_fused_nchw"):   # its first plan; the benchmark times every plan (bench._cudnn_runners)
+        from . import cudnn_fused
+        return cudnn_fused.Runner(prob, nchw=key == "cudnn_fused_nchw")
     if key == "cudnn_conv":
         conv = F.conv2d if prob.dims == 2 else F.conv3d
         return lambda x, *_, out=None: conv(x, model.conv.weight, model.conv.bias)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # One full call on a lent GPU machine (no Jupyter, no network): build timings, the GPU test suite,
-# the benchmark. Everything lands under $OUT; a short table is printed last.
+# the benchmark. Everything lands under $OUT; a short table is printed last. The optional nvidia-cudnn-frontend
+# (cuDNN's fused-graph rows) travels as a wheel: put it under .whl/ and carry it; it is installed first.
 #   usage: bash scripts/device_session.sh [stages...]
 #   stages: env build gputest bench (the default), and on request:
+#     cudnn     the plans cuDNN offers for each problem's fused graph, each timed -> $OUT/cudnn_plans.log
 #     sanitize  compute-sanitizer memcheck/racecheck/synccheck on every kernel variant -> $OUT/sanitize.json
 #     harden    tests/test_gpu_hardening.py -> $OUT/gpu_hardening.log, $OUT/large_tensor.json (~9 GB tensors)
 #     profile   Nsight Compute bytes into $OUT/<gpu-slug>.json (a bench rewrites the file without them)
@@ -18,6 +20,10 @@ OUT=${OUT:-/tmp/convfuse-out}; mkdir -p "$OUT"
 PY=${PY:-python3}
 SLUG=$($PY -c "import torch; from convfuse.results import slug; print(slug(torch.cuda.get_device_name(0)))" 2>/dev/null || echo unknown-gpu)
 REC="$OUT/$SLUG.json"
+if ls .whl/*.whl >/dev/null 2>&1; then
+  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
 stages=${*:-env build gputest bench}
 for s in $stages; do
   case $s in
@@ -32,7 +38,11 @@ for s in $stages; do
       fi
       grep -E "^\[build\] (times|all)|FAILED|error" "$OUT/build.log" ;;
     gputest)
-      $PY -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_kernels.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -25 ;;
+      $PY -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_kernels.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -25
+      $PY -m pytest -q -m gpu -p no:cacheprovider -rs tests/test_cudnn_fused.py tests/test_kernelbench.py 2>&1 \
+        | tee "$OUT/gpu_reference_tests.log" | tail -8 ;;
+    cudnn)
+      $PY -m convfuse.cudnn_fused 2>&1 | tee "$OUT/cudnn_plans.log" ;;
     bench)
       [ -f "$REC" ] || [ ! -f "results/$SLUG.json" ] || cp "results/$SLUG.json" "$REC"
       $PY -m convfuse bench --out "$REC" --hardening-dir "$OUT" $([ -f "$OUT/build_times.json" ] && echo --build-times "$OUT/build_times.json") 2>&1 | tee "$OUT/bench.log" | grep -vE "^\[(bench\] (round|warm)|verify\] conv)" ;;
