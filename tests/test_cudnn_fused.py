@@ -63,3 +63,32 @@ def test_the_graph_computes_the_model_at_odd_shapes(pk):
     fmt = torch.channels_last if prob.dims == 2 else torch.channels_last_3d
     assert rows["cudnn_fused"](x, w, b, p).is_contiguous(memory_format=fmt)
     assert rows["cudnn_fused_nchw"](x, w, b, p).is_contiguous()
+
+
+@pytest.mark.parametrize("pk", list(P.PROBLEMS))
+def test_a_channels_last_call_copies_nothing(pk):
+    """The row times the graph alone: with x channels_last and the weight converted once, preparing a call allocates
+    the output and copies no tensor (an empty(...).contiguous(channels_last) output cost an output-sized copy a call)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Ops(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.seen = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    prob = P.get(pk)
+    run = object.__new__(cudnn_fused.Runner)            # no frontend needed to prepare the arguments
+    run.problem, run.nchw, run._w = prob, False, (None, None)
+    shape = prob.odd_shapes[0]
+    x = cudnn_fused.to_channels_last(torch.randn(shape))
+    w = torch.randn((prob.out_channels, prob.in_channels) + (prob.kernel_size,) * prob.dims)
+    b, p = torch.randn(prob.out_channels), torch.randn(prob.out_channels)
+    run.args(x, w, b, p)                                  # the first call converts the weight
+    with Ops() as ops:
+        xa, wa, _, _, y = run.args(x, w, b, p)
+    assert xa is x and y.is_contiguous(memory_format=cudnn_fused._fmt(prob.dims))
+    assert not [op for op in ops.seen if "copy" in op or "clone" in op], ops.seen
