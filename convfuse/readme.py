@@ -98,7 +98,10 @@ def progress_header(run: dict, name: str | None = None) -> str:
     def times(key):
         recs = [(pk, RS.record(run, pk, key)) for pk in ("conv2d", "conv3d")]
         have = [f"{pk} {r['median_ms']:.3f}" for pk, r in recs if r and r.get("median_ms")]
-        return ", ".join(have) + " ms" if have else "not in this record"
+        if have:
+            return ", ".join(have) + " ms"
+        why = sorted({st["status"] for st in (env.get(key) or {}).values() if isinstance(st, dict) and st.get("status")})
+        return "not in this record" + (f" ({', '.join(why)}: notebook 00 says why)" if why else "")
 
     capped = [f"{pk} {w['power_capped']:.0%}" for pk, w in board.items() if w.get("power_capped") is not None]
     full = env["gpu"].removeprefix("NVIDIA ").strip()

@@ -55,6 +55,9 @@ def test_two_gpus_share_one_table_each_with_its_ceilings():
     assert len(d) == 1 and "`04c_ws_tf32` (H100), `04c_ws_fp16` (H200)" in d[0]
     one = readme.progress_table(b)
     assert one.splitlines()[0].count("× floor") == 1
+    # rows the record left out on purpose say so, and where the reason is
+    b["env"]["cudnn_fused"] = {pk: {"status": "withdrawn", "message": "mismeasured"} for pk in ("conv2d", "conv3d")}
+    assert "cuDNN's fused graph: not in this record (withdrawn: notebook 00 says why)" in readme.progress_header(b)
 
 
 def test_update_rewrites_only_between_the_markers(tmp_path, monkeypatch):
