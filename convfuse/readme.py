@@ -98,17 +98,20 @@ def progress_header(run: dict, name: str | None = None) -> str:
     def times(key):
         recs = [(pk, RS.record(run, pk, key)) for pk in ("conv2d", "conv3d")]
         have = [f"{pk} {r['median_ms']:.3f}" for pk, r in recs if r and r.get("median_ms")]
-        if have:
-            return ", ".join(have) + " ms"
-        why = sorted({st["status"] for st in (env.get(key) or {}).values() if isinstance(st, dict) and st.get("status")})
-        return "not in this record" + (f" ({', '.join(why)}: notebook 00 says why)" if why else "")
+        return ", ".join(have) + " ms" if have else "not in this record"
+
+    def cudnn_fused():
+        # where the record left the rows out, the bench said why per problem (skipped, refused, withdrawn)
+        why = sorted({st["status"] for st in (env.get("cudnn_fused") or {}).values() if st.get("status") != "ok"})
+        t = times("cudnn_fused")
+        return t + (f" ({', '.join(why)}: notebook 00 says why)" if why and t == "not in this record" else "")
 
     capped = [f"{pk} {w['power_capped']:.0%}" for pk, w in board.items() if w.get("power_capped") is not None]
     full = env["gpu"].removeprefix("NVIDIA ").strip()
     label = f"**{name or full}**" + (f" ({env['gpu']})" if name and name != full else "")
     return (f"{label}, {env['date'][:10]}, torch {env['torch']}, CUDA {env['cuda']}. Measured ceilings: copy "
             f"{env['copy_gbps']:.0f} GB/s, FP32 {env['fp32_tflops']:.1f}, TF32 {env['tf32_tflops']:.0f} TFLOP/s. "
-            f"`torch.compile`: {times('compile')}; cuDNN's fused graph: {times('cudnn_fused')}."
+            f"`torch.compile`: {times('compile')}; cuDNN's fused graph: {cudnn_fused()}."
             + (f" Power-capped samples: {', '.join(capped)}." if capped else ""))
 
 
