@@ -95,16 +95,15 @@ def progress_header(run: dict, name: str | None = None) -> str:
     env = run["env"]
     board = env.get("board_during_timing") or {}
 
-    def times(key):
+    def times(key, absent="not in this record"):
         recs = [(pk, RS.record(run, pk, key)) for pk in ("conv2d", "conv3d")]
         have = [f"{pk} {r['median_ms']:.3f}" for pk, r in recs if r and r.get("median_ms")]
-        return ", ".join(have) + " ms" if have else "not in this record"
+        return ", ".join(have) + " ms" if have else absent
 
     def cudnn_fused():
         # where the record left the rows out, the bench said why per problem (skipped, refused, withdrawn)
         why = sorted({st["status"] for st in (env.get("cudnn_fused") or {}).values() if st.get("status") != "ok"})
-        t = times("cudnn_fused")
-        return t + (f" ({', '.join(why)}: notebook 00 says why)" if why and t == "not in this record" else "")
+        return times("cudnn_fused", "not in this record" + (f" ({', '.join(why)}: notebook 00 says why)" if why else ""))
 
     capped = [f"{pk} {w['power_capped']:.0%}" for pk, w in board.items() if w.get("power_capped") is not None]
     full = env["gpu"].removeprefix("NVIDIA ").strip()
