@@ -531,6 +531,22 @@ def carry_evidence(old: dict, new: dict, codes: dict) -> int:
     return kept
 
 
+def carry_build_times(old: dict, new: dict, codes: dict) -> bool:
+    """A bench run without a build stage keeps `old`'s `env.build_times` where every kernel it timed (`codes`) is the
+    machine code those times built, no more and no fewer; the carried entry keeps the date of the run that measured
+    it as "measured". Returns whether it was carried."""
+    bt = (old.get("env") or {}).get("build_times")
+    if not bt or new["env"].get("build_times"):
+        return False
+    mc = bt.get("machine_code") or {}
+    if set(mc) != {f"{p}/{k}" for p, k in codes}:
+        return False
+    if not all(same_machine_code(c, codes[tuple(pk.split("/", 1))])[0] is True for pk, c in mc.items()):
+        return False
+    new["env"]["build_times"] = {**bt, "measured": bt.get("measured") or old["env"].get("date")}
+    return True
+
+
 def unclean(data: dict) -> list[str]:
     """Kernel records that do not meet the hardening bar: 0 memcheck errors, 0 racecheck hazards, 0 synccheck
     errors, large_tensor "ok" or "refused" (records without the fields are not judged); suites with failures."""

@@ -251,6 +251,26 @@ def test_carry_evidence_keeps_it_and_says_when_the_registered_build_changed():
     assert new["microbenchmarks"] == old["microbenchmarks"]
 
 
+def test_build_times_are_carried_only_for_the_very_machine_code_they_built():
+    codes = _codes()
+    old = _results()
+    old["env"]["build_times"] = {"cold_all_s": 41.2, "machine_code": {f"{p}/{k}": c for (p, k), c in codes.items()}}
+    new = _results()
+    new["env"]["date"] = "2026-12-07T00:00:00+00:00"
+    assert RS.carry_build_times(old, new, codes)
+    assert new["env"]["build_times"]["cold_all_s"] == 41.2
+    assert new["env"]["build_times"]["measured"] == "2026-12-01T00:00:00+00:00"    # the run that built, not this one
+    changed = dict(codes)
+    changed[("conv3d", KEYS[0])] = code("changed", "changed")
+    fewer = {pk: c for pk, c in codes.items() if pk != ("conv2d", KEYS[1])}
+    for now in (changed, fewer):
+        new = _results()
+        assert not RS.carry_build_times(old, new, now) and "build_times" not in new["env"]
+    new = _results()
+    new["env"]["build_times"] = {"cold_all_s": 50.0}                                # this run built: its own times
+    assert not RS.carry_build_times(old, new, codes) and new["env"]["build_times"]["cold_all_s"] == 50.0
+
+
 def test_a_bench_run_keeps_hardening_evidence_and_microbenchmarks_where_the_code_is_unchanged(tmp_path, monkeypatch):
     """bench.run over a results file: new timings, the machine code timed, the old hardening and evidence carried where
     that code is unchanged, and the device session's outputs applied."""
