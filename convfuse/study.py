@@ -1090,6 +1090,8 @@ def lab_tables(path: Path | str | None = None) -> dict[str, pd.DataFrame]:
 
 def _verdict_class(v: str) -> str:
     v = v.lower()
+    if "pending" in v or "waits" in v:
+        return "waiting for a record"
     if "kept" in v:
         return "kept"
     if "abl" in v or "diagnostic" in v:
@@ -1118,8 +1120,9 @@ def in_full(text: str) -> str:
 
 def tried_summary(path: Path | str | None = None) -> pd.DataFrame:
     """What was tried on step 04 (and 03b), per table of the lab record: how many ideas, how many kept, dropped,
-    replaced or reworked, and measured only to explain (ablations, diagnostics)."""
-    classes = ["kept", "dropped", "replaced or reworked", "measured to explain"]
+    replaced or reworked, measured only to explain (ablations, diagnostics), and waiting for a record (measured as a
+    candidate, not yet recorded on every GPU)."""
+    classes = ["kept", "dropped", "replaced or reworked", "measured to explain", "waiting for a record"]
     rows = []
     for section, df in lab_tables(path).items():
         counts = df["Verdict"].map(_verdict_class).value_counts()

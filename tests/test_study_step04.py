@@ -68,6 +68,8 @@ def test_lab_tables_parse_every_row():
     s = study.tried_summary()
     assert s.loc["all", "ideas"] == len(rows)
     assert (s.drop(columns="ideas").sum(axis=1) == s["ideas"]).all()
+    assert study._verdict_class("won, 1.5 %: waits on branch `cand/x` for a run that records it") == "waiting for a record"
+    assert study._verdict_class("**kept**; rec. 1.283") == "kept" and study._verdict_class("dropped") == "dropped"
 
 
 def test_tried_table_leaves_out_switch_names():
