@@ -203,6 +203,17 @@ def test_reference_table_shows_every_gpu_and_the_cudnn_rows_where_recorded(two_g
     lines = study.cudnn_fused_lines(runs)
     assert len(lines) == 2 and all(H100_NAME in ln and "torch.compile" in ln for ln in lines)
     assert study.cudnn_fused_lines([h200]) == [] and "cudnn_fused" not in study.reference_table([h200]).index.get_level_values(1)
+    # where ncu measured the graph's bytes, the line places it on its floors: bytes and the conv's TF32 compute
+    h100 = copy.deepcopy(h100)
+    cf = study.record(h100, "conv2d", "cudnn_fused")
+    gpu, prob = study.measured_gpu(h100), study.P.get("conv2d")
+    cf["dram_bytes_measured"] = 2.25e9
+    line = study.cudnn_fused_lines([h100])[0]
+    fl = study.traffic.floors_ms(prob, gpu)
+    assert "it moves 2.25 GB (ncu" in line and f"{cf['median_ms'] / fl['bytes']:.1f}× its bytes floor" in line
+    assert f"{cf['median_ms'] / fl['tf32']:.1f}× the conv's TF32 compute floor" in line
+    cf.pop("dram_bytes_measured")
+    assert "bytes floor" not in study.cudnn_fused_lines([h100])[0]
 
 
 def test_a_record_says_why_it_has_no_cudnn_rows():
