@@ -361,7 +361,7 @@ def run(problem_keys=None, keys=None, out_path=None, verify_odd=True, n_timed=N_
         kept = results.carry_hardening(previous, data, codes, log=log)
         log(f"[bench] hardening kept from {out_path} on {kept} kernel records (unchanged machine code)")
         results.carry_evidence(previous, data, codes)
-        if not build_times and results.carry_build_times(previous, data, codes):
+        if results.carry_build_times(previous, data, codes):       # a run that built keeps its own
             log(f"[bench] build times kept from {out_path} (measured {env['build_times']['measured'][:10]}, same machine code)")
     if before:
         data = results.merge(before, data)

@@ -1273,12 +1273,11 @@ def cudnn_fused_lines(runs) -> list[str]:
             nchw = ratio(rn, pk, "cudnn_fused_nchw", "cudnn_fused")
             if nchw:
                 parts.append(f"{nchw:.2f}× that time with an NCHW caller's conversions")
-            gpu = measured_gpu(rn)
-            if gpu and cf.get("dram_bytes_measured"):
-                fl = traffic.floors_ms(P.get(pk), gpu)
-                parts.append(f"it moves {cf['dram_bytes_measured'] / 1e9:.2f} GB (ncu; the floor's "
-                             f"{traffic.floor_bytes(P.get(pk)) / 1e9:.2f} GB) in {cf['median_ms'] / fl['bytes']:.1f}× its "
-                             f"bytes floor and {cf['median_ms'] / fl['tf32']:.1f}× the conv's TF32 compute floor")
+            f = facts(rn, pk, "cudnn_fused")
+            if cf.get("dram_bytes_measured") and "x_bytes_floor" in f:
+                parts.append(f"it moves {cf['dram_bytes_measured'] / 1e9:.2f} GB (ncu; the floor's {f['floor_gb']:.2f} GB) "
+                             f"in {f['x_bytes_floor']:.1f}× its bytes floor and "
+                             f"{cf['median_ms'] / f['floor_tf32_ms']:.1f}× the conv's TF32 compute floor")
             mine = [r for r in results.records(rn, pk) if r.get("kind") in ("epilogue", "fused") and r.get("verified")
                     and r.get("median_ms")]
             for cls in ("TF32 class", "FP32-accurate"):
