@@ -479,6 +479,12 @@ def _carried(old: dict, new: dict, codes: dict, field: str, code_field: str):
             yield (rec, prev, *same_machine_code(prev.get(code_field), codes.get((rec["problem"], rec["variant"]))))
 
 
+def _changed_since(recorded: dict, codes: dict) -> list[str]:
+    """The "problem/key" entries of a recorded {entry: machine_code} map whose code is not the code built now
+    (`codes`), or cannot be told to be."""
+    return [pk for pk, mc in recorded.items() if same_machine_code(mc, codes.get(tuple(pk.split("/", 1))))[0] is not True]
+
+
 def carry_hardening(old: dict, new: dict, codes: dict, log=print) -> int:
     """A new bench run over an old results file: each kernel record of `new` keeps `old`'s hardening fields where they
     checked the machine code timed now (`codes`: {(problem, key): machine_code}); `old`'s suite summaries come along
@@ -494,8 +500,7 @@ def carry_hardening(old: dict, new: dict, codes: dict, log=print) -> int:
     summaries = {}
     for name, s in (old.get("hardening") or {}).items():
         if name in TEST_SUITES:
-            void = [pk for pk, mc in (s.get("machine_code") or {}).items()
-                    if same_machine_code(mc, codes.get(tuple(pk.split("/", 1))))[0] is not True]
+            void = _changed_since(s.get("machine_code") or {}, codes)
             if void:
                 log(f"[hardening] {s.get('suite', name)}: its recorded counts are void ({len(void)} variants built "
                     f"differently now, e.g. {void[0]})")
@@ -539,9 +544,7 @@ def carry_build_times(old: dict, new: dict, codes: dict) -> bool:
     if not bt or new["env"].get("build_times"):
         return False
     mc = bt.get("machine_code") or {}
-    if set(mc) != {f"{p}/{k}" for p, k in codes}:
-        return False
-    if not all(same_machine_code(c, codes[tuple(pk.split("/", 1))])[0] is True for pk, c in mc.items()):
+    if set(mc) != {f"{p}/{k}" for p, k in codes} or _changed_since(mc, codes):
         return False
     new["env"]["build_times"] = {**bt, "measured": bt.get("measured") or old["env"].get("date")}
     return True

@@ -70,6 +70,8 @@ def test_lab_tables_parse_every_row():
     assert (s.drop(columns="ideas").sum(axis=1) == s["ideas"]).all()
     assert study._verdict_class("won, 1.5 %: waits on branch `cand/x` for a run that records it") == "waiting for a record"
     assert study._verdict_class("**kept**; rec. 1.283") == "kept" and study._verdict_class("dropped") == "dropped"
+    won = [v for t in tables.values() for v in t["Verdict"] if v.lower().startswith("won")]
+    assert won and all(study._verdict_class(v) == "waiting for a record" for v in won)   # a win not kept waits
 
 
 def test_tried_table_leaves_out_switch_names():
