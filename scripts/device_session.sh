@@ -14,8 +14,17 @@
 #   keeps its hardening and evidence where the machine code is unchanged, and applies $OUT's sanitize.json,
 #   large_tensor.json, gpu_tests.log and gpu_hardening.log where they checked the code it timed: run gputest,
 #   sanitize and harden before bench in the same call (or `python -m convfuse.results merge-hardening` after).
+#   REQUIRE_GPU=NAME: stop with status 3 before any stage unless this GPU's name contains NAME (a call meant to record
+#   one GPU that lands on another would spend its time re-recording that one)
 set -uo pipefail
 export PYTHONUNBUFFERED=1
+if [ -n "${REQUIRE_GPU:-}" ]; then
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+  case "$gpu" in
+    *"$REQUIRE_GPU"*) ;;
+    *) echo "device_session: this GPU is '${gpu:-none found}', not $REQUIRE_GPU (REQUIRE_GPU): nothing run"; exit 3 ;;
+  esac
+fi
 OUT=${OUT:-/tmp/convfuse-out}; mkdir -p "$OUT"
 PY=${PY:-python3}
 SLUG=$($PY -c "import torch; from convfuse.results import slug; print(slug(torch.cuda.get_device_name(0)))" 2>/dev/null || echo unknown-gpu)

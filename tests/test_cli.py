@@ -82,3 +82,15 @@ def test_predict_writes_a_dated_prediction_file(tmp_path):
     pred = json.loads(out.read_text())
     assert pred["made"].startswith("20") and pred["gpu"]["key"] == "a100-80gb"
     assert "04_mma_tf32" in pred["predictions"]["conv3d"]
+
+
+def test_device_session_stops_before_any_stage_on_another_gpu(tmp_path):
+    """REQUIRE_GPU: a record call that lands on a GPU it was not meant for runs nothing and says which GPU it found."""
+    import os
+
+    env = {**os.environ, "REQUIRE_GPU": "no GPU has this name", "OUT": str(tmp_path / "out"), "PY": sys.executable}
+    p = subprocess.run(["bash", "scripts/device_session.sh", "env", "build"], capture_output=True, text=True,
+                       cwd=B.ROOT, env=env, timeout=60)
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert "not no GPU has this name (REQUIRE_GPU): nothing run" in p.stdout
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
