@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 
@@ -86,8 +87,6 @@ def test_predict_writes_a_dated_prediction_file(tmp_path):
 
 def test_device_session_stops_before_any_stage_on_another_gpu(tmp_path):
     """REQUIRE_GPU: a record call that lands on a GPU it was not meant for runs nothing and says which GPU it found."""
-    import os
-
     env = {**os.environ, "REQUIRE_GPU": "no GPU has this name", "OUT": str(tmp_path / "out"), "PY": sys.executable}
     p = subprocess.run(["bash", "scripts/device_session.sh", "env", "build"], capture_output=True, text=True,
                        cwd=B.ROOT, env=env, timeout=60)
