@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -207,13 +208,34 @@ def normalized_sass(text: str) -> str:
 
 
 def _tool(name: str) -> str | None:
+    """nvcc, or a CUDA tool beside it, else on PATH, else from NVIDIA's wheel of it (requirements.txt brings
+    cuobjdump's and nvdisasm's, so a machine without the whole toolkit, CI's, can still compare SASS)."""
     from . import build
 
     nvcc = build.find_nvcc()
     if name == "nvcc":
         return nvcc
     beside = Path(nvcc).parent / name if nvcc else None
-    return str(beside) if beside and beside.exists() else shutil.which(name)
+    if beside and beside.exists():
+        return str(beside)
+    found = shutil.which(name)
+    if found:
+        return found
+    spec = importlib.util.find_spec("nvidia")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        for exe in sorted(Path(root).glob(f"cu*/bin/{name}"), reverse=True):     # the newest CUDA major first
+            return str(exe)
+    return None
+
+
+def cuobjdump_sass(cuobjdump: str, cubin) -> subprocess.CompletedProcess:
+    """`cuobjdump -sass cubin`. cuobjdump runs nvdisasm, which it looks for on PATH or NVDISASM_PATH only, not beside
+    itself: where that would miss it (NVIDIA's wheels of the two), NVDISASM_PATH names the one _tool finds."""
+    env = None
+    nvdisasm = _tool("nvdisasm")
+    if nvdisasm and not shutil.which("nvdisasm") and "NVDISASM_PATH" not in os.environ:
+        env = {**os.environ, "NVDISASM_PATH": str(Path(nvdisasm).parent)}
+    return subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, env=env)
 
 
 @lru_cache(maxsize=None)
@@ -272,7 +294,7 @@ def _sass_sha(cubin: Path, tools: dict) -> str | None:
     cache = cubin.with_suffix(f".sass1-{tools['cuobjdump_version']}")     # 1: normalized_sass's rule
     if cache.exists():
         return cache.read_text()
-    proc = subprocess.run([tools["cuobjdump"], "-sass", str(cubin)], capture_output=True, text=True)
+    proc = cuobjdump_sass(tools["cuobjdump"], cubin)
     if proc.returncode != 0:
         return None
     sha = _sha16(normalized_sass(proc.stdout).encode())

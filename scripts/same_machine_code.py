@@ -11,7 +11,7 @@ flags, and compares them build by build (problem/key and target):
                with the lines that name the file, the function or the toolchain left out (results.normalized_sass,
                the rule the record's machine-code hashes use), is the same text;
   DIFFERENT    the SASS differs (--diff N prints its first N lines of unified diff);
-  cubin differs, SASS not compared: cuobjdump is not on PATH (it ships with the CUDA toolkit, beside nvcc).
+  cubin differs, SASS not compared: no cuobjdump (beside nvcc, on PATH, or requirements.txt's wheels).
 
 Needs nvcc, no GPU. When every build is the same cubin or the same SASS, the change left the machine code as it was
 and the recorded numbers stand for it; a build that differs needs a device run before its record can stand. Exit
@@ -20,7 +20,6 @@ status 0 only then.
 import argparse
 import difflib
 import json
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from convfuse.results import normalized_sass  # noqa: E402  (the one rule for what is machine code in a listing)
+from convfuse.results import _tool, cuobjdump_sass, normalized_sass  # noqa: E402  (the one rule for what is machine code in a listing)
 
 _CUBINS = r'''
 import json, os, subprocess, sys
@@ -63,8 +62,9 @@ def cubins(tree: Path, out_dir: Path) -> dict:
 def sass(cubin: str, cuobjdump: str) -> list[str]:
     """The cubin's SASS, normalized (results.normalized_sass): the instructions with their offsets and encodings,
     without the lines that only name the file, the function or the toolchain."""
-    text = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True, text=True, check=True).stdout
-    return normalized_sass(text).splitlines()
+    proc = cuobjdump_sass(cuobjdump, cubin)
+    proc.check_returncode()
+    return normalized_sass(proc.stdout).splitlines()
 
 
 def compare(old: dict, new: dict, cuobjdump: str | None, diff_lines: int = 0) -> tuple[dict, int]:
@@ -98,7 +98,7 @@ def main(argv=None) -> int:
     ap.add_argument("rev", help="the git revision to compare with")
     ap.add_argument("--diff", type=int, default=0, metavar="N", help="print N lines of each differing SASS diff")
     a = ap.parse_args(argv)
-    cuobjdump = shutil.which("cuobjdump")
+    cuobjdump = _tool("cuobjdump")
     with tempfile.TemporaryDirectory() as tmp:
         old_tree = Path(tmp) / "rev"
         subprocess.run(["git", "worktree", "add", "--detach", "-q", str(old_tree), a.rev], cwd=ROOT, check=True)
