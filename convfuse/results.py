@@ -207,7 +207,7 @@ def normalized_sass(text: str) -> str:
                      and not any(s in ln for s in _NOT_CODE))
 
 
-def _tool(name: str) -> str | None:
+def cuda_tool(name: str) -> str | None:
     """nvcc, or a CUDA tool beside it, else on PATH, else from NVIDIA's wheel of it (requirements.txt brings
     cuobjdump's and nvdisasm's, so a machine without the whole toolkit, CI's, can still compare SASS)."""
     from . import build
@@ -228,13 +228,20 @@ def _tool(name: str) -> str | None:
     return None
 
 
-def cuobjdump_sass(cuobjdump: str, cubin) -> subprocess.CompletedProcess:
-    """`cuobjdump -sass cubin`. cuobjdump runs nvdisasm, which it looks for on PATH or NVDISASM_PATH only, not beside
-    itself: where that would miss it (NVIDIA's wheels of the two), NVDISASM_PATH names the one _tool finds."""
-    env = None
-    nvdisasm = _tool("nvdisasm")
+@lru_cache(maxsize=None)
+def _nvdisasm_path() -> str | None:
+    """cuobjdump runs nvdisasm, which it looks for on PATH or in NVDISASM_PATH only, not beside itself: where that
+    would miss it (NVIDIA's wheels of the two, a toolkit found through CUDA_HOME), the folder cuda_tool finds it in."""
+    nvdisasm = cuda_tool("nvdisasm")
     if nvdisasm and not shutil.which("nvdisasm") and "NVDISASM_PATH" not in os.environ:
-        env = {**os.environ, "NVDISASM_PATH": str(Path(nvdisasm).parent)}
+        return str(Path(nvdisasm).parent)
+    return None
+
+
+def cuobjdump_sass(cuobjdump: str, cubin) -> subprocess.CompletedProcess:
+    """`cuobjdump -sass cubin`, with nvdisasm where cuobjdump can find it."""
+    folder = _nvdisasm_path()
+    env = {**os.environ, "NVDISASM_PATH": folder} if folder else None
     return subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, env=env)
 
 
@@ -253,7 +260,7 @@ def _version(exe: str | None) -> str | None:
 
 def toolkit() -> dict:
     """The nvcc and cuobjdump this machine would hash with: {"nvcc": path, "nvcc_version", "cuobjdump", ...}."""
-    nvcc, cuobjdump = _tool("nvcc"), _tool("cuobjdump")
+    nvcc, cuobjdump = cuda_tool("nvcc"), cuda_tool("cuobjdump")
     return {"nvcc": nvcc, "nvcc_version": _version(nvcc), "cuobjdump": cuobjdump,
             "cuobjdump_version": _version(cuobjdump)}
 

@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from convfuse.results import _tool, cuobjdump_sass, normalized_sass  # noqa: E402  (the one rule for what is machine code in a listing)
+from convfuse.results import cuda_tool, cuobjdump_sass, normalized_sass  # noqa: E402  (one rule for machine code)
 
 _CUBINS = r'''
 import json, os, subprocess, sys
@@ -98,7 +98,7 @@ def main(argv=None) -> int:
     ap.add_argument("rev", help="the git revision to compare with")
     ap.add_argument("--diff", type=int, default=0, metavar="N", help="print N lines of each differing SASS diff")
     a = ap.parse_args(argv)
-    cuobjdump = _tool("cuobjdump")
+    cuobjdump = cuda_tool("cuobjdump")
     with tempfile.TemporaryDirectory() as tmp:
         old_tree = Path(tmp) / "rev"
         subprocess.run(["git", "worktree", "add", "--detach", "-q", str(old_tree), a.rev], cwd=ROOT, check=True)

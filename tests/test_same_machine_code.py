@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from convfuse import build as B
-from convfuse.results import _tool
+from convfuse.results import cuda_tool
 
 _SPEC = importlib.util.spec_from_file_location("same_machine_code",
                                                Path(__file__).resolve().parent.parent / "scripts" / "same_machine_code.py")
@@ -29,14 +29,14 @@ def _cubin(tmp_path, name, fn, body):
     return str(out)
 
 
-@pytest.mark.skipif(B.find_nvcc() is None or _tool("cuobjdump") is None, reason="nvcc or cuobjdump not found")
+@pytest.mark.skipif(B.find_nvcc() is None or cuda_tool("cuobjdump") is None, reason="nvcc or cuobjdump not found")
 def test_same_bytes_same_sass_and_different_code_are_told_apart(tmp_path):
     base = _cubin(tmp_path, "base", "k", "2.0f * x[i]")
     renamed = _cubin(tmp_path, "renamed", "k_renamed", "2.0f * x[i]")      # another symbol, the same instructions
     changed = _cubin(tmp_path, "changed", "k", "3.0f * x[i]")
     old = {"p/a sm_90": base, "p/b sm_90": base, "p/c sm_90": base, "p/d sm_90": None}
     new = {"p/a sm_90": base, "p/b sm_90": renamed, "p/c sm_90": changed, "p/d sm_90": base, "p/e sm_90": base}
-    cuobjdump = _tool("cuobjdump")
+    cuobjdump = cuda_tool("cuobjdump")
     assert Path(renamed).read_bytes() != Path(base).read_bytes()
     verdicts, bad = smc.compare(old, new, cuobjdump, diff_lines=20)
     assert verdicts["p/a sm_90"] == "same cubin"
