@@ -21,8 +21,9 @@ import pandas as pd
 
 from . import problems as P
 from . import registry as R
-from . import power, results, traffic, verify
+from . import power, results, tables, traffic, verify
 
+tables.install()        # every DataFrame a notebook shows, as tables.frame_html draws it
 PROBLEMS = tuple(P.PROBLEMS)
 REFERENCES = tuple(v.key for v in R.all_variants(PROBLEMS[0], kind="reference"))
 NOT_RECORDED = "not recorded yet"
@@ -350,7 +351,7 @@ def against_bound(run: dict, problem: str, variant: str, precision: str = "fp32"
         parts.append(f"max abs {ma:.1e} {'≤' if ma <= mb else '>'} {mb:.0e}")
     parts.append(f"rel L2 {rl:.1e} {'≤' if rl <= rb else '>'} {rb:.0e}")
     kb = r.get("kernelbench_pass")
-    kb_s = "" if kb is None else f"; KernelBench's allclose against eager: {'pass' if kb else 'fail'}"
+    kb_s = "" if kb is None else f"; {OUR_ALLCLOSE}: {'pass' if kb else 'fail'}"
     return (f"**{problem} / {variant}** ({r.get('precision')}): {'within' if ok else '**outside**'} the "
             f"{precision} bound ({', '.join(parts)}){kb_s}.")
 
@@ -388,11 +389,22 @@ def source_file(relpath: str):
 
 
 # --- tables ---------------------------------------------------------------------------------------
+# Two checks against eager PyTorch share KernelBench's tolerance (allclose, atol = rtol = 1e-4) and differ in their
+# trials, so they can disagree on one kernel; each has one name on every page.
+KERNELBENCH_CHECK = "KernelBench's check"
+OUR_ALLCLOSE = "allclose to eager (our trials)"
+CHECK_DEFINITIONS = (
+    f"**{KERNELBENCH_CHECK}**: KernelBench's own protocol (convfuse/kernelbench.py): one model initialised from "
+    "seed 42, five `torch.rand` inputs of the full shape, each output `allclose(atol=rtol=1e-4)` to eager PyTorch's "
+    "on the same GPU.",
+    f"**{OUR_ALLCLOSE}**: the same tolerance over this study's verification trials (verify.py): fresh parameters "
+    "and inputs every trial, `torch.rand` and `torch.randn`, three seeds, the odd shapes too. Harder to pass: a "
+    "kernel can pass KernelBench's check and fail this one.")
 COLUMNS = {   # record field -> readable name
     "variant": "variant", "precision": "precision", "median_ms": "median ms", "p20_ms": "p20 ms",
     "p80_ms": "p80 ms", "speedup_vs_eager": "× eager", "speedup_vs_compile": "× compile",
     "achieved_gbps": "GB/s (modeled bytes)", "achieved_tflops": "TFLOP/s", "model_bytes": "modeled GB",
-    "verified": "verified", "kernelbench_pass": "KernelBench allclose", "max_abs_err_fp64": "max abs err",
+    "verified": "verified", "kernelbench_pass": OUR_ALLCLOSE, "max_abs_err_fp64": "max abs err",
     "rel_l2_err_fp64": "rel L2 err", "registers": "registers", "smem_bytes_static": "static smem B",
     "dram_bytes_measured": "DRAM GB (ncu)",
 }
@@ -415,7 +427,7 @@ def table(run: dict, problem: str, variants=None, columns=DEFAULT_COLUMNS) -> pd
     for key in _keys(problem, variants):
         r = record(run, problem, key)
         if r is None:
-            rows.append({"variant": key, "status": NOT_RECORDED})
+            rows.append({"variant": key, "status": missing_status(run, problem, key)})
             continue
         row = {}
         for c in columns:
@@ -454,7 +466,7 @@ def bounds_table() -> pd.DataFrame:
 
 def verification_table(run: dict, problem: str, variants=None) -> pd.DataFrame:
     """Worst case over every shape and trial against float64, the bound of the variant's precision
-    class, and KernelBench's criterion (allclose 1e-4 against eager PyTorch)."""
+    class, and OUR_ALLCLOSE (KernelBench's tolerance against eager PyTorch, over our trials)."""
     rows = []
     for key in _keys(problem, variants):
         r = record(run, problem, key)
@@ -474,7 +486,7 @@ def verification_table(run: dict, problem: str, variants=None) -> pd.DataFrame:
             "within bound (all shapes)": r.get("verified"),
             "odd shapes": r.get("verified_odd"),
             "allclose 1e-4 vs float64": r.get("allclose_fp64"),
-            "KernelBench (allclose 1e-4 vs eager)": r.get("kernelbench_pass"),
+            OUR_ALLCLOSE: r.get("kernelbench_pass"),
             "checks": r.get("verify_checks"),
         })
     df = pd.DataFrame(rows).set_index("variant")
@@ -569,7 +581,7 @@ def resources_table(run: dict, problem: str, variants) -> pd.DataFrame:
     for key in variants:
         r = record(run, problem, key)
         if r is None:
-            rows.append({"variant": key, "status": NOT_RECORDED})
+            rows.append({"variant": key, "status": missing_status(run, problem, key)})
             continue
         regs = r.get("registers")
         smem = (r.get("smem_bytes_static") or r.get("smem_bytes") or 0) + (r.get("smem_bytes_dynamic") or 0)
@@ -622,14 +634,26 @@ def kernel_category(name: str) -> str:
     return "conv"
 
 
-def short_kernel_name(name: str, width: int = 80) -> str:
+def _without_templates(name: str) -> str:
+    """A C++ symbol without its template arguments and parameter list (nested brackets too)."""
+    out, depth = [], 0
+    for ch in name.split("(", 1)[0]:
+        depth += (ch == "<") - (ch == ">")
+        if depth == 0 and ch != ">":
+            out.append(ch)
+    return "".join(out).strip()
+
+
+def short_kernel_name(name: str) -> str:
+    """A profiled kernel's name a reader can take in whole: an elementwise kernel by its functor, any other by its
+    symbol without template arguments (cuDNN's and cuBLAS's engine names are kept whole: they say the algorithm)."""
     n = name[5:] if name.startswith("void ") else name
     if "elementwise_kernel" in n:
         fs = [f for f in _FUNCTOR.findall(n) if "elementwise_kernel" not in f]
         kind = n.split("<", 1)[0].split("::")[-1]
         if fs:
             return f"{kind} [{fs[0]}]"
-    return n if len(n) <= width else n[: width - 1] + "…"
+    return _without_templates(n)
 
 
 def profile_table(run: dict, problem: str, variant: str) -> pd.DataFrame:
@@ -721,7 +745,7 @@ def floor_distance_table(run: dict, problem: str, variants=None) -> pd.DataFrame
     for key in _keys(problem, variants):
         f = facts(run, problem, key)
         if f is None or "floor_ms" not in f:
-            rows.append({"variant": key, "status": NOT_RECORDED})
+            rows.append({"variant": key, "status": missing_status(run, problem, key)})
             continue
         rows.append({"variant": key, "precision": f["precision"], "median ms": f["median_ms"],
                      "× bytes floor": round(f["x_bytes_floor"], 2),
@@ -740,7 +764,7 @@ def epilogue_table(run: dict, problem: str, variants=None, goal: float = EPILOGU
     for key in keys:
         r = record(run, problem, key)
         if r is None or r.get("epilogue_alone_ms") is None:
-            rows.append({"variant": key, "status": NOT_RECORDED})
+            rows.append({"variant": key, "status": missing_status(run, problem, key)})
             continue
         rows.append({"variant": key, "epilogue alone ms": r["epilogue_alone_ms"],
                      "GB/s (read + write)": r["epilogue_alone_gbps"],
@@ -841,44 +865,75 @@ BOUND_KERNELS = (("conv3d", "04b_wgmma_tf32"), ("conv2d", "04d_rs_tf32"), ("conv
 EVIDENCE_COLUMNS = ["what", "value", "unit", "build", "date"]
 
 
+def evidence_runs(run: dict) -> list[dict]:
+    """The runs whose evidence a page shows: `run` and every other recorded GPU's (every_run), or `run` alone."""
+    return every_run(run) or ([run] if run.get("records") else [])
+
+
 def evidence_table(run: dict, kernels) -> pd.DataFrame:
-    """The profiler's and the ablations' figures that the results file records for these (problem, variant) kernels
-    (results.evidence: what was measured, on which build, when), indexed by kernel; one row saying "not recorded yet"
-    where it holds none."""
+    """The profiler's and the ablations' figures that any recorded GPU holds for these (problem, variant) kernels
+    (results.evidence: what was measured, on which build, when), indexed by kernel and GPU: a record that lacks a
+    kernel's evidence leaves it to the record that has it. One row saying why where no record holds any."""
     frames = []
     for pk, key in kernels:
-        e = results.evidence(run, pk, key)
-        if len(e):
-            frames.append(e.assign(kernel=f"{pk} {key}")[["kernel"] + EVIDENCE_COLUMNS])
+        for rn in evidence_runs(run):
+            e = results.evidence(rn, pk, key)
+            if len(e):
+                frames.append(e.assign(kernel=f"{pk} {key}", GPU=short_gpu(rn))[["kernel", "GPU"] + EVIDENCE_COLUMNS])
     if not frames:
-        return pd.DataFrame([{"kernel": "—", "what": NOT_RECORDED}]).set_index("kernel")
-    return pd.concat(frames).set_index("kernel")
+        return pd.DataFrame([{"kernel": "—", "what": f"{NOT_RECORDED}: no recorded GPU holds evidence for "
+                              + ", ".join(f"{pk} {key}" for pk, key in kernels)}]).set_index("kernel")
+    return pd.concat(frames).set_index(["kernel", "GPU"])
 
 
 def bounds_evidence(run: dict) -> pd.DataFrame:
-    """What bounds the Hopper kernels, as the results file records it (BOUND_KERNELS)."""
+    """What bounds the Hopper kernels, as the results files record it (BOUND_KERNELS)."""
     return evidence_table(run, BOUND_KERNELS)
 
 
+def evidence_run(run: dict, problem: str, variant: str) -> dict | None:
+    """The first of evidence_runs(run) that holds evidence for the kernel, else None."""
+    return next((rn for rn in evidence_runs(run) if len(results.evidence(rn, problem, variant))), None)
+
+
 def evidence_value(run: dict, problem: str, variant: str, what: str, build: str | None = None):
-    """One recorded figure of a kernel's evidence (the first whose `what`, and `build` if given, match), else None."""
-    e = results.evidence(run, problem, variant)
+    """One recorded figure of a kernel's evidence (the first whose `what`, and `build` if given, match) from the
+    record that holds the kernel's evidence (evidence_run), else None. evidence_gpu names that record's GPU."""
+    rn = evidence_run(run, problem, variant)
+    if rn is None:
+        return None
+    e = results.evidence(rn, problem, variant)
     e = e[(e["what"] == what) & ((e["build"] == build) if build is not None else True)]
     return None if e.empty else e["value"].iloc[0]
 
 
+def evidence_gpu(run: dict, problem: str, variant: str) -> str:
+    """The short name of the GPU whose record holds the kernel's evidence ("H200"), or a dash."""
+    rn = evidence_run(run, problem, variant)
+    return short_gpu(rn) if rn else "—"
+
+
 def microbenchmark_table(run: dict, name: str = "wgmma_rate") -> pd.DataFrame:
     """The wgmma rate microbenchmark's cases with a neighbour warpgroup (the rate the tensor pipe keeps beside other
-    work), from the newest run the results file records; "not recorded yet" without."""
-    t = results.microbenchmark(run, name)
-    if t.empty:
-        return pd.DataFrame([{"case": "—", "mode": NOT_RECORDED}]).set_index("case")
-    last = t.index.get_level_values("date").max()              # the newest run has every case
-    t = t.xs(last, level="date")
-    t = t[t["mode"].str.contains("warpgroup")]
-    t = t[["mode", "n", "group", "flop_per_cycle", "of_tf32_rate"]].rename(
-        columns={"flop_per_cycle": "FLOP a cycle an SM", "of_tf32_rate": "× the dense TF32 rate"})
-    return t.round({"FLOP a cycle an SM": 0, "× the dense TF32 rate": 3})
+    work), from the newest run of it in each recorded GPU's file that holds one, indexed by GPU and case."""
+    frames = []
+    for rn in evidence_runs(run):
+        t = results.microbenchmark(rn, name)
+        if t.empty:
+            continue
+        last = t.index.get_level_values("date").max()              # the newest run has every case
+        t = t.xs(last, level="date")
+        t = t[t["mode"].str.contains("warpgroup")]
+        t = t[["mode", "n", "group", "flop_per_cycle", "of_tf32_rate"]].rename(
+            columns={"flop_per_cycle": "FLOP a cycle an SM", "of_tf32_rate": "× the dense TF32 rate"})
+        frames.append(t.assign(GPU=short_gpu(rn)).reset_index().set_index(["GPU", "case"]))
+    if not frames:
+        return pd.DataFrame([{"case": "—", "mode": f"{NOT_RECORDED}: no recorded GPU ran the {name} microbenchmark"}]
+                            ).set_index("case")
+    t = pd.concat(frames)
+    t["n"] = t["n"].astype(int)
+    t["FLOP a cycle an SM"] = t["FLOP a cycle an SM"].round().astype(int)
+    return t.round({"× the dense TF32 rate": 3})
 
 
 def hardening_summary(run: dict):
@@ -901,6 +956,13 @@ def results_table(run: dict) -> pd.DataFrame:
         df.insert(0, "problem", pk)
         frames.append(df.reset_index())
     return pd.concat(frames).set_index(["problem", "variant"])
+
+
+def missing_status(run: dict, problem: str, key: str) -> str:
+    """What a table says in the row of a variant the run lacks: why, where the record says (cuDNN's fused graph
+    skipped, refused or not yet measured on that GPU), else "not recorded yet"."""
+    why = cudnn_fused_status(run, problem) if key in OPTIONAL_REFERENCES and run.get("env") else None
+    return f"not measured on the {short_gpu(run)}: {why}" if why else NOT_RECORDED
 
 
 def missing(run: dict, problem: str, variants) -> list[str]:
@@ -1314,7 +1376,7 @@ def kernelbench_notes(runs) -> list[str]:
         line = (f"**{gpu_label(rn)}** ({str(rn['env'].get('date', '?'))[:10]}): KernelBench's own check and timing "
                 "were not run on this record.")
         if ours:
-            line += (" This study's allclose against eager (KernelBench's tolerance; three seeds, odd shapes too) "
+            line += (f" {OUR_ALLCLOSE[0].upper() + OUR_ALLCLOSE[1:]} "
                      f"passes {', '.join(ours)} kernels")
             line += (f"; same-run speed-ups over eager above {SUSPECT_SPEEDUP:g}×: {', '.join(over)}." if over
                      else f"; no same-run speed-up over eager is above {SUSPECT_SPEEDUP:g}×.")
@@ -1342,7 +1404,7 @@ def kernelbench_table(runs, problem: str | None = None, variants=None) -> pd.Dat
                         accuracy_class(r) if r.get("verified") else "**fails its bound**")
                 rows.append({"problem": pk, "variant": key, "GPU": gpu_label(rn), "precision": r.get("precision"),
                              "ours vs float64": ours,
-                             "KernelBench check": "pass" if kb.get("pass") else "**fail**",
+                             KERNELBENCH_CHECK: "pass" if kb.get("pass") else "**fail**",
                              "max |ours − eager|": (f"{kb['max_abs_vs_eager']:.1e}"
                                                     if isinstance(kb.get("max_abs_vs_eager"), (int, float)) else "—"),
                              "mean ms (100 calls)": kb.get("mean_ms"),
@@ -1387,7 +1449,7 @@ def kernelbench_lines(runs) -> list[str]:
             sus = [f"`{r['variant']}` ({r['kernelbench']['speedup_vs_eager']:.1f}×)" for r in mine
                    if r["kernelbench"].get("suspect")]
             tail = ("; over 10× eager (suspect): " + ", ".join(sus)) if sus else "; none over 10× eager"
-            lines.append(head + "KernelBench's check on our kernels — " + "; ".join(parts) + tail + ".")
+            lines.append(head + f"{KERNELBENCH_CHECK} on our kernels — " + "; ".join(parts) + tail + ".")
     return lines
 
 
@@ -1646,3 +1708,163 @@ def published_table(run: dict | None, key: str = "h100-sxm") -> pd.DataFrame:
                          f"measured ms ({gpu_label(run) if run else '—'})": r["median_ms"] if r else NOT_RECORDED,
                          "published / measured": round(ms / r["median_ms"], 2) if r else None})
     return pd.DataFrame(rows).set_index(["problem", "variant"])
+
+
+# --- numbers the prose used to state by hand: each computed from the model or the record -------------------------
+FP32_SIGNIFICANT_BITS, TF32_SIGNIFICANT_BITS, BF16_SIGNIFICANT_BITS = 24, 11, 8
+
+
+def gemm_k(problem: str) -> int:
+    """The implicit GEMM's K = Cin·kᵈ: the multiply-adds behind one output, and the length of its sum."""
+    return traffic.gemm_dims(P.get(problem))[2]
+
+
+def k_ratio_line() -> str:
+    """conv2d's K against conv3d's, in words."""
+    k2, k3 = gemm_k("conv2d"), gemm_k("conv3d")
+    return (f"conv2d's `K` (Cin·kᵈ) is {k2}, conv3d's {k3}: {k2 / k3:.2f}× longer, so as many more truncating adds "
+            f"land on each accumulator.")
+
+
+def per_channel_tensors(problem: str) -> list[str]:
+    """The per-channel tensors the problem's epilogue reads: the conv's bias and every parameter of one value a
+    channel (shape (C, 1, ...)), by name."""
+    m = P.get(problem).make_model(seed=0)
+    names = []
+    for n, t in m.named_parameters():
+        if n.endswith("bias") or (t.dim() >= 2 and t.shape[0] > 1 and all(s == 1 for s in t.shape[1:])):
+            names.append(n)
+    return sorted(names)
+
+
+def per_channel_line() -> str:
+    parts = [f"{pk} {len(per_channel_tensors(pk))} ({', '.join('`' + n + '`' for n in per_channel_tensors(pk))})"
+             for pk in PROBLEMS]
+    return "Per-channel tensors each epilogue reads: " + "; ".join(parts) + "."
+
+
+def bytes_over_floor(problem: str, run: dict | None = None) -> dict:
+    """Per step, the bytes one call moves over the bytes floor (x read once, y written once): the traffic model's
+    count and, where the record has it, ncu's; keyed by a representative variant of each step."""
+    prob = P.get(problem)
+    floor = traffic.floor_bytes(prob)
+    out = {}
+    for key in ("eager", "01_epilogue_fused", "02_epilogue_vec3d", "03a_seed_fused", "03b_register_tiled",
+                "04_mma_tf32"):
+        r = record(run, problem, key) if run else None
+        meas = (r or {}).get("dram_bytes_measured")
+        out[key] = {"model": traffic.model_bytes(prob, key) / floor, "measured": meas / floor if meas else None}
+    return out
+
+
+def bytes_over_floor_lines(run: dict) -> list[str]:
+    """One line per problem: how many times the floor's bytes each step moves, modelled (ncu on the run's GPU)."""
+    lines = []
+    for pk in PROBLEMS:
+        b = bytes_over_floor(pk, run)
+
+        def say_(key):
+            m = b[key]["measured"]
+            return f"{b[key]['model']:.1f}×" + (f" ({m:.2f}× by ncu)" if m else "")
+        lines.append(f"**{pk}**: eager {say_('eager')}, steps 01–02 {say_('02_epilogue_vec3d')}, 03a "
+                     f"{say_('03a_seed_fused')}, 03b {say_('03b_register_tiled')}, 04 {say_('04_mma_tf32')} the "
+                     f"bytes floor ({traffic.floor_bytes(P.get(pk)) / 1e9:.2f} GB; ncu on the {short_gpu(run)}).")
+    return lines
+
+
+def pass_shares(run: dict, problem: str, variant: str = "eager") -> dict | None:
+    """The elementwise passes' share of one call's modelled DRAM bytes, and of its profiled GPU time."""
+    s = time_split(run, problem, variant)
+    if s is None:
+        return None
+    ks = traffic.kernels(P.get(problem), variant)
+    total = sum(rd + wr for _, rd, wr in ks)
+    conv = sum(rd + wr for name, rd, wr in ks if name.startswith("cuDNN"))
+    return {"bytes_share": 100 * (total - conv) / total, "time_share": s["epilogue_share"]}
+
+
+def pass_share_lines(runs_) -> list[str]:
+    """Per GPU and problem, the elementwise passes' share of the bytes beside their share of the time."""
+    lines = []
+    for rn in runs_:
+        for pk in PROBLEMS:
+            sh = pass_shares(rn, pk)
+            if sh:
+                lines.append(f"**{pk}** on the {short_gpu(rn)}: the passes move {sh['bytes_share']:.0f} % of eager's "
+                             f"bytes and take {sh['time_share']:.0f} % of its profiled time.")
+    return lines
+
+
+def mma_fragment_registers(m: int = 16, n: int = 8, k: int = 8, threads: int = 32) -> dict:
+    """32-bit registers a thread holds for one TF32 `mma.sync` m16n8k8 of a warp: A (m×k), B (k×n), C (m×n), each
+    tile spread evenly over the warp's threads."""
+    return {"A": m * k // threads, "B": k * n // threads, "C": m * n // threads}
+
+
+def accumulators_per_thread(rows: int, cols: int, threads: int) -> int:
+    """FP32 accumulators a thread holds for a rows×cols output tile shared by `threads` threads."""
+    return rows * cols // threads
+
+
+def wgmma_register_line(n: int = 64) -> str:
+    """What wgmma changes in the registers for one 64×n tile: not the accumulators, the operands."""
+    f = mma_fragment_registers()
+    acc = accumulators_per_thread(64, n, 128)
+    steps = (64 // 16) * (n // 8)           # m16n8k8 MMAs of a warp group's four warps per k8 step
+    return (f"A 64×{n} tile over a warpgroup's 128 threads is {acc} accumulators a thread with `wgmma`, and the same "
+            f"{acc} with `mma.sync` (four warps, {steps // 4} m16n8k8 tiles each, {f['C']} accumulators a tile). What "
+            f"changes is the operands: `mma.sync` takes A ({f['A']} registers) and B ({f['B']}) from registers, "
+            f"loaded there from shared memory by LDS for every MMA; `wgmma` reads both from shared memory through "
+            f"descriptors, so those registers and loads are gone.")
+
+
+def bf16_split_line(problem: str = "conv2d") -> str:
+    """What the TF32 + BF16 split gives a product, in bits, and what the CPU model gives the problem."""
+    from . import splits
+
+    e = splits.model_errors(problem, shape=(1,) + tuple(P.get(problem).input_shape[1:]), schemes=("3xtf32", "tf32+bf16"))
+    bits = TF32_SIGNIFICANT_BITS + BF16_SIGNIFICANT_BITS
+    sup = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+    return (f"The correction products are about 2⁻{str(TF32_SIGNIFICANT_BITS).translate(sup)} of the main one; BF16 keeps "
+            f"{BF16_SIGNIFICANT_BITS} significant bits of them, so each product comes out with about {bits} good bits, "
+            f"not FP32's {FP32_SIGNIFICANT_BITS}. On one image of {problem} the CPU model gives TF32 + BF16 rel-L2 "
+            f"{e['tf32+bf16']['rel_l2']:.1e} against 3xTF32's {e['3xtf32']['rel_l2']:.1e} (the FP32 class's bound is "
+            f"{verify.BOUNDS['fp32'][1]:.0e}).")
+
+
+# --- the exercises' expectations, as the records observed them ------------------------------------------------------
+def same_run_lines(runs_, problem: str, variants) -> list[str]:
+    """Per recorded GPU, the variants' median times from one run, each with its ratio to eager and its accuracy
+    class against float64 (what an exercise that times registered variants would see), fastest first."""
+    from .readme import accuracy_class
+
+    lines = []
+    for rn in runs_:
+        recs = [r for r in (record(rn, problem, k) for k in variants) if r and r.get("median_ms")]
+        if not recs:
+            continue
+        parts = [f"`{r['variant']}` {r['median_ms']:.3f} ms ({r['speedup_vs_eager']:.2f}× eager"
+                 + ("" if r.get("verified") is None else
+                    f", {accuracy_class(r) if r.get('verified') else 'fails its bound'}") + ")"
+                 for r in sorted(recs, key=lambda r: r["median_ms"])]
+        lines.append(f"Observed, **{problem} on the {short_gpu(rn)}** ({str(rn['env'].get('date', '?'))[:10]}, one "
+                     f"run): " + ", ".join(parts) + ".")
+    return lines or [f"{problem}: {NOT_RECORDED}: no recorded GPU timed {', '.join(variants)}."]
+
+
+def layout_conversion_lines(runs_) -> list[str]:
+    """Per GPU and problem: what cuDNN's NCHW caller pays over the channels_last graph, against the time its two
+    conversions' bytes take at the run's measured copy bandwidth."""
+    lines = []
+    for rn in runs_:
+        g = measured_gpu(rn)
+        for pk in PROBLEMS:
+            a, b = record(rn, pk, "cudnn_fused"), record(rn, pk, "cudnn_fused_nchw")
+            if not (a and b and g):
+                continue
+            prob = P.get(pk)
+            conv_gb = (traffic.model_bytes(prob, "cudnn_fused_nchw") - traffic.model_bytes(prob, "cudnn_fused")) / 1e9
+            lines.append(f"Observed, **{pk} on the {short_gpu(rn)}**: `cudnn_fused_nchw` takes "
+                         f"{b['median_ms'] - a['median_ms']:.2f} ms more than `cudnn_fused`; its conversions move "
+                         f"{conv_gb:.2f} GB, {conv_gb / g.dram_gbps * 1e3:.2f} ms at the measured copy bandwidth.")
+    return lines or [f"cuDNN's fused graph: {NOT_RECORDED}: no recorded GPU ran it."]

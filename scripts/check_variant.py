@@ -13,7 +13,8 @@ mapping). With --bitwise, each scratch build's outputs must also equal its regis
 shapes, the problem's `bitwise_shapes` and the full shape, written whole at a 16-byte-aligned address, 4 and 8 bytes
 past it: the check for a change that keeps the arithmetic (addressing, order of work, synchronisation). Then, per
 problem, one interleaved timing of every build with eager and torch.compile at full size (same process, same rounds:
-the ratios are comparable). A launch that does not finish within --deadline seconds (default 60) ends the process with
+the ratios are comparable); an epilogue variant (steps 01, 02) is also timed alone on a precomputed conv output, beside
+a device copy of the same bytes, as `make bench` times it (the whole call is mostly cuDNN's conv). A launch that does not finish within --deadline seconds (default 60) ends the process with
 status 124 (convfuse.deadline); exit status 1 when a build fails its bound or its bitwise comparison.
 """
 import argparse
@@ -119,11 +120,24 @@ def main(argv=None) -> int:
                 cmodel(x)
         fns = {"eager": lambda: model(x), "compile": lambda: cmodel(x)}
         fns.update({key: (lambda run=run: run(x, *params)) for key, run in runs.items()})
+        epilogues = [v for v in mine if v.kind == "epilogue"]
+        if epilogues:
+            conv_out = P.eager_conv(prob, x, params[0], None)
+            y_buf = torch.empty_like(conv_out)
+            for v in epilogues:
+                e = R.epilogue_only_runner(v, mods[(v.problem, v.key)])
+                fns[f"{v.key}:epilogue_alone"] = lambda e=e: e(conv_out, params[1], params[2], y_buf)
+            fns["copy_of_conv_output"] = lambda: y_buf.copy_(conv_out)
         with torch.no_grad():
             t = bench.time_interleaved(fns, n_timed=15, n_warmup=3, log=lambda m: None)
         print(f"{problem} timing, median ms (p20-p80), one interleaved run:")
         for k, q in t.items():
             print(f"  {k:44s} {q['median_ms']:7.3f}  ({q['p20_ms']:.3f}-{q['p80_ms']:.3f})", flush=True)
+        if epilogues:
+            copy_ms = t["copy_of_conv_output"]["median_ms"]
+            for v in epilogues:
+                ea = t[f"{v.key}:epilogue_alone"]["median_ms"]
+                print(f"  {v.key}: the epilogue alone at {100 * copy_ms / ea:.1f} % of the copy's bandwidth", flush=True)
     return 1 if failed else 0
 
 

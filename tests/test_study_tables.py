@@ -84,10 +84,11 @@ def test_a_winograd_record_is_placed_by_the_work_it_does():
     assert t.loc["3xtf32", "fastest kernel"] == "04d_rs_3xtf32"
 
 
-def test_the_evidence_tables_read_the_record_and_say_when_it_has_none():
+def test_the_evidence_tables_read_the_record_and_say_why_when_none_has_it():
     run = synthetic_run()
-    assert study.bounds_evidence(run)["what"].tolist() == [study.NOT_RECORDED]
-    assert study.microbenchmark_table(run)["mode"].tolist() == [study.NOT_RECORDED]
+    for t, col in ((study.bounds_evidence(run), "what"), (study.microbenchmark_table(run), "mode")):
+        (cell,) = t[col].tolist()
+        assert cell.startswith(study.NOT_RECORDED + ": no recorded GPU")        # the placeholder says why
     assert study.evidence_value(run, "conv2d", "04d_rs_tf32", "tensor pipe active (ncu), % of peak") is None
     e = {"what": "tensor pipe active (ncu), % of peak", "value": 60.6, "unit": "%", "build": "as registered",
          "date": "2026-12-03"}
@@ -95,15 +96,43 @@ def test_the_evidence_tables_read_the_record_and_say_when_it_has_none():
         if (r["problem"], r["variant"]) == ("conv2d", "04d_rs_tf32"):
             r["evidence"] = [e, e | {"value": 61.0, "build": "a candidate"}]
     t = study.bounds_evidence(run)
-    assert list(t.index) == ["conv2d 04d_rs_tf32"] * 2 and t["value"].tolist() == [60.6, 61.0]
+    assert list(t.index) == [("conv2d 04d_rs_tf32", study.short_gpu(run))] * 2 and t["value"].tolist() == [60.6, 61.0]
     assert study.evidence_value(run, "conv2d", "04d_rs_tf32", e["what"]) == 60.6
     assert study.evidence_value(run, "conv2d", "04d_rs_tf32", e["what"], "a candidate") == 61.0
-    case = {"mode": "RS + GELU warpgroup", "n": 64, "group": 9, "flop_per_cycle": 2000.4, "of_tf32_rate": 0.97654}
+    case = {"mode": "RS + GELU warpgroup", "n": 64.0, "group": 9, "flop_per_cycle": 2000.4, "of_tf32_rate": 0.97654}
     run["microbenchmarks"] = {"wgmma_rate": [
         {"date": "2026-12-04T21:03", "cases": [case | {"case": "a"}]},
         {"date": "2026-12-04T21:12", "cases": [case | {"case": "a"}, case | {"case": "b", "mode": "RS"}]}]}
     m = study.microbenchmark_table(run)                      # the newest run, the cases beside a warpgroup
-    assert list(m.index) == ["a"] and m["× the dense TF32 rate"].tolist() == [0.977]
+    assert list(m.index) == [(study.short_gpu(run), "a")] and m["× the dense TF32 rate"].tolist() == [0.977]
+    assert m["n"].tolist() == [64] and m["FLOP a cycle an SM"].tolist() == [2000]      # counts print as counts
+
+
+def test_the_evidence_comes_from_whichever_record_holds_it(tmp_path, monkeypatch):
+    """The newest record (here an H100 without evidence) leaves each kernel's evidence to the record that has it
+    (an H200), labelled with that GPU; where both hold it, both show."""
+    import json
+    e = {"what": "kernel time (ncu), ms", "value": 1.5, "unit": "ms", "build": "as registered", "date": "2026-12-05"}
+    h100 = synthetic_run(gpu="NVIDIA H100 80GB HBM3", date="2026-12-07T00:00:00+00:00")
+    h200 = synthetic_run(gpu="NVIDIA H200", date="2026-12-05T00:00:00+00:00")
+    for r in h200["records"]:
+        if (r["problem"], r["variant"]) in (("conv2d", "04d_rs_tf32"), ("conv2d", "04c_ws_3xfp16")):
+            r["evidence"] = [e]
+    for r in h100["records"]:
+        if (r["problem"], r["variant"]) == ("conv2d", "04c_ws_3xfp16"):
+            r["evidence"] = [e | {"value": 1.25}]
+    for run in (h100, h200):
+        (tmp_path / f"{run['env']['slug']}.json").write_text(json.dumps(run))
+    monkeypatch.setenv("CONVFUSE_RESULTS_DIR", str(tmp_path))
+    newest = study.runs()[0] | {"path": str(tmp_path / f"{h100['env']['slug']}.json")}
+    assert study.short_gpu(newest) == "H100"
+    t = study.evidence_table(newest, [("conv2d", "04d_rs_tf32"), ("conv2d", "04c_ws_3xfp16")])
+    assert list(t.index) == [("conv2d 04d_rs_tf32", "H200"), ("conv2d 04c_ws_3xfp16", "H100"),
+                             ("conv2d 04c_ws_3xfp16", "H200")]
+    assert study.evidence_value(newest, "conv2d", "04d_rs_tf32", e["what"]) == 1.5
+    assert study.evidence_gpu(newest, "conv2d", "04d_rs_tf32") == "H200"
+    assert study.evidence_value(newest, "conv2d", "04c_ws_3xfp16", e["what"]) == 1.25    # the newest first
+    assert study.evidence_gpu(newest, "conv2d", "04b_wgmma_tf32") == "—"
 
 
 def test_the_hardening_summary_reads_the_record():
