@@ -116,11 +116,117 @@ def _label(key: str) -> str:
     return key
 
 
-def roofline(ax, gpu: T.GPU, points, title=None, annotate=True, legend=True):
+def _segments(ax) -> "np.ndarray":
+    """The ceiling lines of a roofline axes as display-space segments, rows (x0, y0, x1, y1)."""
+    import numpy as np
+
+    segs = [np.zeros((0, 4))]
+    for ln in ax.get_lines():
+        xy = ax.transData.transform(np.column_stack(ln.get_data()))
+        segs.append(np.column_stack([xy[:-1], xy[1:]]))
+    return np.vstack(segs)
+
+
+def _crosses(segs, box) -> "np.ndarray":
+    """Which segments (rows x0, y0, x1, y1) pass through `box` (x0, y0, x1, y1): Liang-Barsky clipping."""
+    import numpy as np
+
+    x0, y0, x1, y1 = segs.T
+    dx, dy = x1 - x0, y1 - y0
+    t0, t1 = np.zeros(len(segs)), np.ones(len(segs))
+    ok = np.ones(len(segs), bool)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for p, q in ((-dx, x0 - box[0]), (dx, box[2] - x0), (-dy, y0 - box[1]), (dy, box[3] - y0)):
+            ok &= ~((p == 0) & (q < 0))
+            r = q / p
+            t0 = np.where(p < 0, np.maximum(t0, r), t0)
+            t1 = np.where(p > 0, np.minimum(t1, r), t1)
+    return ok & (t0 <= t1)
+
+
+def place_labels(ax, fontsize=7):
+    """Label the points `roofline` chose (ax._convfuse_labels: (x, y, text) in data coordinates) where each label's
+    box overlaps no other label, no marker and no ceiling line, inside the axes: the free spot nearest its point, with
+    a leader line when that spot is not next to the point. Call it again after the layout changes (tight_layout):
+    it removes the labels it placed before."""
+    import numpy as np
+
+    for a in getattr(ax, "_convfuse_label_artists", []):
+        a.remove()
+    ax._convfuse_label_artists = []
+    items = getattr(ax, "_convfuse_labels", [])
+    if not items:
+        return []
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    px = fig.dpi / 72                                            # pixels per point
+    frame = ax.get_window_extent(renderer)
+    segs = _segments(ax)
+    r = 4.5 * px                                                 # a marker's half-width (s=42, edge 1.3)
+    marks = np.vstack([c.get_offsets() for c in ax.collections if len(c.get_offsets())] or [np.zeros((0, 2))])
+    taken = [(mx - r, my - r, mx + r, my + r) for mx, my in ax.transData.transform(marks)]
+    leaders = []                                                 # segments already drawn, (x0, y0, x1, y1)
+    gap, pad = 2.0 * px, 1.0 * px
+    # crowded points first (many neighbours within a few label heights), then top to bottom
+    disp = [ax.transData.transform((x, y)) for x, y, _ in items]
+    crowd = [sum(np.hypot(*(d - e)) < 40 * px for e in disp) for d in disp]
+    order = sorted(range(len(items)), key=lambda i: (-crowd[i], -disp[i][1]))
+    placed = []
+    for i in order:
+        x, y, text = items[i]
+        pxy = disp[i]
+        probe = ax.text(0, 0, text, fontsize=fontsize)
+        bb = probe.get_window_extent(renderer)
+        probe.remove()
+        w, h = bb.width + 2 * pad, bb.height + 2 * pad
+        # candidate boxes: lower-left corners on a grid over the axes, nearest the point first
+        gx = np.arange(frame.x0 + 1, frame.x1 - w - 1, max(h / 3, 1.0))
+        gy = np.arange(frame.y0 + 1, frame.y1 - h - 1, max(h / 3, 1.0))
+        cx, cy = [a.ravel() for a in np.meshgrid(gx, gy)]
+        ddx = np.maximum(np.maximum(cx - pxy[0], pxy[0] - (cx + w)), 0)
+        ddy = np.maximum(np.maximum(cy - pxy[1], pxy[1] - (cy + h)), 0)
+        dist = np.hypot(ddx, ddy) + 0.25 * (cx + w < pxy[0]) * w  # right of the point reads first
+        ok = dist >= r + gap
+        best, far = None, False
+        for k in np.argsort(np.where(ok, dist, np.inf)):
+            if not ok[k]:
+                break
+            box = (cx[k], cy[k], cx[k] + w, cy[k] + h)
+            if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in taken):
+                continue
+            if len(segs) and _crosses(segs, box).any():
+                continue
+            if leaders and _crosses(np.array(leaders), box).any():
+                continue
+            mid = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+            lead = np.array([[pxy[0], pxy[1], mid[0], mid[1]]])
+            if any(_crosses(lead, b)[0] for b in placed):
+                continue
+            # a leader line unless the label sits right beside its point, at its height
+            best, far = box, not (box[1] <= pxy[1] <= box[3] and dist[k] <= r + 3 * gap)
+            break
+        if best is None:                                         # nowhere free: beside the point, as before
+            best = (pxy[0] + r + gap, pxy[1] - h / 2, pxy[0] + r + gap + w, pxy[1] + h / 2)
+        mid = ((best[0] + best[2]) / 2, (best[1] + best[3]) / 2)
+        taken.append(best)
+        placed.append(best)
+        if far:
+            leaders.append((pxy[0], pxy[1], mid[0], mid[1]))
+        off = ((mid[0] - pxy[0]) / px, (mid[1] - pxy[1]) / px)
+        ann = ax.annotate(text, (x, y), xytext=off, textcoords="offset points", fontsize=fontsize, color="0.2",
+                          ha="center", va="center",
+                          arrowprops=dict(arrowstyle="-", color="0.35", lw=0.7, shrinkA=1, shrinkB=3) if far else None)
+        ax._convfuse_label_artists.append(ann)
+    return ax._convfuse_label_artists
+
+
+def roofline(ax, gpu: T.GPU, points, title=None, annotate=True, legend=True, problems=None):
     """Ceilings of `gpu` (DRAM, FP32, TF32, 3xTF32 = TF32/3) on log-log axes, and `points` on them.
 
     points: dicts with intensity (FLOP/byte), tflops, precision, problem, variant and measured (True:
-    filled marker; False: hollow, a prediction). `ax` None makes a new figure. Returns the axes.
+    filled marker; False: hollow, a prediction). `ax` None makes a new figure. `problems`: those whose
+    marker the legend names (default: those among `points`; a figure with one legend for several
+    panels passes all of its problems). Returns the axes.
     """
     if ax is None:
         _, ax = plt.subplots(figsize=(6.4, 4.4))
@@ -152,45 +258,20 @@ def roofline(ax, gpu: T.GPU, points, title=None, annotate=True, legend=True):
     ax.set_xlim(x_lo, x_hi)
     y_lo = min(min(ys) / 3, gpu.dram_gbps * x_lo / 1e3)
     ax.set_ylim(y_lo, gpu.tf32_tflops * 2.5)
-    if annotate:
-        # with measurements on the plot, label those (hollow twins sit on the roof). Each label goes right of its
-        # point, moved up or down by whole lines (a leader line then shows whose it is) until its box, estimated
-        # from the font size and the axes' size, overlaps no label already placed.
-        todo = sorted(((xi, yi, "/".join(names)) for (xi, yi, meas), names in labels.items()
-                       if meas or not any_measured), key=lambda t: (t[1], t[0]))
-        fig = ax.figure
-        pos = ax.get_position()
-        w_pt, h_pt = pos.width * fig.get_figwidth() * 72, pos.height * fig.get_figheight() * 72
-        x_dec = np.log10(x_hi / x_lo) / w_pt                     # decades per point
-        y_dec = (np.log10(gpu.tf32_tflops * 2.5) - np.log10(y_lo)) / h_pt
-        fs = 7
-        line = 1.3 * fs * y_dec
-        placed = [(np.log10(q["intensity"]) - 4 * x_dec, np.log10(q["intensity"]) + 4 * x_dec,
-                   np.log10(q["tflops"]) - 4 * y_dec, np.log10(q["tflops"]) + 4 * y_dec)
-                  for q in points if q["tflops"] > 0]            # (x0, x1, y0, y1) in decades: markers first
-
-        def free(box):
-            return all(box[1] <= q[0] or box[0] >= q[1] or box[3] <= q[2] or box[2] >= q[3] for q in placed)
-
-        for xi, yi, text in todo:
-            lx, ly0 = np.log10(xi) + 5 * x_dec, np.log10(yi)
-            width = (0.6 * fs * len(text) + 4) * x_dec
-            for k in [0, 1, -1, 2, -2, 3, -3, 4, -4, 5, -5, 6, -6, 8, -8]:
-                ly = ly0 + k * line
-                box = (lx, lx + width, ly - line / 2, ly + line / 2)
-                if free(box):
-                    break
-            placed.append(box)
-            ax.annotate(text, (xi, yi), xytext=(10 ** lx, 10 ** ly), textcoords="data", fontsize=fs, color="0.2",
-                        va="center", arrowprops=dict(arrowstyle="-", color="0.6", lw=0.5) if k else None)
     ax.set_xlabel("arithmetic intensity: FLOPs / modeled DRAM bytes")
     ax.set_ylabel("TFLOP/s")
     ax.set_title(title or gpu.name, fontsize=10)
+    # with measurements on the plot, label those (hollow twins sit on the roof)
+    ax._convfuse_labels = [(xi, yi, "/".join(names)) for (xi, yi, meas), names in labels.items()
+                           if meas or not any_measured]
+    if annotate:
+        place_labels(ax)
     ax.grid(True, which="major", alpha=0.3)
     if legend:
         handles = ax.get_legend_handles_labels()[0]
+        shown = set(_problems(problems)) if problems is not None else {p["problem"] for p in points}
         extra = [Line2D([], [], ls="", marker=PROBLEM_MARKER[k], color="0.3", label=k) for k in PROBLEM_MARKER
-                 if any(p["problem"] == k for p in points)]
+                 if k in shown]
         kinds = {p["measured"] for p in points}
         if True in kinds:
             extra.append(Line2D([], [], ls="", marker="o", color="0.3", label="measured (filled)"))
@@ -229,14 +310,17 @@ def roofline_for_run(run: dict, gpu: T.GPU | None = None, variants=None, problem
     own = measured_gpu is not None and (gpu.key == measured_gpu.key
                                         or (datasheet_for(env) or measured_gpu).key == gpu.key)
     pks = _problems(problems)
-    fig, axes = plt.subplots(1, len(pks), figsize=(6.0 * len(pks), 4.4), squeeze=False)
+    fig, axes = plt.subplots(1, len(pks), figsize=(6.0 * len(pks), 5.0), squeeze=False)
     for ax, pk in zip(axes[0], pks):
         pts = predicted_points(gpu, pk, variants) if predicted else []
         if own:
             pts += measured_points(run, pk, variants)
         where = f"run of {env.get('date', '?')[:10]}" if own else "traffic model only"
-        roofline(ax, gpu, pts, title=f"{pk} — {gpu.name}, {where}", legend=ax is axes[0][0])
+        roofline(ax, gpu, pts, title=f"{pk} — {gpu.name}, {where}", legend=ax is axes[0][0], problems=pks,
+                 annotate=False)
     fig.tight_layout()
+    for ax in axes[0]:                  # labels once the layout is final: their free spots are found in pixels
+        place_labels(ax)
     return fig
 
 
@@ -299,6 +383,12 @@ def traffic_bars(problem=None, run: dict | None = None, variants=None):
     heights = [len(_variants(pk, variants)) * 0.3 + 1.0 for pk in pks]
     fig, axes = plt.subplots(len(pks), 1, figsize=(8.5, sum(heights) + 0.4), squeeze=False,
                              gridspec_kw={"height_ratios": heights})
+    ends = {}                               # the right end of each problem's longest bar or marker, GB
+    for pk in pks:
+        ends[pk] = T.floor_bytes(P.get(pk)) / 1e9
+        for v in _variants(pk, variants):
+            meas = ((_record(run, pk, v.key) if run else None) or {}).get("dram_bytes_measured") or 0
+            ends[pk] = max(ends[pk], meas / 1e9, sum(rd + wr for _, rd, wr in T.kernels(P.get(pk), v.key)) / 1e9)
     for ax, pk in zip(axes[:, 0], pks):
         prob = P.get(pk)
         vs = _variants(pk, variants)
@@ -314,19 +404,25 @@ def traffic_bars(problem=None, run: dict | None = None, variants=None):
                 left += gb
             r = _record(run, pk, v.key) if run else None
             measured_gb = ((r or {}).get("dram_bytes_measured") or 0) / 1e9
-            ax.text(max(left, measured_gb), i, f"  {left:.1f} GB", va="center", fontsize=8)   # right of the marker
-            if r and r.get("dram_bytes_measured"):
-                ax.plot([r["dram_bytes_measured"] / 1e9], [i], marker="D", color="k", ms=4,
+            # the model's bytes inside its bar, at the bar's start; the measured bytes beside the measured marker
+            ax.text(0.01 * ends[pk], i, f"{left:.2f}", va="center", ha="left", fontsize=7,
+                    bbox=dict(boxstyle="square,pad=0.15", fc="white", ec="none", alpha=0.85), gid="model")
+            if measured_gb:
+                ax.plot([measured_gb], [i], marker="D", color="k", ms=4, ls="none",
                         label=None if "measured" in seen else "measured (Nsight Compute)")
                 seen.add("measured")
+                ax.annotate(f"{measured_gb:.2f}", (max(left, measured_gb), i), xytext=(5, 0), textcoords="offset points",
+                            va="center", fontsize=7, gid="measured")
         ax.axvline(T.floor_bytes(prob) / 1e9, color="k", ls=":", lw=1,
                    label=f"floor {T.floor_bytes(prob) / 1e9:.2f} GB")
         ax.set_yticks(range(len(vs)), [v.key for v in vs], fontsize=8)
         ax.invert_yaxis()
-        ax.set_xlim(0, ax.get_xlim()[1] * 1.12)
-        ax.set_xlabel("modeled DRAM bytes per call, GB (each segment one kernel)")
+        ax.set_xlim(0, ends[pk] * 1.15)    # room for the label right of the longest bar or marker
+        ax.set_xlabel("DRAM bytes per call, GB: modeled (bar, each segment one kernel; number inside)"
+                      + ("; measured (◆; number beside it)" if "measured" in seen else ""))
         ax.set_title(f"{pk}: {prob.description}", fontsize=9)
-        ax.legend(fontsize=7, loc="lower right")
+        # beside the axes: inside, it would cover bars and their labels
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     return fig
 

@@ -235,3 +235,96 @@ def test_gemm_mapping_draws_each_problem_with_its_gemm_dims():
         text = " ".join(t.get_text() for t in ax.texts)
         assert f"{N:,}" in text and f"= {K}" in text and f"Cout = {M}" in text
         assert f"{K // 8} k8 steps" in text
+
+
+# --- issue 64, item 7: the figures as a reader sees them ------------------------------------------------------------
+def _recorded_runs():
+    from convfuse import results
+
+    try:
+        return results.all_recorded(plots.ROOT / "results")
+    except FileNotFoundError:
+        return []
+
+
+def _overlap(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def _roofline_figures():
+    run = synthetic_run()
+    figs = [("synthetic", plots.roofline_for_run(run)), ("synthetic a100", plots.roofline_for_run(run, T.datasheet("a100-80gb")))]
+    for rec in _recorded_runs():
+        figs.append((rec["env"]["gpu"], plots.roofline_for_run(rec)))
+        figs.append((rec["env"]["gpu"] + " refs", plots.roofline_for_run(rec, variants=study.REFERENCES)))
+    return figs
+
+
+def test_roofline_labels_overlap_neither_each_other_nor_ceilings():
+    from matplotlib.path import Path as MPath
+    from matplotlib.text import Text
+
+    for name, fig in _roofline_figures():
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        for ax in fig.axes:
+            # the text's own box (an Annotation's window extent adds its leader line)
+            boxes = [Text.get_window_extent(t, renderer) for t in ax.texts]
+            assert boxes, name
+            frame = ax.get_window_extent(renderer)
+            for i, b in enumerate(boxes):
+                assert frame.x0 <= b.x0 and b.x1 <= frame.x1 and frame.y0 <= b.y0 and b.y1 <= frame.y1, \
+                    (name, ax.texts[i].get_text())
+                for j in range(i):
+                    assert not _overlap(b, boxes[j]), (name, ax.texts[i].get_text(), ax.texts[j].get_text())
+                for line in ax.get_lines():     # the DRAM roof and every ceiling
+                    path = MPath(ax.transData.transform(line.get_xydata()))
+                    assert not path.intersects_bbox(b, filled=False), (name, ax.texts[i].get_text(), line.get_label())
+
+
+def test_roofline_legend_names_every_problems_marker():
+    fig = plots.roofline_for_run(synthetic_run())
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    assert len(legends) == 1
+    handles = {h.get_label(): h for h in legends[0].legend_handles}
+    for pk, marker in plots.PROBLEM_MARKER.items():
+        assert pk in handles and handles[pk].get_marker() == marker, pk
+
+
+def test_traffic_labels_measured_bytes_beside_the_measured_marker():
+    from matplotlib.text import Text
+
+    run = synthetic_run(extra_fields=True)
+    odd = study.record(run, "conv3d", "03a_seed_fused")
+    odd["dram_bytes_measured"] = int(odd["model_bytes"] * 1.95)     # measured far from the model (the H100's 03a)
+    runs = [("synthetic", run)] + [(r["env"]["gpu"], r) for r in _recorded_runs()]
+    for name, rn in runs:
+        fig = plots.traffic_bars(None, rn)
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        for ax, pk in zip(fig.axes, P.PROBLEMS):
+            keys = [t.get_text() for t in ax.get_yticklabels()]
+            meas = {round(t.xy[1]): t for t in ax.texts if t.get_gid() == "measured"}
+            model = {round(t.get_position()[1]): t for t in ax.texts if t.get_gid() == "model"}
+            n_meas = 0
+            for i, key in enumerate(keys):
+                rec = study.record(rn, pk, key)
+                mb = sum(rd + wr for _, rd, wr in T.kernels(P.get(pk), key))
+                assert model[i].get_text() == f"{mb / 1e9:.2f}", (name, pk, key)
+                if rec and rec.get("dram_bytes_measured"):
+                    n_meas += 1
+                    assert meas[i].get_text() == f"{rec['dram_bytes_measured'] / 1e9:.2f}", (name, pk, key)
+                    # next to the measured marker: its anchor is the marker or the bar's end, whichever is further right
+                    assert meas[i].xy[0] == pytest.approx(max(mb, rec["dram_bytes_measured"]) / 1e9), (name, pk, key)
+                else:
+                    assert i not in meas
+            assert n_meas == len(meas)
+            frame = ax.get_window_extent(renderer)
+            boxes = [Text.get_window_extent(t, renderer) for t in ax.texts]
+            for i, b in enumerate(boxes):
+                assert b.x1 <= frame.x1, (name, ax.texts[i].get_text())   # not cut off at the right
+                for j in range(i):
+                    assert not _overlap(b, boxes[j]), (name, ax.texts[i].get_text(), ax.texts[j].get_text())
+            legend = ax.get_legend().get_window_extent(renderer)
+            assert legend.x0 >= frame.x1           # the legend covers no bar
+    assert study.record(run, "conv3d", "03a_seed_fused")["dram_bytes_measured"] / 1e9 > 3.9
