@@ -352,8 +352,10 @@ def against_bound(run: dict, problem: str, variant: str, precision: str = "fp32"
     parts.append(f"rel L2 {rl:.1e} {'≤' if rl <= rb else '>'} {rb:.0e}")
     kb = r.get("kernelbench_pass")
     kb_s = "" if kb is None else f"; {OUR_ALLCLOSE}: {'pass' if kb else 'fail'}"
+    e = eager_fp32_error(run, problem)
+    e_s = f"; eager FP32's own rel L2 {e:.1e}" if e and variant != "eager_fp32" else ""
     return (f"**{problem} / {variant}** ({r.get('precision')}): {'within' if ok else '**outside**'} the "
-            f"{precision} bound ({', '.join(parts)}){kb_s}.")
+            f"{precision} bound ({', '.join(parts)}{e_s}){kb_s}.")
 
 
 def best(run: dict, problem: str, kinds=("epilogue", "fused"), precision: str | None = None) -> str | None:
@@ -464,6 +466,16 @@ def bounds_table() -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("precision")
 
 
+def eager_fp32_error(run: dict, problem: str) -> float | None:
+    """Eager PyTorch's own rel-L2 against float64 with TF32 off, in the same run: what FP32 itself achieves."""
+    return (record(run, problem, "eager_fp32") or {}).get("rel_l2_err_fp64")
+
+
+def _over_eager_fp32(run: dict, problem: str, r: dict) -> float | None:
+    e, mine = eager_fp32_error(run, problem), r.get("rel_l2_err_fp64")
+    return round(mine / e, 1) if e and mine is not None else None
+
+
 def verification_table(run: dict, problem: str, variants=None) -> pd.DataFrame:
     """Worst case over every shape and trial against float64, the bound of the variant's precision
     class, and OUR_ALLCLOSE (KernelBench's tolerance against eager PyTorch, over our trials)."""
@@ -483,6 +495,7 @@ def verification_table(run: dict, problem: str, variants=None) -> pd.DataFrame:
             "variant": key, "precision": r.get("precision", v.precision),
             "max abs err": r.get("max_abs_err_fp64"), "bound max abs": mb if mb is not None else "—",
             "rel L2 err": r.get("rel_l2_err_fp64"), "bound rel L2": rb,
+            "× eager FP32's rel L2": _over_eager_fp32(run, problem, r),
             "within bound (all shapes)": r.get("verified"),
             "odd shapes": r.get("verified_odd"),
             "allclose 1e-4 vs float64": r.get("allclose_fp64"),
@@ -657,16 +670,22 @@ def short_kernel_name(name: str) -> str:
 
 
 def profile_table(run: dict, problem: str, variant: str) -> pd.DataFrame:
-    """The CUDA kernels one call of a reference path launched (torch.profiler, recorded by the bench),
-    in launch order, with their time and share; L2 not flushed inside that call."""
-    ks = run.get("profiles", {}).get(problem, {}).get(variant)
-    if not ks:
-        return pd.DataFrame([{"kernel": NOT_RECORDED}]).set_index("kernel")
-    total = sum(k["cuda_ms"] for k in ks) or 1.0
-    rows = [{"#": i + 1, "kernel": short_kernel_name(k["kernel"]), "category": kernel_category(k["kernel"]),
-             "ms": round(k["cuda_ms"], 4), "share": f"{100 * k['cuda_ms'] / total:.0f} %"}
-            for i, k in enumerate(ks)]
-    return pd.DataFrame(rows).set_index("#")
+    """The CUDA kernels one call of a reference path launched (torch.profiler, recorded by the bench), in launch
+    order, with their time and share, on every recorded GPU that profiled it (indexed by GPU and launch); L2 not
+    flushed inside that call."""
+    frames = []
+    for rn in evidence_runs(run):
+        ks = rn.get("profiles", {}).get(problem, {}).get(variant)
+        if not ks:
+            continue
+        total = sum(k["cuda_ms"] for k in ks) or 1.0
+        frames.append(pd.DataFrame([{"GPU": short_gpu(rn), "#": i + 1, "kernel": short_kernel_name(k["kernel"]),
+                                     "category": kernel_category(k["kernel"]), "ms": round(k["cuda_ms"], 4),
+                                     "share": f"{100 * k['cuda_ms'] / total:.0f} %"} for i, k in enumerate(ks)]))
+    if not frames:
+        return pd.DataFrame([{"kernel": f"{NOT_RECORDED}: no recorded GPU profiled {problem} / {variant}"}]
+                            ).set_index("kernel")
+    return pd.concat(frames).set_index(["GPU", "#"])
 
 
 def time_split(run: dict, problem: str, variant: str = "eager") -> dict | None:
@@ -686,20 +705,25 @@ def time_split(run: dict, problem: str, variant: str = "eager") -> dict | None:
 
 
 def time_split_table(run: dict, variants=("eager", "eager_fp32", "channels_last", "compile", "cudnn_conv")) -> pd.DataFrame:
+    """time_split of every reference row, on every recorded GPU that profiled it."""
     rows = []
     for pk in PROBLEMS:
         for key in variants:
-            s = time_split(run, pk, key)
-            if s is None:
-                rows.append({"problem": pk, "variant": key, "status": NOT_RECORDED})
-                continue
-            rows.append({"problem": pk, "variant": key, "kernels": s["kernels"],
-                         "conv ms (incl. layout)": round(s["conv_ms"], 3),
-                         "elementwise ms": round(s["epilogue_ms"], 3),
-                         "elementwise kernels": s["epilogue_kernels"],
-                         "elementwise share": f"{s['epilogue_share']:.0f} %",
-                         "profiled total ms": round(s["total_ms"], 3)})
-    return pd.DataFrame(rows).set_index(["problem", "variant"])
+            for rn in evidence_runs(run):
+                s = time_split(rn, pk, key)
+                base = {"problem": pk, "variant": key, "GPU": short_gpu(rn)}
+                if s is None:
+                    rows.append(base | {"status": f"{NOT_RECORDED}: the {short_gpu(rn)}'s record has no profile"})
+                    continue
+                rows.append(base | {"kernels": s["kernels"], "conv ms (incl. layout)": round(s["conv_ms"], 3),
+                                    "elementwise ms": round(s["epilogue_ms"], 3),
+                                    "elementwise kernels": s["epilogue_kernels"],
+                                    "elementwise share": f"{s['epilogue_share']:.0f} %",
+                                    "profiled total ms": round(s["total_ms"], 3)})
+    df = pd.DataFrame(rows)
+    if "status" in df and df["status"].isna().all():
+        df = df.drop(columns="status")
+    return df.set_index(["problem", "variant", "GPU"])
 
 
 def kernel_traffic_table(problem: str, variant: str, run: dict | None = None) -> pd.DataFrame:
@@ -747,7 +771,7 @@ def floor_distance_table(run: dict, problem: str, variants=None) -> pd.DataFrame
         if f is None or "floor_ms" not in f:
             rows.append({"variant": key, "status": missing_status(run, problem, key)})
             continue
-        rows.append({"variant": key, "precision": f["precision"], "median ms": f["median_ms"],
+        rows.append({"variant": key, "arithmetic": f["compute_precision"], "median ms": f["median_ms"],
                      "× bytes floor": round(f["x_bytes_floor"], 2),
                      "× floor of its precision": round(f["x_floor"], 2),
                      "model prediction ms": round(f["predicted_ms"], 3), "bound (model)": f["predicted_bound"],
@@ -1299,6 +1323,7 @@ def reference_table(runs, problem: str | None = None, variants=None) -> pd.DataF
                         rows.append(base | {"status": NOT_RECORDED})
                     continue
                 row = base | {_readable(c): r.get(c) for c in REFERENCE_COLUMNS}
+                row["precision"] = traffic.compute_precision(P.get(pk), key, r.get("precision"))   # what the conv ran in
                 for c in ("median ms", "× eager", "× compile"):
                     row[c] = round(row[c], 3) if isinstance(row[c], (int, float)) else row[c]
                 for c in ("max abs err", "rel L2 err"):

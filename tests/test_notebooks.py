@@ -131,7 +131,7 @@ def test_notebook_executes_recorded(path, results_dirs, monkeypatch, tmp_path):
             assert f"{gpu}" in out
         assert "eng4_k2=3_k3=0 (fastest of 6 plans)" in out                        # the cuDNN plan kept
         assert "**NVIDIA H200**: no `cudnn_fused` rows" in out and "skipped: nvidia-cudnn-frontend" in out
-        assert "KernelBench check" in out and f"**conv3d on the {NEWEST}**" in out
+        assert "KernelBench's check" in out and f"**conv3d on the {NEWEST}**" in out
         assert "KernelBench's own check and timing were not run on this record" in out
         assert "largest × eager the floors allow" in out
     if path.stem.startswith("05"):

@@ -261,7 +261,7 @@ def test_kernelbench_table_gives_its_verdicts_where_recorded_and_says_where_not(
     assert set(t.index.get_level_values("GPU")) == {H100_NAME}
     for (pk, key, _), row in t.iterrows():
         kb = study.record(h100, pk, key)["kernelbench"]
-        assert row["KernelBench check"] == ("pass" if kb["pass"] else "**fail**")
+        assert row[study.KERNELBENCH_CHECK] == ("pass" if kb["pass"] else "**fail**")
         assert row["over 10× (suspect)"] == ("**yes**" if kb["suspect"] else "no")
         assert row["mean ms (100 calls)"] == kb["mean_ms"]
     notes = study.kernelbench_notes(runs)
