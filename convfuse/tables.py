@@ -1,7 +1,7 @@
 """How a table looks on a page: one HTML formatter for every DataFrame a notebook shows, in Jupyter and in the report.
 
 The study's helpers return plain DataFrames, numbers as numbers, so a notebook can compute with them; this module
-decides how a reader sees them. Per column: a count prints as a count (256, not 256.0, also where a missing row made
+decides how a reader sees them. Per column (per row where a "unit" column says each row is its own quantity): a count prints as a count (256, not 256.0, also where a missing row made
 the column float), other numbers with one number of decimals for the whole column (at most three; a column of small
 magnitudes only in scientific notation), markdown in a cell (`**fail**`, `` `code` ``, `*abl.*`) as the emphasis it
 means, nothing cut off, and a missing value as a dash.
@@ -70,12 +70,23 @@ def _column_html(values) -> list[str]:
     return [cell_html(v, fmt) for v in values]
 
 
+def _row_number(v) -> str:
+    """A number in a column whose rows carry their own units: a count whole, anything else to three decimals at
+    most, trailing zeros dropped."""
+    v = float(v)
+    if v.is_integer():
+        return f"{int(v):,}"
+    return f"{v:.1e}" if abs(v) < SMALL else f"{v:.{MAX_DECIMALS}f}".rstrip("0").rstrip(".")
+
+
 def frame_html(df: pd.DataFrame) -> str:
-    """The table as a reader sees it (see the module's docstring), through pandas' own to_html."""
+    """The table as a reader sees it (see the module's docstring), through pandas' own to_html. A frame with a
+    "unit" column is one quantity a row (the evidence tables): its "value" column is formatted row by row."""
     out = df.copy()
     out = out.astype(object) if len(out.columns) else out
     for c in out.columns:
-        out[c] = _column_html(list(df[c]))
+        per_row = c == "value" and "unit" in df.columns
+        out[c] = [cell_html(v, _row_number) for v in df[c]] if per_row else _column_html(list(df[c]))
     if isinstance(out.index, pd.MultiIndex):
         levels = [_column_html(list(df.index.get_level_values(i))) for i in range(df.index.nlevels)]
         out.index = pd.MultiIndex.from_arrays(levels, names=df.index.names)

@@ -104,6 +104,8 @@ def test_counts_print_as_counts_and_columns_keep_their_decimals(pages):
     for stem, p in pages.items():
         for head, rows in tables(p):
             for j in range(max((len(r) for r in rows), default=0)):
+                if j < len(head) and head[j] == "value" and "unit" in head:
+                    continue                                   # one quantity a row, with its unit beside it
                 cells = [r[j] for r in rows if j < len(r)]
                 places = {len(m.group(1) or "") for c in cells if (m := NUMBER.match(c))}
                 if len(places) > 1:
