@@ -720,6 +720,8 @@ def time_split_table(run: dict, variants=("eager", "eager_fp32", "channels_last"
                                     "elementwise kernels": s["epilogue_kernels"],
                                     "elementwise share": f"{s['epilogue_share']:.0f} %",
                                     "profiled total ms": round(s["total_ms"], 3)})
+    if not rows:
+        return pd.DataFrame([{"variant": "—", "status": NOT_RECORDED}]).set_index("variant")
     df = pd.DataFrame(rows)
     if "status" in df and df["status"].isna().all():
         df = df.drop(columns="status")
