@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import platform
-import statistics
 import subprocess
 import time
 
@@ -18,59 +17,12 @@ import torch
 from . import problems as P
 from . import registry as R
 from . import cudnn_fused, kernelbench, power, results, traffic, verify
+from .timing import N_TIMED, L2Flush, time_interleaved
 
-N_TIMED = 25
-N_WARMUP = 3
-FLUSH_BYTES = 512 * 2**20   # > 8x the H200's 60 MB L2 (and the H100's 50 MB)
 
 
 def _log(msg):
     print(msg, flush=True)
-
-
-class L2Flush:
-    def __init__(self, device="cuda", nbytes=FLUSH_BYTES):
-        self.buf = torch.empty(nbytes // 4, dtype=torch.float32, device=device)
-
-    def __call__(self):
-        self.buf.fill_(1.0)
-
-
-def _quantiles(ms: list[float]) -> dict:
-    s = sorted(ms)
-
-    def q(p):
-        i = p * (len(s) - 1)
-        lo, hi = int(i), min(int(i) + 1, len(s) - 1)
-        return s[lo] + (s[hi] - s[lo]) * (i - lo)
-
-    return {"median_ms": statistics.median(s), "p20_ms": q(0.2), "p80_ms": q(0.8), "n": len(s)}
-
-
-@torch.no_grad()
-def time_interleaved(fns: dict, n_timed=N_TIMED, n_warmup=N_WARMUP, flush=None, log=_log) -> dict:
-    """{name: callable()} -> {name: {median_ms, p20_ms, p80_ms, n}}; one call of each per round."""
-    flush = flush or L2Flush()
-    for name, fn in fns.items():
-        t0 = time.perf_counter()
-        for _ in range(n_warmup):
-            fn()
-        torch.cuda.synchronize()
-        log(f"[bench] warm-up {name}: {time.perf_counter() - t0:.1f} s")
-    events = {name: [] for name in fns}
-    for r in range(n_timed):
-        for name, fn in fns.items():
-            flush()
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            fn()
-            b.record()
-            events[name].append((a, b))
-        if (r + 1) % 5 == 0:
-            torch.cuda.synchronize()
-            log(f"[bench] round {r + 1}/{n_timed}")
-    torch.cuda.synchronize()
-    return {name: _quantiles([a.elapsed_time(b) for a, b in ev]) for name, ev in events.items()}
 
 
 @torch.no_grad()
