@@ -258,6 +258,42 @@ def profile_references(problem: P.Problem, keys=("eager", "eager_fp32", "channel
     return out
 
 
+@torch.no_grad()
+def time_fused(problem: P.Problem, precision: str = "tf32", n_timed: int = N_TIMED, log=_log) -> dict:
+    """The library face timed as a user meets it, in one run: eager, torch.compile(model), and fuse(model) in eager and
+    under torch.compile(fullgraph=True), each checked against the float64 truth within its class's bound first.
+
+    {"variant", "why", "rows": {name: {median_ms, p20_ms, p80_ms, n, rel_l2_err_fp64, max_abs_err_fp64, within_bound,
+    x_eager, x_compile}}}."""
+    from . import ops
+
+    model = problem.make_model(seed=0, device="cuda").requires_grad_(False)
+    x = problem.make_input(seed=0, device="cuda")
+    fused = ops.fuse(model, precision)
+    log(f"[fuse] {problem.key} {precision}: {fused.variant.key} ({fused.why})")
+    fns = {"eager": model, "compile": torch.compile(model), "fused": fused,
+           "fused_compiled": torch.compile(fused, fullgraph=True)}
+    truth = P.ground_truth(model, x)
+    bounds = {"eager": "tf32", "compile": "tf32", "fused": precision, "fused_compiled": precision}
+    rows = {}
+    for name, fn in fns.items():
+        t0 = time.perf_counter()
+        err = verify.compare(fn(x), truth)
+        ok = verify.within_bounds(err, bounds[name])
+        rows[name] = {"rel_l2_err_fp64": err["rel_l2"], "max_abs_err_fp64": err["max_abs"], "within_bound": ok}
+        log(f"[fuse] {name}: first call {time.perf_counter() - t0:.1f} s, rel-L2 {err['rel_l2']:.2e} "
+            f"({'within' if ok else 'OUTSIDE'} {bounds[name]}'s bound)")
+    del truth
+    times = time_interleaved({k: (lambda fn=fn: fn(x)) for k, fn in fns.items()}, n_timed=n_timed, log=log)
+    for name, t in times.items():
+        rows[name].update(t, x_eager=times["eager"]["median_ms"] / t["median_ms"],
+                          x_compile=times["compile"]["median_ms"] / t["median_ms"])
+        log(f"[fuse] {problem.key} {name:15s} {t['median_ms']:.3f} ms  x eager {rows[name]['x_eager']:.2f}  "
+            f"x compile {rows[name]['x_compile']:.2f}")
+    return {"problem": problem.key, "precision": precision, "variant": fused.variant.key, "why": fused.why,
+            "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "rows": rows}
+
+
 def run(problem_keys=None, keys=None, out_path=None, verify_odd=True, n_timed=N_TIMED, build_times=None,
         hardening_dirs=None, log=_log) -> dict:
     """The whole benchmark: environment, ceilings, every variant of every problem; writes the JSON.
