@@ -121,12 +121,48 @@ def in_class(variant: R.Variant, precision: str) -> bool:
 
 
 def problem_of(model: nn.Module) -> P.Problem:
-    for prob in P.PROBLEMS.values():
-        if isinstance(model, prob.model_cls):
-            return prob
+    """The problem whose model this is: an instance of convfuse.problems' class, or another class (KernelBench's own
+    `Model`) with the same layers that computes the same on a small input. Its conv must be the kernels' (stride 1,
+    no padding, no dilation or groups, a bias)."""
     known = ", ".join(f"{p.model_cls.__name__} ({p.kernelbench_id})" for p in P.PROBLEMS.values())
+    for prob in P.PROBLEMS.values():
+        conv_cls = nn.Conv2d if prob.dims == 2 else nn.Conv3d
+        if not (isinstance(model, prob.model_cls) or (type(getattr(model, "conv", None)) is conv_cls
+                                                      and hasattr(model, prob.model_cls.EPILOGUE_PARAM))):
+            continue
+        c = model.conv
+        ones, zeros = (1,) * prob.dims, (0,) * prob.dims
+        if (tuple(c.stride), tuple(c.padding), tuple(c.dilation), c.groups, c.padding_mode) != (
+                ones, zeros, ones, 1, "zeros") or c.bias is None:
+            raise TypeError(f"{type(model).__name__}: the kernels compute a {prob.dims}-D conv with stride 1, no "
+                            f"padding, dilation or groups, and a bias; this conv is {c}")
+        if not isinstance(model, prob.model_cls) and not _computes_as(model, prob):
+            raise TypeError(f"{type(model).__name__} has the layers of {prob.model_cls.__name__} "
+                            f"({prob.kernelbench_id}) but computes something else on a small input")
+        return prob
     raise TypeError(f"convfuse.fuse takes the KernelBench model of one of its problems: {known}; "
                     f"got {type(model).__name__}")
+
+
+@torch.no_grad()
+def _computes_as(model: nn.Module, prob: P.Problem) -> bool:
+    """Whether a model of another class computes what the problem's model does with the same parameters (on CPU
+    copies: this runs once, at fuse)."""
+    import copy
+
+    name = prob.model_cls.EPILOGUE_PARAM
+    try:
+        theirs = copy.deepcopy(model).cpu().double()
+        c = theirs.conv
+        ours = prob.model_cls(c.in_channels, c.out_channels, c.kernel_size, tuple(getattr(theirs, name).shape))
+        ours = ours.double()
+        ours.conv.load_state_dict(c.state_dict())
+        getattr(ours, name).copy_(getattr(theirs, name))
+        shape = (2, c.in_channels) + tuple(k + 5 for k in c.kernel_size)
+        x = torch.randn(shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64) * 3
+        return bool(torch.allclose(theirs(x), ours(x), rtol=1e-9, atol=1e-12))
+    except Exception:       # what cannot even run like the problem's model does not compute as it does
+        return False
 
 
 def choose(problem: str, precision: str, gpu_name: str, capability: tuple, runs=None) -> tuple:
@@ -188,10 +224,11 @@ class FusedConv(nn.Module):
         for name, p in model.named_parameters(recurse=False):
             self.register_parameter(name, p)
         object.__setattr__(self, "_eager", model)   # not a submodule: its parameters are already ours
+        self._param_name = self.problem.model_cls.EPILOGUE_PARAM
         self._op = None if variant is None else OPS[(variant.problem, variant.key)]
 
     def forward(self, x):
-        weight, bias, param = P.conv_params(self._eager)
+        weight, bias, param = self.conv.weight, self.conv.bias, getattr(self, self._param_name)
         if self._op is None:
             return self._eager(x)
         if self.fallback:

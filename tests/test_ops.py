@@ -281,3 +281,37 @@ def test_the_ptx_entry_leaves_the_sass_the_record_keys_as_it_was(tmp_path):
         mine = RS.normalized_sass(RS.cuobjdump_sass(cuobjdump, cubin).stdout)
         alone = RS.normalized_sass(RS.cuobjdump_sass(cuobjdump, RS.compile_cubin(B.kernel_source(v), arch)).stdout)
         assert mine and mine == alone, f"sm_{arch}"
+
+
+class KernelBenchModel(torch.nn.Module):
+    """KernelBench's level2/54 file as it is (its class is called Model there)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, multiplier_shape):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(in_channels, out_channels, kernel_size)
+        self.multiplier = torch.nn.Parameter(torch.randn(multiplier_shape))
+        self.leaky_relu = torch.nn.LeakyReLU()
+
+    def forward(self, x):
+        x = self.conv(x)
+        x = x * self.multiplier
+        x = self.leaky_relu(x)
+        return torch.nn.functional.gelu(x)
+
+
+class Lookalike(KernelBenchModel):
+    def forward(self, x):
+        return torch.nn.functional.gelu(self.conv(x) * self.multiplier)        # no LeakyReLU
+
+
+def test_kernelbenchs_own_model_class_is_taken_and_a_lookalike_is_not():
+    assert O.problem_of(KernelBenchModel(64, 64, 3, (64, 1, 1))).key == "conv2d"
+    with pytest.raises(TypeError, match="computes something else"):
+        O.problem_of(Lookalike(64, 64, 3, (64, 1, 1)))
+    padded = KernelBenchModel(64, 64, 3, (64, 1, 1))
+    padded.conv.padding = (1, 1)
+    with pytest.raises(TypeError, match="no padding"):
+        O.fuse(padded)
+    model = KernelBenchModel(64, 64, 3, (64, 1, 1))
+    f = O.FusedConv(model, R.kernel_variants("conv2d")[0])
+    assert f.multiplier is model.multiplier and f.conv.weight is model.conv.weight
