@@ -50,17 +50,18 @@ def _needs_grad(*tensors) -> bool:
     return torch.is_grad_enabled() and any(isinstance(t, torch.Tensor) and t.requires_grad for t in tensors)
 
 
-_EXTENSIONS: dict = {}
+_RUNNERS: dict = {}
 
 
-def _extension(variant: R.Variant):
-    """The variant's built extension: built (or loaded from the cache) on the first real call of its op."""
-    ext = _EXTENSIONS.get(variant)
-    if ext is None:
+def _runner(variant: R.Variant):
+    """The variant's runner (registry.kernel_runner) over its extension, built (or loaded from the cache) on the first
+    real call of its op."""
+    run = _RUNNERS.get(variant)
+    if run is None:
         from . import build
 
-        ext = _EXTENSIONS[variant] = build.build(variant)
-    return ext
+        run = _RUNNERS[variant] = R.kernel_runner(variant, build.build(variant))
+    return run
 
 
 def _define(variant: R.Variant):
@@ -70,8 +71,8 @@ def _define(variant: R.Variant):
     # device_types left open: a CPU tensor reaches check_inputs and its message, not the dispatcher's "no kernel"
     @torch.library.custom_op(f"{NAMESPACE}::{name}", mutates_args=())
     def op(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, param: torch.Tensor) -> torch.Tensor:
-        R.check_inputs(variant, x, weight, bias, param)
-        return R.kernel_runner(variant, _extension(variant))(x, weight, bias, param)
+        R.check_inputs(variant, x, weight, bias, param)      # before a build: a bad call costs no nvcc run
+        return _runner(variant)(x, weight, bias, param)
 
     @op.register_fake
     def _(x, weight, bias, param):

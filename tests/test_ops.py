@@ -130,9 +130,7 @@ def test_the_op_called_directly_refuses_grad_in_its_autograd_step(monkeypatch):
     v = R.kernel_variants("conv2d")[0]
     model = prob.make_model(seed=0)
     monkeypatch.setattr(O.R, "check_inputs", lambda *a: None)
-    monkeypatch.setattr(O, "_extension", lambda variant: None)
-    monkeypatch.setattr(O.R, "kernel_runner", lambda variant, ext: lambda x, w, b, p: torch.zeros(
-        prob.output_shape(x.shape)))
+    monkeypatch.setattr(O, "_runner", lambda variant: lambda x, w, b, p: torch.zeros(prob.output_shape(x.shape)))
     x = prob.make_input(prob.odd_shapes[0])
     w, b, p = P.conv_params(model)
     with pytest.raises(RuntimeError, match=f"convfuse::{O.op_name(v)} is inference-only"):
@@ -315,3 +313,18 @@ def test_kernelbenchs_own_model_class_is_taken_and_a_lookalike_is_not():
     model = KernelBenchModel(64, 64, 3, (64, 1, 1))
     f = O.FusedConv(model, R.kernel_variants("conv2d")[0])
     assert f.multiplier is model.multiplier and f.conv.weight is model.conv.weight
+
+
+def test_a_real_call_the_kernel_cannot_take_is_refused_before_any_build(monkeypatch):
+    def no_build(variant):
+        raise AssertionError("built for a call it refuses")
+
+    monkeypatch.setattr(O, "_runner", no_build)
+    prob = P.get("conv3d")
+    model = prob.make_model(seed=0).requires_grad_(False)
+    x = prob.make_input(prob.odd_shapes[0])
+    for v in R.kernel_variants("conv3d"):
+        with pytest.raises(ValueError, match="x must be a CUDA tensor"):
+            O.OPS[("conv3d", v.key)](x, *P.conv_params(model))
+        with pytest.raises(TypeError, match="float32"):
+            O.call("conv3d", v.key, x.double(), *P.conv_params(model))
