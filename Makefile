@@ -3,14 +3,14 @@
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# The CPU build of torch for machines without a GPU (the CI's); on a GPU box run
-# `make venv TORCH=torch` or create the venv with --system-site-packages over a CUDA torch.
+# The torch CI tests with (the CPU build where no GPU is; the package itself needs torch>=2.4, pyproject.toml); on a
+# GPU box run `make venv TORCH=torch` or create the venv with --system-site-packages over a CUDA torch.
 TORCH ?= torch==2.13.0
 PYTEST_FLAGS ?= -q
 NCU ?= ncu
 SANITIZE_RECORD ?=
 
-.PHONY: venv report readme test lab bench gpu-test profile sanitize clean
+.PHONY: venv report readme test lab bench gpu-test fuse-bench profile sanitize clean
 
 venv: $(VENV)/.ready
 
@@ -28,7 +28,7 @@ report: venv
 
 # README's results table, regenerated from the newest recorded run
 readme: venv
-	$(PY) -m convfuse.readme
+	$(PY) -m convfuse readme
 
 test: venv
 	$(PY) -m pytest $(PYTEST_FLAGS) -m "not gpu" tests
@@ -43,15 +43,19 @@ bench: venv
 gpu-test: venv
 	$(PY) -m pytest $(PYTEST_FLAGS) -m gpu tests
 
+# fuse(model) in eager and under torch.compile(fullgraph=True), timed beside eager and torch.compile(model)
+fuse-bench: venv
+	$(PY) -m convfuse fuse
+
 profile: venv
-	$(PY) -m convfuse.profile --ncu $(NCU)
+	$(PY) -m convfuse profile --ncu $(NCU)
 
 # compute-sanitizer memcheck, racecheck, synccheck on every kernel variant at the odd shapes; the counts land on
 # this GPU's record (results/<gpu-slug>.json, or SANITIZE_RECORD), each with the machine code it checked
 sanitize: venv
-	$(PY) -m convfuse.sanitize $(if $(SANITIZE_RECORD),--record $(SANITIZE_RECORD))
+	$(PY) -m convfuse sanitize $(if $(SANITIZE_RECORD),--record $(SANITIZE_RECORD))
 
 # what the build and `make report` made; the README's figure is committed and stays
 clean:
-	rm -rf build report/*.html report/notebooks .pytest_cache
+	rm -rf build dist report/*.html report/notebooks .pytest_cache
 	find figures -name '*.png' ! -path figures/progress.png -delete

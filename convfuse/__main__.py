@@ -1,16 +1,61 @@
-"""python -m convfuse bench|verify|build|specs|predict|report"""
+"""python -m convfuse <command>: the one command line of the study and the library (`<command> --help` for each).
+
+Study: bench, verify, build, profile, sanitize, results, specs, predict, readme, report. Library: ops (the operators and
+the kernel fuse() picks per recorded GPU), fuse (fuse(model) timed beside eager and torch.compile on this GPU).
+"""
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
+# commands that are a module's own command line, handed the rest of the arguments (its --help too)
+PASSTHROUGH = {
+    "profile": ("convfuse.profile", "Nsight Compute: DRAM bytes and time per kernel, into this GPU's record"),
+    "sanitize": ("convfuse.sanitize", "compute-sanitizer memcheck, racecheck, synccheck on every kernel variant"),
+    "results": ("convfuse.results", "the record's machine-code keys and hardening summaries (see its --help)"),
+}
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m convfuse", description=__doc__)
-    sub = ap.add_subparsers(dest="cmd", required=True)
+
+def _problem(key: str) -> str:
+    from . import problems as P
+
+    if key not in P.PROBLEMS:
+        raise argparse.ArgumentTypeError(f"unknown problem {key!r}; known: {', '.join(P.PROBLEMS)}")
+    return key
+
+
+def _variant(key: str) -> str:
+    """A key of the registry (any problem's): a typo names the valid ones."""
+    from . import registry as R
+
+    known = list(dict.fromkeys(v.key for v in R.VARIANTS))
+    if key not in known:
+        import difflib
+
+        near = difflib.get_close_matches(key, known, n=3)
+        hint = f" (did you mean {', '.join(near)}?)" if near else ""
+        raise argparse.ArgumentTypeError(f"unknown variant {key!r}{hint}; known: {', '.join(known)}")
+    return key
+
+
+def _check_passthrough(args: list[str]) -> None:
+    """--problem and --variant of a passed-through command, checked against the registry before its module runs."""
+    for flag, check in (("--problem", _problem), ("--variant", _variant)):
+        for i, a in enumerate(args):
+            if a == flag and i + 1 < len(args):
+                check(args[i + 1])
+            elif a.startswith(flag + "="):
+                check(a.split("=", 1)[1])
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m convfuse", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="command")
     b = sub.add_parser("bench", help="build, verify and time every variant; write results/<gpu>.json")
-    b.add_argument("--problem", action="append", help="conv2d or conv3d (default: both)")
-    b.add_argument("--variant", action="append", help="variant keys (default: all)")
+    b.add_argument("--problem", action="append", type=_problem, help="conv2d or conv3d (default: both)")
+    b.add_argument("--variant", action="append", type=_variant, help="variant keys (default: all)")
     b.add_argument("--out", help="results path (default: results/<gpu-slug>.json)")
     b.add_argument("--rounds", type=int, default=None, help="timed calls per variant (default 25)")
     b.add_argument("--no-odd", action="store_true", help="skip the odd-shape verification")
@@ -18,22 +63,46 @@ def main(argv=None) -> int:
     b.add_argument("--hardening-dir", action="append", help="where to look for sanitize.json and "
                    "large_tensor.json (their fields are copied onto the records)")
     v = sub.add_parser("verify", help="run the verification protocol on the GPU and print a table")
-    v.add_argument("--problem", action="append")
-    v.add_argument("--variant", action="append")
-    sub.add_parser("build", help="build every kernel extension (in parallel) and report times")
+    v.add_argument("--problem", action="append", type=_problem)
+    v.add_argument("--variant", action="append", type=_variant)
+    bl = sub.add_parser("build", help="build the kernel extensions (in parallel) and report times")
+    bl.add_argument("--problem", action="append", type=_problem)
+    bl.add_argument("--variant", action="append", type=_variant)
+    for name, (_, what) in PASSTHROUGH.items():
+        sub.add_parser(name, help=what, add_help=False)
     s = sub.add_parser("specs", help="FLOPs, bytes, floors and predictions for every GPU (no GPU needed)")
-    s.add_argument("--problem", action="append")
+    s.add_argument("--problem", action="append", type=_problem)
     pr = sub.add_parser("predict", help="write the traffic model's prediction of every variant on a datasheet GPU "
                         "(results/predictions/<gpu>.json): commit it before that GPU's first record")
     pr.add_argument("--gpu", required=True, help="a datasheet key of convfuse.traffic (h100-sxm, a100-80gb, ...)")
     pr.add_argument("--out", help="default: results/predictions/<gpu>.json")
+    sub.add_parser("readme", help="rewrite README.md's progress table and figure from every recorded run")
     r = sub.add_parser("report", help="execute the notebooks and render report/ (recorded mode off-GPU)")
     r.add_argument("--notebook", action="append", help="only these notebooks (stems)")
-    a = ap.parse_args(argv)
+    o = sub.add_parser("ops", help="list the torch.ops.convfuse operators and the kernel fuse() picks on each "
+                       "recorded GPU (no GPU needed)")
+    o.add_argument("--problem", action="append", type=_problem)
+    f = sub.add_parser("fuse", help="time fuse(model), eager and compiled, beside eager and torch.compile(model) "
+                       "in one run on this GPU")
+    f.add_argument("--problem", action="append", type=_problem)
+    f.add_argument("--precision", action="append", choices=("tf32", "fp32"), help="default: both")
+    f.add_argument("--rounds", type=int, default=25, help="timed calls of each (default 25)")
+    f.add_argument("--out", help="also write the timings as JSON here")
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = parser()
+    a, rest = ap.parse_known_args(argv)
+    if a.cmd not in PASSTHROUGH and rest:
+        ap.error(f"unrecognized arguments: {' '.join(rest)}")
 
     from . import build as B
 
     try:
+        if a.cmd in PASSTHROUGH:
+            _check_passthrough(rest)
+            return importlib.import_module(PASSTHROUGH[a.cmd][0]).main(rest) or 0
         if a.cmd == "bench":
             from . import bench
 
@@ -49,19 +118,68 @@ def main(argv=None) -> int:
         elif a.cmd == "build":
             from .registry import kernel_variants
 
-            B.build_all(kernel_variants())
+            B.build_all([v for v in kernel_variants() if (a.problem is None or v.problem in a.problem)
+                         and (a.variant is None or v.key in a.variant)])
         elif a.cmd == "specs":
             _specs(a.problem)
         elif a.cmd == "predict":
             _predict(a.gpu, a.out)
+        elif a.cmd == "readme":
+            from . import readme
+
+            print("README progress table and figure", "updated" if readme.update() else "unchanged (no results)")
         elif a.cmd == "report":
             from . import report
 
             report.render(a.notebook)
+        elif a.cmd == "ops":
+            _ops(a.problem)
+        elif a.cmd == "fuse":
+            _fuse(a.problem, a.precision, a.rounds, a.out)
+    except argparse.ArgumentTypeError as e:
+        ap.error(str(e))
     except (B.BuildError, ValueError, RuntimeError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 0
+
+
+def _ops(problem_keys):
+    from . import ops as O
+    from . import problems as P
+    from . import registry as R
+    from . import results as RS
+
+    runs = RS.all_recorded()
+    for pk in problem_keys or list(P.PROBLEMS):
+        print(f"{pk}:")
+        for v in R.kernel_variants(pk):
+            targets = "/".join(f"sm_{a}" for a in v.archs)
+            print(f"  torch.ops.convfuse.{O.op_name(v):28s} {v.precision:9s} {targets}")
+        for run in runs:
+            env = run["env"]
+            cc = tuple(int(c) for c in env.get("capability", "9.0").split("."))
+            for precision in O.CLASSES:
+                v, why = O.choose(pk, precision, env["gpu"], cc, runs)
+                print(f"  fuse(model, {precision!r}) on the {env['gpu']}: {v.key} ({why})")
+
+
+def _fuse(problem_keys, precisions, rounds, out):
+    import json
+
+    from . import bench
+    from . import build as B
+    from . import problems as P
+
+    B.require_toolchain()
+    rows = []
+    for pk in problem_keys or list(P.PROBLEMS):
+        for precision in precisions or ["tf32", "fp32"]:
+            rows.append(bench.time_fused(P.get(pk), precision, n_timed=rounds))
+    if out:
+        with open(out, "w") as f:
+            json.dump(rows, f, indent=1)
+        print(f"[fuse] wrote {out}")
 
 
 def _verify(problem_keys, keys):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import platform
-import statistics
 import subprocess
 import time
 
@@ -18,59 +17,12 @@ import torch
 from . import problems as P
 from . import registry as R
 from . import cudnn_fused, kernelbench, power, results, traffic, verify
+from .timing import N_TIMED, L2Flush, time_interleaved
 
-N_TIMED = 25
-N_WARMUP = 3
-FLUSH_BYTES = 512 * 2**20   # > 8x the H200's 60 MB L2 (and the H100's 50 MB)
 
 
 def _log(msg):
     print(msg, flush=True)
-
-
-class L2Flush:
-    def __init__(self, device="cuda", nbytes=FLUSH_BYTES):
-        self.buf = torch.empty(nbytes // 4, dtype=torch.float32, device=device)
-
-    def __call__(self):
-        self.buf.fill_(1.0)
-
-
-def _quantiles(ms: list[float]) -> dict:
-    s = sorted(ms)
-
-    def q(p):
-        i = p * (len(s) - 1)
-        lo, hi = int(i), min(int(i) + 1, len(s) - 1)
-        return s[lo] + (s[hi] - s[lo]) * (i - lo)
-
-    return {"median_ms": statistics.median(s), "p20_ms": q(0.2), "p80_ms": q(0.8), "n": len(s)}
-
-
-@torch.no_grad()
-def time_interleaved(fns: dict, n_timed=N_TIMED, n_warmup=N_WARMUP, flush=None, log=_log) -> dict:
-    """{name: callable()} -> {name: {median_ms, p20_ms, p80_ms, n}}; one call of each per round."""
-    flush = flush or L2Flush()
-    for name, fn in fns.items():
-        t0 = time.perf_counter()
-        for _ in range(n_warmup):
-            fn()
-        torch.cuda.synchronize()
-        log(f"[bench] warm-up {name}: {time.perf_counter() - t0:.1f} s")
-    events = {name: [] for name in fns}
-    for r in range(n_timed):
-        for name, fn in fns.items():
-            flush()
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            fn()
-            b.record()
-            events[name].append((a, b))
-        if (r + 1) % 5 == 0:
-            torch.cuda.synchronize()
-            log(f"[bench] round {r + 1}/{n_timed}")
-    torch.cuda.synchronize()
-    return {name: _quantiles([a.elapsed_time(b) for a, b in ev]) for name, ev in events.items()}
 
 
 @torch.no_grad()
@@ -304,6 +256,42 @@ def profile_references(problem: P.Problem, keys=("eager", "eager_fp32", "channel
         log(f"[profile] {problem.key}/{key}: {len(kernels)} kernels, "
             f"{sum(k['cuda_ms'] for k in kernels):.3f} ms")
     return out
+
+
+@torch.no_grad()
+def time_fused(problem: P.Problem, precision: str = "tf32", n_timed: int = N_TIMED, log=_log) -> dict:
+    """The library face timed as a user meets it, in one run: eager, torch.compile(model), and fuse(model) in eager and
+    under torch.compile(fullgraph=True), each checked against the float64 truth within its class's bound first.
+
+    {"variant", "why", "rows": {name: {median_ms, p20_ms, p80_ms, n, rel_l2_err_fp64, max_abs_err_fp64, within_bound,
+    x_eager, x_compile}}}."""
+    from . import ops
+
+    model = problem.make_model(seed=0, device="cuda").requires_grad_(False)
+    x = problem.make_input(seed=0, device="cuda")
+    fused = ops.fuse(model, precision)
+    log(f"[fuse] {problem.key} {precision}: {fused.variant.key} ({fused.why})")
+    fns = {"eager": model, "compile": torch.compile(model), "fused": fused,
+           "fused_compiled": torch.compile(fused, fullgraph=True)}
+    truth = P.ground_truth(model, x)
+    bounds = {"eager": "tf32", "compile": "tf32", "fused": precision, "fused_compiled": precision}
+    rows = {}
+    for name, fn in fns.items():
+        t0 = time.perf_counter()
+        err = verify.compare(fn(x), truth)
+        ok = verify.within_bounds(err, bounds[name])
+        rows[name] = {"rel_l2_err_fp64": err["rel_l2"], "max_abs_err_fp64": err["max_abs"], "within_bound": ok}
+        log(f"[fuse] {name}: first call {time.perf_counter() - t0:.1f} s, rel-L2 {err['rel_l2']:.2e} "
+            f"({'within' if ok else 'OUTSIDE'} {bounds[name]}'s bound)")
+    del truth
+    times = time_interleaved({k: (lambda fn=fn: fn(x)) for k, fn in fns.items()}, n_timed=n_timed, log=log)
+    for name, t in times.items():
+        rows[name].update(t, x_eager=times["eager"]["median_ms"] / t["median_ms"],
+                          x_compile=times["compile"]["median_ms"] / t["median_ms"])
+        log(f"[fuse] {problem.key} {name:15s} {t['median_ms']:.3f} ms  x eager {rows[name]['x_eager']:.2f}  "
+            f"x compile {rows[name]['x_compile']:.2f}")
+    return {"problem": problem.key, "precision": precision, "variant": fused.variant.key, "why": fused.why,
+            "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "rows": rows}
 
 
 def run(problem_keys=None, keys=None, out_path=None, verify_odd=True, n_timed=N_TIMED, build_times=None,

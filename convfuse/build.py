@@ -3,7 +3,9 @@
 The kernel file holds device code and one host function, ``launch(const ConvArgs&, cudaStream_t)``
 (kernels/conv_args.h). This module prepends ``conv_args.h`` and ``common.cuh`` to it as text, adds
 a small torch glue (compiled by the host compiler, so nvcc never parses torch's headers), and builds
-for sm_80 (A100) and sm_90 (H100/H200) with -O3, cached under ``build/<name>``. A second call in a
+for sm_80 (A100) and sm_90 (H100/H200) with -O3, plus PTX for the newest portable target so that a later GPU
+can JIT it, cached under ``build/<name>`` in a source checkout (``$CONVFUSE_CACHE``, else
+``$TORCH_EXTENSIONS_DIR/convfuse``, else ``~/.cache/convfuse`` when installed). A second call in a
 fresh process with unchanged sources only re-imports the cached library.
 """
 from __future__ import annotations
@@ -18,9 +20,21 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from .registry import KERNELS, ROOT, Variant
+from .registry import KERNELS, ROOT, SOURCE_CHECKOUT, Variant
 
-BUILD_DIR = ROOT / "build"
+
+def _build_dir() -> Path:
+    # an installed package's directory may be read-only and is shared by its users: builds go to a cache of the user's
+    if os.environ.get("CONVFUSE_CACHE"):
+        return Path(os.environ["CONVFUSE_CACHE"]).expanduser()
+    if SOURCE_CHECKOUT:
+        return ROOT / "build"
+    if os.environ.get("TORCH_EXTENSIONS_DIR"):
+        return Path(os.environ["TORCH_EXTENSIONS_DIR"]).expanduser() / "convfuse"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "convfuse"
+
+
+BUILD_DIR = _build_dir()
 ARCHS = ("80", "90")   # A100; H100 and H200 (the default; a variant names its own in registry.Variant.archs)
 NVCC_FLAGS = ("-O3", "-std=c++17")   # no --use_fast_math: erff and the FP32 bounds need IEEE division and erf
 
@@ -113,7 +127,7 @@ def _fingerprint(variant: Variant) -> str:
 
     h = hashlib.sha256()
     for part in (GLUE, (KERNELS / "conv_args.h").read_text(), kernel_source(variant), repr(NVCC_FLAGS),
-                 repr(variant.archs), torch.__version__, sys.version):
+                 arch_list(variant), torch.__version__, sys.version):
         h.update(part.encode())
     return h.hexdigest()
 
@@ -158,21 +172,43 @@ def _load(variant: Variant, verbose: bool = False):
     fp = _fingerprint(variant)
     if _library(variant).exists() and stamp.exists() and stamp.read_text() == fp:
         return _import_built(variant)
-    os.environ["TORCH_CUDA_ARCH_LIST"] = ";".join(f"{a[0]}.{a[1:]}" for a in variant.archs)
     build_dir.mkdir(parents=True, exist_ok=True)
     abi = _headers_text("conv_args.h")
-    mod = ext.load_inline(
-        name=variant.build_name,
-        cpp_sources=[abi + GLUE],
-        cuda_sources=[kernel_source(variant)],
-        functions=["forward"],
-        extra_cflags=["-O3"],
-        extra_cuda_cflags=list(NVCC_FLAGS) + _nvcc_torch_stub(),
-        build_directory=str(build_dir),
-        verbose=verbose,
-    )
+    # load_inline reads its targets from the environment; the caller's value is put back (a notebook that builds a
+    # kernel must not find its own torch builds retargeted)
+    before = os.environ.get("TORCH_CUDA_ARCH_LIST")
+    os.environ["TORCH_CUDA_ARCH_LIST"] = arch_list(variant)
+    try:
+        mod = ext.load_inline(
+            name=variant.build_name,
+            cpp_sources=[abi + GLUE],
+            cuda_sources=[kernel_source(variant)],
+            functions=["forward"],
+            extra_cflags=["-O3"],
+            extra_cuda_cflags=list(NVCC_FLAGS) + _nvcc_torch_stub(),
+            build_directory=str(build_dir),
+            verbose=verbose,
+        )
+    finally:
+        if before is None:
+            os.environ.pop("TORCH_CUDA_ARCH_LIST", None)
+        else:
+            os.environ["TORCH_CUDA_ARCH_LIST"] = before
     stamp.write_text(fp)
     return mod
+
+
+def arch_list(variant: Variant) -> str:
+    """TORCH_CUDA_ARCH_LIST for a variant: SASS for each of its targets, and PTX for its newest portable one, which the
+    driver of a later GPU (Blackwell, ...) compiles at load. Arch-specific targets (sm_90a) get none: their PTX runs on
+    that GPU alone, which has the SASS, and registry.Variant.runs_on refuses them elsewhere. The PTX is another entry of
+    the fatbin: the SASS of each target is what it was (results.machine_code compiles the same targets alone)."""
+    names = [f"{a[:-1]}.{a[-1]}" if a[-1].isdigit() else f"{a[:-2]}.{a[-2:]}" for a in variant.archs]
+    portable = [i for i, a in enumerate(variant.archs) if a[-1].isdigit()]
+    if portable:
+        newest = max(portable, key=lambda i: Variant.min_capability(variant.archs[i]))
+        names[newest] += "+PTX"
+    return ";".join(names)
 
 
 def build(variant: Variant, verbose: bool = False, log=print):
@@ -206,7 +242,7 @@ def build_all(variants, jobs: int | None = None, log=print) -> dict:
     # each build is one g++ (the torch glue, the long pole) and one short nvcc: one process per core
     jobs = jobs or max(1, min(len(variants), os.cpu_count() or 2))
     t0 = time.perf_counter()
-    log(f"[build] {len(variants)} extensions, {jobs} at a time, cache {BUILD_DIR.relative_to(ROOT)}/")
+    log(f"[build] {len(variants)} extensions, {jobs} at a time, cache {BUILD_DIR}/")
     errors = []
     import multiprocessing as mp
 

@@ -14,11 +14,11 @@ refuses the graph, `Unavailable` says why and the benchmark leaves the rows out 
 """
 from __future__ import annotations
 
-import statistics
 
 import torch
 
 from . import problems as P
+from .timing import L2Flush, time_interleaved
 
 INSTALL = "pip install nvidia-cudnn-frontend"
 
@@ -132,22 +132,9 @@ class Graph:
     def tune(self, args, flush=None, n_timed=10) -> dict:
         """Time every plan that built on `args` (x_cl, w_cl, bias_c, param_c, y_cl), the L2 flushed before each call;
         keep the fastest. {plan name: median ms}."""
-        for i in self.built:
-            for _ in range(2):
-                self(*args, plan=i)
-        torch.cuda.synchronize()
-        ms = {i: [] for i in self.built}
-        for _ in range(n_timed):
-            for i in self.built:
-                if flush:
-                    flush()
-                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                a.record()
-                self(*args, plan=i)
-                b.record()
-                ms[i].append((a, b))
-        torch.cuda.synchronize()
-        med = {i: statistics.median(a.elapsed_time(b) for a, b in ev) for i, ev in ms.items()}
+        fns = {i: (lambda i=i: self(*args, plan=i)) for i in self.built}
+        times = time_interleaved(fns, n_timed=n_timed, n_warmup=2, flush=flush or (lambda: None), log=lambda m: None)
+        med = {i: t["median_ms"] for i, t in times.items()}
         self.plan = min(med, key=med.get)
         self.plans_ms = {self.names[i]: round(t, 5) for i, t in med.items()}
         return self.plans_ms
@@ -209,8 +196,6 @@ class Runner:
 def main() -> int:
     """python -m convfuse.cudnn_fused: the plans cuDNN offers for each problem's graph on this GPU, each timed."""
     import traceback
-
-    from .bench import L2Flush
 
     for pk, prob in P.PROBLEMS.items():
         try:

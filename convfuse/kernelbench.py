@@ -24,6 +24,7 @@ import torch
 
 from . import problems as P
 from . import verify
+from .timing import L2Flush, time_each
 
 TRIALS = 5
 N_TIMED = 100
@@ -95,25 +96,8 @@ def time_mean(fns: dict, n_timed: int = N_TIMED, n_warmup: int = N_WARMUP, flush
     """{key: callable()} -> {key: mean ms}: each callable timed on its own, as KernelBench times one model
     at a time: n_warmup calls, then n_timed calls, each after an L2 flush, between CUDA events, the host
     synchronised after each call."""
-    if flush is None:
-        from .bench import L2Flush     # imported here: bench.py is to import this module
-        flush = L2Flush()
-    means = {}
-    for key, fn in fns.items():
-        for _ in range(n_warmup):
-            fn()
-        torch.cuda.synchronize()
-        ms = []
-        for _ in range(n_timed):
-            flush()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            torch.cuda.synchronize()
-            ms.append(start.elapsed_time(end))
-        means[key] = statistics.fmean(ms)
-    return means
+    flush = flush or L2Flush()
+    return {key: statistics.fmean(time_each(fn, n_timed, n_warmup, flush)) for key, fn in fns.items()}
 
 
 def verdicts(check_result: dict, mean_ms: dict, eager_key: str = "eager", n_timed: int = N_TIMED) -> dict:

@@ -433,7 +433,7 @@ CLASS_COLOR = {"TF32 class": "tab:orange", "FP32-accurate": "tab:blue"}
 def speedup_bars(run: dict, variants=None, baseline: str = "eager"):
     """Speed-up over `baseline` (same run) per kernel, log scale, grouped by step (a band each) and, within a step, by
     accuracy class (colour: TF32 class or FP32-accurate, as measured); conv2d plain, conv3d hatched."""
-    from .readme import accuracy_class
+    from .verify import accuracy_class
 
     steps = {}                                   # step -> kernel keys, registry order
     for pk in P.PROBLEMS:

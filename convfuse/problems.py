@@ -16,6 +16,7 @@ import torch.nn.functional as F
 # --- KernelBench level 2, problem 54 -------------------------------------------------------------
 class Conv2dMultiplyLeakyGelu(nn.Module):
     """Conv2d -> x * multiplier -> LeakyReLU(0.01) -> GELU (KernelBench level2/54)."""
+    EPILOGUE_PARAM = "multiplier"   # KernelBench's name of the epilogue's parameter
 
     def __init__(self, in_channels, out_channels, kernel_size, multiplier_shape):
         super().__init__()
@@ -31,12 +32,13 @@ class Conv2dMultiplyLeakyGelu(nn.Module):
         return x
 
     def epilogue_param(self) -> torch.Tensor:
-        return self.multiplier
+        return getattr(self, self.EPILOGUE_PARAM)
 
 
 # --- KernelBench level 2, problem 90 -------------------------------------------------------------
 class Conv3dLeakySumClampGelu(nn.Module):
     """Conv3d -> leaky_relu(0.2) -> + sum_tensor -> clamp(-1, 1) -> GELU (KernelBench level2/90)."""
+    EPILOGUE_PARAM = "sum_tensor"
 
     def __init__(self, in_channels, out_channels, kernel_size, sum_tensor_shape):
         super().__init__()
@@ -52,7 +54,7 @@ class Conv3dLeakySumClampGelu(nn.Module):
         return x
 
     def epilogue_param(self) -> torch.Tensor:
-        return self.sum_tensor
+        return getattr(self, self.EPILOGUE_PARAM)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ import re
 
 from . import results as RS
 from .registry import ROOT
+from .traffic import compute_floor_ms
+from .verify import accuracy_class
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 PROGRESS_START, PROGRESS_END = "<!-- progress:start -->", "<!-- progress:end -->"
@@ -14,30 +16,6 @@ PROGRESS_FIGURE = "progress.png"
 STEP_NAMES = {"01": "epilogue fused after cuDNN", "02": "vectorized epilogue", "03a": "fused FP32 conv (seed)",
               "03b": "register-tiled FP32 conv", "04": "mma.sync", "04b": "wgmma from shared memory",
               "04c": "warp-specialised wgmma", "04d": "wgmma, A in registers", "04e": "Winograd + wgmma"}
-
-
-def accuracy_class(rec: dict) -> str:
-    """'FP32-accurate' when the measured errors meet FP32's bounds (verify.BOUNDS), else 'TF32 class': by what the
-    kernel computed, so conv3d's cuDNN path (an FP32 conv) counts as FP32-accurate."""
-    from .verify import BOUNDS
-
-    max_abs, rel = BOUNDS["fp32"]
-    a, r = rec.get("max_abs_err_fp64"), rec.get("rel_l2_err_fp64")
-    return "FP32-accurate" if a is not None and r is not None and a <= max_abs and r <= rel else "TF32 class"
-
-
-def compute_floor_ms(problem: str, variant: str, precision: str, gpu) -> tuple[float, str]:
-    """The least time the variant's arithmetic takes at the measured ceilings: its conv's multiplies (Winograd's
-    fewer) at the FP32 rate, or x its tensor passes at the TF32 rate; and what that floor is."""
-    from . import problems as P
-    from . import traffic as T
-
-    prob = P.PROBLEMS[problem]
-    cp = T.compute_precision(prob, variant, precision)
-    work = T.conv_work_flops(prob, variant)
-    if cp == "fp32":
-        return work / (gpu.fp32_tflops * 1e12) * 1e3, "FP32"
-    return work * T.TENSOR_PASSES[cp] / (gpu.tf32_tflops * 1e12) * 1e3, cp.upper().replace("X", "x")
 
 
 def progress(run: dict) -> list[dict]:
@@ -69,7 +47,7 @@ def progress(run: dict) -> list[dict]:
                 if cls not in best:
                     continue
                 r = best[cls]
-                c_ms, c_what = compute_floor_ms(pk, r["variant"], r["precision"], gpu)
+                c_ms, c_what = compute_floor_ms(P.PROBLEMS[pk], r["variant"], r["precision"], gpu)
                 floor, bound = (bytes_ms, "bytes") if bytes_ms >= c_ms else (c_ms, c_what)
                 rows.append({"gpu": run["env"]["gpu"], "problem": pk, "step": step, "class": cls,
                              "kernel": r["variant"], "ms": r["median_ms"], "x_compile": r.get("speedup_vs_compile"),

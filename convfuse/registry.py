@@ -18,8 +18,12 @@ import torch.nn.functional as F
 
 from . import problems as P
 
-ROOT = Path(__file__).resolve().parent.parent
-KERNELS = ROOT / "kernels"
+PACKAGE = Path(__file__).resolve().parent
+ROOT = PACKAGE.parent
+# A source checkout (or an editable install, which imports from it) keeps the kernels at the top level, as the study's
+# layout has them; a wheel carries the same files inside the package (pyproject.toml maps kernels/ to convfuse/_kernels).
+KERNELS = ROOT / "kernels" if (ROOT / "kernels" / "conv_args.h").is_file() else PACKAGE / "_kernels"
+SOURCE_CHECKOUT = KERNELS == ROOT / "kernels"
 
 # Precision classes (DESIGN.md): what the arithmetic is, and so which verification bound applies.
 PRECISIONS = ("fp32", "tf32", "fp16", "3xtf32", "tf32+bf16", "3xfp16")
@@ -47,8 +51,17 @@ class Variant:
         return self.kind in ("epilogue", "fused")
 
     def runs_on(self, capability: tuple) -> bool:
-        """Whether this variant can run on a GPU of this compute capability."""
-        return self.needs_cc is None or tuple(capability) == tuple(self.needs_cc)
+        """Whether this variant can run on a GPU of this compute capability: arch-specific (sm_90a) code on that GPU
+        only; portable code on its lowest target and after (later GPUs JIT the PTX the build carries, build.py)."""
+        if self.needs_cc is not None:
+            return tuple(capability) == tuple(self.needs_cc)
+        return tuple(capability) >= min(self.min_capability(a) for a in self.archs)
+
+    @staticmethod
+    def min_capability(arch: str) -> tuple:
+        """The compute capability of a target: "80" -> (8, 0), "90a" -> (9, 0), "100" -> (10, 0)."""
+        digits = arch.rstrip("af")
+        return int(digits[:-1]), int(digits[-1])
 
     @property
     def source_path(self) -> Path | None:
@@ -259,6 +272,15 @@ def check_inputs(variant: Variant, x, weight, bias, param) -> None:
     devs = {t.device for t in tensors.values()}
     if len(devs) > 1:
         raise ValueError(f"{name}: all tensors must be on one device, got {sorted(map(str, devs))}")
+
+
+def input_error(variant: Variant, x, weight, bias, param) -> Exception | None:
+    """check_inputs' error as a value (None where the call is fine): for a caller that falls back instead of raising."""
+    try:
+        check_inputs(variant, x, weight, bias, param)
+    except (TypeError, ValueError) as e:
+        return e
+    return None
 
 
 # --- runners --------------------------------------------------------------------------------------

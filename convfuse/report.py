@@ -84,7 +84,10 @@ def _summary(nb) -> tuple[str, str]:
     return "", ""
 
 
-def execute(path: Path, mode: str, timeout: int, spec_dir: Path):
+SLOW_CELL_S = 5.0   # a cell that runs longer gets a line of progress (a live notebook's first cell takes minutes)
+
+
+def execute(path: Path, mode: str, timeout: int, spec_dir: Path, log=None):
     """Run one notebook; returns (executed notebook, error message or None, seconds)."""
     import nbformat
     from nbclient import NotebookClient
@@ -93,8 +96,20 @@ def execute(path: Path, mode: str, timeout: int, spec_dir: Path):
     nb = nbformat.read(path, as_version=4)
     ipc_dir = tempfile.mkdtemp(prefix="cfk-")
     km = _kernel_manager(spec_dir, ipc_dir)
+    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    started = {}
+
+    def cell_start(cell, cell_index):
+        started[cell_index] = time.perf_counter()
+
+    def cell_complete(cell, cell_index):
+        dt = time.perf_counter() - started.get(cell_index, time.perf_counter())
+        if log and dt >= SLOW_CELL_S and cell_index in code:
+            log(f"[report]   {path.stem}: cell {code.index(cell_index) + 1}/{len(code)} took {dt:.0f} s")
+
     client = NotebookClient(nb, timeout=timeout, km=km, allow_errors=False,
-                            resources={"metadata": {"path": str(path.parent)}})
+                            resources={"metadata": {"path": str(path.parent)}},
+                            on_cell_start=cell_start, on_cell_complete=cell_complete)
     t0 = time.perf_counter()
     err = None
     try:
@@ -292,7 +307,8 @@ def render(notebooks=None, out_dir=None, timeout: int | None = None, log=print) 
     t_all = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="convfuse-kernelspec-") as spec_dir:
         for i, path in enumerate(paths, 1):
-            nb, err, dt = execute(path, mode, timeout, Path(spec_dir))
+            log(f"[report {i}/{len(paths)}] {path.stem}: running")
+            nb, err, dt = execute(path, mode, timeout, Path(spec_dir), log=log)
             target = out_dir / f"{path.stem}.html"
             target.write_text(to_html(nb), encoding="utf-8")
             title, summary = _summary(nb)

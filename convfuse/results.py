@@ -54,9 +54,11 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
-from .registry import KERNELS, ROOT
+from . import build
+from .registry import KERNELS, PACKAGE, ROOT, SOURCE_CHECKOUT
 
-RESULTS_DIR = ROOT / "results"
+# an installed package carries the records (fuse() chooses its kernel by them) inside itself (pyproject.toml)
+RESULTS_DIR = ROOT / "results" if SOURCE_CHECKOUT else PACKAGE / "_results"
 MODES = ("auto", "recorded", "live")
 # per kernel record: the hardening fields, by the run that measures them
 HARDENING_LOGS = {"sanitize": ("sanitize.json", ("memcheck_errors", "racecheck_hazards", "synccheck_errors")),
@@ -66,7 +68,7 @@ HARDENING_FIELDS = tuple(f for _, fields in HARDENING_LOGS.values() for f in fie
 TEST_SUITES = {"gpu_tests": ("gpu_tests.log", "tests/test_gpu_kernels.py"),
                "gpu_hardening_tests": ("gpu_hardening.log", "tests/test_gpu_hardening.py")}
 LARGE_TENSOR_OUTCOMES = ("ok", "refused")
-MACHINE_CODE_CACHE = ROOT / "build" / "machine-code"
+MACHINE_CODE_CACHE = build.BUILD_DIR / "machine-code"
 EVIDENCE_FIELDS = ("what", "value", "unit", "build", "same_machine_code", "gpu", "date", "commit", "log")
 
 
@@ -210,8 +212,6 @@ def normalized_sass(text: str) -> str:
 def cuda_tool(name: str) -> str | None:
     """nvcc, or a CUDA tool beside it, else on PATH, else from NVIDIA's wheel of it (requirements.txt brings
     cuobjdump's and nvdisasm's, so a machine without the whole toolkit, CI's, can still compare SASS)."""
-    from . import build
-
     nvcc = build.find_nvcc()
     if name == "nvcc":
         return nvcc
@@ -272,8 +272,6 @@ def _sha16(data: bytes) -> str:
 def compile_cubin(source: str, arch: str, tools: dict | None = None) -> Path:
     """`source` compiled for sm_<arch> to a cubin (nvcc -cubin, build.NVCC_FLAGS), cached under build/machine-code/
     by the text, the target, the flags and the nvcc version."""
-    from . import build
-
     tools = tools or toolkit()
     if not tools["nvcc"]:
         raise FileNotFoundError("nvcc not found (set CUDA_HOME or put nvcc on PATH)")
@@ -323,8 +321,6 @@ def machine_code_of(source: str, archs, tools: dict | None = None) -> dict:
 
 def machine_code(variant, tools: dict | None = None) -> dict:
     """The machine-code key of a kernel variant as the working tree builds it (build.kernel_source, v.archs)."""
-    from . import build
-
     return machine_code_of(build.kernel_source(variant), variant.archs, tools)
 
 

@@ -322,3 +322,13 @@ def prediction(gpu_key: str) -> dict:
     return {"gpu": asdict(gpu), "model": "traffic.predict_ms: the larger of the variant's modeled DRAM bytes over the "
             "datasheet bandwidth and its FLOPs over the datasheet peak of the arithmetic it runs (x tensor passes)",
             "predictions": preds}
+
+
+def compute_floor_ms(prob: P.Problem, variant: str, precision: str, gpu) -> tuple[float, str]:
+    """The least time the variant's arithmetic takes at the measured ceilings: its conv's multiplies (Winograd's
+    fewer) at the FP32 rate, or x its tensor passes at the TF32 rate; and what that floor is."""
+    cp = compute_precision(prob, variant, precision)
+    work = conv_work_flops(prob, variant)
+    if cp == "fp32":
+        return work / (gpu.fp32_tflops * 1e12) * 1e3, "FP32"
+    return work * TENSOR_PASSES[cp] / (gpu.tf32_tflops * 1e12) * 1e3, cp.upper().replace("X", "x")

@@ -146,3 +146,11 @@ def summarize(checks: list[Check]) -> dict:
             s["verified"] = False
             s["failures"].append(asdict(c))
     return out
+
+
+def accuracy_class(rec: dict) -> str:
+    """'FP32-accurate' when the measured errors meet FP32's bounds (verify.BOUNDS), else 'TF32 class': by what the
+    kernel computed, so conv3d's cuDNN path (an FP32 conv) counts as FP32-accurate."""
+    max_abs, rel = BOUNDS["fp32"]
+    a, r = rec.get("max_abs_err_fp64"), rec.get("rel_l2_err_fp64")
+    return "FP32-accurate" if a is not None and r is not None and a <= max_abs and r <= rel else "TF32 class"

@@ -8,6 +8,8 @@
 #     sanitize  compute-sanitizer memcheck/racecheck/synccheck on every kernel variant -> $OUT/sanitize.json
 #     harden    tests/test_gpu_hardening.py -> $OUT/gpu_hardening.log, $OUT/large_tensor.json (~9 GB tensors)
 #     profile   Nsight Compute bytes into $OUT/<gpu-slug>.json (a bench rewrites the file without them)
+#     ops       the library face: tests/test_gpu_ops.py (opcheck, compiled fuse within its class) -> $OUT/gpu_ops.log,
+#               then fuse(model) timed beside eager and torch.compile(model) -> $OUT/fuse.json, $OUT/fuse.log
 #     pack      everything under $OUT except the results JSON into $OUT/logs.tgz (last: for a machine that
 #               sends back only a few files)
 #   The record is $OUT/<gpu-slug>.json (the slug from this GPU's name), started from results/<gpu-slug>.json: bench
@@ -62,6 +64,9 @@ for s in $stages; do
     profile)
       [ -f "$REC" ] || cp "results/$SLUG.json" "$REC"
       $PY -m convfuse.profile --results "$REC" --csv-out "$OUT/ncu.csv" 2>&1 | tee "$OUT/profile.log" | tail -30 ;;
+    ops)
+      $PY -m pytest -q -m gpu -p no:cacheprovider -rfE tests/test_gpu_ops.py 2>&1 | tee "$OUT/gpu_ops.log" | tail -15
+      $PY -m convfuse fuse --out "$OUT/fuse.json" 2>&1 | tee "$OUT/fuse.log" | grep -E "^\[fuse\] (conv|.*first)" ;;
     pack)
       (cd "$OUT" && tar czf /tmp/convfuse-logs.tgz --exclude="$SLUG.json" --exclude=logs.tgz . \
         && find . -mindepth 1 -not -name "$SLUG.json" -delete && mv /tmp/convfuse-logs.tgz logs.tgz && ls -la) ;;
