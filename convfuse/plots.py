@@ -427,12 +427,12 @@ def traffic_bars(problem=None, run: dict | None = None, variants=None):
     return fig
 
 
-CLASS_COLOR = {"TF32 class": "tab:orange", "FP32-accurate": "tab:blue"}
+CLASS_COLOR = {"TF32 class": "tab:orange", "FP32 class": "tab:blue"}
 
 
 def speedup_bars(run: dict, variants=None, baseline: str = "eager"):
     """Speed-up over `baseline` (same run) per kernel, log scale, grouped by step (a band each) and, within a step, by
-    accuracy class (colour: TF32 class or FP32-accurate, as measured); conv2d plain, conv3d hatched."""
+    accuracy class (colour: TF32 class or FP32 class, as measured); conv2d plain, conv3d hatched."""
     from .verify import accuracy_class
 
     steps = {}                                   # step -> kernel keys, registry order
@@ -550,7 +550,7 @@ def progress_figure(runs: list[dict], rows: list[list[dict]]):
     from . import results as RS
 
     fig, axes = plt.subplots(len(runs), 2, figsize=(11, 3.6 * len(runs)), squeeze=False)
-    style = {"TF32 class": ("tab:orange", "o"), "FP32-accurate": ("tab:blue", "s")}
+    style = {"TF32 class": ("tab:orange", "o"), "FP32 class": ("tab:blue", "s")}
     for i, (run, rs) in enumerate(zip(runs, rows)):
         for j, pk in enumerate(P.PROBLEMS):
             ax = axes[i][j]

@@ -43,7 +43,7 @@ def progress(run: dict) -> list[dict]:
                 cls = accuracy_class(r)
                 if cls not in best or r["median_ms"] < best[cls]["median_ms"]:
                     best[cls] = r
-            for cls in ("TF32 class", "FP32-accurate"):
+            for cls in ("TF32 class", "FP32 class"):
                 if cls not in best:
                     continue
                 r = best[cls]
@@ -51,6 +51,8 @@ def progress(run: dict) -> list[dict]:
                 floor, bound = (bytes_ms, "bytes") if bytes_ms >= c_ms else (c_ms, c_what)
                 rows.append({"gpu": run["env"]["gpu"], "problem": pk, "step": step, "class": cls,
                              "kernel": r["variant"], "ms": r["median_ms"], "x_compile": r.get("speedup_vs_compile"),
+                             "rel_l2": r.get("rel_l2_err_fp64"),
+                             "eager_fp32_rel_l2": (recs.get("eager_fp32") or {}).get("rel_l2_err_fp64"),
                              "floor_ms": floor, "bound": bound, "bytes_floor_ms": bytes_ms})
     return rows
 
@@ -92,6 +94,10 @@ def progress_header(run: dict, name: str | None = None) -> str:
             + (f" Power-capped samples: {', '.join(capped)}." if capped else ""))
 
 
+def _times(x: float) -> str:
+    return f"{x:.1f}×" if x < 10 else f"{x:.0f}×"
+
+
 def progress_table(runs) -> str:
     """The progress rows of every run in one table: per problem, step and accuracy class, the fastest kernel and, per
     GPU, its ms, x torch.compile and x its floor (with what bounds it). Where GPUs disagree on the fastest kernel,
@@ -108,9 +114,9 @@ def progress_table(runs) -> str:
         for k in rows:
             steps.setdefault(k[1], len(steps))
     keys.sort(key=lambda k: (order.get(k[0], 9), k[0], steps[k[1]], k[2] != "TF32 class"))
-    head = "| problem | step | accuracy | fastest kernel | " + " | ".join(
+    head = "| problem | step | class | fastest kernel | rel-L2 (× eager FP32's) | " + " | ".join(
         f"{n} ms | × compile | × floor" for n in names) + " |"
-    lines = [head, "|---|---|---|---|" + "---:|---:|---|" * len(runs)]
+    lines = [head, "|---|---|---|---|---|" + "---:|---:|---|" * len(runs)]
     for k in keys:
         got = [rows.get(k) for rows in per]
         kernels = {r["kernel"] for r in got if r}
@@ -125,7 +131,10 @@ def progress_table(runs) -> str:
                 continue
             xc = "—" if r["x_compile"] is None else f"{r['x_compile']:.2f}"
             cells += [f"{r['ms']:.3f}", xc, f"{r['ms'] / r['floor_ms']:.1f} ({r['bound']})"]
-        lines.append(f"| {k[0]} | {k[1]} | {k[2]} | {kcell} | " + " | ".join(cells) + " |")
+        first = next(r for r in got if r)
+        err = ("—" if first["rel_l2"] is None else f"{first['rel_l2']:.1e}"
+               + (f" ({_times(first['rel_l2'] / first['eager_fp32_rel_l2'])})" if first["eager_fp32_rel_l2"] else ""))
+        lines.append(f"| {k[0]} | {k[1]} | {k[2].removesuffix(' class')} | {kcell} | {err} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -30,7 +30,7 @@ NOT_RECORDED = "not recorded yet"
 # reference rows that need the optional nvidia-cudnn-frontend package: a record may lack them (env["cudnn_fused"] says why)
 OPTIONAL_REFERENCES = ("cudnn_fused", "cudnn_fused_nchw")
 EPILOGUE_GOAL = 0.9     # step 02: the epilogue alone at >= 90 % of the copy bandwidth of the same bytes
-# the tensor-core goals on the H200 (issue 5 of the study: TF32 and FP32-accurate 3xTF32 kernels)
+# the tensor-core goals on the H200 (issue 5 of the study: TF32 and FP32-class 3xTF32 kernels)
 TF32_GOAL_MS = {"conv2d": 1.2, "conv3d": 0.8}
 XTF32_GOAL_MS = {"conv2d": 3.0, "conv3d": 2.0}
 # ... and the same-run ratios the issue states beside them: (x eager, x torch.compile), None where it states none
@@ -54,7 +54,7 @@ def goal_verdict(rec: dict, goal_ms: float, ratios: tuple) -> str:
 GOAL_CLASSES = (("tf32", "04 tf32", ("tf32",), TF32_GOAL_MS, TF32_GOAL_RATIOS),
                 ("tf32", "TF32 class, any operands", ("tf32", "fp16"), TF32_GOAL_MS, TF32_GOAL_RATIOS),
                 ("3xtf32", "04 3xtf32", ("3xtf32",), XTF32_GOAL_MS, XTF32_GOAL_RATIOS),
-                ("3xtf32", "FP32-accurate, any split", ("3xtf32", "3xfp16", "tf32+bf16"), XTF32_GOAL_MS,
+                ("3xtf32", "FP32 class, any split", ("3xtf32", "3xfp16", "tf32+bf16"), XTF32_GOAL_MS,
                  XTF32_GOAL_RATIOS))
 
 
@@ -1369,7 +1369,7 @@ def cudnn_fused_lines(runs) -> list[str]:
                              f"{cf['median_ms'] / f['floor_tf32_ms']:.1f}× the conv's TF32 compute floor")
             mine = [r for r in results.records(rn, pk) if r.get("kind") in ("epilogue", "fused") and r.get("verified")
                     and r.get("median_ms")]
-            for cls in ("TF32 class", "FP32-accurate"):
+            for cls in ("TF32 class", "FP32 class"):
                 best_r = min((r for r in mine if accuracy_class(r) == cls), key=lambda r: r["median_ms"], default=None)
                 if best_r:
                     parts.append(f"our fastest {cls} kernel (`{best_r['variant']}`) is "
@@ -1465,7 +1465,7 @@ def kernelbench_lines(runs) -> list[str]:
                 by.setdefault((accuracy_class(r) if r.get("verified") else "unverified",
                                bool(r["kernelbench"].get("pass"))), []).append(f"`{r['variant']}`")
             parts = []
-            for cls in ("FP32-accurate", "TF32 class", "unverified"):
+            for cls in ("FP32 class", "TF32 class", "unverified"):
                 n_pass, n_fail = len(by.get((cls, True), [])), len(by.get((cls, False), []))
                 if n_pass + n_fail == 0:
                     continue
@@ -1567,7 +1567,7 @@ def portable_table(runs) -> pd.DataFrame:
     rows = []
     for pk in PROBLEMS:
         portable = {v.key for v in R.kernel_variants(pk) if v.needs_cc is None}
-        for cls in ("TF32 class", "FP32-accurate"):
+        for cls in ("TF32 class", "FP32 class"):
             for rn in runs:
                 mine = [r for r in results.records(rn, pk) if r.get("kind") in ("epilogue", "fused")
                         and r.get("verified") and r.get("median_ms") and accuracy_class(r) == cls]
@@ -1895,3 +1895,15 @@ def layout_conversion_lines(runs_) -> list[str]:
                          f"{b['median_ms'] - a['median_ms']:.2f} ms more than `cudnn_fused`; its conversions move "
                          f"{conv_gb:.2f} GB, {conv_gb / g.dram_gbps * 1e3:.2f} ms at the measured copy bandwidth.")
     return lines or [f"cuDNN's fused graph: {NOT_RECORDED}: no recorded GPU ran it."]
+
+
+def fp32_class_line(run: dict) -> str:
+    """The FP32 class for what it is: its bound against eager FP32's own error in the same run."""
+    rb = verify.BOUNDS["fp32"][1]
+    parts = [f"{rb / e:.0f}× eager FP32's own on {pk} ({e:.1e})" for pk in PROBLEMS
+             if (e := eager_fp32_error(run, pk))]
+    if not parts:
+        return f"The FP32 class: rel-L2 ≤ {rb:.0e} against float64 (eager FP32's own error: {NOT_RECORDED}: no run)."
+    return (f"The FP32 class is a bound, not FP32 itself: rel-L2 ≤ {rb:.0e} against float64 is " + " and ".join(parts)
+            + f" on the {short_gpu(run)}. A kernel in it may be a few times less accurate than eager FP32; each "
+            "table gives its error beside eager FP32's.")

@@ -149,8 +149,8 @@ def summarize(checks: list[Check]) -> dict:
 
 
 def accuracy_class(rec: dict) -> str:
-    """'FP32-accurate' when the measured errors meet FP32's bounds (verify.BOUNDS), else 'TF32 class': by what the
-    kernel computed, so conv3d's cuDNN path (an FP32 conv) counts as FP32-accurate."""
+    """'FP32 class' when the measured errors meet FP32's bounds (verify.BOUNDS), else 'TF32 class': by what the
+    kernel computed, so conv3d's cuDNN path (an FP32 conv) counts as FP32 class."""
     max_abs, rel = BOUNDS["fp32"]
     a, r = rec.get("max_abs_err_fp64"), rec.get("rel_l2_err_fp64")
-    return "FP32-accurate" if a is not None and r is not None and a <= max_abs and r <= rel else "TF32 class"
+    return "FP32 class" if a is not None and r is not None and a <= max_abs and r <= rel else "TF32 class"

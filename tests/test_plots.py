@@ -95,7 +95,7 @@ def synthetic_run(gpu="NVIDIA H200", drop=(), extra_fields=False, date="2026-11-
             if v.key == "cudnn_conv":
                 rec.update(verified=None, max_abs_err_fp64=None, rel_l2_err_fp64=None, kernelbench_pass=None)
             else:
-                # conv3d's cuDNN picks no TF32 algorithm: its tf32-class rows are FP32-accurate
+                # conv3d's cuDNN picks no TF32 algorithm: its tf32-class rows are FP32 class
                 prec = "fp32" if (pk == "conv3d" and v.precision == "tf32" and not v.key.startswith("04")
                                   and v.key not in CUDNN_FUSED) else v.precision
                 ma, rl = _ERR[prec]

@@ -10,7 +10,7 @@ from test_plots import synthetic_run
 def test_progress_rows_are_the_fastest_verified_kernel_of_each_step_and_class():
     run = synthetic_run()
     rows = readme.progress(run)
-    assert rows and {r["class"] for r in rows} <= {"TF32 class", "FP32-accurate"}
+    assert rows and {r["class"] for r in rows} <= {"TF32 class", "FP32 class"}
     for r in rows:
         rec = results.record(run, r["problem"], r["kernel"])
         assert rec["verified"] and rec["median_ms"] == r["ms"]
@@ -24,7 +24,10 @@ def test_progress_rows_are_the_fastest_verified_kernel_of_each_step_and_class():
     assert len(lines) == len(rows)
     for r, line in zip(rows, lines):
         cells = [c.strip() for c in line.strip("|").split("|")]
-        assert cells[3] == f"`{r['kernel']}`" and float(cells[4]) == round(r["ms"], 3)
+        assert cells[3] == f"`{r['kernel']}`" and float(cells[5]) == round(r["ms"], 3)
+        assert cells[2] + " class" == r["class"]
+        # each kernel's error beside eager FP32's own, from the same record
+        assert cells[4].startswith(f"{r['rel_l2']:.1e} (") and cells[4].endswith("×)")
     assert "nan" not in md and "None" not in md
 
 
@@ -47,11 +50,11 @@ def test_two_gpus_share_one_table_each_with_its_ceilings():
     rows = {(r["problem"], r["step"], r["class"]): r for r in readme.progress(a)}
     for line in (ln for ln in text.splitlines() if ln.startswith("| conv")):
         cells = [c.strip() for c in line.strip("|").split("|")]
-        assert len(cells) == 10
-        r = rows.get((cells[0], cells[1], cells[2]))
+        assert len(cells) == 11
+        r = rows.get((cells[0], cells[1], cells[2] + " class"))
         if r:
-            assert float(cells[4]) == round(r["ms"], 3)
-    d = [ln for ln in text.splitlines() if ln.startswith("| conv2d | 04c | TF32 class")]
+            assert float(cells[5]) == round(r["ms"], 3)
+    d = [ln for ln in text.splitlines() if ln.startswith("| conv2d | 04c | TF32 |")]
     assert len(d) == 1 and "`04c_ws_tf32` (H100), `04c_ws_fp16` (H200)" in d[0]
     one = readme.progress_table(b)
     assert one.splitlines()[0].count("× floor") == 1

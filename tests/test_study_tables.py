@@ -270,7 +270,7 @@ def test_kernelbench_table_gives_its_verdicts_where_recorded_and_says_where_not(
     assert f"conv2d {sum(r['kernelbench_pass'] for r in mine)} of {len(mine)}" in notes[0]
     lines = study.kernelbench_lines(runs)
     assert len(lines) == 2 and all(H100_NAME in ln for ln in lines)
-    assert "FP32-accurate" in lines[0] and "TF32 class" in lines[0]
+    assert "FP32 class" in lines[0] and "TF32 class" in lines[0]
     assert study.kernelbench_table([h200])["status"].tolist() == [study.NOT_RECORDED] and study.kernelbench_lines([h200]) == []
 
 
