@@ -273,15 +273,16 @@ def _table(problem, scales, bias, schemes, shape, seed, dist):
             for sc in scales]
 
 
-def held_range(problem: str, scheme: str, bias: str | None = None, scales=V.SCALES, **kw):
+def held_range(problem: str, scheme: str, bias: str | None = None, scales=V.SCALES, **kw) -> tuple | None:
     """(lo, hi): the smallest and largest input scale of `scales` between which the scheme holds its class at every
     scale tested, with the model's bias and with bias zeroed (or the one `bias` mode), taken outward from scale 1;
     None if it fails at scale 1."""
     ordered = sorted(scales)
     ok = {sc: True for sc in ordered}
     for b in ([bias] if bias else BIAS_MODES):
-        for r in scale_table(problem, tuple(scales), b, schemes=(scheme,), reference=False, **kw):
-            ok[r["scale"]] = ok[r["scale"]] and r["holds"]
+        for r in scale_table(problem, tuple(scales), b, **kw):      # the whole table: one cached computation
+            if r["scheme"] == scheme:
+                ok[r["scale"]] = ok[r["scale"]] and r["holds"]
     i = ordered.index(1)
     if not ok[1]:
         return None
