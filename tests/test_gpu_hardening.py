@@ -196,3 +196,21 @@ def test_tensors_beyond_2_31_elements_run_or_are_refused(v, mods, large_tensor_l
     entry["large_tensor"] = "wrong"
     torch.testing.assert_close(y[tail], want, atol=tol, rtol=tol)
     entry["large_tensor"] = "ok"
+
+
+@pytest.mark.parametrize("bias", V.BIAS_MODES)
+@pytest.mark.parametrize("v", KERNELS, ids=lambda v: f"{v.problem}/{v.key}")
+@torch.no_grad()
+def test_class_holds_at_every_input_scale(v, bias, mods):
+    """Issue 66: inputs at each decade of verify.SCALES (1e-6 to 1e3), with the model's bias and with bias zeroed, on two
+    odd shapes: the class bound at every scale the variant's class states (verify.held_scales: CLASS_SCALES and the
+    registry's input_scales, the CPU model's held_range). What the model predicts: results/predictions/scales-*.json."""
+    _skip_unless_it_runs_here(v)
+    prob = P.get(v.problem)
+    held = V.held_scales(v.problem, v.precision, v.input_scales)
+    model = prob.make_model(seed=0, device="cuda").requires_grad_(False)
+    checks = V.run_checks(prob, model, {v.key: R.kernel_runner(v, mods[(v.problem, v.key)])}, {v.key: v.precision},
+                          shapes=prob.odd_shapes[:2], trials=V.sweep_trials(bias_modes=(bias,)), scales={v.key: held})
+    assert {c.scale for c in checks} == set(held)
+    bad = [(c.shape, c.scale, f"{c.rel_l2:.1e}", f"{c.max_abs:.1e}") for c in checks if not c.passed]
+    assert not bad, bad
