@@ -184,23 +184,34 @@ class _Given(torch.nn.Module):
 
 
 @torch.no_grad()
-def modelled_output(prob: P.Problem, model: torch.nn.Module, x: torch.Tensor, scheme: str) -> torch.Tensor:
-    """The problem's output with its conv computed as `scheme` would on a tensor core (FP32 result)."""
+def modelled_output(prob: P.Problem, model: torch.nn.Module, x: torch.Tensor, scheme: str,
+                    input_block: str = "block") -> torch.Tensor:
+    """The problem's output with its conv computed as `scheme` would on a tensor core (FP32 result). For the scaled
+    schemes, input_block "block" takes an input exponent per INPUT_BLOCK, "call" one for the whole input."""
     conv = F.conv2d if prob.dims == 2 else F.conv3d
     w = model.conv.weight.detach()
     z = None
-    for part in (_scaled_parts(prob, x, w, scheme) if scheme in SCALED_SCHEMES else
+    for part in (_scaled_parts(prob, x, w, scheme, input_block) if scheme in SCALED_SCHEMES else
                  (conv(xp, wp) for xp, wp in _passes(scheme, x, w))):
         z = part if z is None else z + part
     return output_from_conv(prob, model, x, z)
 
 
-def _scaled_parts(prob: P.Problem, x: torch.Tensor, w: torch.Tensor, scheme: str):
-    """fp16s / 3xfp16s: each pass's conv, tile by tile, the input rounded to FP16 at its block's scale."""
+def _scaled_parts(prob: P.Problem, x: torch.Tensor, w: torch.Tensor, scheme: str, input_block: str = "block"):
+    """fp16s / 3xfp16s: each pass's conv, tile by tile, the input rounded to FP16 at its block's scale (input_block
+    "call": one scale for the whole input, a pre-pass's max|x|)."""
+    wh, wl = split_fp16(w, weight_scale(w))
+    if input_block == "call":
+        xh, xl = split_fp16(x, pow2_scale(x.abs().amax()).item())
+        conv = F.conv2d if prob.dims == 2 else F.conv3d
+        for xp, wp in ([(xh, wh)] if scheme == "fp16s" else [(xl, wh), (xh, wl), (xh, wh)]):
+            yield conv(xp, wp)
+        return
+    if input_block != "block":
+        raise ValueError(f"unknown input_block {input_block!r}; use 'block' or 'call'")
     channels, *tile = INPUT_BLOCK[prob.key]
     win, counts = _windows(x.float(), prob.kernel_size, tuple(tile))
     xh, xl = split_fp16_blocks(win, min(channels, x.shape[1]))
-    wh, wl = split_fp16(w, weight_scale(w))
     pairs = [(xh, wh)] if scheme == "fp16s" else [(xl, wh), (xh, wl), (xh, wh)]
     for xp, wp in pairs:
         yield _tiled_conv(xp, wp, tuple(x.shape), tuple(tile), counts)

@@ -177,3 +177,25 @@ def test_tiled_model_equals_the_whole_conv_without_rounding():
 def test_bias_mode_is_checked():
     with pytest.raises(ValueError, match="bias mode"):
         S.model_errors("conv2d", (1, 64, 8, 8), bias="none")
+
+
+@torch.no_grad()
+def test_one_exponent_per_call_fails_a_small_image_beside_a_large_one():
+    """Why an exponent per staged block and not per call: in a batch of an image at 1 and one at 1e-6 (bias zeroed), a
+    per-call exponent is set by the large image and leaves the small one's FP16 parts subnormal; per block, each image
+    keeps its class. rel-L2 per image."""
+    prob = P.get("conv2d")
+    model = prob.make_model(seed=0)
+    model.conv.bias.zero_()
+    x = prob.make_input((2, 64, 12, 40), seed=3, dist="randn")
+    x[1] *= 1e-6
+    ref = P.ground_truth(model, x)
+
+    def per_image(scheme, block):
+        d = S.modelled_output(prob, model, x, scheme, input_block=block).double() - ref
+        return [(torch.linalg.vector_norm(d[i]) / torch.linalg.vector_norm(ref[i])).item() for i in range(2)]
+
+    call, block = per_image("3xfp16s", "call"), per_image("3xfp16s", "block")
+    assert max(block) <= 2e-6, block
+    assert call[0] <= 2e-6 < call[1], call
+    assert per_image("fp16s", "block")[1] <= 1e-3 < per_image("fp16", "block")[1]

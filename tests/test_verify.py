@@ -96,7 +96,8 @@ def test_bounds_per_precision():
 # --- the scale sweep (issue 66): inputs over 1e-6..1e3, with the model's bias and with bias zeroed -------------------
 def _fp16_operands(x, w, b, p, out, passes, scale_input):
     """A CPU stand-in for an FP16-operand kernel: FP16 parts of x (unscaled, as the kernels today, or with a power of two
-    per call) and of w (scaled per call, as the kernels), the parts' products in FP32, then bias and epilogue."""
+    per call: enough where a trial draws one scale; a batch of mixed scales needs one per staged block, as
+    tests/test_splits.py shows) and of w (scaled per call, as the kernels), products in FP32, then bias and epilogue."""
     from convfuse import splits as S
 
     sx = S.pow2_scale(x.abs().amax()).item() if scale_input else 1.0
