@@ -158,7 +158,8 @@ def _tiled_conv(xp: torch.Tensor, wp: torch.Tensor, shape: tuple, tile: tuple, c
     z = z.reshape(n, *counts, co, *tile)
     perm = [0, dims + 1] + [i for d in range(dims) for i in (1 + d, dims + 2 + d)]
     z = z.permute(perm).reshape(n, co, *[c * t for c, t in zip(counts, tile)])
-    return z[(slice(None), slice(None), *[slice(0, s - k + 1) for s in shape[2:]])]
+    return z[(slice(None), slice(None), *[slice(0, s - k + 1) for s in shape[2:]])].contiguous()   # as eager's: CPU
+    # kernels of the epilogue (GELU) round differently on a strided tensor
 
 
 def split_fp16_blocks(win: torch.Tensor, channels: int):
