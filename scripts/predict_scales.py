@@ -24,16 +24,26 @@ def main():
            "shape": S.TABLE_SHAPE, "scales": list(V.SCALES),
            "checked_by": "pytest -m gpu tests/test_gpu_hardening.py -k test_class_holds_at_every_input_scale",
            "predictions": {}}
+    out["marginal"] = []    # checked cells the model puts within 2x of the bound: the GPU's own error (its FP32 sums, the
+    # tensor core's truncating adds: 04c_ws_3xfp16 measured 1.0e-6 at unit scale where the model gives 2.4e-7) may tip them
     for v in R.kernel_variants():
-        if v.precision not in ("fp16", "3xfp16"):
+        # the FP16-operand kernels, and any other whose registry range the model narrowed (04b_wgmma_tf32bf16)
+        if v.precision not in ("fp16", "3xfp16") and v.input_scales is None:
             continue
-        entry = {"precision": v.precision, "scheme": v.precision,
-                 "checked_scales": list(V.held_scales(v.problem, v.precision, v.input_scales)),
+        twin = v.precision + "s" if v.precision in ("fp16", "3xfp16") else None
+        checked = V.held_scales(v.problem, v.precision, v.input_scales)
+        entry = {"precision": v.precision, "scheme": v.precision, "checked_scales": list(checked),
                  "model_held_range": S.held_range(v.problem, v.precision),
-                 "scaled_twin": v.precision + "s", "scaled_twin_held_range": S.held_range(v.problem, v.precision + "s")}
+                 "scaled_twin": twin, "scaled_twin_held_range": twin and S.held_range(v.problem, twin)}
         for bias in V.BIAS_MODES:
             rows = S.scale_table(v.problem, V.SCALES, bias)
-            for scheme, key in ((v.precision, "rel_l2"), (v.precision + "s", "scaled_twin_rel_l2"), ("fp32", "eager_fp32_rel_l2")):
+            for r in rows:
+                if r["scheme"] == v.precision and r["scale"] in checked and r["rel_l2"] > r["bound_rel_l2"] / 2:
+                    out["marginal"].append({"problem": v.problem, "variant": v.key, "bias": bias, "scale": r["scale"],
+                                            "rel_l2": float(f"{r['rel_l2']:.2e}"), "bound": r["bound_rel_l2"]})
+            for scheme, key in ((v.precision, "rel_l2"), (twin, "scaled_twin_rel_l2"), ("fp32", "eager_fp32_rel_l2")):
+                if scheme is None:
+                    continue
                 entry.setdefault(key, {})[bias] = {f"{r['scale']:g}": float(f"{r['rel_l2']:.2e}") for r in rows
                                                    if r["scheme"] == scheme}
             entry.setdefault("max_abs", {})[bias] = {f"{r['scale']:g}": float(f"{r['max_abs']:.2e}") for r in rows
