@@ -139,11 +139,16 @@ def bench_problem(problem: P.Problem, keys=None, mods=None, verify_odd=True, n_t
     if verify_odd:
         kernel_runners = {k: r for k, r in checked.items() if k not in ("compile",)}
         odd = verify.run_checks(problem, model, kernel_runners, precisions, shapes=problem.odd_shapes, log=None)
+        # the input-scale sweep (issue 66) on two odd shapes, each variant at the scales its class states
+        held = {v.key: verify.held_scales(problem.key, v.precision, v.input_scales) for v in variants}
+        odd += verify.run_checks(problem, model, kernel_runners, precisions, shapes=problem.odd_shapes[:2],
+                                 trials=verify.sweep_trials(), log=None, scales=held)
         bad = [c for c in odd if not c.passed]
-        log(f"[verify] {problem.key}: odd shapes {list(problem.odd_shapes)}: {len(odd)} checks, {len(bad)} failed")
+        log(f"[verify] {problem.key}: odd shapes {list(problem.odd_shapes)} (and inputs x {verify.SCALES[0]:g} .. "
+            f"{verify.SCALES[-1]:g}, bias kept and zeroed): {len(odd)} checks, {len(bad)} failed")
         for c in bad[:20]:
-            log(f"[verify]   FAIL {c.variant} {c.shape} seed={c.seed} {c.dist}: max_abs={c.max_abs:.2e} "
-                f"rel_l2={c.rel_l2:.2e} nonfinite={c.nonfinite_mismatch}")
+            log(f"[verify]   FAIL {c.variant} {c.shape} seed={c.seed} {c.dist} x{c.scale:g} bias={c.bias}: "
+                f"max_abs={c.max_abs:.2e} rel_l2={c.rel_l2:.2e} nonfinite={c.nonfinite_mismatch}")
     s_full, s_odd = verify.summarize(full), verify.summarize(odd)
 
     # timing: the KernelBench input, fixed parameters

@@ -45,6 +45,8 @@ class Variant:
     needs_cc: tuple | None = None      # (major, minor) the GPU must have, for arch-specific (sm_90a) code
     algorithm: str = "direct"          # how its conv is computed: a key of traffic.ALGORITHM_WORK
     scratch: Path | None = None        # a candidate's file built in place of the source (scripts/check_variant.py)
+    input_scales: tuple | None = None  # (lo, hi) input scales its class holds over, where narrower than the protocol's
+                                       # (verify.SCALES; the CPU model's splits.held_range, issue 66); None: all of them
 
     @property
     def is_kernel(self) -> bool:
@@ -129,12 +131,12 @@ _HOPPER = {
         Variant("04c_ws_3xfp16", "conv2d", "04c", "3xfp16", "fused",
                 "warp-specialised wgmma conv+epilogue, FP16 hi/lo operands, three products in 1.5 TF32 "
                 "passes of tensor time (FP32 accuracy)",
-                defines=("CF_3XF16",),
+                defines=("CF_3XF16",), input_scales=(1e-2, 1e3),     # unscaled FP16 input: lo subnormal below
                 **_04C),
         Variant("04c_ws_fp16", "conv2d", "04c", "fp16", "fused",
                 "warp-specialised wgmma conv+epilogue, FP16 operands (TF32's precision, half its "
                 "tensor time)",
-                defines=("CF_1XF16",),
+                defines=("CF_1XF16",), input_scales=(1e-4, 1e3),     # unscaled FP16 input: hi subnormal below
                 **_04C),
         Variant("04d_rs_tf32", "conv2d", "04d", "tf32", "fused",
                 "implicit GEMM turned around: output pixels as M, the input fragments loaded from the TMA's raw "
@@ -164,8 +166,8 @@ _HOPPER = {
         Variant("04b_wgmma_tf32bf16", "conv3d", "04b", "tf32+bf16", "fused",
                 "implicit-GEMM conv+epilogue on Hopper wgmma, TF32 + one BF16 correction pass "
                 "(FP32 accuracy in two tensor passes)",
-                defines=("CF_TF32BF16",),
-                **_04B),
+                defines=("CF_TF32BF16",), input_scales=(1e-6, 1e1),  # BF16 corrections: above, the clamp's few
+                **_04B),                                                  # unclamped outputs miss 2e-6
         Variant("04b_wgmma_3xfp16", "conv3d", "04b", "3xfp16", "fused",
                 "implicit-GEMM conv+epilogue on Hopper wgmma, FP16 hi/lo operands, three products in "
                 "1.5 TF32 passes of tensor time (FP32 accuracy)",

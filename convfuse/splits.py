@@ -22,15 +22,29 @@ Schemes:
                 scaled by a power of two so that max|w| lands at 2^14 (exact, undone after the sum); the
                 input is not scaled (|x| >= 65520 rounds x_hi to Inf: the kernels' FP32 path). conv2d
                 04c_ws_3xfp16, conv3d 04b_wgmma_3xfp16.
+  fp16s, 3xfp16s
+                fp16 and 3xfp16 with the input scaled too (issue 66): a power of two per block of the window a
+                kernel's producer stages (INPUT_BLOCK: an image, a chunk of channels, an output tile), from the
+                block's largest finite |x|, puts that |x| just under 2^14 as the weights' scale does; undone with the
+                weights' scale on the accumulator (exact: powers of two). Not yet a kernel.
+  fp32          the reference: x * w unrounded, the FP32 conv eager runs with TF32 off (its floor in each table).
+
+Input scale (issue 66). FP16 has 5 exponent bits: below 2^-14 (6.1e-5) a value is subnormal and keeps fewer bits, below
+2^-25 it is zero. Unscaled, the FP16 input loses bits once |x| is small (3xfp16's lo part ~ |x| 2^-11 from |x| ~ 0.1 on,
+fp16's hi part from |x| ~ 1e-4 on), which a bias hides; scale_table and held_range give each scheme's error and the
+range of input scales where it holds its class (verify.BOUNDS), with the model's bias and with bias zeroed.
 """
 from __future__ import annotations
 
 import copy
+import functools
+import math
 
 import torch
 import torch.nn.functional as F
 
 from . import problems as P
+from . import verify as V
 from .traffic import TENSOR_PASSES  # noqa: F401  (tensor time per scheme: one place, the traffic module)
 
 
@@ -75,6 +89,8 @@ def weight_scale(w: torch.Tensor) -> float:
 
 
 def _passes(scheme: str, x: torch.Tensor, w: torch.Tensor):
+    if scheme == "fp32":
+        return [(x, w)]
     if scheme == "fp16":
         return [(split_fp16(x)[0], split_fp16(w, weight_scale(w))[0])]
     if scheme == "3xfp16":
@@ -91,10 +107,70 @@ def _passes(scheme: str, x: torch.Tensor, w: torch.Tensor):
         # one BF16 pass over K doubled = the sum of its two halves' products, each exact in FP32
         return [(round_bf16(x.float() - xb), round_bf16(wb)), (round_bf16(xb), round_bf16(w.float() - wb)),
                 (xb, wb)]
-    raise ValueError(f"unknown scheme {scheme!r}; known: {', '.join(SCHEMES)}")
+    raise ValueError(f"unknown scheme {scheme!r}; known: {', '.join(SCHEMES + SCALED_SCHEMES + ('fp32',))}")
 
 
-SCHEMES = ("tf32", "fp16", "3xtf32", "tf32+bf16", "3xfp16")
+SCHEMES = ("tf32", "fp16", "3xtf32", "tf32+bf16", "3xfp16")     # the kernels' schemes (TENSOR_PASSES' keys)
+SCALED_SCHEMES = ("fp16s", "3xfp16s")   # the FP16 schemes with a power-of-two input scale per staged block
+# the precision class (verify.BOUNDS) each scheme is held to; the others are their own class
+SCHEME_CLASS = {"fp16s": "fp16", "3xfp16s": "3xfp16"}
+# The block of the input one exponent covers: (channels, output tile): conv2d 04c's chunk (8 channels of the window of a
+# tile of 2 output rows x 86 columns), conv3d 04b's tile (all 8 channels, one output row of up to 62 columns).
+INPUT_BLOCK = {"conv2d": (8, 2, 86), "conv3d": (8, 1, 1, 62)}
+
+
+def scheme_class(scheme: str) -> str:
+    return SCHEME_CLASS.get(scheme, scheme)
+
+
+def pow2_scale(amax: torch.Tensor) -> torch.Tensor:
+    """weight_scale elementwise: 2^e with the largest finite |x| of a block times 2^e just under 2^14 (e <= 100);
+    1 where a block has no finite nonzero value."""
+    a = torch.where(torch.isfinite(amax), amax, torch.zeros_like(amax)).double()
+    e = torch.frexp(a).exponent
+    s = torch.pow(2.0, torch.clamp(14 - e, max=100).double())
+    return torch.where(a > 0, s, torch.ones_like(s))
+
+
+def _windows(x: torch.Tensor, k: int, tile: tuple):
+    """The input windows of the output tiles, zero past the input's edge (as a TMA box reads): (N * tiles, C, *window),
+    and the tile counts per spatial dimension."""
+    dims = x.dim() - 2
+    out = [s - k + 1 for s in x.shape[2:]]
+    counts = [-(-o // t) for o, t in zip(out, tile)]
+    pad = []
+    for s, t, n in reversed(list(zip(x.shape[2:], tile, counts))):
+        pad += [0, n * t + k - 1 - s]
+    v = F.pad(x, pad)
+    for i, t in enumerate(tile):
+        v = v.unfold(2 + i, t + k - 1, t)            # (N, C, n1.., w1..)
+    n, c = x.shape[:2]
+    perm = [0, *range(2, 2 + dims), 1, *range(2 + dims, 2 + 2 * dims)]
+    return v.permute(perm).reshape(n * math.prod(counts), c, *[t + k - 1 for t in tile]), counts
+
+
+def _tiled_conv(xp: torch.Tensor, wp: torch.Tensor, shape: tuple, tile: tuple, counts: list) -> torch.Tensor:
+    """Each window's conv put back at its tile's place, cropped to the output."""
+    conv = F.conv2d if len(tile) == 2 else F.conv3d
+    dims, k = len(tile), wp.shape[-1]
+    z = conv(xp, wp)                                   # (N * tiles, Cout, *tile)
+    n, co = shape[0], wp.shape[0]
+    z = z.reshape(n, *counts, co, *tile)
+    perm = [0, dims + 1] + [i for d in range(dims) for i in (1 + d, dims + 2 + d)]
+    z = z.permute(perm).reshape(n, co, *[c * t for c, t in zip(counts, tile)])
+    return z[(slice(None), slice(None), *[slice(0, s - k + 1) for s in shape[2:]])].contiguous()   # as eager's: CPU
+    # kernels of the epilogue (GELU) round differently on a strided tensor
+
+
+def split_fp16_blocks(win: torch.Tensor, channels: int):
+    """(hi, lo) FP16 parts of each window with a power of two per (window, chunk of `channels` channels), undone."""
+    m, c = win.shape[:2]
+    blocks = win.reshape(m, c // channels, -1)
+    s = pow2_scale(blocks.abs().amax(dim=-1)).float()          # (m, chunks)
+    s = s.repeat_interleave(channels, dim=1).view(m, c, *([1] * (win.dim() - 2)))
+    v = win.float() * s
+    hi = v.half().float()
+    return hi / s, (v - hi).half().float() / s
 
 
 class _Given(torch.nn.Module):
@@ -109,15 +185,37 @@ class _Given(torch.nn.Module):
 
 
 @torch.no_grad()
-def modelled_output(prob: P.Problem, model: torch.nn.Module, x: torch.Tensor, scheme: str) -> torch.Tensor:
-    """The problem's output with its conv computed as `scheme` would on a tensor core (FP32 result)."""
+def modelled_output(prob: P.Problem, model: torch.nn.Module, x: torch.Tensor, scheme: str,
+                    input_block: str = "block") -> torch.Tensor:
+    """The problem's output with its conv computed as `scheme` would on a tensor core (FP32 result). For the scaled
+    schemes, input_block "block" takes an input exponent per INPUT_BLOCK, "call" one for the whole input."""
     conv = F.conv2d if prob.dims == 2 else F.conv3d
     w = model.conv.weight.detach()
     z = None
-    for xp, wp in _passes(scheme, x, w):
-        part = conv(xp, wp)
+    for part in (_scaled_parts(prob, x, w, scheme, input_block) if scheme in SCALED_SCHEMES else
+                 (conv(xp, wp) for xp, wp in _passes(scheme, x, w))):
         z = part if z is None else z + part
     return output_from_conv(prob, model, x, z)
+
+
+def _scaled_parts(prob: P.Problem, x: torch.Tensor, w: torch.Tensor, scheme: str, input_block: str = "block"):
+    """fp16s / 3xfp16s: each pass's conv, tile by tile, the input rounded to FP16 at its block's scale (input_block
+    "call": one scale for the whole input, a pre-pass's max|x|)."""
+    wh, wl = split_fp16(w, weight_scale(w))
+    if input_block == "call":
+        xh, xl = split_fp16(x, pow2_scale(x.abs().amax()).item())
+        conv = F.conv2d if prob.dims == 2 else F.conv3d
+        for xp, wp in ([(xh, wh)] if scheme == "fp16s" else [(xl, wh), (xh, wl), (xh, wh)]):
+            yield conv(xp, wp)
+        return
+    if input_block != "block":
+        raise ValueError(f"unknown input_block {input_block!r}; use 'block' or 'call'")
+    channels, *tile = INPUT_BLOCK[prob.key]
+    win, counts = _windows(x.float(), prob.kernel_size, tuple(tile))
+    xh, xl = split_fp16_blocks(win, min(channels, x.shape[1]))
+    pairs = [(xh, wh)] if scheme == "fp16s" else [(xl, wh), (xh, wl), (xh, wh)]
+    for xp, wp in pairs:
+        yield _tiled_conv(xp, wp, tuple(x.shape), tuple(tile), counts)
 
 
 @torch.no_grad()
@@ -129,13 +227,23 @@ def output_from_conv(prob: P.Problem, model: torch.nn.Module, x: torch.Tensor, z
     return m(x).float()
 
 
+BIAS_MODES = ("model", "zero")      # the model's own conv bias, or bias zeroed (a bias masks the conv's own error)
+# input scales of the table: unit, the small decades where FP16 runs out of exponent, and a large one (issue 66)
+SCALES = (1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e3)
+
+
 @torch.no_grad()
-def model_errors(problem: str, shape=None, seed: int = 0, schemes=SCHEMES, dist: str = "rand") -> dict:
-    """{scheme: {rel_l2, max_abs}} against the float64 ground truth, on a KernelBench-drawn input of
-    `shape` (a slice of the full problem keeps this to seconds on a CPU)."""
+def model_errors(problem: str, shape=None, seed: int = 0, schemes=SCHEMES, dist: str = "rand", scale: float = 1.0,
+                 bias: str = "model") -> dict:
+    """{scheme: {rel_l2, max_abs}} against the float64 ground truth, on a KernelBench-drawn input of `shape` (a slice
+    of the full problem keeps this to seconds on a CPU) times `scale`, with the model's conv bias or (bias="zero") none."""
+    if bias not in BIAS_MODES:
+        raise ValueError(f"unknown bias mode {bias!r}; known: {', '.join(BIAS_MODES)}")
     prob = P.get(problem)
     model = prob.make_model(seed=seed)
-    x = prob.make_input(shape, seed=seed, dist=dist)
+    if bias == "zero":
+        model.conv.bias.zero_()
+    x = prob.make_input(shape, seed=seed, dist=dist) * scale
     ref = P.ground_truth(model, x)
     out = {}
     for s in schemes:
@@ -143,3 +251,74 @@ def model_errors(problem: str, shape=None, seed: int = 0, schemes=SCHEMES, dist:
         out[s] = {"rel_l2": (torch.linalg.vector_norm(d) / torch.linalg.vector_norm(ref)).item(),
                   "max_abs": d.abs().max().item()}
     return out
+
+
+# The small input the CPU tests and the table use: one image at a reduced spatial size (output 22 x 22; conv3d 4 x 14 x 14).
+TABLE_SHAPE = {"conv2d": (1, 64, 24, 24), "conv3d": (1, 8, 6, 16, 16)}
+
+
+def class_holds(err: dict, scheme: str, scale: float = 1.0) -> bool:
+    """Whether modelled errors {rel_l2, max_abs} keep the scheme's class bound (verify.BOUNDS; the max-abs bound
+    taken at the input's scale, verify.max_abs_bound)."""
+    return V.within_bounds({**err, "nonfinite_mismatch": 0}, scheme_class(scheme), scale=scale)
+
+
+def scale_table(problem: str, scales=SCALES, bias: str = "zero", schemes=SCHEMES + SCALED_SCHEMES, shape=None,
+                seed: int = 0, dist: str = "randn", reference: bool = True) -> list[dict]:
+    """One row per (scale, scheme): the modelled rel-L2 and max-abs against float64 on `shape` (TABLE_SHAPE unless
+    given) times the scale, the class and its bound, and whether it holds. `reference` adds eager FP32's own error
+    (scheme "fp32") at each scale: the floor beside which each scheme's error is read."""
+    rows = []
+    for sc, errs in _table(problem, tuple(scales), bias, tuple(schemes) + (("fp32",) if reference else ()),
+                           tuple(shape or TABLE_SHAPE[problem]), seed, dist):
+        for scheme, e in errs.items():
+            cls = scheme_class(scheme)
+            rows.append({"problem": problem, "bias": bias, "scale": sc, "scheme": scheme, "class": cls,
+                         "rel_l2": e["rel_l2"], "max_abs": e["max_abs"], "bound_rel_l2": V.BOUNDS[cls][1],
+                         "bound_max_abs": V.max_abs_bound(cls, sc), "holds": class_holds(e, scheme, sc)})
+    return rows
+
+
+@functools.lru_cache(maxsize=64)
+def _table(problem, scales, bias, schemes, shape, seed, dist):
+    return [(sc, model_errors(problem, shape, seed=seed, schemes=schemes, dist=dist, scale=sc, bias=bias))
+            for sc in scales]
+
+
+def held_range(problem: str, scheme: str, bias: str | None = None, scales=V.SCALES, **kw) -> tuple | None:
+    """(lo, hi): the smallest and largest input scale of `scales` between which the scheme holds its class at every
+    scale tested, with the model's bias and with bias zeroed (or the one `bias` mode), taken outward from scale 1;
+    None if it fails at scale 1."""
+    ordered = sorted(scales)
+    ok = {sc: True for sc in ordered}
+    for b in ([bias] if bias else BIAS_MODES):
+        for r in scale_table(problem, tuple(scales), b, **kw):      # the whole table: one cached computation
+            if r["scheme"] == scheme:
+                ok[r["scale"]] = ok[r["scale"]] and r["holds"]
+    i = ordered.index(1)
+    if not ok[1]:
+        return None
+    lo = hi = i
+    while lo > 0 and ok[ordered[lo - 1]]:
+        lo -= 1
+    while hi < len(ordered) - 1 and ok[ordered[hi + 1]]:
+        hi += 1
+    return ordered[lo], ordered[hi]
+
+
+def format_table(rows: list[dict], value: str = "rel_l2") -> str:
+    """A markdown table: scales down, schemes across, `value` per cell, a failing cell in bold."""
+    schemes = list(dict.fromkeys(r["scheme"] for r in rows))
+    scales = list(dict.fromkeys(r["scale"] for r in rows))
+    cell = {(r["scale"], r["scheme"]): r for r in rows}
+
+    def fmt(r):
+        t = f"{r[value]:.1e}"
+        return t if r["holds"] or r["scheme"] == "fp32" else f"**{t}**"
+
+    head = ["input x"] + [f"{s} ({scheme_class(s)}, {cell[(scales[0], s)]['bound_rel_l2']:.0e})"
+                          if s != "fp32" else "fp32 (eager's floor)" for s in schemes]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for sc in scales:
+        lines.append("| " + " | ".join([f"{sc:g}"] + [fmt(cell[(sc, s)]) for s in schemes]) + " |")
+    return "\n".join(lines)

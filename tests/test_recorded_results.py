@@ -9,7 +9,9 @@ from convfuse import results as RS
 
 RUNS = RS.all_recorded()
 OPTIONAL_REFERENCES = ("cudnn_fused", "cudnn_fused_nchw")      # need nvidia-cudnn-frontend
-PREDICTIONS = sorted((RS.RESULTS_DIR / "predictions").glob("*.json"))
+PREDICTIONS = sorted(p for p in (RS.RESULTS_DIR / "predictions").glob("*.json") if not p.name.startswith("scales-"))
+# the CPU model's error per input scale (issue 66, scripts/predict_scales.py), made before the GPU run that checks it
+SCALE_PREDICTIONS = sorted((RS.RESULTS_DIR / "predictions").glob("scales-*.json"))
 KB_FIELDS = ("pass", "trials", "max_abs_vs_eager", "mean_ms", "n_timed", "speedup_vs_eager", "suspect")
 REQUIRED = ("problem", "variant", "step", "precision", "median_ms", "p20_ms", "p80_ms", "speedup_vs_eager",
             "verified", "max_abs_err_fp64", "rel_l2_err_fp64", "kernelbench_pass", "model_bytes", "flops",
@@ -230,3 +232,15 @@ def test_the_working_tree_builds_the_machine_code_the_record_measured(run):
     unknown = sorted({f"{r['variant']}: {r['why']}" for r in rows if r["same"] is None})
     if unknown:
         pytest.skip("cannot tell here:\n" + "\n".join(unknown))
+
+
+@pytest.mark.parametrize("path", SCALE_PREDICTIONS, ids=[p.name for p in SCALE_PREDICTIONS])
+def test_scale_predictions_name_every_fp16_operand_kernel(path):
+    import json
+
+    pred = json.loads(path.read_text())
+    assert re.fullmatch(r"[0-9a-f]{7,40}", pred["commit"]) and pred["made"] and pred["model"]
+    for v in R.kernel_variants():
+        if v.precision in ("fp16", "3xfp16"):
+            e = pred["predictions"][v.problem][v.key]
+            assert set(e["rel_l2"]) == {"model", "zero"} and len(e["rel_l2"]["zero"]) == len(pred["scales"])
