@@ -1907,3 +1907,30 @@ def fp32_class_line(run: dict) -> str:
     return (f"The FP32 class is a bound, not FP32 itself: rel-L2 ≤ {rb:.0e} against float64 is " + " and ".join(parts)
             + f" on the {short_gpu(run)}. A kernel in it may be a few times less accurate than eager FP32; each "
             "table gives its error beside eager FP32's.")
+
+
+# --- the input's range: where each precision class holds (the CPU model; the registry's stated ranges) ------------
+def scale_frame(problem: str = "conv2d", bias: str = "zero") -> pd.DataFrame:
+    """The CPU model's rel-L2 against float64 of every scheme at every input scale (splits.scale_table), one row a
+    scale; a cell outside its class's bound in bold."""
+    from . import splits
+
+    rows = {}
+    for r in splits.scale_table(problem, bias=bias):
+        cell = f"{r['rel_l2']:.1e}"
+        rows.setdefault(r["scale"], {})[r["scheme"]] = cell if r["holds"] else f"**{cell}**"
+    df = pd.DataFrame.from_dict(rows, orient="index").rename(columns={"fp32": "eager FP32"}).sort_index()
+    df.index = [f"{s:g}" for s in df.index]
+    df.index.name = "input ×"
+    return df
+
+
+def held_range_lines() -> list[str]:
+    """The ranges of input scale the registry states where a kernel's class holds narrower than the protocol's
+    (Variant.input_scales), and the problems' own limits on a class (verify.CLASS_SCALES)."""
+    lines = [f"`{v.problem} {v.key}` ({v.precision}): its class holds for inputs of scale {v.input_scales[0]:g} to "
+             f"{v.input_scales[1]:g}" for pk in PROBLEMS for v in R.kernel_variants(pk) if v.input_scales]
+    lines += [f"{pk}, the {p.upper()} class, eager's own arithmetic included: up to {hi:g} (the clamp saturates all but "
+              "a few outputs, which carry the conv's whole error)"
+              for (pk, p), (lo, hi) in sorted(verify.CLASS_SCALES.items()) if p in ("tf32", "fp32")]
+    return lines
