@@ -12,6 +12,7 @@ helper says "not recorded yet" instead of failing when a variant has no record.
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 import string
@@ -1920,7 +1921,8 @@ def scale_frame(problem: str = "conv2d", bias: str = "zero") -> pd.DataFrame:
         cell = f"{r['rel_l2']:.1e}"
         rows.setdefault(r["scale"], {})[r["scheme"]] = cell if r["holds"] else f"**{cell}**"
     df = pd.DataFrame.from_dict(rows, orient="index").rename(columns={"fp32": "eager FP32"}).sort_index()
-    df.index = [f"{s:g}" for s in df.index]
+    sup = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+    df.index = [f"10{str(round(math.log10(s))).translate(sup)}" for s in df.index]
     df.index.name = "input ×"
     return df
 
