@@ -40,10 +40,15 @@ __device__ __forceinline__ void fence_operand(float (&d)[R]) {
 }
 // Generic-proxy shared-memory writes -> visible to wgmma after the next barrier.
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-// Barrier for one warpgroup only (ids 1..15; 0 is __syncthreads).
-__device__ __forceinline__ void warpgroup_barrier(int id) {
-    asm volatile("bar.sync %0, 128;\n" :: "r"(id) : "memory");
-}
+// Named barriers (ids 1..15; 0 is __syncthreads) over N threads, whole warps. named_sync waits until N threads have
+// arrived; named_arrive counts this warp in and goes on: the signal half of a producer/consumer or turn-taking pair,
+// whose other side syncs on the same id.
+template <int N>
+__device__ __forceinline__ void named_sync(int id) { asm volatile("bar.sync %0, %1;\n" :: "r"(id), "n"(N) : "memory"); }
+template <int N>
+__device__ __forceinline__ void named_arrive(int id) { asm volatile("bar.arrive %0, %1;\n" :: "r"(id), "n"(N) : "memory"); }
+// Barrier for one warpgroup only.
+__device__ __forceinline__ void warpgroup_barrier(int id) { named_sync<128>(id); }
 
 // --- TMA and mbarriers (cp.async.bulk.tensor completes on an mbarrier, not in cp.async's commit groups) -----
 // A barrier waits for `count` arrivals plus the transaction bytes announced with expect_tx; its phase flips

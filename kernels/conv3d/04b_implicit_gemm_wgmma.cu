@@ -58,11 +58,7 @@ constexpr int TW = XW - (KS - 1);        // output columns per tile (62)
 constexpr int TH = 1;                    // output rows per tile: one m64n64 wgmma
 constexpr int XD = KS, XH = TH + KS - 1; // staged depths and rows per tile
 constexpr int NACC = XW * TH / 2;        // accumulators per thread
-#if defined(CF_3XTF32) || defined(CF_TF32BF16)
-constexpr int PARTS = 2, WGS = 3;        // two staged parts: 4 warpgroups would need 258 KB of shared memory
-#else
 constexpr int PARTS = 1, WGS = 4;        // 128 registers per thread at 512 threads
-#endif
 constexpr int THREADS = 128 * WGS;
 constexpr int XP = XW;                   // staged row pitch in pixels
 constexpr int XHALF = XD * XH * XP * 4;             // floats per k-half of a staged tile
@@ -73,21 +69,11 @@ constexpr int WPART = TAPS * WTAP;
 #if defined(CF_1XF16)
 constexpr int WFLOATS = (TAPS + 1) * WTAP / 2;      // w_hi alone, FP16 [tap 0..27][co][8 channels], 1 KB per tap
 constexpr uint32_t A1_TAP = COUT * 16, A1_HI = 0;   // bytes per tap of A, and w_hi's place in it
-#elif defined(CF_3XF16)
-constexpr int WFLOATS = (TAPS + 1) * WTAP;          // [w_lo | w_hi] FP16 per tap, and a zero tap 27
-constexpr uint32_t A1_TAP = WTAP * 4, A1_HI = COUT * 16;
 #else
 constexpr int WFLOATS = PARTS * WPART;
 #endif
-#if defined(CF_3XF16)
-constexpr int BPITCH = XW + 8;                      // floats per output row in shared memory: 16-byte rows 8 banks
-                                                    // apart, so a half-warp's STS.64 over four rows meets no bank twice
-constexpr int XBULK = COUT * BPITCH;                // a warpgroup's output tile, epilogue applied (store_tile_bulk)
-#else
 constexpr int XBULK = 0;
-#endif
 
-#ifdef CF_GROUP_STORE
 #ifdef CF_1XF16
 constexpr int GROUP = 4;                 // 4 rows of 62 pixels: 992 bytes per channel, a whole number of 32-byte sectors
 constexpr int GSETS = 2;                 // round r's boxes in set r % 2: a slot's warp writes round r + 1's rows while
@@ -102,11 +88,8 @@ constexpr int GBOX = 16 * GPX;                       // floats per box: a warp's
 static_assert(GBOX * 4 % 128 == 0 && GPX <= 256, "boxes 128-byte aligned, box rows of at most 256 elements");
 constexpr int GBARS = GSETS * 4 * (WGS / GROUP);     // one box (and a FULL and an EMPTY mbarrier) per warp of a slot
 constexpr int GBUF_FLOATS = GBARS * GBOX + 32 + 4 * GBARS;   // + 128 B for alignment, 2 mbarriers (16 B) per box
-#else
-constexpr int GBUF_FLOATS = 0;
-#endif
 
-#if defined(CF_GROUP_STORE) && defined(CF_1XF16)
+#if defined(CF_1XF16)
 constexpr int XREGION = WGS * (XBUF + XBULK);        // the warpgroups' buffers, or the windows
 constexpr int WROWS = 8;                             // window rows per depth
 constexpr int WBUF = XD * WROWS * XP * 4 + 16;       // floats per window buffer (+ 64 B the discarded columns read)
@@ -115,7 +98,7 @@ static_assert(WBUFS * WBUF <= WGS * XBUF, "the windows fit in the warpgroups' bu
 constexpr int WIN_ITEMS = 2;                         // a thread's (k-half, depth, row, quad) items per round: <= 768 of 1024
 constexpr int WIN_FLOATS = XP * 4 + 4 * WBUFS;       // a zero row (tap 26's partner in B) and 2 mbarriers per buffer
 constexpr int WIN_AT = WFLOATS + XREGION + GBUF_FLOATS;
-#elif defined(CF_GROUP_STORE)
+#else
 constexpr int DW_RROWS = WGS;                        // output rows of a round: one per warpgroup
 constexpr int DW_ROWS = DW_RROWS + KS - 1;           // input rows of a slab: a round's 4 output rows and the halo
 constexpr int DW_HALF = DW_ROWS * XP * 4;            // floats per k-half of a slab
@@ -127,9 +110,6 @@ static_assert(3 * DW_SLAB_ITEMS <= THREADS * DW_ITEMS && DW_SLAB_ITEMS % WGS == 
 constexpr int DW_BARS_AT = DW_SLOTS * DW_SLAB + 16;  // + 64 B the discarded columns read past the last slot
 constexpr int DW_FLOATS = DW_BARS_AT + 4 * 3;        // 3 "staged" and 3 "read" mbarriers
 constexpr int XREGION = WGS * (XBUF + XBULK) > DW_FLOATS ? WGS * (XBUF + XBULK) : DW_FLOATS;   // buffers or slabs
-constexpr int WIN_FLOATS = 0;
-#else
-constexpr int XREGION = WGS * (XBUF + XBULK);        // the warpgroups' buffers
 constexpr int WIN_FLOATS = 0;
 #endif
 constexpr int CHAN_FLOATS = 2 * COUT;                // (bias, sum) per channel, for the epilogue
@@ -165,43 +145,15 @@ __device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
 // 0 holds x_small, k-half 1 x_big, both rounded to BF16, this item's 4 channels at byte 8*half of the row.
 // 3xfp16: one part, [k-half][pixel][8 channels FP16], k-half 0 = x_hi, k-half 1 = x_lo. fp16: k-half 0 only.
 __device__ __forceinline__ void store_pixel(float* sx, int half, int pix, const float (&e)[4]) {
-#if defined(CF_3XF16)
-    uint2 hi, lo;
-    split_f16x2(e[0], e[1], hi.x, lo.x);
-    split_f16x2(e[2], e[3], hi.y, lo.y);
-    float* h = sx + pix * 4 + 2 * half;
-    *reinterpret_cast<uint2*>(h) = hi;
-    *reinterpret_cast<uint2*>(h + XHALF) = lo;
-#elif defined(CF_1XF16)
+#if   defined(CF_1XF16)
     *reinterpret_cast<uint2*>(sx + pix * 4 + 2 * half) = make_uint2(f16x2(e[0], e[1]), f16x2(e[2], e[3]));
 #else
     float* dst = sx + half * XHALF + pix * 4;
-#if defined(CF_3XTF32)
-    float b[4], sm[4];
-#pragma unroll
-    for (int c = 0; c < 4; ++c) split_rounded(e[c], b[c], sm[c]);
-    *reinterpret_cast<float4*>(dst) = make_float4(b[0], b[1], b[2], b[3]);
-    *reinterpret_cast<float4*>(dst + XPART) = make_float4(sm[0], sm[1], sm[2], sm[3]);
-#elif defined(CF_TF32BF16)
-    float b[4], sm[4];
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-        b[c] = tf32_round(clamp_tf32_max(e[c]));
-        sm[c] = e[c] - b[c];
-    }
-    *reinterpret_cast<float4*>(dst) = make_float4(b[0], b[1], b[2], b[3]);
-    float* bf = sx + XPART + pix * 4 + 2 * half;
-    *reinterpret_cast<uint2*>(bf) = make_uint2(bf16x2(sm[0], sm[1]), bf16x2(sm[2], sm[3]));
-    *reinterpret_cast<uint2*>(bf + XHALF) =
-        make_uint2(bf16x2(clamp_bf16_max(b[0]), clamp_bf16_max(b[1])), bf16x2(clamp_bf16_max(b[2]), clamp_bf16_max(b[3])));
-#else
     *reinterpret_cast<float4*>(dst) =
         make_float4(tf32_round_rn(e[0]), tf32_round_rn(e[1]), tf32_round_rn(e[2]), tf32_round_rn(e[3]));
 #endif
-#endif
 }
 
-#ifdef CF_GROUP_STORE
 // Staging in 4-pixel items (k-half, depth, row, quad), quad fastest: a thread loads 4 channels x 4 pixels per item
 // into registers, 16 bytes a load (load_input_lean), one tile ahead, in flight during the epilogue; then transposes
 // them to 4 pixels x 4 channels and writes four 16-byte core-matrix rows per item (store_input).
@@ -373,42 +325,6 @@ __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid)
         });
     }
 }
-#else
-// Staging by single pixels (the split builds, which store two parts per pixel): k-half h = tid / 64 (4 channels),
-// pixel px = tid % 64, all 9 (depth, row) pairs of the tile, loaded one tile ahead. A warp loads 32 consecutive pixels
-// of a channel row (128 B) and stores 32 consecutive pixel rows: conflict-free 16-byte shared stores.
-constexpr int PIX_ROWS = XD * XH;
-struct Staged { float v[PIX_ROWS][4]; };
-
-// x[p] if ok, else 0, as one predicated load (a ternary around __ldg compiles to a branch per load)
-__device__ __forceinline__ float ldg_or_zero(const float* p, bool ok) {
-    float v;
-    asm("{\n.reg .pred q;\nsetp.ne.b32 q, %2, 0;\nmov.b32 %0, 0;\n@q ld.global.nc.f32 %0, [%1];\n}\n"
-        : "=f"(v) : "l"(p), "r"((int)ok));
-    return v;
-}
-
-__device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ x, const Geom& g, TileCoord tc,
-                                           int tid) {
-    const long long cstride = (long long)g.D * g.H * g.W;
-    const int half = tid / XW, px = tid % XW, ix = tc.ox0 + px;
-    const float* p0 = x + (((long long)(tc.n * CIN + 4 * half) * g.D + tc.od) * g.H + tc.oh0) * g.W + ix;
-#pragma unroll
-    for (int k = 0; k < PIX_ROWS; ++k) {
-        const int dz = k / XH, hy = k % XH;
-        const bool ok = ix < g.W && tc.od + dz < g.D && tc.oh0 + hy < g.H;
-        const float* p = p0 + (dz * g.H + hy) * g.W;
-#pragma unroll
-        for (int c = 0; c < 4; ++c) s.v[k][c] = ldg_or_zero(p + c * cstride, ok);
-    }
-}
-
-__device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid) {
-    const int half = tid / XW, px = tid % XW;
-#pragma unroll
-    for (int k = 0; k < PIX_ROWS; ++k) store_pixel(sx, half, k * XW + px, s.v[k]);
-}
-#endif
 
 // The wgmmas of one tile, issued as one group (not waited for). Descriptors: A for tap t at sw + t*WTAP floats; B for
 // tap (kd, kh, kw) at the staged row (kd, kh) plus kw pixels (desc_at, opaque: kernels/wgmma.cuh).
@@ -416,16 +332,12 @@ __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, c
     constexpr uint32_t A_LBO = COUT * 16, SBO = 128, B_LBO = XHALF * 4;
     auto tap_boff = [](int kd, int kh, int kw) -> uint32_t { return ((kd * XH + kh) * XP + kw) * 16; };
     const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO), b0 = wgmma_desc(smem_addr(sx), B_LBO, SBO);
-#if defined(CF_3XTF32) || defined(CF_TF32BF16)
-    const uint32_t alo = opaque((uint32_t)a0), blo = opaque((uint32_t)b0);
-#else
     // B's base broadcast from lane 0, so the compiler knows it is warp-uniform and keeps it in a uniform register (one
     // R2UR per tile and a UIADD3 per wgmma, as for A, whose base is the block's); else each wgmma's B descriptor is
     // formed in a vector register and moved (VIADD, R2UR)
     const uint32_t alo = opaque((uint32_t)a0), blo = __shfl_sync(0xffffffffu, opaque((uint32_t)b0), 0);
-#endif
     const uint32_t ahi = (uint32_t)(a0 >> 32), bhi = (uint32_t)(b0 >> 32);
-#if defined(CF_3XF16) || defined(CF_1XF16)
+#if defined(CF_1XF16)
     const uint32_t alo0 = alo - (A_LBO >> 4 << 16), blo0 = blo - (B_LBO >> 4 << 16);   // the bases with lbo 0
 #endif
     wgmma_fence();
@@ -434,30 +346,7 @@ __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, c
         const int kd = tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
         const uint32_t boff = tap_boff(kd, kh, kw), aoff = tap * WTAP * 4;
         const uint64_t da = desc_at(alo, ahi, aoff), db = desc_at(blo, bhi, boff);
-#if defined(CF_3XTF32)
-        const uint64_t da_s = desc_at(alo, ahi, WPART * 4 + aoff), db_s = desc_at(blo, bhi, XPART * 4 + boff);
-        // small products first, so the big one lands on an accumulator that already holds them
-        wgmma_tf32(acc, da_s, db, tap > 0);
-        wgmma_tf32(acc, da, db_s, 1);
-        wgmma_tf32(acc, da, db, 1);
-#elif defined(CF_TF32BF16)
-        // x_small w_big + x_big w_small as one BF16 k16 pass ([x_small | x_big] . [w_big ; w_small]), then
-        // x_big w_big in TF32: two passes of tensor time instead of three
-        const uint64_t da_c = desc_at(alo, ahi, WPART * 4 + aoff), db_c = desc_at(blo, bhi, XPART * 4 + boff);
-        wgmma_bf16(acc, da_c, db_c, tap > 0);
-        wgmma_tf32(acc, da, db, 1);
-#elif defined(CF_3XF16)
-        // both corrections, [w_lo | w_hi] . [x_hi | x_lo] (the tf32 geometry: A lbo 1 KB, B lbo one k-half);
-        // after each odd tap the main products of the pair, [w_hi(t-1) | w_hi(t)] . [x_hi(t-1) | x_hi(t)]:
-        // A's second core matrix 2 KB on, B's at the distance between the two taps' windows
-        wgmma_f16(acc, da, db, tap > 0);
-        if (tap % 2 == 1) {
-            const int t0 = tap - 1, kd0 = t0 / 9, kh0 = (t0 / 3) % 3, kw0 = t0 % 3;
-            const uint32_t boff0 = tap_boff(kd0, kh0, kw0);
-            wgmma_f16(acc, desc_lbo(alo0, ahi, t0 * WTAP * 4 + COUT * 16, WTAP * 4),
-                      desc_lbo(blo0, bhi, boff0, boff - boff0), 1);
-        }
-#elif defined(CF_1XF16)
+#if   defined(CF_1XF16)
         // per tap pair one k16 wgmma, [w_hi(t-1) | w_hi(t)] . [x(t-1) | x(t)], as 3xfp16's main products
         (void)da; (void)db;
         if (tap % 2 == 1) {
@@ -470,7 +359,7 @@ __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, c
         wgmma_tf32(acc, da, db, tap > 0);
 #endif
     }
-#if defined(CF_3XF16) || defined(CF_1XF16)
+#if defined(CF_1XF16)
     // tap 26 pairs with the zero tap 27 of A; B's second core matrix is x_lo(26), finite wherever x_hi is
     // (fp16: k-half 1 is never written, zero since the block started)
     constexpr uint32_t boff26 = ((2 * XH + 2) * XP + 2) * 16;
@@ -479,7 +368,6 @@ __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, c
     wgmma_commit();
 }
 
-#ifdef CF_GROUP_STORE
 // The block's warpgroups issue their wgmmas in turn, 0, 1, .., WGS - 1, 0, .. (named barriers 1 + WGS + wg): one
 // warpgroup's wgmmas reach the tensor pipe together instead of interleaved with another's, so it finishes its MMAs
 // sooner and the warpgroups' epilogues fall between the others' MMAs. In round k the warpgroups with a tile are a
@@ -496,25 +384,16 @@ __device__ __forceinline__ void mma_ordered(float (&acc)[NACC], const float* sw,
     wgmma_wait<0>();
     fence_operand(acc);
 }
-#else
-__device__ __forceinline__ void mma_tile(float (&acc)[NACC], const float* sw, const float* sx) {
-    mma_issue(acc, sw, sx);
-    wgmma_wait<0>();
-    fence_operand(acc);
-}
-#endif
 
 // One output from its accumulator: (bias b, sum s of its channel; scale undoes the FP16 builds' weight scale). The
 // group-store builds fold bias and sum into the leaky ReLU (one instruction fewer per output, fp16's scale in its
 // FFMAs), TF32 with the degree-3 GELU on the halved clamp (common.cuh); the FP32-accurate builds add them in eager's
 // order.
 __device__ __forceinline__ float epilogue_acc(float a, float scale, float b, float s) {
-#if defined(CF_GROUP_STORE) && defined(CF_1XF16)
+#if defined(CF_1XF16)
     return epilogue_conv3d_folded<false, false>(a, scale, b + s, fmaf(0.2f, b, s));
-#elif defined(CF_GROUP_STORE)
-    return epilogue_conv3d_folded<true, true>(a, scale, b + s, fmaf(0.2f, b, s));
 #else
-    return epilogue_conv3d<false>(a * scale + b, s);
+    return epilogue_conv3d_folded<true, true>(a, scale, b + s, fmaf(0.2f, b, s));
 #endif
 }
 
@@ -546,63 +425,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
     }
 }
 
-#if defined(CF_3XF16)
-// The output through shared memory and the bulk-copy engine: the epilogue writes the tile into this warpgroup's
-// buffer, each channel row at the same 16-byte phase as its place in y, and the row goes to global memory by
-// cp.async.bulk (whole 16-byte units) with at most one 8-byte store before and after it. Each warp hands its own 16
-// channel rows over, so no warpgroup barrier joins the epilogue: a fence and __syncwarp order the warp's STS before its
-// copies, and before the warp next writes the buffer (a whole tile later) its issuing lane waits for the engine's
-// reads. Rows need 8-byte alignment (Wo even, y 8-byte aligned: g.ylean), else store_tile. put(r, col, v) writes the
-// pixel pair (col, col + 1) of the warp's channel row r.
-template <class Put>
-__device__ __forceinline__ void epilogue_to_buffer(const float (&acc)[NACC], const float2* schan, int warp, int lane,
-                                                   float scale, Put put) {
-    const int gid = lane >> 2, tq = lane & 3;
-    if (lane == 0) bulk_wait_read();        // this warp's copies of the last tile have left the buffer
-    __syncwarp();
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int r = gid + 8 * h;
-        const float2 bs_c = schan[16 * warp + r];
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-            put(r, 8 * j + 2 * tq, make_float2(epilogue_acc(acc[4 * j + 2 * h], scale, bs_c.x, bs_c.y),
-                                               epilogue_acc(acc[4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y)));
-    }
-    fence_proxy_async();                    // the copy engine reads shared memory through the async proxy
-    __syncwarp();
-}
 
-__device__ __forceinline__ void store_tile_bulk(const float (&acc)[NACC], const float2* schan, float* sout,
-                                                float* __restrict__ y, const Geom& g, TileCoord tc, int warp,
-                                                int lane, float scale = 1.0f) {
-    const long long plane = (long long)g.Do * g.Ho * g.Wo;
-    float* yrow0 = y + (long long)tc.n * COUT * plane + ((long long)tc.od * g.Ho + tc.oh0) * g.Wo + tc.ox0;
-    const int lim = min(TW, g.Wo - tc.ox0);                 // even: Wo even, ox0 = 62 tx
-    epilogue_to_buffer(acc, schan, warp, lane, scale, [&](int r, int col, float2 v) {
-        const int c = 16 * warp + r;        // each row at its 16-byte phase in y
-        *reinterpret_cast<float2*>(sout + c * BPITCH + row_split(yrow0 + c * plane, lim).phase + col) = v;
-    });
-    if (lane < 16) {                        // the rows' 8-byte ends: one row per lane
-        const int c = 16 * warp + lane;
-        float* grow = yrow0 + c * plane;
-        const RowSplit rs = row_split(grow, lim);
-        const float* srow = sout + c * BPITCH + rs.phase;
-        if (rs.head) __stcs(reinterpret_cast<float2*>(grow), *reinterpret_cast<const float2*>(srow));
-        if (rs.tail)
-            __stcs(reinterpret_cast<float2*>(grow + lim - 2), *reinterpret_cast<const float2*>(srow + lim - 2));
-    }
-    // The bodies: a cp.async.bulk is a warp-level (uniform datapath) instruction, so per-lane addresses would make
-    // the compiler loop over the lanes (a waterfall of R2UR, 12 instructions per row). The warp's base addresses
-    // broadcast from lane 0 are warp-uniform, and so is all that follows.
-    const float* ybase = reinterpret_cast<const float*>(__shfl_sync(~0u, reinterpret_cast<uintptr_t>(yrow0 + 16 * warp * plane), 0));
-    const uint32_t sbase = __shfl_sync(~0u, smem_addr(sout + 16 * warp * BPITCH), 0);
-    const int ulim = __shfl_sync(~0u, lim, 0);
-    if (lane == 0) bulk_rows<16>(ybase, plane, sbase, BPITCH, ulim);
-}
-#endif
-
-#ifdef CF_GROUP_STORE
 __device__ __forceinline__ void tma_store_4d(const CUtensorMap* map, const void* src, int c0, int c1, int c2, int c3) {
     asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n"
                  :: "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
@@ -691,9 +514,8 @@ __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float
     }
     __syncwarp();
 }
-#endif
 
-#if defined(CF_3XF16) || defined(CF_1XF16)
+#if defined(CF_1XF16)
 // The FP32 path of a tile whose FP16 parts cannot carry the input: each of this thread's outputs as a plain FP32 dot
 // product from global memory (slow; only non-finite or |x| >= 65520 inputs and non-finite weights take it), so Inf
 // and NaN propagate as in eager. A whole warp takes it when one of its threads must (__ballot_sync): the copy-engine
@@ -722,21 +544,6 @@ __device__ __forceinline__ bool fp32_output(const float* __restrict__ x, const f
     return true;
 }
 #endif
-#ifdef CF_3XF16
-// 3xfp16: the tile's outputs written straight to y
-__device__ __forceinline__ void fp32_tile(const float* __restrict__ x, const float* __restrict__ w,
-                                          const float* __restrict__ bias, const float* __restrict__ addend,
-                                          float* __restrict__ y, const Geom& g, TileCoord tc, int warp, int lane) {
-#pragma unroll 1
-    for (int i = 0; i < NACC; ++i) {
-        int co, oh, ox;
-        float v;
-        if (!fp32_output<TAPS>(x, w, g, tc, warp, lane, i, co, oh, ox, v)) continue;
-        y[(((long long)(tc.n * COUT + co) * g.Do + tc.od) * g.Ho + oh) * g.Wo + ox] =
-            epilogue_conv3d<false>(v + __ldg(bias + co), __ldg(addend + co));
-    }
-}
-#endif
 #ifdef CF_1XF16
 // fp16: the FP32 sums go into the accumulators (unscaled: the caller passes scale 1) and leave through the same stores
 // as every other tile, so a warp taking this path still writes its slot of the group's box
@@ -754,7 +561,7 @@ __device__ __forceinline__ void fp32_acc(float (&acc)[NACC], const float* __rest
 }
 #endif
 
-#if defined(CF_GROUP_STORE) && defined(CF_1XF16)
+#if defined(CF_1XF16)
 // The input window (fp16): a block's 4 warpgroups hold 4 consecutive output rows in every round (block-major
 // dealing), whose inputs overlap: 6 rows per depth instead of 4 x 3 (8 when the 4 rows cross into the next plane).
 // One window per round holds them, each row staged once by one of the block's 512 threads; window r sits in buffer
@@ -830,7 +637,7 @@ __device__ __forceinline__ void win_mma_issue(float (&acc)[NACC], const float* s
     wgmma_f16(acc, desc_lbo(alo0, ahi, 26 * A1_TAP + A1_HI, A1_TAP), desc_lbo(blo0, bhi, boff26, zlbo), 1);
     wgmma_commit();
 }
-#elif defined(CF_GROUP_STORE)
+#else
 // The depth sweep (TF32): a round is the block's 4 warpgroups on output rows oh0..oh0 + 3 of one plane (oh0 = 4 grp,
 // the last group of a plane at Ho - 4: rows 58-59 computed twice at the full shape, the same values written twice),
 // and the block's next round is the same rows one depth on. Their input is 6 rows of 3 depths; one depth on, only the
@@ -946,18 +753,12 @@ __device__ __forceinline__ void group_release(uint64_t* gbar, int wg, int warp, 
 }
 #endif
 
-#ifdef CF_GROUP_STORE
 // Two kernels, each with its own registers: the window loop (WIN: the depth sweep in TF32, the input window in fp16)
 // at the shapes it takes, and the tile loop at every other
 template <bool WIN>
 __global__ void __launch_bounds__(THREADS, 1)
 conv3d_wgmma_kernel(const __grid_constant__ CUtensorMap ymap, const float* __restrict__ x, const float* __restrict__ w,
                     const float* __restrict__ bias, const float* __restrict__ addend, float* __restrict__ y, Geom g) {
-#else
-__global__ void __launch_bounds__(THREADS, 1)
-conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
-                    const float* __restrict__ addend, float* __restrict__ y, Geom g) {
-#endif
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ __align__(128) float smem[];
     float* sw = smem;
@@ -966,7 +767,7 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
     const int warp = tid >> 5, lane = threadIdx.x & 31;
     float* sx = smem + WFLOATS + wg * (XBUF + XBULK);
 
-#if defined(CF_3XF16) || defined(CF_1XF16)
+#if defined(CF_1XF16)
     // Weights, once per block: w * 2^e (f16_weight_exponent) as FP16 [tap 0..27][lo, hi][co][8 channels], 2 KB
     // per tap: tap t's [w_lo | w_hi] is the A of its corrections, and w_hi(t) + 2 KB = w_hi(t + 1); tap 27 is
     // zero (fp16: w_hi alone, 1 KB per tap). The rest of shared memory is zeroed once: the discarded columns read
@@ -993,22 +794,10 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
     for (int f = threadIdx.x; f < WPART; f += THREADS) {
         const int e = f & 3, co = (f >> 2) & 63, half = (f >> 8) & 1, tap = f >> 9;
         const float v = __ldg(w + (co * CIN + 4 * half + e) * TAPS + tap);
-#if defined(CF_3XTF32)
-        split_rounded(v, sw[f], sw[WPART + f]);
-#elif defined(CF_TF32BF16)
-        // part 1, BF16 A of the correction pass: [tap][k-half][co][8 channels], k-half 0 = w_big, 1 = w_small
-        const float big = tf32_round(clamp_tf32_max(v));
-        sw[f] = big;
-        unsigned short* wb = reinterpret_cast<unsigned short*>(sw + WPART) + tap * 2 * COUT * 8 + co * 8 + 4 * half + e;
-        wb[0] = bf16_bits(clamp_bf16_max(big));
-        wb[COUT * 8] = bf16_bits(v - big);
-#else
         sw[f] = tf32_round(v);
-#endif
     }
 #endif
     for (int c = threadIdx.x; c < COUT; c += THREADS) schan[c] = make_float2(__ldg(bias + c), __ldg(addend + c));
-#ifdef CF_GROUP_STORE
     float* gbuf = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(smem + WFLOATS + XREGION)
                                             + 127) & ~uintptr_t(127));
     uint64_t* gbar = reinterpret_cast<uint64_t*>(gbuf + GBARS * GBOX);
@@ -1027,14 +816,12 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
         }
     }
     mbar_init_fence();                                     // the inits visible to the async proxy (TMA) too
-#endif
     fence_proxy_async();
     __syncthreads();
 
     const int stride = gridDim.x * WGS;
     const unsigned tile0 = blockIdx.x * WGS;               // tiles are dealt block-major
     int tile = tile0 + wg;
-#ifdef CF_GROUP_STORE
     if constexpr (WIN) {
 #ifdef CF_1XF16
         // Round r: the block's tiles t0 + r stride + 0..3, warpgroup wg's the wg-th. Window r in buffer r % 3; in round r
@@ -1203,46 +990,6 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
 #endif
     }
     if (lane == 0) bulk_wait_all();             // every bulk copy done before the block's shared memory goes
-#else
-    // The tile loop: each warpgroup stages its own tile (loaded during the last tile's epilogue), runs its MMAs,
-    // issues the next tile's loads, and stores its output
-#ifdef CF_3XF16
-    float* sbulk = sx + XBUF;
-#endif
-    Staged st;
-    if (tile < g.tiles) load_input(st, x, g, tile_coord(g, tile), tid);
-#pragma unroll 1
-    for (; tile < g.tiles; tile += stride) {
-        const TileCoord tc = tile_coord(g, tile);
-        warpgroup_barrier(1 + wg);              // every warp's wgmmas of the last tile have read the buffer
-        store_input(sx, st, tid);
-        fence_proxy_async();
-        warpgroup_barrier(1 + wg);
-        float acc[NACC];
-        const int next = tile + stride;
-        mma_tile(acc, sw, sx);
-        if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);   // in flight during the epilogue
-#ifdef CF_3XF16
-        bool bad = false;
-#pragma unroll
-        for (int i = 0; i < NACC; ++i) {
-            acc[i] *= inv_scale;
-            bad |= !(fabsf(acc[i]) < CF_F32_INF);
-        }
-        if (__ballot_sync(~0u, bad)) {           // an Inf or NaN input or weight, or |x| >= 65520
-            fp32_tile(x, w, bias, addend, y, g, tc, warp, lane);
-            continue;
-        }
-        if (g.ylean) store_tile_bulk(acc, schan, sbulk, y, g, tc, warp, lane, 1.0f);
-        else store_tile(acc, schan, y, g, tc, warp, lane, 1.0f);
-#else
-        store_tile(acc, schan, y, g, tc, warp, lane);
-#endif
-    }
-#ifdef CF_3XF16
-    if (lane == 0) bulk_wait_all();             // every bulk copy done before the block's shared memory goes
-#endif
-#endif
 #endif
 }
 
@@ -1270,7 +1017,6 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
               (long long)COUT * a.Do * a.Ho * a.Wo < 0x80000000LL;
     const long long blocks = (tiles + WGS - 1) / WGS;
 
-#ifdef CF_GROUP_STORE
 #ifdef CF_1XF16
     // the window where a round's 4 tiles are whole rows (tiles_x = 1) of at most two planes (Ho >= 3), loads lean
     auto* const kernel = g.tiles_x == 1 && a.Ho >= 3 && g.xlean ? conv3d_wgmma_kernel<true> : conv3d_wgmma_kernel<false>;
@@ -1318,11 +1064,6 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
         conv3d_wgmma_kernel<true><<<dw_grid, THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
     else
         conv3d_wgmma_kernel<false><<<grid, THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
-#endif
-#else
-    if (const char* err = cf_persistent_grid(conv3d_wgmma_kernel, THREADS, SMEM_BYTES, blocks, sms, NAME, grid))
-        return err;
-    conv3d_wgmma_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(a.x, a.w, a.bias, a.param, a.y, g);
 #endif
     return nullptr;
 }
