@@ -451,14 +451,13 @@ __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float
                                                  const CUtensorMap* ymap, const Geom& g, TileCoord tc, int wg,
                                                  int warp, int lane, unsigned round, float scale = 1.0f) {
     constexpr bool FP16 = P == Prec::FP16;
-    constexpr int GROUP = cf04b::GROUP<P>, GBARS = cf04b::GBARS<P>;
     const bool first_round = round == 0;
-    const int gid = lane >> 2, tq = lane & 3, slot = wg % GROUP;
-    const int b = (FP16 ? (round & 1) * (GBARS / 2) : 0) + (wg / GROUP) * 4 + warp;
+    const int gid = lane >> 2, tq = lane & 3, slot = wg % GROUP<P>;
+    const int b = (FP16 ? (round & 1) * (GBARS<P> / 2) : 0) + (wg / GROUP<P>) * 4 + warp;
     if (FP16) round >>= 1;                  // the uses of this box before this one
     float* box = gbuf + b * GBOX<P>;
     uint64_t* full = gbar + b;
-    uint64_t* empty = gbar + GBARS + b;
+    uint64_t* empty = gbar + GBARS<P> + b;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const float2 bs_c = schan[16 * warp + gid + 8 * h];
@@ -468,7 +467,7 @@ __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float
             acc[4 * j + 2 * h + 1] = epilogue_acc<P>(acc[4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y);
         }
     }
-    if (slot < GROUP - 1 && round > 0) mbar_wait(empty, (round - 1) & 1);   // the last round's copy has read the box
+    if (slot < GROUP<P> - 1 && round > 0) mbar_wait(empty, (round - 1) & 1);   // the last round's copy has read the box
     // channel gid's row in the box; channel gid + 8's is 8 rows on
     const int brow = FP16 ? gid : 2 * (gid & 3) + (gid >> 2);
     const uint32_t lane_box = smem_addr(box) + 4u * (brow * GPX<P> + slot * TW + 2 * tq);
@@ -480,18 +479,18 @@ __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float
                 st_shared_f2(lane_box + 4u * (8 * h * GPX<P> + 8 * j), make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]));
     fence_proxy_async();                    // the copy engine reads shared memory through the async proxy
     __syncwarp();
-    if (slot < GROUP - 1) {
+    if (slot < GROUP<P> - 1) {
         if (lane == 0) mbar_arrive(full);
         return;
     }
     mbar_wait(full, round & 1);             // the other slots' rows are in the box
     if (lane == 0) {
-        const int row0 = (tc.od * g.Ho + tc.oh0 - (GROUP - 1)) * g.Wo;
+        const int row0 = (tc.od * g.Ho + tc.oh0 - (GROUP<P> - 1)) * g.Wo;
         if constexpr (FP16) {
             tma_store_4d(ymap, box, row0, 16 * warp, tc.n, 0);
             bulk_commit();
             bulk_wait_read_but_last();      // the last round's copy has read its box, the other set's: free it
-            if (!first_round) mbar_arrive(gbar + GBARS + (b ^ (GBARS / 2)));
+            if (!first_round) mbar_arrive(gbar + GBARS<P> + (b ^ (GBARS<P> / 2)));
         } else {
             tma_store_5d(ymap, box, row0, 0, 0, 2 * warp, tc.n);
             bulk_commit();
@@ -1008,7 +1007,6 @@ const char* launch_with(const ConvArgs& a, cudaStream_t stream) {
               (long long)COUT * a.Do * a.Ho * a.Wo < 0x80000000LL;
     const long long blocks = (tiles + WGS - 1) / WGS;
     constexpr size_t SMEM = SMEM_BYTES<P>;
-    constexpr int GROUP = cf04b::GROUP<P>;
 
     // fp16: the window where a round's 4 tiles are whole rows (tiles_x = 1) of at most two planes (Ho >= 3), loads
     // lean. TF32: the depth sweep where a tile is a whole row of 64 input pixels (Wo = 62), a plane has 4 rows or
@@ -1040,14 +1038,14 @@ const char* launch_with(const ConvArgs& a, cudaStream_t stream) {
     const long long plane = (long long)a.Do * a.Ho * a.Wo;
     const uint32_t box0 = GPX<P>;       // GROUP whole rows: only where a tile is a whole row (Wo = TW)
     if constexpr (P == Prec::FP16) {
-        const bool group_shape = a.Wo == TW && (a.Do * a.Ho) % GROUP == 0;
+        const bool group_shape = a.Wo == TW && (a.Do * a.Ho) % GROUP<P> == 0;
         g.ytma = g.ylean && plane % 4 == 0 && plane < 0x80000000LL &&
                  cf_encode_tma_4d(&ymap, a.y, {(uint64_t)plane, (uint64_t)COUT, (uint64_t)a.N, 1}, {box0, 16, 1, 1});
         g.ygroup = g.ytma && group_shape;
         kernel<<<grid, THREADS, SMEM, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
     } else {
         // the depth sweep's rounds are 4 rows of one plane whatever Do Ho is: its box is the group's
-        const bool group_shape = a.Wo == TW && ((a.Do * a.Ho) % GROUP == 0 || dw_shape);
+        const bool group_shape = a.Wo == TW && ((a.Do * a.Ho) % GROUP<P> == 0 || dw_shape);
         // y as [n][c / 8][c % 4][(c / 4) % 2][plane] read innermost first: pixels, (c / 4) % 2, c % 4, c / 8, n
         const uint64_t pb = (uint64_t)plane * 4;
         g.ytma = g.ylean && plane % 4 == 0 && plane < 0x80000000LL &&
