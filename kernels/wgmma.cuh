@@ -22,6 +22,7 @@
 // matrices of 8 rows x 16 bytes (4 TF32), each stored as 128 contiguous bytes; lbo = byte distance
 // between the two core matrices of one k8 step (K direction), sbo = byte distance between core matrices
 // 8 rows apart (M or N direction). Addresses and offsets are encoded >> 4; bits 62-63 = 0: no swizzle.
+constexpr uint32_t CORE_MATRIX_BYTES = 128;   // a core matrix, 8 rows x 16 B: the sbo of every K-major operand here
 __device__ __forceinline__ uint64_t wgmma_desc(uint32_t smem_byte_addr, uint32_t lbo, uint32_t sbo) {
     return (uint64_t)((smem_byte_addr & 0x3FFFFu) >> 4) | ((uint64_t)(lbo >> 4) << 16) |
            ((uint64_t)(sbo >> 4) << 32);

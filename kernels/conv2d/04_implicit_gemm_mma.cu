@@ -54,14 +54,14 @@ static_assert(XCS % 32 == 8 || XCS % 32 == 24, "the 4 k-rows of a B fragment mus
 constexpr int X_STAGE = CK * XCS;                // floats; item k of the copy is float4 k of the stage
 constexpr int X_ITEMS = X_STAGE / 4;
 #ifdef CF_3XTF32
-constexpr int WPARTS = 2;                        // big, small
-constexpr int MT = 2;                            // m16 tiles per warp: a block owns 32 of the 64 Cout
-constexpr int FLUSH = 3;                         // taps per MMA partial sum, see the header
-static_assert(TAPS % FLUSH == 0, "a partial sum covers whole taps of one chunk");
+constexpr bool SPLIT = true;                     // 3xtf32 (the registry's define, read here only)
 #else
-constexpr int WPARTS = 1;
-constexpr int MT = 4;                            // m16 tiles per warp: a block owns all 64 Cout
+constexpr bool SPLIT = false;                    // tf32
 #endif
+constexpr int WPARTS = SPLIT ? 2 : 1;            // 3xtf32: big, small
+constexpr int MT = SPLIT ? 2 : 4;                // m16 tiles per warp: a block owns 32 (3xtf32) or all 64 Cout
+constexpr int FLUSH = 3;                         // 3xtf32: taps per MMA partial sum, see the header
+static_assert(TAPS % FLUSH == 0, "a partial sum covers whole taps of one chunk");
 static_assert(MT == 4 || MT == 2, "the pre-pass decodes i with a shift");
 constexpr int CO_T = 16 * MT;                    // Cout per block tile
 constexpr int CO_SPLIT = COUT / CO_T;            // Cout slices per output tile: 1 (tf32) or 2 (3xtf32)
@@ -75,15 +75,13 @@ static_assert(WARPS * O_WARP <= STAGE, "output staging lives in the stage the la
 constexpr size_t SMEM_BYTES = size_t(STAGES) * STAGE * sizeof(float);
 
 // smem_addr, cp_async*, to_tf32, split_tf32, mma_tf32: kernels/common.cuh
-#ifdef CF_3XTF32
-// d = a*b + 0: opens a partial sum (C is the zero register in SASS, no zeroing instructions).
+// 3xtf32: d = a*b + 0 opens a partial sum (C is the zero register in SASS, no zeroing instructions).
 __device__ __forceinline__ void mma_tf32_zc(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
     asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
         "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};\n"
         : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
 }
-#endif
 
 struct Geom {
     int N, H, W, Ho, Wo;
@@ -165,7 +163,6 @@ __device__ __forceinline__ void load_chunk(float* sx, float* sw, const float* __
     }
 }
 
-#ifndef CF_3XTF32
 // TF32: round the chunk's input once in shared memory (each thread the float4s it copied itself, which its
 // own cp.async.wait_group made visible to it), so the inner loop feeds the MMAs with no conversion.
 __device__ __forceinline__ void round_chunk(float* sx) {
@@ -177,7 +174,6 @@ __device__ __forceinline__ void round_chunk(float* sx) {
         *p = v;
     }
 }
-#endif
 
 // One K chunk: 9 taps x (MT m16 x 8 n8) MMAs for this warp's CO_T Cout x 64 pixels.
 //   A (16 Cout x 8 ch):  the lane's float4 at sw[(tap*MT + i)*WPARTS + part][lane] (see the pre-pass)
@@ -187,81 +183,81 @@ __device__ __forceinline__ void compute_chunk(float (&acc)[MT][8][4], const floa
     const int gid = lane >> 2, tq = lane & 3;
     const float* xs = sx + tq * XCS + warp * XRS + gid;
     const float4* wq = reinterpret_cast<const float4*>(sw) + lane;
-#ifdef CF_3XTF32
-    // Two-level accumulation: the MMAs of FLUSH taps (3*FLUSH MMAs, 8*FLUSH products per element) go into
-    // a fresh partial sum, which is then added to the FP32 total with an ordinary round-to-nearest FADD.
-    // The tensor core's own additions truncate (see the header); this keeps each truncation at the scale
-    // of a small partial sum and lets the errors of successive partials, of either sign, cancel.
-    float part[MT][8][4];
+    if constexpr (SPLIT) {
+        // Two-level accumulation: the MMAs of FLUSH taps (3*FLUSH MMAs, 8*FLUSH products per element) go into
+        // a fresh partial sum, which is then added to the FP32 total with an ordinary round-to-nearest FADD.
+        // The tensor core's own additions truncate (see the header); this keeps each truncation at the scale
+        // of a small partial sum and lets the errors of successive partials, of either sign, cancel.
+        float part[MT][8][4];
 #pragma unroll
-    for (int tap = 0; tap < TAPS; ++tap) {
-        const int ky = tap / KS, kx = tap % KS;
-        uint32_t ab[MT][4], as[MT][4];
+        for (int tap = 0; tap < TAPS; ++tap) {
+            const int ky = tap / KS, kx = tap % KS;
+            uint32_t ab[MT][4], as[MT][4];
 #pragma unroll
-        for (int i = 0; i < MT; ++i) {
-            const float4 vb = wq[((tap * MT + i) * 2) * 32], vs = wq[((tap * MT + i) * 2 + 1) * 32];
-            ab[i][0] = __float_as_uint(vb.x); ab[i][1] = __float_as_uint(vb.y);
-            ab[i][2] = __float_as_uint(vb.z); ab[i][3] = __float_as_uint(vb.w);
-            as[i][0] = __float_as_uint(vs.x); as[i][1] = __float_as_uint(vs.y);
-            as[i][2] = __float_as_uint(vs.z); as[i][3] = __float_as_uint(vs.w);
-        }
-        // Two halves of 4 n8 columns, each in three passes over its 2 x 4 tiles (small products first),
-        // then its flush. Numerically the same per element as a plain j loop; this order is what lets
-        // ptxas keep dependent MMAs apart (SASS: median 24 instructions from an MMA to the next MMA on
-        // the same tile, vs 20 with more back-to-back pairs) and the half's B fragments die early.
-#pragma unroll
-        for (int jh = 0; jh < 8; jh += 4) {
-            uint32_t bb[4][2], bs[4][2];
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                split_tf32(xs[ky * XRS + kx + 8 * (jh + j)], bb[j][0], bs[j][0]);
-                split_tf32(xs[4 * XCS + ky * XRS + kx + 8 * (jh + j)], bb[j][1], bs[j][1]);
+            for (int i = 0; i < MT; ++i) {
+                const float4 vb = wq[((tap * MT + i) * 2) * 32], vs = wq[((tap * MT + i) * 2 + 1) * 32];
+                ab[i][0] = __float_as_uint(vb.x); ab[i][1] = __float_as_uint(vb.y);
+                ab[i][2] = __float_as_uint(vb.z); ab[i][3] = __float_as_uint(vb.w);
+                as[i][0] = __float_as_uint(vs.x); as[i][1] = __float_as_uint(vs.y);
+                as[i][2] = __float_as_uint(vs.z); as[i][3] = __float_as_uint(vs.w);
             }
+            // Two halves of 4 n8 columns, each in three passes over its 2 x 4 tiles (small products first),
+            // then its flush. Numerically the same per element as a plain j loop; this order is what lets
+            // ptxas keep dependent MMAs apart (SASS: median 24 instructions from an MMA to the next MMA on
+            // the same tile, vs 20 with more back-to-back pairs) and the half's B fragments die early.
 #pragma unroll
-            for (int j = 0; j < 4; ++j)
+            for (int jh = 0; jh < 8; jh += 4) {
+                uint32_t bb[4][2], bs[4][2];
 #pragma unroll
-                for (int i = 0; i < MT; ++i) {
-                    if (tap % FLUSH == 0) mma_tf32_zc(part[i][jh + j], as[i], bb[j][0], bb[j][1]);
-                    else                  mma_tf32(part[i][jh + j], as[i], bb[j][0], bb[j][1]);
+                for (int j = 0; j < 4; ++j) {
+                    split_tf32(xs[ky * XRS + kx + 8 * (jh + j)], bb[j][0], bs[j][0]);
+                    split_tf32(xs[4 * XCS + ky * XRS + kx + 8 * (jh + j)], bb[j][1], bs[j][1]);
                 }
-#pragma unroll
-            for (int j = 0; j < 4; ++j)
-#pragma unroll
-                for (int i = 0; i < MT; ++i) mma_tf32(part[i][jh + j], ab[i], bs[j][0], bs[j][1]);
-#pragma unroll
-            for (int j = 0; j < 4; ++j)
-#pragma unroll
-                for (int i = 0; i < MT; ++i) mma_tf32(part[i][jh + j], ab[i], bb[j][0], bb[j][1]);
-            if (tap % FLUSH == FLUSH - 1) {
 #pragma unroll
                 for (int j = 0; j < 4; ++j)
 #pragma unroll
-                    for (int i = 0; i < MT; ++i)
+                    for (int i = 0; i < MT; ++i) {
+                        if (tap % FLUSH == 0) mma_tf32_zc(part[i][jh + j], as[i], bb[j][0], bb[j][1]);
+                        else                  mma_tf32(part[i][jh + j], as[i], bb[j][0], bb[j][1]);
+                    }
 #pragma unroll
-                        for (int r = 0; r < 4; ++r) acc[i][jh + j][r] += part[i][jh + j][r];
+                for (int j = 0; j < 4; ++j)
+#pragma unroll
+                    for (int i = 0; i < MT; ++i) mma_tf32(part[i][jh + j], ab[i], bs[j][0], bs[j][1]);
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+#pragma unroll
+                    for (int i = 0; i < MT; ++i) mma_tf32(part[i][jh + j], ab[i], bb[j][0], bb[j][1]);
+                if (tap % FLUSH == FLUSH - 1) {
+#pragma unroll
+                    for (int j = 0; j < 4; ++j)
+#pragma unroll
+                        for (int i = 0; i < MT; ++i)
+#pragma unroll
+                            for (int r = 0; r < 4; ++r) acc[i][jh + j][r] += part[i][jh + j][r];
+                }
+            }
+        }
+    } else {
+#pragma unroll
+        for (int tap = 0; tap < TAPS; ++tap) {
+            const int ky = tap / KS, kx = tap % KS;
+            uint32_t a[MT][4];
+#pragma unroll
+            for (int i = 0; i < MT; ++i) {
+                const float4 v = wq[(tap * MT + i) * 32];
+                a[i][0] = __float_as_uint(v.x); a[i][1] = __float_as_uint(v.y);
+                a[i][2] = __float_as_uint(v.z); a[i][3] = __float_as_uint(v.w);
+            }
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                const uint32_t b0 = __float_as_uint(xs[ky * XRS + kx + 8 * j]);
+                const uint32_t b1 = __float_as_uint(xs[4 * XCS + ky * XRS + kx + 8 * j]);
+#pragma unroll
+                for (int i = 0; i < MT; ++i) mma_tf32(acc[i][j], a[i], b0, b1);
             }
         }
     }
-#else
-#pragma unroll
-    for (int tap = 0; tap < TAPS; ++tap) {
-        const int ky = tap / KS, kx = tap % KS;
-        uint32_t a[4][4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            const float4 v = wq[(tap * 4 + i) * 32];
-            a[i][0] = __float_as_uint(v.x); a[i][1] = __float_as_uint(v.y);
-            a[i][2] = __float_as_uint(v.z); a[i][3] = __float_as_uint(v.w);
-        }
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            const uint32_t b0 = __float_as_uint(xs[ky * XRS + kx + 8 * j]);
-            const uint32_t b1 = __float_as_uint(xs[4 * XCS + ky * XRS + kx + 8 * j]);
-#pragma unroll
-            for (int i = 0; i < 4; ++i) mma_tf32(acc[i][j], a[i], b0, b1);
-        }
-    }
-#endif
 }
 
 // Bias, epilogue and 16-byte stores of this warp's output row, one m16 slice (16 channels) at a time
@@ -363,9 +359,7 @@ conv2d_mma_kernel(const float* __restrict__ x, const float* __restrict__ wf, con
         for (int cc = 0; cc < NCHUNK; ++cc, ++it) {
             float* sx = smem + (it % STAGES) * STAGE;
             cp_async_wait<STAGES - 2>();         // this thread's copies of chunk `it` have landed
-#ifndef CF_3XTF32
-            round_chunk(sx);
-#endif
+            if constexpr (!SPLIT) round_chunk(sx);
             __syncthreads();                     // ... everyone's; and stage (it-1) is no longer read
             const int nx = it + STAGES - 1;      // refill the stage chunk it-1 used; may be the next tile's
             if (nx < iters) {

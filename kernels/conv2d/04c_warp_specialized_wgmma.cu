@@ -162,8 +162,8 @@ __device__ __forceinline__ int ring_tile(int k, int j) {
 // The PTHREADS producer threads of ring k among themselves.
 __device__ __forceinline__ void producer_sync(int k) { named_sync<PTHREADS>(1 + 2 * PIPES * STAGES + k); }
 
-// SBO 128 B (core matrices 8 rows apart) for every operand here; lbo varies per wgmma.
-__device__ __forceinline__ uint64_t desc(uint32_t addr, uint32_t lbo) { return wgmma_desc(addr, lbo, 128); }
+// SBO: core matrices 8 rows apart for every operand here; lbo varies per wgmma.
+__device__ __forceinline__ uint64_t desc(uint32_t addr, uint32_t lbo) { return wgmma_desc(addr, lbo, CORE_MATRIX_BYTES); }
 // Byte offset of tap t's window in a stage part: staged row kh, shifted by kw pixels.
 __host__ __device__ constexpr uint32_t tap_offset(int t) { return ((t / KS) * XW + t % KS) * 16; }
 

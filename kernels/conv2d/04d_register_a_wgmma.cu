@@ -198,7 +198,7 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
             if (t < g.tiles) fill_slot(myring + q * STAGE_FLOATS, full + q, xmap, x, g, t, q % NCHUNK, lane);
         }
     }
-    const uint64_t d0 = wgmma_desc(smem_addr(sw), B_KHALF, 128);      // lbo: k-half 0 -> 1; sbo: 8 Cout
+    const uint64_t d0 = wgmma_desc(smem_addr(sw), B_KHALF, CORE_MATRIX_BYTES);   // lbo: k-half 0 -> 1; sbo: 8 Cout
     const uint32_t whi = (uint32_t)(d0 >> 32);
     const int c0 = NB * (blockIdx.x & 1);
     const long long plane = (long long)g.Ho * g.Wo;
@@ -339,7 +339,7 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         const float* ring = rings + k * STAGES * STAGE_FLOATS + tq * CHP + 16 * warp + GSTEP * gid;
         uint64_t* full = bars + k * STAGES;
         uint64_t* empty = bars + CONSUMERS * STAGES + k * STAGES;
-        const uint64_t d0 = wgmma_desc(smem_addr(sw), B_KHALF, 128);   // lbo: k-half 0 -> 1; sbo: 8 Cout
+        const uint64_t d0 = wgmma_desc(smem_addr(sw), B_KHALF, CORE_MATRIX_BYTES);   // lbo: k-half 0 -> 1; sbo: 8 Cout
         const uint32_t whi = (uint32_t)(d0 >> 32);
         // this thread's 16 channels 8 j + 2 tq + e: bias and multiplier
         float b_r[16], m_r[16];

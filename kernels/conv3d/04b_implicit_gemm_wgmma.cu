@@ -68,7 +68,8 @@ constexpr int XBUF = 2 * XHALF + 16;     // floats per warpgroup, + 64 B: the di
 constexpr int WTAP = 2 * COUT * 4;       // floats per tap of A (TF32)
 constexpr int WPART = TAPS * WTAP;
 constexpr uint32_t CORE_ROW = 16;        // bytes per core-matrix row: one pixel's (or one channel's) 16-byte unit
-constexpr uint32_t A_LBO = COUT * CORE_ROW, SBO = 8 * CORE_ROW;   // A's k-halves 1 KB apart; core matrices 128 B apart
+constexpr uint32_t A_LBO = COUT * CORE_ROW, SBO = CORE_MATRIX_BYTES;   // A: k-halves 1 KB apart, core matrices 8 rows apart
+constexpr uintptr_t TMA_ALIGN = 128;     // a tensor copy's shared-memory box starts 128-byte aligned
 constexpr uint32_t A1_TAP = COUT * 16, A1_HI = 0;   // fp16: bytes per tap of A, and w_hi's place in it
 
 // The group store: GROUP consecutive output rows (of GROUP warpgroups) per box, a box (and a FULL and an EMPTY
@@ -81,8 +82,8 @@ template <Prec P> constexpr int GSETS = P == Prec::FP16 ? 2 : 1;
 template <Prec P> constexpr int GPX = GROUP<P> * TW;                   // pixels per box row
 template <Prec P> constexpr int GBOX = 16 * GPX<P>;                    // floats per box: a warp's 16 channels
 template <Prec P> constexpr int GBARS = GSETS<P> * 4 * (WGS / GROUP<P>);
-template <Prec P> constexpr int GBUF_FLOATS = GBARS<P> * GBOX<P> + 32 + 4 * GBARS<P>;   // + 128 B for alignment,
-                                                                                      // 2 mbarriers (16 B) per box
+template <Prec P> constexpr int GBUF_FLOATS = GBARS<P> * GBOX<P> + int(TMA_ALIGN / 4) + 4 * GBARS<P>;   // + room to
+                                                                            // align, 2 mbarriers (16 B) per box
 static_assert(WGS % GROUP<Prec::FP16> == 0 && WGS % GROUP<Prec::TF32> == 0, "groups of warpgroups");
 static_assert(GBOX<Prec::FP16> * 4 % 128 == 0 && GBOX<Prec::TF32> * 4 % 128 == 0 && GPX<Prec::FP16> <= 256,
               "boxes 128-byte aligned, box rows of at most 256 elements");
@@ -927,8 +928,8 @@ conv3d_wgmma_kernel(const __grid_constant__ CUtensorMap ymap, const float* __res
     float* sx = smem + WFLOATS<P> + wg * XBUF;
     const float inv_scale = stage_weights<P>(smem, w);
     for (int c = threadIdx.x; c < COUT; c += THREADS) schan[c] = make_float2(__ldg(bias + c), __ldg(addend + c));
-    float* gbuf = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(smem + WFLOATS<P> + XREGION<P>) + 127)
-                                           & ~uintptr_t(127));      // the boxes 128-byte aligned, as TMA wants
+    float* gbuf = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(smem + WFLOATS<P> + XREGION<P>) + TMA_ALIGN - 1)
+                                           & ~(TMA_ALIGN - 1));      // the boxes aligned as TMA wants
     uint64_t* gbar = reinterpret_cast<uint64_t*>(gbuf + GBARS<P> * GBOX<P>);
     init_barriers<P, WIN>(smem, gbar);
     fence_proxy_async();

@@ -181,7 +181,7 @@ __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid)
 // (the TF32 splits) WPART floats on in A and XPART in B.
 template <Prec P>
 __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, const float* sx) {
-    constexpr uint32_t A_LBO = COUT * CORE_ROW, SBO = 8 * CORE_ROW, B_LBO = XHALF * 4;
+    constexpr uint32_t A_LBO = COUT * CORE_ROW, SBO = CORE_MATRIX_BYTES, B_LBO = XHALF * 4;
     constexpr uint32_t A_PART = WPART * 4, B_PART = XPART * 4;      // bytes from a part to the next
     auto tap_boff = [](int kd, int kh, int kw) -> uint32_t { return ((kd * XH + kh) * XP + kw) * CORE_ROW; };
     const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO), b0 = wgmma_desc(smem_addr(sx), B_LBO, SBO);
