@@ -94,7 +94,8 @@ def _ladder(problem: str) -> list[Variant]:
 # Steps 04b-04e use Hopper's warpgroup MMA (wgmma), TMA and the bulk-copy engine: sm_90a code, built for it alone.
 # 04b: implicit GEMM, operands staged in shared memory. 04c (conv2d): 04b's GEMM in a warp-specialised block. 04d: the
 # GEMM turned around, output pixels as M, A fragments loaded into registers. 04e (conv2d): Winograd F(2x2, 3x3).
-# Each kernel's header says what its defines select (the precision, and for conv3d 04b the group stores).
+# Each kernel's header says what its define selects (the precision, read once into a template parameter); conv3d 04b's
+# FP32-accurate splits are a file of their own (04b_split_wgmma: no group store, a second staged part).
 _SM90A = dict(archs=("90a",), needs_cc=(9, 0),
               notes="sm_90a only (H100/H200); refused with a clear error on other GPUs")
 _04B = dict(_SM90A, source="04b_implicit_gemm_wgmma")
