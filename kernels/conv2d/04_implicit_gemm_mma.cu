@@ -183,78 +183,83 @@ __device__ __forceinline__ void compute_chunk(float (&acc)[MT][8][4], const floa
     const int gid = lane >> 2, tq = lane & 3;
     const float* xs = sx + tq * XCS + warp * XRS + gid;
     const float4* wq = reinterpret_cast<const float4*>(sw) + lane;
-    if constexpr (SPLIT) {
-        // Two-level accumulation: the MMAs of FLUSH taps (3*FLUSH MMAs, 8*FLUSH products per element) go into
-        // a fresh partial sum, which is then added to the FP32 total with an ordinary round-to-nearest FADD.
-        // The tensor core's own additions truncate (see the header); this keeps each truncation at the scale
-        // of a small partial sum and lets the errors of successive partials, of either sign, cancel.
-        float part[MT][8][4];
 #pragma unroll
-        for (int tap = 0; tap < TAPS; ++tap) {
-            const int ky = tap / KS, kx = tap % KS;
-            uint32_t ab[MT][4], as[MT][4];
+    for (int tap = 0; tap < TAPS; ++tap) {
+        const int ky = tap / KS, kx = tap % KS;
+        uint32_t a[MT][4];
 #pragma unroll
-            for (int i = 0; i < MT; ++i) {
-                const float4 vb = wq[((tap * MT + i) * 2) * 32], vs = wq[((tap * MT + i) * 2 + 1) * 32];
-                ab[i][0] = __float_as_uint(vb.x); ab[i][1] = __float_as_uint(vb.y);
-                ab[i][2] = __float_as_uint(vb.z); ab[i][3] = __float_as_uint(vb.w);
-                as[i][0] = __float_as_uint(vs.x); as[i][1] = __float_as_uint(vs.y);
-                as[i][2] = __float_as_uint(vs.z); as[i][3] = __float_as_uint(vs.w);
-            }
-            // Two halves of 4 n8 columns, each in three passes over its 2 x 4 tiles (small products first),
-            // then its flush. Numerically the same per element as a plain j loop; this order is what lets
-            // ptxas keep dependent MMAs apart (SASS: median 24 instructions from an MMA to the next MMA on
-            // the same tile, vs 20 with more back-to-back pairs) and the half's B fragments die early.
-#pragma unroll
-            for (int jh = 0; jh < 8; jh += 4) {
-                uint32_t bb[4][2], bs[4][2];
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    split_tf32(xs[ky * XRS + kx + 8 * (jh + j)], bb[j][0], bs[j][0]);
-                    split_tf32(xs[4 * XCS + ky * XRS + kx + 8 * (jh + j)], bb[j][1], bs[j][1]);
-                }
-#pragma unroll
-                for (int j = 0; j < 4; ++j)
-#pragma unroll
-                    for (int i = 0; i < MT; ++i) {
-                        if (tap % FLUSH == 0) mma_tf32_zc(part[i][jh + j], as[i], bb[j][0], bb[j][1]);
-                        else                  mma_tf32(part[i][jh + j], as[i], bb[j][0], bb[j][1]);
-                    }
-#pragma unroll
-                for (int j = 0; j < 4; ++j)
-#pragma unroll
-                    for (int i = 0; i < MT; ++i) mma_tf32(part[i][jh + j], ab[i], bs[j][0], bs[j][1]);
-#pragma unroll
-                for (int j = 0; j < 4; ++j)
-#pragma unroll
-                    for (int i = 0; i < MT; ++i) mma_tf32(part[i][jh + j], ab[i], bb[j][0], bb[j][1]);
-                if (tap % FLUSH == FLUSH - 1) {
-#pragma unroll
-                    for (int j = 0; j < 4; ++j)
-#pragma unroll
-                        for (int i = 0; i < MT; ++i)
-#pragma unroll
-                            for (int r = 0; r < 4; ++r) acc[i][jh + j][r] += part[i][jh + j][r];
-                }
-            }
+        for (int i = 0; i < MT; ++i) {
+            const float4 v = wq[(tap * MT + i) * 32];
+            a[i][0] = __float_as_uint(v.x); a[i][1] = __float_as_uint(v.y);
+            a[i][2] = __float_as_uint(v.z); a[i][3] = __float_as_uint(v.w);
         }
-    } else {
 #pragma unroll
-        for (int tap = 0; tap < TAPS; ++tap) {
-            const int ky = tap / KS, kx = tap % KS;
-            uint32_t a[MT][4];
+        for (int j = 0; j < 8; ++j) {
+            const uint32_t b0 = __float_as_uint(xs[ky * XRS + kx + 8 * j]);
+            const uint32_t b1 = __float_as_uint(xs[4 * XCS + ky * XRS + kx + 8 * j]);
 #pragma unroll
-            for (int i = 0; i < MT; ++i) {
-                const float4 v = wq[(tap * MT + i) * 32];
-                a[i][0] = __float_as_uint(v.x); a[i][1] = __float_as_uint(v.y);
-                a[i][2] = __float_as_uint(v.z); a[i][3] = __float_as_uint(v.w);
+            for (int i = 0; i < MT; ++i) mma_tf32(acc[i][j], a[i], b0, b1);
+        }
+    }
+}
+
+// compute_chunk's 3xtf32 form: each operand split into big and small parts, three MMAs per product.
+__device__ __forceinline__ void compute_chunk_split(float (&acc)[MT][8][4], const float* sx, const float* sw,
+                                                    int warp, int lane) {
+    const int gid = lane >> 2, tq = lane & 3;
+    const float* xs = sx + tq * XCS + warp * XRS + gid;
+    const float4* wq = reinterpret_cast<const float4*>(sw) + lane;
+    // Two-level accumulation: the MMAs of FLUSH taps (3*FLUSH MMAs, 8*FLUSH products per element) go into
+    // a fresh partial sum, which is then added to the FP32 total with an ordinary round-to-nearest FADD.
+    // The tensor core's own additions truncate (see the header); this keeps each truncation at the scale
+    // of a small partial sum and lets the errors of successive partials, of either sign, cancel.
+    float part[MT][8][4];
+#pragma unroll
+    for (int tap = 0; tap < TAPS; ++tap) {
+        const int ky = tap / KS, kx = tap % KS;
+        uint32_t ab[MT][4], as[MT][4];
+#pragma unroll
+        for (int i = 0; i < MT; ++i) {
+            const float4 vb = wq[((tap * MT + i) * 2) * 32], vs = wq[((tap * MT + i) * 2 + 1) * 32];
+            ab[i][0] = __float_as_uint(vb.x); ab[i][1] = __float_as_uint(vb.y);
+            ab[i][2] = __float_as_uint(vb.z); ab[i][3] = __float_as_uint(vb.w);
+            as[i][0] = __float_as_uint(vs.x); as[i][1] = __float_as_uint(vs.y);
+            as[i][2] = __float_as_uint(vs.z); as[i][3] = __float_as_uint(vs.w);
+        }
+        // Two halves of 4 n8 columns, each in three passes over its 2 x 4 tiles (small products first),
+        // then its flush. Numerically the same per element as a plain j loop; this order is what lets
+        // ptxas keep dependent MMAs apart (SASS: median 24 instructions from an MMA to the next MMA on
+        // the same tile, vs 20 with more back-to-back pairs) and the half's B fragments die early.
+#pragma unroll
+        for (int jh = 0; jh < 8; jh += 4) {
+            uint32_t bb[4][2], bs[4][2];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                split_tf32(xs[ky * XRS + kx + 8 * (jh + j)], bb[j][0], bs[j][0]);
+                split_tf32(xs[4 * XCS + ky * XRS + kx + 8 * (jh + j)], bb[j][1], bs[j][1]);
             }
 #pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                const uint32_t b0 = __float_as_uint(xs[ky * XRS + kx + 8 * j]);
-                const uint32_t b1 = __float_as_uint(xs[4 * XCS + ky * XRS + kx + 8 * j]);
+            for (int j = 0; j < 4; ++j)
 #pragma unroll
-                for (int i = 0; i < MT; ++i) mma_tf32(acc[i][j], a[i], b0, b1);
+                for (int i = 0; i < MT; ++i) {
+                    if (tap % FLUSH == 0) mma_tf32_zc(part[i][jh + j], as[i], bb[j][0], bb[j][1]);
+                    else                  mma_tf32(part[i][jh + j], as[i], bb[j][0], bb[j][1]);
+                }
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+#pragma unroll
+                for (int i = 0; i < MT; ++i) mma_tf32(part[i][jh + j], ab[i], bs[j][0], bs[j][1]);
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+#pragma unroll
+                for (int i = 0; i < MT; ++i) mma_tf32(part[i][jh + j], ab[i], bb[j][0], bb[j][1]);
+            if (tap % FLUSH == FLUSH - 1) {
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+#pragma unroll
+                    for (int i = 0; i < MT; ++i)
+#pragma unroll
+                        for (int r = 0; r < 4; ++r) acc[i][jh + j][r] += part[i][jh + j][r];
             }
         }
     }
@@ -367,7 +372,8 @@ conv2d_mma_kernel(const float* __restrict__ x, const float* __restrict__ wf, con
                 load_chunk(nsx, nsx + X_STAGE, x, wf, g, tile_of(nx), nx % NCHUNK);
             }
             cp_async_commit();
-            compute_chunk(acc, sx, sx + X_STAGE, warp, lane);
+            if constexpr (SPLIT) compute_chunk_split(acc, sx, sx + X_STAGE, warp, lane);
+            else compute_chunk(acc, sx, sx + X_STAGE, warp, lane);
         }
         // The stage of the last chunk is free once every warp is done with it: it becomes the output
         // staging buffer, and is refilled only after the next chunk's barrier, i.e. after every store_tile.
