@@ -5,8 +5,8 @@
 //
 // What changed from 04b's TF32 build: each input pixel and weight is staged as two parts whose products add up to
 //   FP32 accuracy, so staging writes twice the bytes and each tap takes two or three wgmmas. Pixels are staged one per
-//   thread (the two parts' stores are conflict-free 16-byte rows without the item rotation), and each tile is stored
-//   alone, without the turn order (a tile's wgmmas already fill the tensor pipe's share).
+//   thread (a warp's 32 consecutive pixel rows: conflict-free 16-byte stores of each part), and each tile is stored
+//   alone, without the turn order or the group store.
 //
 // Precisions (template parameter P; the registry's define picks it: CF_3XTF32, CF_TF32BF16, CF_3XF16):
 //   3xfp16     FP16 hi + lo parts (wgmma.cuh): per tap one k16 wgmma for both corrections, per tap pair one for
@@ -21,8 +21,9 @@
 //   3xtf32, tf32+bf16   3 warpgroups (384 threads), 143 and 144 registers; 222,096 B
 //
 // Bytes moved at full size (x 128 x 8 x 16 x 64 x 64, y 128 x 64 x 14 x 62 x 62): DRAM x once 0.27 GB + y once
-//   1.76 GB, as 04b's TF32 build. What bounds it: the SM's chain per warpgroup of staging two parts, two or three
-//   tensor passes and the epilogue; the tensor passes alone take 0.6-1.2 ms of the 1.3-1.9.
+//   1.76 GB, as 04b's TF32 build. What bounds it: as 04b's TF32 build, the SM's chain per warpgroup of staging,
+//   MMAs and epilogue, here with a second part to stage and 1.5 (3xfp16), 2 (tf32+bf16) or 3 (3xtf32) TF32 passes
+//   of tensor time (0.40 ms a pass at 495 TFLOP/s: 0.6, 0.8 and 1.2 ms of the 1.33, 1.64 and 1.89 measured).
 //
 // Measured (H200, record of 2026-12-05; 04b tf32 0.778 ms): 3xfp16 1.331, tf32+bf16 1.641, 3xtf32 1.888; rel-L2
 //   against float64 3.4e-7 to 6.5e-7.
