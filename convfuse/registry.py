@@ -109,10 +109,12 @@ def _ladder(problem: str) -> list[Variant]:
 # Steps 04b-04e use Hopper's warpgroup MMA (wgmma), TMA and the bulk-copy engine: sm_90a code, built for it alone.
 # 04b: implicit GEMM, operands staged in shared memory. 04c (conv2d): 04b's GEMM in a warp-specialised block. 04d: the
 # GEMM turned around, output pixels as M, A fragments loaded into registers. 04e (conv2d): Winograd F(2x2, 3x3).
-# Each kernel's header says what its defines select (the precision, and for conv3d 04b the group stores).
+# Each kernel's header says what its define selects (the precision, read once into a template parameter); conv3d 04b's
+# FP32-accurate splits are a file of their own (04b_split_wgmma: no group store, a second staged part).
 _SM90A = dict(archs=("90a",), needs_cc=(9, 0),
               notes="sm_90a only (H100/H200); refused with a clear error on other GPUs")
 _04B = dict(_SM90A, source="04b_implicit_gemm_wgmma")
+_04B_SPLIT = dict(_SM90A, source="04b_split_wgmma")
 _04C = dict(_SM90A, source="04c_warp_specialized_wgmma")
 _04D = dict(_SM90A, source="04d_register_a_wgmma")
 _04E = dict(_SM90A, source="04e_winograd_wgmma", algorithm="winograd_f2x2_3x3")
@@ -157,26 +159,26 @@ _HOPPER = {
     "conv3d": [
         Variant("04b_wgmma_tf32", "conv3d", "04b", "tf32", "fused",
                 "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), TF32",
-                defines=("CF_GROUP_STORE",),
+                defines=(),
                 **_04B),
         Variant("04b_wgmma_3xtf32", "conv3d", "04b", "3xtf32", "fused",
                 "implicit-GEMM conv+epilogue on Hopper warpgroup MMA (wgmma), split-TF32 (FP32 accuracy)",
                 defines=("CF_3XTF32",),
-                **_04B),
+                **_04B_SPLIT),
         Variant("04b_wgmma_tf32bf16", "conv3d", "04b", "tf32+bf16", "fused",
                 "implicit-GEMM conv+epilogue on Hopper wgmma, TF32 + one BF16 correction pass "
                 "(FP32 accuracy in two tensor passes)",
                 defines=("CF_TF32BF16",), input_scales=(1e-6, 1e1),  # BF16 corrections: above, the clamp's few
-                **_04B),                                                  # unclamped outputs miss 2e-6
+                **_04B_SPLIT),                                            # unclamped outputs miss 2e-6
         Variant("04b_wgmma_3xfp16", "conv3d", "04b", "3xfp16", "fused",
                 "implicit-GEMM conv+epilogue on Hopper wgmma, FP16 hi/lo operands, three products in "
                 "1.5 TF32 passes of tensor time (FP32 accuracy)",
                 defines=("CF_3XF16",),
-                **_04B),
+                **_04B_SPLIT),
         Variant("04b_wgmma_fp16", "conv3d", "04b", "fp16", "fused",
                 "implicit-GEMM conv+epilogue on Hopper wgmma, FP16 operands (TF32's precision, half "
                 "its tensor time)",
-                defines=("CF_1XF16", "CF_GROUP_STORE"),
+                defines=("CF_1XF16",),
                 **_04B),
         Variant("04d_rs_tf32", "conv3d", "04d", "tf32", "fused",
                 "implicit GEMM turned around: output pixels as M, the input fragments loaded from the TMA's raw "

@@ -164,16 +164,17 @@ def steps_keys(prefix: str, problems=PROBLEMS) -> list[str]:
 
 
 def substeps_table(prefix: str = "04") -> pd.DataFrame:
-    """One row per (step, problem) whose number starts with `prefix`: its kernel file and variants (precision in
-    brackets), from the registry."""
+    """One row per (step, problem) whose number starts with `prefix`: its kernel files (a step's precisions may take
+    more than one, conv3d 04b's) and variants (precision in brackets), from the registry."""
     rows = {}
     for v in R.kernel_variants():
         if not v.step.startswith(prefix):
             continue
-        row = rows.setdefault((v.step, v.problem), {"step": v.step, "problem": v.problem,
-                                                    "kernel file": f"kernels/{v.problem}/{v.source}.cu", "variants": []})
+        row = rows.setdefault((v.step, v.problem), {"step": v.step, "problem": v.problem, "files": {}, "variants": []})
+        row["files"][f"kernels/{v.problem}/{v.source}.cu"] = None
         row["variants"].append(f"{v.key} ({v.precision})")
-    out = [r | {"variants": ", ".join(r["variants"])} for _, r in sorted(rows.items())]
+    out = [{"step": r["step"], "problem": r["problem"], "kernel file": ", ".join(r["files"]),
+            "variants": ", ".join(r["variants"])} for _, r in sorted(rows.items())]
     return pd.DataFrame(out, columns=["step", "problem", "kernel file", "variants"]).set_index(["step", "problem"])
 
 

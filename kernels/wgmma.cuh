@@ -22,6 +22,7 @@
 // matrices of 8 rows x 16 bytes (4 TF32), each stored as 128 contiguous bytes; lbo = byte distance
 // between the two core matrices of one k8 step (K direction), sbo = byte distance between core matrices
 // 8 rows apart (M or N direction). Addresses and offsets are encoded >> 4; bits 62-63 = 0: no swizzle.
+constexpr uint32_t CORE_MATRIX_BYTES = 128;   // a core matrix, 8 rows x 16 B: the sbo of every K-major operand here
 __device__ __forceinline__ uint64_t wgmma_desc(uint32_t smem_byte_addr, uint32_t lbo, uint32_t sbo) {
     return (uint64_t)((smem_byte_addr & 0x3FFFFu) >> 4) | ((uint64_t)(lbo >> 4) << 16) |
            ((uint64_t)(sbo >> 4) << 32);
@@ -40,10 +41,15 @@ __device__ __forceinline__ void fence_operand(float (&d)[R]) {
 }
 // Generic-proxy shared-memory writes -> visible to wgmma after the next barrier.
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-// Barrier for one warpgroup only (ids 1..15; 0 is __syncthreads).
-__device__ __forceinline__ void warpgroup_barrier(int id) {
-    asm volatile("bar.sync %0, 128;\n" :: "r"(id) : "memory");
-}
+// Named barriers (ids 1..15; 0 is __syncthreads) over N threads, whole warps. named_sync waits until N threads have
+// arrived; named_arrive counts this warp in and goes on: the signal half of a producer/consumer or turn-taking pair,
+// whose other side syncs on the same id.
+template <int N>
+__device__ __forceinline__ void named_sync(int id) { asm volatile("bar.sync %0, %1;\n" :: "r"(id), "n"(N) : "memory"); }
+template <int N>
+__device__ __forceinline__ void named_arrive(int id) { asm volatile("bar.arrive %0, %1;\n" :: "r"(id), "n"(N) : "memory"); }
+// Barrier for one warpgroup only.
+__device__ __forceinline__ void warpgroup_barrier(int id) { named_sync<128>(id); }
 
 // --- TMA and mbarriers (cp.async.bulk.tensor completes on an mbarrier, not in cp.async's commit groups) -----
 // A barrier waits for `count` arrivals plus the transaction bytes announced with expect_tx; its phase flips
@@ -415,9 +421,8 @@ struct RsChunk {
     }
     template <int I>
     static __device__ __forceinline__ void mma_row(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][KS][4], const float* fb,
-                                                   uint32_t wlo, uint32_t whi, uint64_t* empty, bool load) {
+                                                   uint32_t wlo, uint32_t whi, uint64_t* empty) {
         load_fragments<I>(frag[I % SETS], fb);
-        (void)load;
         wgmma_fence();                             // the fragment registers were written by ordinary instructions
         row_mmas<I>(acc, frag[I % SETS], wlo, whi);
         if (I == XH - 1) mbar_arrive(empty);
@@ -429,9 +434,9 @@ struct RsChunk {
     }
     template <int I>
     static __device__ __forceinline__ void mma_rows(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][KS][4], const float* fb,
-                                                    uint32_t wlo, uint32_t whi, uint64_t* empty, bool load) {
-        mma_row<I>(acc, frag, fb, wlo, whi, empty, load);
-        if constexpr (I + 1 < XH) mma_rows<I + 1>(acc, frag, fb, wlo, whi, empty, load);
+                                                    uint32_t wlo, uint32_t whi, uint64_t* empty) {
+        mma_row<I>(acc, frag, fb, wlo, whi, empty);
+        if constexpr (I + 1 < XH) mma_rows<I + 1>(acc, frag, fb, wlo, whi, empty);
     }
 };
 
@@ -459,11 +464,11 @@ __device__ __forceinline__ void wgmma_rs_m64n32k8(float (&d)[16], const uint32_t
 // wgmmas. Three sets (wait_group 2): two groups stay queued behind the one being split. Whole rows in flight (27
 // wgmmas, 48 fragment registers in two sets) made ptxas serialize every wgmma (C7512); one set a row (each row
 // waiting for its own wgmmas) kept the tensor pipe ~54 % busy.
-// acc (AW = 32 accumulators: N = 64 columns) holds w_big's 32 Cout then w_small's: the weights laid out
+// acc (32 accumulators a row: N = 64 columns) holds w_big's 32 Cout then w_small's: the weights laid out
 // [k-half][part][Cout][4], so that one descriptor reads both parts as N = 64, or w_big alone as N = 32. Per tap a_big
 // times both parts in one m64n64k8 and a_small w_big in an m64n32k8 into `cor`: two wgmmas a tap instead of three,
 // the same products.
-template <int ROWS, int PITCH, int CHP, int WSTEP, int LO, int SETS>
+template <int ROWS, int PITCH, int CHP, int WSTEP, int SETS>
 struct RsChunk3x {
     static constexpr int KS = 3, XH = ROWS + KS - 1;
     static constexpr int GROUPS = XH * KS;
@@ -489,39 +494,38 @@ struct RsChunk3x {
         }
     }
     // item k of a chunk (input row k / KS, tap column k % KS): its up to 3 rows' wgmmas on one fragment set
-    template <int K, int MAINS, int AW>
-    static __device__ __forceinline__ void item_mmas(float (&acc)[MAINS][ROWS][AW], int m, float (&cor)[ROWS][16],
+    template <int K>
+    static __device__ __forceinline__ void item_mmas(float (&acc)[ROWS][32], float (&cor)[ROWS][16],
                                                      const uint32_t (&big)[4], const uint32_t (&small)[4], uint32_t wlo,
                                                      uint32_t whi) {
-        static_assert(AW == 32, "both weight parts in one m64n64k8");
         constexpr int I = K / KS, S = K % KS;
 #pragma unroll
         for (int r = 0; r < KS; ++r) {
             if (I - r < 0 || I - r >= ROWS) continue;
             const uint32_t off = (r * KS + S) * WSTEP;
-            wgmma_rs_m64n64k8(acc[m][I - r], big, desc_at(wlo, whi, off));
+            wgmma_rs_m64n64k8(acc[I - r], big, desc_at(wlo, whi, off));
             wgmma_rs_m64n32k8(cor[I - r], small, desc_at(wlo, whi, off));
         }
     }
-    template <int I, int S, int MAINS, int P, int AW>
-    static __device__ __forceinline__ void group(float (&acc)[MAINS][ROWS][AW], int m, float (&cor)[ROWS][16],
+    template <int I, int S>
+    static __device__ __forceinline__ void group(float (&acc)[ROWS][32], float (&cor)[ROWS][16],
                                                  uint32_t (&big)[SETS][4], uint32_t (&small)[SETS][4], float (&v)[2][4],
                                                  const float* fb, uint32_t wlo, uint32_t whi, uint64_t* empty) {
-        constexpr int G = (I * KS + S + P) % SETS;
+        constexpr int G = (I * KS + S) % SETS;
         if constexpr (S == 0 && I == 0) load_row<I>(v, fb);
         split_tap<S>(big[G], small[G], v);
         // the row's floats are dead once its last tap is split: the next row's are loaded into them now, under this
         // group's wgmmas and wait, not in front of the next group's split (the fragment loads are the long link)
         if constexpr (S == KS - 1 && I + 1 < XH) load_row<I + 1>(v, fb);
         wgmma_fence();                             // the fragment registers were written by ordinary instructions
-        item_mmas<I * KS + S, MAINS, AW>(acc, m, cor, big[G], small[G], wlo, whi);
+        item_mmas<I * KS + S>(acc, cor, big[G], small[G], wlo, whi);
         if (I == XH - 1 && S == KS - 1) mbar_arrive(empty);   // the box's last loads were split above: it may be refilled
         wgmma_commit();
         wgmma_wait<SETS - 1>();                    // the group SETS - 1 back, which read the set split next, is done
         if constexpr (S + 1 < KS)
-            group<I, S + 1, MAINS, P, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty);
+            group<I, S + 1>(acc, cor, big, small, v, fb, wlo, whi, empty);
         else if constexpr (I + 1 < XH)
-            group<I + 1, 0, MAINS, P, AW>(acc, m, cor, big, small, v, fb, wlo, whi, empty);
+            group<I + 1, 0>(acc, cor, big, small, v, fb, wlo, whi, empty);
     }
 };
 

@@ -200,10 +200,10 @@ def test_the_model_mirrors_the_kernels_expressions():
         "mbar_wait(wfull + b, (r / WBUFS) & 1);",
         "if (r >= 1) mbar_wait(wempty + b2, ((r - 1) / WBUFS) & 1);",
         "if (!(wg == 0 && r == 0)) turn_wait(wg);",
-        "void turn_wait(int wg) { asm volatile(\"bar.sync %0, 256;\\n\" :: \"r\"(1 + WGS + wg) : \"memory\"); }",
+        "void turn_wait(int wg) { named_sync<TURN_THREADS>(1 + WGS + wg); }",
         "if (wg + 1 < WGS ? tile + 1 < g.tiles : tile_r + stride < g.tiles)",
         "for (int r = 0; r < 2 && r < rounds; ++r) {",
-        "g.tiles_x == 1 && a.Ho >= 3 && g.xlean ? conv3d_wgmma_kernel<true>",
+        "g.tiles_x == 1 && a.Ho >= 3 && g.xlean ? conv3d_wgmma_kernel<P, true>",
     ):
         assert expr in src, expr
 
@@ -246,12 +246,12 @@ def test_the_group_store_model_mirrors_the_kernel():
     src = " ".join((Path(__file__).resolve().parent.parent / "kernels" / "conv3d" / "04b_implicit_gemm_wgmma.cu")
                    .read_text().split())
     for expr in (
-        "b = (round & 1) * (GBARS / 2) + (wg / GROUP) * 4 + warp; round >>= 1;",
-        "if (slot < GROUP - 1 && round > 0) mbar_wait(empty, (round - 1) & 1);",
+        "const int b = (FP16 ? (round & 1) * (GBARS<P> / 2) : 0) + (wg / GROUP<P>) * 4 + warp; if (FP16) round >>= 1;",
+        "if (slot < GROUP<P> - 1 && round > 0) mbar_wait(empty, (round - 1) & 1);",
         "mbar_wait(full, round & 1);",
-        "mbar_init(gbar + threadIdx.x, GROUP - 1);", "mbar_init(gbar + GBARS + threadIdx.x, 1);",
+        "mbar_init(gbar + threadIdx.x, GROUP<P> - 1);", "mbar_init(gbar + GBARS<P> + threadIdx.x, 1);",
         "bulk_commit(); bulk_wait_read_but_last();",
-        "if (!first_round) mbar_arrive(gbar + GBARS + (b ^ (GBARS / 2)));",
+        "if (!first_round) mbar_arrive(gbar + GBARS<P> + (b ^ (GBARS<P> / 2)));",
     ):
         assert expr in src, expr
 

@@ -83,7 +83,7 @@ def test_the_model_mirrors_the_kernels_expressions():
                    .read_text().split())
     for expr in (
         # the tile loop: waits unless warpgroup 0's first tile; passes to wg + 1, or to warpgroup 0 a round on
-        "mma_ordered(acc, sw, sx, wg, !(wg == 0 && tile == tile0), "
+        "mma_ordered<P>(acc, sw, sx, wg, !(wg == 0 && tile == tile0), "
         "wg + 1 < WGS ? tile + 1 < g.tiles : tile + stride - (WGS - 1) < g.tiles, (wg + 1) % WGS);",
         # the dealing: block-major
         "const int stride = gridDim.x * WGS;", "const unsigned tile0 = blockIdx.x * WGS;", "int tile = tile0 + wg;",

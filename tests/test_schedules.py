@@ -180,11 +180,11 @@ def test_the_sweep_model_mirrors_the_kernels_deferred_release():
     src = " ".join((Path(__file__).resolve().parent.parent / "kernels" / "conv3d" / "04b_implicit_gemm_wgmma.cu")
                    .read_text().split())
     for expr in (
-        "if (wg + 1 < WGS || r + 1 < rounds) turn_pass((wg + 1) % WGS); if (r > 0) group_release(gbar, wg, warp, lane);",
-        "void turn_pass(int to) { asm volatile(\"bar.arrive %0, 256;\\n\" :: \"r\"(1 + WGS + to) : \"memory\"); }",
-        "if (wg % GROUP == GROUP - 1 && lane == 0) { bulk_wait_read(); mbar_arrive(gbar + GBARS + (wg / GROUP) * 4 + warp); }",
+        "if (wg + 1 < WGS || r + 1 < rounds) turn_pass((wg + 1) % WGS); if (r > 0) group_release<P>(gbar, wg, warp, lane);",
+        "void turn_pass(int to) { named_arrive<TURN_THREADS>(1 + WGS + to); }", "constexpr int TURN_THREADS = 2 * 128;",
+        "if (wg % GROUP<P> == GROUP<P> - 1 && lane == 0) { bulk_wait_read(); mbar_arrive(gbar + GBARS<P> + (wg / GROUP<P>) * 4 + warp); }",
         "if (!DEFER) bulk_wait_read();", "if (!DEFER) mbar_arrive(empty);",
-        "if (slot < GROUP - 1 && round > 0) mbar_wait(empty, (round - 1) & 1);",
-        "store_tile_group<true>(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r));",
+        "if (slot < GROUP<P> - 1 && round > 0) mbar_wait(empty, (round - 1) & 1);",
+        "store_tile_group<P, true>(acc, schan, gbuf, gbar, ymap, g, tc, wg, warp, lane, unsigned(r));",
     ):
         assert expr in src, expr

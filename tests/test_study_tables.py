@@ -56,7 +56,7 @@ def test_steps_keys_and_substeps_table_come_from_the_registry():
     for v in R.kernel_variants():
         if v.step.startswith("04"):
             row = t.loc[(v.step, v.problem)]
-            assert row["kernel file"] == f"kernels/{v.problem}/{v.source}.cu" and f"{v.key} ({v.precision})" in row["variants"]
+            assert f"kernels/{v.problem}/{v.source}.cu" in row["kernel file"].split(", ") and f"{v.key} ({v.precision})" in row["variants"]
 
 
 def test_a_winograd_record_is_placed_by_the_work_it_does():

@@ -54,14 +54,14 @@ static_assert(XCS % 32 == 8 || XCS % 32 == 24, "the 4 k-rows of a B fragment mus
 constexpr int X_STAGE = CK * XCS;                // floats; item k of the copy is float4 k of the stage
 constexpr int X_ITEMS = X_STAGE / 4;
 #ifdef CF_3XTF32
-constexpr int WPARTS = 2;                        // big, small
-constexpr int MT = 2;                            // m16 tiles per warp: a block owns 32 of the 64 Cout
-constexpr int FLUSH = 3;                         // taps per MMA partial sum, see the header
-static_assert(TAPS % FLUSH == 0, "a partial sum covers whole taps of one chunk");
+constexpr bool SPLIT = true;                     // 3xtf32 (the registry's define, read here only)
 #else
-constexpr int WPARTS = 1;
-constexpr int MT = 4;                            // m16 tiles per warp: a block owns all 64 Cout
+constexpr bool SPLIT = false;                    // tf32
 #endif
+constexpr int WPARTS = SPLIT ? 2 : 1;            // 3xtf32: big, small
+constexpr int MT = SPLIT ? 2 : 4;                // m16 tiles per warp: a block owns 32 (3xtf32) or all 64 Cout
+constexpr int FLUSH = 3;                         // 3xtf32: taps per MMA partial sum, see the header
+static_assert(TAPS % FLUSH == 0, "a partial sum covers whole taps of one chunk");
 static_assert(MT == 4 || MT == 2, "the pre-pass decodes i with a shift");
 constexpr int CO_T = 16 * MT;                    // Cout per block tile
 constexpr int CO_SPLIT = COUT / CO_T;            // Cout slices per output tile: 1 (tf32) or 2 (3xtf32)
@@ -75,15 +75,13 @@ static_assert(WARPS * O_WARP <= STAGE, "output staging lives in the stage the la
 constexpr size_t SMEM_BYTES = size_t(STAGES) * STAGE * sizeof(float);
 
 // smem_addr, cp_async*, to_tf32, split_tf32, mma_tf32: kernels/common.cuh
-#ifdef CF_3XTF32
-// d = a*b + 0: opens a partial sum (C is the zero register in SASS, no zeroing instructions).
+// 3xtf32: d = a*b + 0 opens a partial sum (C is the zero register in SASS, no zeroing instructions).
 __device__ __forceinline__ void mma_tf32_zc(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
     asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
         "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};\n"
         : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
 }
-#endif
 
 struct Geom {
     int N, H, W, Ho, Wo;
@@ -165,7 +163,6 @@ __device__ __forceinline__ void load_chunk(float* sx, float* sw, const float* __
     }
 }
 
-#ifndef CF_3XTF32
 // TF32: round the chunk's input once in shared memory (each thread the float4s it copied itself, which its
 // own cp.async.wait_group made visible to it), so the inner loop feeds the MMAs with no conversion.
 __device__ __forceinline__ void round_chunk(float* sx) {
@@ -177,7 +174,6 @@ __device__ __forceinline__ void round_chunk(float* sx) {
         *p = v;
     }
 }
-#endif
 
 // One K chunk: 9 taps x (MT m16 x 8 n8) MMAs for this warp's CO_T Cout x 64 pixels.
 //   A (16 Cout x 8 ch):  the lane's float4 at sw[(tap*MT + i)*WPARTS + part][lane] (see the pre-pass)
@@ -187,7 +183,32 @@ __device__ __forceinline__ void compute_chunk(float (&acc)[MT][8][4], const floa
     const int gid = lane >> 2, tq = lane & 3;
     const float* xs = sx + tq * XCS + warp * XRS + gid;
     const float4* wq = reinterpret_cast<const float4*>(sw) + lane;
-#ifdef CF_3XTF32
+#pragma unroll
+    for (int tap = 0; tap < TAPS; ++tap) {
+        const int ky = tap / KS, kx = tap % KS;
+        uint32_t a[MT][4];
+#pragma unroll
+        for (int i = 0; i < MT; ++i) {
+            const float4 v = wq[(tap * MT + i) * 32];
+            a[i][0] = __float_as_uint(v.x); a[i][1] = __float_as_uint(v.y);
+            a[i][2] = __float_as_uint(v.z); a[i][3] = __float_as_uint(v.w);
+        }
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            const uint32_t b0 = __float_as_uint(xs[ky * XRS + kx + 8 * j]);
+            const uint32_t b1 = __float_as_uint(xs[4 * XCS + ky * XRS + kx + 8 * j]);
+#pragma unroll
+            for (int i = 0; i < MT; ++i) mma_tf32(acc[i][j], a[i], b0, b1);
+        }
+    }
+}
+
+// compute_chunk's 3xtf32 form: each operand split into big and small parts, three MMAs per product.
+__device__ __forceinline__ void compute_chunk_split(float (&acc)[MT][8][4], const float* sx, const float* sw,
+                                                    int warp, int lane) {
+    const int gid = lane >> 2, tq = lane & 3;
+    const float* xs = sx + tq * XCS + warp * XRS + gid;
+    const float4* wq = reinterpret_cast<const float4*>(sw) + lane;
     // Two-level accumulation: the MMAs of FLUSH taps (3*FLUSH MMAs, 8*FLUSH products per element) go into
     // a fresh partial sum, which is then added to the FP32 total with an ordinary round-to-nearest FADD.
     // The tensor core's own additions truncate (see the header); this keeps each truncation at the scale
@@ -242,26 +263,6 @@ __device__ __forceinline__ void compute_chunk(float (&acc)[MT][8][4], const floa
             }
         }
     }
-#else
-#pragma unroll
-    for (int tap = 0; tap < TAPS; ++tap) {
-        const int ky = tap / KS, kx = tap % KS;
-        uint32_t a[4][4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            const float4 v = wq[(tap * 4 + i) * 32];
-            a[i][0] = __float_as_uint(v.x); a[i][1] = __float_as_uint(v.y);
-            a[i][2] = __float_as_uint(v.z); a[i][3] = __float_as_uint(v.w);
-        }
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            const uint32_t b0 = __float_as_uint(xs[ky * XRS + kx + 8 * j]);
-            const uint32_t b1 = __float_as_uint(xs[4 * XCS + ky * XRS + kx + 8 * j]);
-#pragma unroll
-            for (int i = 0; i < 4; ++i) mma_tf32(acc[i][j], a[i], b0, b1);
-        }
-    }
-#endif
 }
 
 // Bias, epilogue and 16-byte stores of this warp's output row, one m16 slice (16 channels) at a time
@@ -363,9 +364,7 @@ conv2d_mma_kernel(const float* __restrict__ x, const float* __restrict__ wf, con
         for (int cc = 0; cc < NCHUNK; ++cc, ++it) {
             float* sx = smem + (it % STAGES) * STAGE;
             cp_async_wait<STAGES - 2>();         // this thread's copies of chunk `it` have landed
-#ifndef CF_3XTF32
-            round_chunk(sx);
-#endif
+            if constexpr (!SPLIT) round_chunk(sx);
             __syncthreads();                     // ... everyone's; and stage (it-1) is no longer read
             const int nx = it + STAGES - 1;      // refill the stage chunk it-1 used; may be the next tile's
             if (nx < iters) {
@@ -373,7 +372,8 @@ conv2d_mma_kernel(const float* __restrict__ x, const float* __restrict__ wf, con
                 load_chunk(nsx, nsx + X_STAGE, x, wf, g, tile_of(nx), nx % NCHUNK);
             }
             cp_async_commit();
-            compute_chunk(acc, sx, sx + X_STAGE, warp, lane);
+            if constexpr (SPLIT) compute_chunk_split(acc, sx, sx + X_STAGE, warp, lane);
+            else compute_chunk(acc, sx, sx + X_STAGE, warp, lane);
         }
         // The stage of the last chunk is free once every warp is done with it: it becomes the output
         // staging buffer, and is refilled only after the next chunk's barrier, i.e. after every store_tile.

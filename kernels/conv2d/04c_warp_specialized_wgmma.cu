@@ -90,6 +90,12 @@ constexpr int KSTEPS = NCHUNK * TAPS;
 // weights: TF32 as 04b, [k-step][k-half][co][4 channels]; 3xFP16 per chunk [w_lo(tap 0..8)][w_hi(tap 0..8)], each
 // 1 KB = [co][8 channels FP16]; FP16 w_hi alone, [chunk][tap] (73,728 B)
 constexpr int WFLOATS = (X1F16 ? 1 : 2) * KSTEPS * COUT * 4;
+constexpr uint32_t W_KHALF_BYTES = COUT * 16;             // TF32: a k-half of a k-step's A, [co][4 channels]: its lbo
+constexpr uint32_t W_KSTEP_BYTES = 2 * W_KHALF_BYTES;     // TF32: a k-step's A (2 KB)
+constexpr int W_TAP_HALVES = COUT * CHUNK;                // FP16: a (chunk, tap)'s A, [co][8 channels] (1 KB)
+constexpr int W_PART_HALVES = TAPS * W_TAP_HALVES;        // FP16: a chunk's 9 taps of one part (w_lo or w_hi)
+constexpr uint32_t W_TAP_BYTES = W_TAP_HALVES * 2, W_PART_BYTES = W_PART_HALVES * 2;
+constexpr uint32_t W_CHUNK_BYTES = (X3F16 ? 2 : 1) * W_PART_BYTES;   // FP16: a chunk's A, [w_lo | w_hi] or w_hi
 constexpr int ZFLOATS = COUT * 4;                   // the zero block: 64 rows x 16 B
 // A TMA box must start 16 bytes aligned in global memory (an inner coordinate of 1, 2 or 86 floats is an illegal
 // instruction), and tile columns start at multiples of 86: the box starts at the multiple of 4 at or below the tile
@@ -110,7 +116,8 @@ constexpr int OPITCH = XW;
 constexpr int OWARP = 8 * OPITCH;                   // 2,816 B per warp
 constexpr int OUT_FLOATS = BULK_STORE ? CONSUMERS * 4 * OWARP : 0;   // 11,264 B per consumer
 static_assert(OPITCH % 4 == 0 && OPITCH >= TW + 2, "16-byte aligned rows with room for the phase");
-constexpr int SMEM_FLOATS = ZFLOATS + WFLOATS + PIPES * RAWS * RAWF + PIPES * STAGES * XBUF + OUT_FLOATS + 4 +
+constexpr int SMAX_FLOATS = 4;                      // the weights' largest |w| (FP16), 16 B
+constexpr int SMEM_FLOATS = ZFLOATS + WFLOATS + PIPES * RAWS * RAWF + PIPES * STAGES * XBUF + OUT_FLOATS + SMAX_FLOATS +
                             MBAR_FLOATS + SANITIZER_PAD;
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
 constexpr int ROUNDS = (XPIX + PTHREADS - 1) / PTHREADS;   // pixels per producer thread per chunk
@@ -134,16 +141,18 @@ __device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
     return { t / rows, (t % rows) * TH, tx * TW };
 }
 
-__device__ __forceinline__ void bar_sync(int id) {
-    asm volatile("bar.sync %0, %1;\n" :: "r"(id), "n"(BAR_COUNT) : "memory");
-}
-__device__ __forceinline__ void bar_arrive(int id) {
-    asm volatile("bar.arrive %0, %1;\n" :: "r"(id), "n"(BAR_COUNT) : "memory");
-}
+// The named barriers, one helper per idiom (named_sync, named_arrive: kernels/wgmma.cuh). A stage's handover: FULL
+// (a ring's producers arrive, its consumer waits) and EMPTY (the consumer arrives, the producers wait).
 __device__ __forceinline__ int full_bar(int k, int s) { return 1 + k * STAGES + s; }
 __device__ __forceinline__ int empty_bar(int k, int s) { return 1 + PIPES * STAGES + k * STAGES + s; }
-// One ring: consumer k may start its chunk loop (the previous tile's consumer has issued its last MMAs).
+__device__ __forceinline__ void bar_sync(int id) { named_sync<BAR_COUNT>(id); }
+__device__ __forceinline__ void bar_arrive(int id) { named_arrive<BAR_COUNT>(id); }
+// One ring: consumer k may start its chunk loop (the previous tile's consumer has issued its last MMAs): the two
+// consumers' turn, ORDER k.
+constexpr int ORDER_COUNT = 128 * CONSUMERS;
 __device__ __forceinline__ int order_bar(int k) { return 1 + 2 * PIPES * STAGES + PIPES + k; }
+__device__ __forceinline__ void order_wait(int k) { named_sync<ORDER_COUNT>(order_bar(k)); }
+__device__ __forceinline__ void order_pass(int k) { named_arrive<ORDER_COUNT>(order_bar(k)); }
 // The tile a block's ring k carries j-th (one ring: the tiles of both consumers in turn, consumer j % CONSUMERS takes
 // it); the same tiles per consumer either way: blockIdx.x * CONSUMERS + k, then gridDim.x * CONSUMERS apart.
 __device__ __forceinline__ int ring_tile(int k, int j) {
@@ -151,12 +160,10 @@ __device__ __forceinline__ int ring_tile(int k, int j) {
                       : blockIdx.x * CONSUMERS + k + j * gridDim.x * CONSUMERS;
 }
 // The PTHREADS producer threads of ring k among themselves.
-__device__ __forceinline__ void producer_sync(int k) {
-    asm volatile("bar.sync %0, %1;\n" :: "r"(1 + 2 * PIPES * STAGES + k), "n"(PTHREADS) : "memory");
-}
+__device__ __forceinline__ void producer_sync(int k) { named_sync<PTHREADS>(1 + 2 * PIPES * STAGES + k); }
 
-// SBO 128 B (core matrices 8 rows apart) for every operand here; lbo varies per wgmma.
-__device__ __forceinline__ uint64_t desc(uint32_t addr, uint32_t lbo) { return wgmma_desc(addr, lbo, 128); }
+// SBO: core matrices 8 rows apart for every operand here; lbo varies per wgmma.
+__device__ __forceinline__ uint64_t desc(uint32_t addr, uint32_t lbo) { return wgmma_desc(addr, lbo, CORE_MATRIX_BYTES); }
 // Byte offset of tap t's window in a stage part: staged row kh, shifted by kw pixels.
 __host__ __device__ constexpr uint32_t tap_offset(int t) { return ((t / KS) * XW + t % KS) * 16; }
 
@@ -175,9 +182,9 @@ __device__ float stage_weights(float* sw, unsigned* smax, const float* __restric
             const float v = __ldg(w + (co * CIN + CHUNK * c + ch) * TAPS + t) * s;
             const unsigned short hi = f16_bits(v);
             if constexpr (X3F16) {
-                const int at = c * 9216 + t * 512 + co * 8 + ch;   // lo; hi 4608 halves (9 KB) further
+                const int at = c * (2 * W_PART_HALVES) + t * W_TAP_HALVES + co * CHUNK + ch;   // lo; hi a part on
                 h[at] = f16_bits(v - f16_value(hi));
-                h[at + 4608] = hi;
+                h[at + W_PART_HALVES] = hi;
             } else {
                 h[u] = hi;
             }
@@ -290,28 +297,29 @@ __device__ __forceinline__ void mma_chunk(float (&am)[NACC], float (&ac)[NACC], 
                                           uint32_t xa, int chunk) {
     wgmma_fence();
     if constexpr (X3F16) {
-        const uint32_t wc = wa + chunk * 18432;          // this chunk's [w_lo(0..8)][w_hi(0..8)]
+        const uint32_t wc = wa + chunk * W_CHUNK_BYTES;  // this chunk's [w_lo(0..8)][w_hi(0..8)]
+        const uint32_t wh = wc + W_PART_BYTES;           // its w_hi(0..8)
         const int more = chunk > 0;
 #pragma unroll
         for (int t = 0; t < TAPS; ++t) {
-            wgmma_f16(ac, desc(wc + t * 1024, 9216), desc(xa + tap_offset(t), XPART * 4), more || t > 0);
+            wgmma_f16(ac, desc(wc + t * W_TAP_BYTES, W_PART_BYTES), desc(xa + tap_offset(t), XPART * 4), more || t > 0);
             if (t % 2 == 1)
-                wgmma_f16(am, desc(wc + 9216 + (t - 1) * 1024, 1024),
+                wgmma_f16(am, desc(wh + (t - 1) * W_TAP_BYTES, W_TAP_BYTES),
                           desc(xa + tap_offset(t - 1), tap_offset(t) - tap_offset(t - 1)), more || t > 1);
         }
-        wgmma_f16(am, desc(za, wc + 9216 + 8 * 1024 - za), desc(xa, tap_offset(8)), 1);
+        wgmma_f16(am, desc(za, wh + (TAPS - 1) * W_TAP_BYTES - za), desc(xa, tap_offset(TAPS - 1)), 1);
     } else if constexpr (X1F16) {
-        const uint32_t wc = wa + chunk * 9216;           // this chunk's w(tap 0..8)
+        const uint32_t wc = wa + chunk * W_CHUNK_BYTES;  // this chunk's w(tap 0..8)
 #pragma unroll
         for (int t = 1; t < TAPS; t += 2)
-            wgmma_f16(am, desc(wc + (t - 1) * 1024, 1024),
+            wgmma_f16(am, desc(wc + (t - 1) * W_TAP_BYTES, W_TAP_BYTES),
                       desc(xa + tap_offset(t - 1), tap_offset(t) - tap_offset(t - 1)), chunk > 0 || t > 1);
-        wgmma_f16(am, desc(za, wc + 8 * 1024 - za), desc(xa, tap_offset(8)), 1);
+        wgmma_f16(am, desc(za, wc + (TAPS - 1) * W_TAP_BYTES - za), desc(xa, tap_offset(TAPS - 1)), 1);
     } else {
 #pragma unroll
         for (int t = 0; t < TAPS; ++t)
-            wgmma_tf32(am, desc(wa + (chunk * TAPS + t) * 2048, 1024), desc(xa + tap_offset(t), XPART * 4),
-                       chunk > 0 || t > 0);
+            wgmma_tf32(am, desc(wa + (chunk * TAPS + t) * W_KSTEP_BYTES, W_KHALF_BYTES),
+                       desc(xa + tap_offset(t), XPART * 4), chunk > 0 || t > 0);
     }
     wgmma_commit();
 }
@@ -452,7 +460,7 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
     for (int i = threadIdx.x; i < ZFLOATS; i += THREADS) zero[i] = 0.0f;
     for (int i = threadIdx.x; i < PIPES * STAGES * XBUF; i += THREADS) sx[i] = 0.0f;   // pads stay 0
     if (threadIdx.x == 0) *smax = 0u;
-    uint64_t* rawbar = reinterpret_cast<uint64_t*>(smax + 4);
+    uint64_t* rawbar = reinterpret_cast<uint64_t*>(smax + SMAX_FLOATS);
     if (threadIdx.x == 0) {
         // TMA: one arrival (the issuing thread's expect_tx) and the bytes; cp.async: every producer thread's
         // copies (cp_async_mbar_arrive)
@@ -537,7 +545,7 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
 #pragma unroll 1
         for (int tile = blockIdx.x * CONSUMERS + k, j = k; tile < g.tiles; tile += stride, j += CONSUMERS) {
             int prev = -1;
-            if (PIPES == 1 && j > 0) asm volatile("bar.sync %0, 256;\n" :: "r"(order_bar(k)) : "memory");
+            if (PIPES == 1 && j > 0) order_wait(k);
 #pragma unroll 1
             for (int chunk = 0; chunk < NCHUNK; ++chunk) {
                 bar_sync(full_bar(pipe, slot));
@@ -550,7 +558,7 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             if (PIPES == 1) {
                 // the next tile's consumer may take the ring; this one's next chunks come CONSUMERS - 1 tiles later
                 if (ring_tile(0, j + 1) < g.tiles)
-                    asm volatile("bar.arrive %0, 256;\n" :: "r"(order_bar((k + 1) % CONSUMERS)) : "memory");
+                    order_pass((k + 1) % CONSUMERS);
                 slot = (slot + (CONSUMERS - 1) * NCHUNK) % STAGES;
             }
             wgmma_wait<0>();

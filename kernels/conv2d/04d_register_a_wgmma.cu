@@ -46,9 +46,9 @@ constexpr int WSTEP = 2 * COUT * 4 * 4;                    // bytes per (chunk, 
 #ifdef CF_3XTF32
 // Three rows a tile: four serialize the wgmmas (ptxas C7512, too few registers). A block computes one half of the Cout,
 // NB = 32; per (chunk, tap) [k-half][w_big | w_small][32 Cout][4 channels] (2 KB: WSTEP and WFLOATS as TF32's), read
-// as N = 64 (RsChunk3x's AW = 32). No producer warpgroup: each consumer copies its own boxes (consumer_3x).
+// as N = 64 (AW = 32 accumulators a row). No producer warpgroup: each consumer copies its own boxes (consumer_3x).
 constexpr int ROWS = 3, PITCH = 72, THREADS = 128 * CONSUMERS, BLOCKS_PER_TILE = 2;
-constexpr int NB = COUT / 2, W_SMALL = WSTEP / 2, B_KHALF = 2 * NB * 16, AW = 32;
+constexpr int NB = COUT / 2, B_KHALF = 2 * NB * 16, AW = 32;
 #else
 constexpr int ROWS = 4, PITCH = 68, THREADS = 128 * (1 + CONSUMERS), BLOCKS_PER_TILE = 1;
 constexpr int NB = COUT, B_KHALF = COUT * 16;              // Cout per block; bytes between a k8 step's two halves
@@ -158,7 +158,7 @@ using Chunk = RsChunk<ROWS, PITCH, CHP, SETS, WSTEP, true>;   // fragment loads 
 #ifdef CF_3XTF32
 // Three register sets for the tap groups (wait_group 2): two groups stay queued behind the one being split.
 constexpr int SETS3 = 3;
-using Chunk3x = RsChunk3x<ROWS, PITCH, CHP, WSTEP, W_SMALL, SETS3>;
+using Chunk3x = RsChunk3x<ROWS, PITCH, CHP, WSTEP, SETS3>;
 // One box (tile, chunk) into a ring slot, by warp 0 of a consumer: lane 0's TMA, or the warp's 4-byte cp.async.
 __device__ __forceinline__ void fill_slot(float* dst, uint64_t* full, const CUtensorMap& xmap, const float* __restrict__ x,
                                           const Geom& g, int tile, int chunk, int lane) {
@@ -198,16 +198,16 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
             if (t < g.tiles) fill_slot(myring + q * STAGE_FLOATS, full + q, xmap, x, g, t, q % NCHUNK, lane);
         }
     }
-    const uint64_t d0 = wgmma_desc(smem_addr(sw), B_KHALF, 128);      // lbo: k-half 0 -> 1; sbo: 8 Cout
+    const uint64_t d0 = wgmma_desc(smem_addr(sw), B_KHALF, CORE_MATRIX_BYTES);   // lbo: k-half 0 -> 1; sbo: 8 Cout
     const uint32_t whi = (uint32_t)(d0 >> 32);
     const int c0 = NB * (blockIdx.x & 1);
     const long long plane = (long long)g.Ho * g.Wo;
     const bool pair_stores = (g.Wo & 1) == 0 && (reinterpret_cast<uintptr_t>(y) & 7) == 0;
     int slot = 0;
     unsigned phase = 0;
-    float acc[1][ROWS][AW], cor[ROWS][16];     // acc[0][o]: columns 0-15 a_big w_big, 16-31 a_big w_small
+    float acc[ROWS][AW], cor[ROWS][16];        // acc[o]: columns 0-15 a_big w_big, 16-31 a_big w_small
     uint32_t big[SETS3][4], small[SETS3][4];   // the tap groups' register sets
-    float v[2][4];                             // the current input row's floats
+    float xrow[2][4];                          // the current input row's floats
     // after chunk `chunk` of `tile` has been read from `slot`: the box STAGES later into it
     auto refill = [&](int tile, int chunk) {
         if (warp != 0) return;
@@ -224,8 +224,8 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
 #pragma unroll
             for (int i = 0; i < 16; ++i) {
                 cor[o][i] = 0.0f;
-                acc[0][o][i] = 0.0f;
-                acc[0][o][16 + i] = 0.0f;
+                acc[o][i] = 0.0f;
+                acc[o][16 + i] = 0.0f;
             }
         const uint32_t wlo0 = opaque((uint32_t)d0);
 #pragma unroll 1
@@ -234,8 +234,7 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
             for (int u = 0; u < 2; ++u) {
                 mbar_wait(full + slot, phase);
                 const uint32_t wlo = __shfl_sync(~0u, wlo0 + (chunk + u) * (TAPS * WSTEP >> 4), 0);
-                Chunk3x::group<0, 0, 1, 0, AW>(acc, 0, cor, big, small, v, ring + slot * STAGE_FLOATS, wlo, whi,
-                                               empty + slot);
+                Chunk3x::group<0, 0>(acc, cor, big, small, xrow, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot);
                 refill(tile, chunk + u);
                 if (++slot == STAGES) { slot = 0; phase ^= 1u; }
             }
@@ -243,7 +242,7 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
         wgmma_wait<0>();
 #pragma unroll
         for (int o = 0; o < ROWS; ++o) {
-            fence_operand(acc[0][o]);
+            fence_operand(acc[o]);
             fence_operand(cor[o]);
         }
         float b_r[8], m_r[8];                // this thread's 8 channels c0 + 8 j + 2 tq + e, read only now (L1)
@@ -257,7 +256,7 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
         const TileCoord tc = tile_coord(g, tile);
         const int px = tc.ox0 + 16 * warp + GSTEP * gid;
         float* yt = y + ((long long)tc.n * COUT + c0 + 2 * tq) * plane + (long long)tc.oh * g.Wo + px;
-        auto sum = [&](int o, int i) { return acc[0][o][i] + (acc[0][o][16 + i] + cor[o][i]); };
+        auto sum = [&](int o, int i) { return acc[o][i] + (acc[o][16 + i] + cor[o][i]); };
 #pragma unroll
         for (int o = 0; o < ROWS; ++o) {
             if (tc.oh + o >= g.Ho || px >= g.Wo) break;
@@ -340,7 +339,7 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         const float* ring = rings + k * STAGES * STAGE_FLOATS + tq * CHP + 16 * warp + GSTEP * gid;
         uint64_t* full = bars + k * STAGES;
         uint64_t* empty = bars + CONSUMERS * STAGES + k * STAGES;
-        const uint64_t d0 = wgmma_desc(smem_addr(sw), B_KHALF, 128);   // lbo: k-half 0 -> 1; sbo: 8 Cout
+        const uint64_t d0 = wgmma_desc(smem_addr(sw), B_KHALF, CORE_MATRIX_BYTES);   // lbo: k-half 0 -> 1; sbo: 8 Cout
         const uint32_t whi = (uint32_t)(d0 >> 32);
         // this thread's 16 channels 8 j + 2 tq + e: bias and multiplier
         float b_r[16], m_r[16];
@@ -369,7 +368,7 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                 // the chunk's weights, broadcast from lane 0 so that the compiler knows the descriptors are warp-uniform
                 // and keeps them in uniform registers (without it, some builds moved each one with two R2UR per wgmma)
                 const uint32_t wlo = __shfl_sync(~0u, wlo0 + chunk * (TAPS * WSTEP >> 4), 0);
-                Chunk::mma_rows<0>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot, chunk == 0);
+                Chunk::mma_rows<0>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot);
                 if (++slot == STAGES) { slot = 0; phase ^= 1u; }
             }
             wgmma_wait<0>();

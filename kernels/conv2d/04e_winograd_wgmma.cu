@@ -303,7 +303,7 @@ conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __rest
         if (lane == 0)
             for (int u = 0; u < SW && u < wtotal; ++u) fill_weights(rg.w, rg.full_w, wt, u, u);
     }
-    const uint64_t d0 = wgmma_desc(smem_addr(rg.w), COUT * 16, 128);   // lbo: k-half 0 -> 1; sbo: 8 Cout
+    const uint64_t d0 = wgmma_desc(smem_addr(rg.w), COUT * 16, CORE_MATRIX_BYTES);   // lbo: k-half 0 -> 1; sbo: 8 Cout
     const uint32_t whi = (uint32_t)(d0 >> 32);
     const uint32_t wlo0 = opaque((uint32_t)d0);
     const int col = 64 * wg + 16 * warp + 2 * gid;  // this thread's tile's first column in the block tile

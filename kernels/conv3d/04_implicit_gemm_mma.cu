@@ -55,6 +55,11 @@ constexpr int SMEM_FLOATS = WF_FLOATS + X_FLOATS + WARPS * O_WARP;
 constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
 static_assert(XCS % 4 == 0 && X_FLOATS % 4 == 0 && WF_FLOATS % 4 == 0 && ORS % 4 == 0, "16-byte aligned smem");
 static_assert(CIN == 8, "one k8 MMA step per tap");
+#ifdef CF_3XTF32
+constexpr bool SPLIT = true;                     // 3xtf32 (the registry's define, read here only)
+#else
+constexpr bool SPLIT = false;                    // tf32
+#endif
 
 // smem_addr, cp_async*, to_tf32, split_tf32, mma_tf32: kernels/common.cuh
 
@@ -98,7 +103,6 @@ __device__ __forceinline__ void load_tile(float* sx, const float* __restrict__ x
     }
 }
 
-#ifndef CF_3XTF32
 // TF32: round the tile once in shared memory (each thread the elements it copied itself, which its own
 // cp.async.wait_group made visible to it), so the 27 k-steps load MMA operands with no conversion.
 __device__ __forceinline__ void round_tile(float* sx) {
@@ -113,7 +117,6 @@ __device__ __forceinline__ void round_tile(float* sx) {
         *reinterpret_cast<float4*>(p) = v;
     }
 }
-#endif
 
 // 27 k-steps x (4 m16 x 8 n8) MMAs for this warp's 64 Cout x 64 pixels.
 //   A (16 Cout x 8 ch):  the lane's float4 wf[(tap*4 + i)*32 + lane] = {a0..a3},
@@ -131,42 +134,42 @@ __device__ __forceinline__ void compute_tile(float (&acc)[4][8][4], const float*
 #pragma unroll
         for (int khw = 0; khw < KS * KS; ++khw) {
             const int kh = khw / KS, kw = khw % KS;
-#ifdef CF_3XTF32
-            uint32_t ab[4][4], as[4][4];
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                const float4 v = wk[(khw * 4 + i) * 32];
-                split_tf32(v.x, ab[i][0], as[i][0]); split_tf32(v.y, ab[i][1], as[i][1]);
-                split_tf32(v.z, ab[i][2], as[i][2]); split_tf32(v.w, ab[i][3], as[i][3]);
-            }
-#pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                uint32_t bb0, bs0, bb1, bs1;
-                split_tf32(xk[kh * XRS + kw + 8 * j], bb0, bs0);
-                split_tf32(xk[4 * XCS + kh * XRS + kw + 8 * j], bb1, bs1);
+            if constexpr (SPLIT) {
+                uint32_t ab[4][4], as[4][4];
 #pragma unroll
                 for (int i = 0; i < 4; ++i) {
-                    mma_tf32(acc[i][j], as[i], bb0, bb1);
-                    mma_tf32(acc[i][j], ab[i], bs0, bs1);
-                    mma_tf32(acc[i][j], ab[i], bb0, bb1);
+                    const float4 v = wk[(khw * 4 + i) * 32];
+                    split_tf32(v.x, ab[i][0], as[i][0]); split_tf32(v.y, ab[i][1], as[i][1]);
+                    split_tf32(v.z, ab[i][2], as[i][2]); split_tf32(v.w, ab[i][3], as[i][3]);
+                }
+#pragma unroll
+                for (int j = 0; j < 8; ++j) {
+                    uint32_t bb0, bs0, bb1, bs1;
+                    split_tf32(xk[kh * XRS + kw + 8 * j], bb0, bs0);
+                    split_tf32(xk[4 * XCS + kh * XRS + kw + 8 * j], bb1, bs1);
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) {
+                        mma_tf32(acc[i][j], as[i], bb0, bb1);
+                        mma_tf32(acc[i][j], ab[i], bs0, bs1);
+                        mma_tf32(acc[i][j], ab[i], bb0, bb1);
+                    }
+                }
+            } else {
+                uint32_t a[4][4];
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    const float4 v = wk[(khw * 4 + i) * 32];
+                    a[i][0] = __float_as_uint(v.x); a[i][1] = __float_as_uint(v.y);
+                    a[i][2] = __float_as_uint(v.z); a[i][3] = __float_as_uint(v.w);
+                }
+#pragma unroll
+                for (int j = 0; j < 8; ++j) {
+                    const uint32_t b0 = __float_as_uint(xk[kh * XRS + kw + 8 * j]);
+                    const uint32_t b1 = __float_as_uint(xk[4 * XCS + kh * XRS + kw + 8 * j]);
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) mma_tf32(acc[i][j], a[i], b0, b1);
                 }
             }
-#else
-            uint32_t a[4][4];
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                const float4 v = wk[(khw * 4 + i) * 32];
-                a[i][0] = __float_as_uint(v.x); a[i][1] = __float_as_uint(v.y);
-                a[i][2] = __float_as_uint(v.z); a[i][3] = __float_as_uint(v.w);
-            }
-#pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                const uint32_t b0 = __float_as_uint(xk[kh * XRS + kw + 8 * j]);
-                const uint32_t b1 = __float_as_uint(xk[4 * XCS + kh * XRS + kw + 8 * j]);
-#pragma unroll
-                for (int i = 0; i < 4; ++i) mma_tf32(acc[i][j], a[i], b0, b1);
-            }
-#endif
         }
     }
 }
@@ -253,19 +256,13 @@ conv3d_mma_kernel(const float* __restrict__ x, const float* __restrict__ w, cons
         const int r = f & 3, ln = (f >> 2) & 31, i = (f >> 7) & 3, tap = f >> 9;
         const int co = 16 * i + (ln >> 2) + 8 * (r & 1), ci = (ln & 3) + 4 * (r >> 1);
         const float v = __ldg(w + (co * CIN + ci) * TAPS + tap);
-#ifdef CF_3XTF32
-        swf[f] = v;
-#else
-        swf[f] = __uint_as_float(to_tf32(v));
-#endif
+        swf[f] = SPLIT ? v : __uint_as_float(to_tf32(v));   // 3xtf32 splits it per k-step
     }
 
 #pragma unroll 1
     for (; tile < g.tiles; tile += gridDim.x) {
         cp_async_wait<0>();                      // this thread's copies of this tile have landed
-#ifndef CF_3XTF32
-        round_tile(sx);
-#endif
+        if constexpr (!SPLIT) round_tile(sx);
         __syncthreads();                         // ... everyone's (and, the first time, the weights)
         float acc[4][8][4];
 #pragma unroll

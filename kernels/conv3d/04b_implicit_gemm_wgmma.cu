@@ -1,40 +1,39 @@
 // 04b_implicit_gemm_wgmma — conv3d step 04b: implicit-GEMM conv + fused epilogue on Hopper's warpgroup MMA
-// (wgmma, sm_90a only: H100/H200). Every other GPU runs step 04 (04_implicit_gemm_mma, mma.sync).
+// (wgmma, sm_90a only: H100/H200), TF32 and FP16, output rows stored in groups. Every other GPU runs step 04
+// (04_implicit_gemm_mma, mma.sync); the FP32-accurate splits of this step are 04b_split_wgmma.cu.
 //
 // What changed from 04. 04 was latency-bound: 128 accumulators per thread allowed 8 warps per SM, and every MMA
 //   operand went through an LDS into registers. wgmma reads both operands from shared memory and runs asynchronously:
 //   a warpgroup issues its tile's whole K loop and waits once, and a tile of 64 Cout x 64 pixels (one output row)
-//   costs a thread 32 accumulators, so 3-4 warpgroups share an SM, each in its MMAs or its epilogue while the others
+//   costs a thread 32 accumulators, so 4 warpgroups share an SM, each in its MMAs or its epilogue while the others
 //   are in theirs. The weights stay in shared memory for the block's life; each tile's input is loaded into
 //   registers during the previous tile's epilogue, then staged in the wgmma layout.
 //
-// Precisions (one file, chosen by the registry's defines):
-//   tf32       operands rounded to TF32: 27 m64n64k8 wgmmas per tile.
-//   fp16       x and w in FP16 (TF32's 11 significant bits at twice its MMA rate), weights scaled by 2^e per call:
-//              one k16 wgmma per tap pair, 14 per tile.
-//   3xfp16     FP16 hi + lo parts (wgmma.cuh): per tap one k16 wgmma for both corrections, per tap pair one for
-//              the main products, 41 per tile: FP32-level accuracy at 1.5 TF32 passes of tensor time.
-//   tf32+bf16  TF32 big + small parts; per tap one BF16 k16 wgmma for both corrections and one TF32 for big x big: 54.
-//   3xtf32     both parts in TF32, three wgmmas per tap: 81.
-//   The FP16 builds recompute a warp's tile in FP32 where x or w is not finite or |x| >= 65520.
-//   CF_GROUP_STORE (tf32 and fp16): a block's 4 warpgroups take 4 consecutive output rows per round, issue their
-//   wgmmas in turn, and their rows leave in one tensor copy per channel group; at the shapes it fits, a second kernel
-//   stages each input row once per block instead of once per tile that reads it (tf32: a sweep along depth, fp16: a
-//   window of the round's rows). The other builds store each tile alone (3xfp16 through the bulk-copy engine).
+// Precisions (template parameter P; the registry's define CF_1XF16 picks fp16, no define tf32):
+//   tf32   operands rounded to TF32: 27 m64n64k8 wgmmas per tile.
+//   fp16   x and w in FP16 (TF32's 11 significant bits at twice its MMA rate), weights scaled by 2^e per call:
+//          one k16 wgmma per tap pair, 14 per tile. A warp's tile is recomputed in FP32 where x or w is not finite
+//          or |x| >= 65520.
+// Output: a block's 4 warpgroups take 4 consecutive output rows per round, issue their wgmmas in turn, and their rows
+//   leave in one tensor copy per channel group (store_tile_group); elsewhere a tile leaves alone (store_tile). At the
+//   shapes it fits a second kernel (WIN) stages each input row once per block instead of once per tile that reads
+//   it: tf32 a sweep along depth, fp16 a window of the round's rows.
 //
-// Launch: persistent, one block per SM (132 on the H200), tiles dealt block-major.
-//   tf32, fp16, 3xfp16   4 warpgroups (512 threads), 128 registers; shared memory 217,984 / 231,488 / 205,584 B
-//   3xtf32, tf32+bf16    3 warpgroups (384 threads), 143 and 144 registers; 222,096 B
+// Launch: persistent, one block per SM (132 on the H200), tiles dealt block-major; 4 warpgroups (512 threads),
+//   128 registers; shared memory 217,984 B (tf32) and 231,488 B (fp16).
 //
 // Bytes moved at full size (x 128 x 8 x 16 x 64 x 64, y 128 x 64 x 14 x 62 x 62): DRAM x once 0.27 GB + y once
 //   1.76 GB (measured 2.01-2.08 GB). What bounds it: neither DRAM (the TF32 build moves 2.02 GB in 0.778 ms, 2.6
 //   TB/s; writing y alone takes 0.38 ms) nor the tensor pipe (TF32's 197 GFLOP of wgmmas take 0.40 ms at 495 TFLOP/s):
 //   the SM's own chain per warpgroup of staging, MMA turn, epilogue math and copies, which the warpgroups overlap only
-//   in part. The split builds add tensor passes and a second part to stage.
+//   in part.
 //
 // Measured (H200, record of 2026-12-05; eager 10.06 ms, torch.compile 5.83, step 04 1.632): tf32 0.778 ms, fp16
-//   0.727, 3xfp16 1.331, tf32+bf16 1.641, 3xtf32 1.888; rel-L2 against float64 1.3e-4 (tf32, fp16), 3.4e-7 to
-//   6.5e-7 (the split builds).
+//   0.727; rel-L2 against float64 1.3e-4.
+//
+// Over 1,100 lines: the two builds share the staging, the turn order and the group store (about 600 lines), and each
+//   has a WIN loop of its own (fp16's input window, TF32's depth sweep, about 130 lines each); apart, the shared half
+//   would be written twice.
 
 // GEMM mapping: M = Cout = 64 (wgmma's fixed M), N = output pixels, K = 27 taps x 8 channels (one k8 step per tap).
 //   A = weights. B = the haloed input tile: for tap (kd, kh, kw) the B operand of an output row is the staged input
@@ -42,15 +41,22 @@
 //   wgmma of N = 64 starts kw pixels in: output columns 62 and 63 read the next row's first pixels and are never
 //   stored (a tile covers 62 output columns; Wo = 62 at full size, so no padding is wasted there).
 // Shared-memory layouts (no-swizzle K-major canonical layout: core matrices of 8 rows x 16 B):
-//   weights  [part][tap][k-half][co 0..63][4 channels]: a tap's A = 2 x 8 core matrices, sbo 128 B, lbo 1024 B;
-//            FP16 builds [tap 0..27][lo, hi][co][8 channels] (fp16: hi alone), tap 27 zero.
-//   input    per warpgroup [part][k-half][depth 0..2][row 0..2][pixel 0..63][4 channels]: one pixel's 4 channels are
-//            one 16-byte core-matrix row, 8 pixels one core matrix; sbo 128 B, lbo = one k-half. Tap shifts move the
-//            start address by whole 16-byte rows: legal without swizzle. FP16 builds: [k-half][pixel][8 channels].
+//   weights  tf32 [tap][k-half][co 0..63][4 channels]: a tap's A = 2 x 8 core matrices, sbo 128 B, lbo 1024 B;
+//            fp16 [tap 0..27][co][8 channels], tap 27 zero.
+//   input    per warpgroup [k-half][depth 0..2][row 0..2][pixel 0..63][4 channels]: one pixel's 4 channels are one
+//            16-byte core-matrix row, 8 pixels one core matrix; sbo 128 B, lbo = one k-half. Tap shifts move the start
+//            address by whole 16-byte rows: legal without swizzle. fp16: [k-half][pixel][8 channels].
 // Odd shapes: any N, D, H, W >= 3; pixels past the input are zero-filled when staged and feed only outputs that are
 //   never stored.
 
 namespace cf04b {
+
+enum class Prec { TF32, FP16 };
+#ifdef CF_1XF16
+constexpr Prec PREC = Prec::FP16;        // the build's precision: read once here, a template parameter below
+#else
+constexpr Prec PREC = Prec::TF32;
+#endif
 
 constexpr int CIN = 8, COUT = 64, KS = 3, TAPS = KS * KS * KS;
 constexpr int XW = 64;                   // staged pixels per input row = MMA columns per output row
@@ -58,64 +64,41 @@ constexpr int TW = XW - (KS - 1);        // output columns per tile (62)
 constexpr int TH = 1;                    // output rows per tile: one m64n64 wgmma
 constexpr int XD = KS, XH = TH + KS - 1; // staged depths and rows per tile
 constexpr int NACC = XW * TH / 2;        // accumulators per thread
-#if defined(CF_3XTF32) || defined(CF_TF32BF16)
-constexpr int PARTS = 2, WGS = 3;        // two staged parts: 4 warpgroups would need 258 KB of shared memory
-#else
-constexpr int PARTS = 1, WGS = 4;        // 128 registers per thread at 512 threads
-#endif
+constexpr int WGS = 4;                   // 128 registers per thread at 512 threads
 constexpr int THREADS = 128 * WGS;
 constexpr int XP = XW;                   // staged row pitch in pixels
-constexpr int XHALF = XD * XH * XP * 4;             // floats per k-half of a staged tile
-constexpr int XPART = 2 * XHALF + 16;               // + 64 B: the discarded columns read 2 pixels past the end
-constexpr int XBUF = PARTS * XPART;                 // floats per warpgroup
-constexpr int WTAP = 2 * COUT * 4;                  // floats per tap of A
+constexpr int XHALF = XD * XH * XP * 4;  // floats per k-half of a staged tile
+constexpr int XBUF = 2 * XHALF + 16;     // floats per warpgroup, + 64 B: the discarded columns read 2 pixels past the end
+constexpr int WTAP = 2 * COUT * 4;       // floats per tap of A (TF32)
 constexpr int WPART = TAPS * WTAP;
-#if defined(CF_1XF16)
-constexpr int WFLOATS = (TAPS + 1) * WTAP / 2;      // w_hi alone, FP16 [tap 0..27][co][8 channels], 1 KB per tap
-constexpr uint32_t A1_TAP = COUT * 16, A1_HI = 0;   // bytes per tap of A, and w_hi's place in it
-#elif defined(CF_3XF16)
-constexpr int WFLOATS = (TAPS + 1) * WTAP;          // [w_lo | w_hi] FP16 per tap, and a zero tap 27
-constexpr uint32_t A1_TAP = WTAP * 4, A1_HI = COUT * 16;
-#else
-constexpr int WFLOATS = PARTS * WPART;
-#endif
-#if defined(CF_3XF16)
-constexpr int BPITCH = XW + 8;                      // floats per output row in shared memory: 16-byte rows 8 banks
-                                                    // apart, so a half-warp's STS.64 over four rows meets no bank twice
-constexpr int XBULK = COUT * BPITCH;                // a warpgroup's output tile, epilogue applied (store_tile_bulk)
-#else
-constexpr int XBULK = 0;
-#endif
+constexpr uint32_t CORE_ROW = 16;        // bytes per core-matrix row: one pixel's (or one channel's) 16-byte unit
+constexpr uint32_t A_LBO = COUT * CORE_ROW, SBO = CORE_MATRIX_BYTES;   // A: k-halves 1 KB apart, core matrices 8 rows apart
+constexpr uintptr_t TMA_ALIGN = 128;     // a tensor copy's shared-memory box starts 128-byte aligned
+constexpr uint32_t A1_TAP = COUT * 16, A1_HI = 0;   // fp16: bytes per tap of A, and w_hi's place in it
 
-#ifdef CF_GROUP_STORE
-#ifdef CF_1XF16
-constexpr int GROUP = 4;                 // 4 rows of 62 pixels: 992 bytes per channel, a whole number of 32-byte sectors
-constexpr int GSETS = 2;                 // round r's boxes in set r % 2: a slot's warp writes round r + 1's rows while
-                                         // round r's copy may still be reading its box
-#else
-constexpr int GROUP = 2;                 // boxes of two rows: a warpgroup waits for its partner's copy alone, not for
-constexpr int GSETS = 1;                 // the round's last warpgroup's
-#endif
-static_assert(WGS % GROUP == 0 && GROUP >= 2, "groups of warpgroups");
-constexpr int GPX = GROUP * TW;                      // pixels per box row: GROUP consecutive output rows of a plane
-constexpr int GBOX = 16 * GPX;                       // floats per box: a warp's 16 channels
-static_assert(GBOX * 4 % 128 == 0 && GPX <= 256, "boxes 128-byte aligned, box rows of at most 256 elements");
-constexpr int GBARS = GSETS * 4 * (WGS / GROUP);     // one box (and a FULL and an EMPTY mbarrier) per warp of a slot
-constexpr int GBUF_FLOATS = GBARS * GBOX + 32 + 4 * GBARS;   // + 128 B for alignment, 2 mbarriers (16 B) per box
-#else
-constexpr int GBUF_FLOATS = 0;
-#endif
+// The group store: GROUP consecutive output rows (of GROUP warpgroups) per box, a box (and a FULL and an EMPTY
+// mbarrier) per warp of a slot; fp16 boxes of 4 rows of 62 pixels, 992 bytes per channel, a whole number of 32-byte
+// sectors, in 2 sets (round r's boxes in set r % 2: a slot's warp writes round r + 1's rows while round r's copy may
+// still be reading its box); tf32 boxes of two rows: a warpgroup waits for its partner's copy alone, not for the
+// round's last warpgroup's.
+template <Prec P> constexpr int GROUP = P == Prec::FP16 ? 4 : 2;
+template <Prec P> constexpr int GSETS = P == Prec::FP16 ? 2 : 1;
+template <Prec P> constexpr int GPX = GROUP<P> * TW;                   // pixels per box row
+template <Prec P> constexpr int GBOX = 16 * GPX<P>;                    // floats per box: a warp's 16 channels
+template <Prec P> constexpr int GBARS = GSETS<P> * 4 * (WGS / GROUP<P>);
+template <Prec P> constexpr int GBUF_FLOATS = GBARS<P> * GBOX<P> + int(TMA_ALIGN / 4) + 4 * GBARS<P>;   // + room to
+                                                                            // align, 2 mbarriers (16 B) per box
+static_assert(WGS % GROUP<Prec::FP16> == 0 && WGS % GROUP<Prec::TF32> == 0, "groups of warpgroups");
+static_assert(GBOX<Prec::FP16> * 4 % 128 == 0 && GBOX<Prec::TF32> * 4 % 128 == 0 && GPX<Prec::FP16> <= 256,
+              "boxes 128-byte aligned, box rows of at most 256 elements");
 
-#if defined(CF_GROUP_STORE) && defined(CF_1XF16)
-constexpr int XREGION = WGS * (XBUF + XBULK);        // the warpgroups' buffers, or the windows
+// The input window (fp16, WIN): 3 buffers of 8 rows per depth in the warpgroups' buffers
 constexpr int WROWS = 8;                             // window rows per depth
 constexpr int WBUF = XD * WROWS * XP * 4 + 16;       // floats per window buffer (+ 64 B the discarded columns read)
 constexpr int WBUFS = 3;
 static_assert(WBUFS * WBUF <= WGS * XBUF, "the windows fit in the warpgroups' buffers");
 constexpr int WIN_ITEMS = 2;                         // a thread's (k-half, depth, row, quad) items per round: <= 768 of 1024
-constexpr int WIN_FLOATS = XP * 4 + 4 * WBUFS;       // a zero row (tap 26's partner in B) and 2 mbarriers per buffer
-constexpr int WIN_AT = WFLOATS + XREGION + GBUF_FLOATS;
-#elif defined(CF_GROUP_STORE)
+// The depth sweep (tf32, WIN): 8 slots of a slab (a round's 6 input rows of one depth) where the buffers were
 constexpr int DW_RROWS = WGS;                        // output rows of a round: one per warpgroup
 constexpr int DW_ROWS = DW_RROWS + KS - 1;           // input rows of a slab: a round's 4 output rows and the halo
 constexpr int DW_HALF = DW_ROWS * XP * 4;            // floats per k-half of a slab
@@ -126,17 +109,22 @@ constexpr int DW_ITEMS = 2;                          // a thread's items per rou
 static_assert(3 * DW_SLAB_ITEMS <= THREADS * DW_ITEMS && DW_SLAB_ITEMS % WGS == 0, "a round's items over the threads");
 constexpr int DW_BARS_AT = DW_SLOTS * DW_SLAB + 16;  // + 64 B the discarded columns read past the last slot
 constexpr int DW_FLOATS = DW_BARS_AT + 4 * 3;        // 3 "staged" and 3 "read" mbarriers
-constexpr int XREGION = WGS * (XBUF + XBULK) > DW_FLOATS ? WGS * (XBUF + XBULK) : DW_FLOATS;   // buffers or slabs
-constexpr int WIN_FLOATS = 0;
-#else
-constexpr int XREGION = WGS * (XBUF + XBULK);        // the warpgroups' buffers
-constexpr int WIN_FLOATS = 0;
-#endif
+
+// Shared memory, in floats: weights | the warpgroups' buffers (or the windows, or the slabs) | the group store's boxes
+// and mbarriers | fp16: the window's zero row and mbarriers | (bias, sum) per channel | the weights' max (fp16)
+template <Prec P> constexpr int WFLOATS = P == Prec::FP16 ? (TAPS + 1) * WTAP / 2 : WPART;   // fp16: w_hi alone,
+                                                                                           // 1 KB per tap
+template <Prec P> constexpr int XREGION = P == Prec::TF32 && DW_FLOATS > WGS * XBUF ? DW_FLOATS : WGS * XBUF;
+template <Prec P> constexpr int WIN_AT = WFLOATS<P> + XREGION<P> + GBUF_FLOATS<P>;
+template <Prec P> constexpr int WIN_FLOATS = P == Prec::FP16 ? XP * 4 + 4 * WBUFS : 0;   // a zero row (tap 26's
+                                                                                       // partner in B), 2 mbarriers a buffer
 constexpr int CHAN_FLOATS = 2 * COUT;                // (bias, sum) per channel, for the epilogue
-constexpr int SMEM_FLOATS = WFLOATS + XREGION + GBUF_FLOATS + WIN_FLOATS + CHAN_FLOATS + 4;   // + the weights' max (FP16)
-constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS) * sizeof(float);
-static_assert(XPART % 4 == 0 && WPART % 4 == 0, "16-byte aligned buffers");
-static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 block can have (227 KB)");
+constexpr int SMAX_FLOATS = 4;                       // the weights' max (fp16), 16 B
+template <Prec P> constexpr int SMEM_FLOATS = WIN_AT<P> + WIN_FLOATS<P> + CHAN_FLOATS + SMAX_FLOATS;
+template <Prec P> constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS<P>) * sizeof(float);
+static_assert(XBUF % 4 == 0 && WPART % 4 == 0, "16-byte aligned buffers");
+static_assert(SMEM_BYTES<Prec::FP16> <= 232448 && SMEM_BYTES<Prec::TF32> <= 232448,
+              "more shared memory than an sm_90 block can have (227 KB)");
 
 struct Geom {
     int N, D, H, W, Do, Ho, Wo;
@@ -149,59 +137,20 @@ struct Geom {
     int sx, sy, sd, sn;   // the tile stride (grid x warpgroups) in digits (tx, ty, od, n): walk_next
     int dw_groups, dw_rounds;   // the depth sweep: groups of 4 output rows per plane, rounds (n, group, od) in all
 };
-
 struct TileCoord { int n, od, oh0, ox0; };
-__device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
-    const int tx = tile % g.tiles_x;
-    int t = tile / g.tiles_x;
-    const int ty = t % g.tiles_y;
-    t /= g.tiles_y;
-    return { t / g.Do, t % g.Do, ty, tx * TW };
-}
 
 // One pixel's 4 channels (k-half `half`) into the wgmma layout: pixel index pix = (dz*XH + hy)*XP + px.
-// tf32: rounded. 3xtf32: big and small parts, each rounded, into parts 0 and 1. tf32+bf16: the TF32 big
-// part into part 0; part 1 is the BF16 operand of the correction pass, [k-half][pixel][8 channels]: k-half
-// 0 holds x_small, k-half 1 x_big, both rounded to BF16, this item's 4 channels at byte 8*half of the row.
-// 3xfp16: one part, [k-half][pixel][8 channels FP16], k-half 0 = x_hi, k-half 1 = x_lo. fp16: k-half 0 only.
+// tf32: rounded. fp16: [k-half][pixel][8 channels FP16], k-half 0 only.
+template <Prec P>
 __device__ __forceinline__ void store_pixel(float* sx, int half, int pix, const float (&e)[4]) {
-#if defined(CF_3XF16)
-    uint2 hi, lo;
-    split_f16x2(e[0], e[1], hi.x, lo.x);
-    split_f16x2(e[2], e[3], hi.y, lo.y);
-    float* h = sx + pix * 4 + 2 * half;
-    *reinterpret_cast<uint2*>(h) = hi;
-    *reinterpret_cast<uint2*>(h + XHALF) = lo;
-#elif defined(CF_1XF16)
-    *reinterpret_cast<uint2*>(sx + pix * 4 + 2 * half) = make_uint2(f16x2(e[0], e[1]), f16x2(e[2], e[3]));
-#else
-    float* dst = sx + half * XHALF + pix * 4;
-#if defined(CF_3XTF32)
-    float b[4], sm[4];
-#pragma unroll
-    for (int c = 0; c < 4; ++c) split_rounded(e[c], b[c], sm[c]);
-    *reinterpret_cast<float4*>(dst) = make_float4(b[0], b[1], b[2], b[3]);
-    *reinterpret_cast<float4*>(dst + XPART) = make_float4(sm[0], sm[1], sm[2], sm[3]);
-#elif defined(CF_TF32BF16)
-    float b[4], sm[4];
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-        b[c] = tf32_round(clamp_tf32_max(e[c]));
-        sm[c] = e[c] - b[c];
+    if constexpr (P == Prec::FP16) {
+        *reinterpret_cast<uint2*>(sx + pix * 4 + 2 * half) = make_uint2(f16x2(e[0], e[1]), f16x2(e[2], e[3]));
+    } else {
+        *reinterpret_cast<float4*>(sx + half * XHALF + pix * 4) =
+            make_float4(tf32_round_rn(e[0]), tf32_round_rn(e[1]), tf32_round_rn(e[2]), tf32_round_rn(e[3]));
     }
-    *reinterpret_cast<float4*>(dst) = make_float4(b[0], b[1], b[2], b[3]);
-    float* bf = sx + XPART + pix * 4 + 2 * half;
-    *reinterpret_cast<uint2*>(bf) = make_uint2(bf16x2(sm[0], sm[1]), bf16x2(sm[2], sm[3]));
-    *reinterpret_cast<uint2*>(bf + XHALF) =
-        make_uint2(bf16x2(clamp_bf16_max(b[0]), clamp_bf16_max(b[1])), bf16x2(clamp_bf16_max(b[2]), clamp_bf16_max(b[3])));
-#else
-    *reinterpret_cast<float4*>(dst) =
-        make_float4(tf32_round_rn(e[0]), tf32_round_rn(e[1]), tf32_round_rn(e[2]), tf32_round_rn(e[3]));
-#endif
-#endif
 }
 
-#ifdef CF_GROUP_STORE
 // Staging in 4-pixel items (k-half, depth, row, quad), quad fastest: a thread loads 4 channels x 4 pixels per item
 // into registers, 16 bytes a load (load_input_lean), one tile ahead, in flight during the epilogue; then transposes
 // them to 4 pixels x 4 channels and writes four 16-byte core-matrix rows per item (store_input).
@@ -300,6 +249,7 @@ __device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ 
 
 // The lean loads: 32-bit offsets within the image, one predicated 16-byte load each (load_input where the vector
 // loads are not legal: W % 4 != 0, x misaligned, a tile starting at a column not a multiple of 4)
+template <Prec P>
 __device__ __forceinline__ void load_input_lean(Staged& s, const float* __restrict__ x, const Geom& g, TileCoord tc,
                                                 int tid, const Lean& l) {
     if (!g.xlean || (tc.ox0 & 3)) {
@@ -309,22 +259,22 @@ __device__ __forceinline__ void load_input_lean(Staged& s, const float* __restri
     const unsigned plane = (unsigned)g.D * g.H * g.W;
     const float* xs = x + (long long)tc.n * (CIN * plane);
     const unsigned toff = ((unsigned)tc.od * g.H + tc.oh0) * g.W + tc.ox0;
-#ifndef CF_1XF16
     // Tiles that end inside the input (every tile at the full shape): one 64-bit address per item, the other three
     // channels a 64-bit add of the plane's bytes each, and no zeros written ahead of the loads (an item that is not
     // there is never stored). TF32 only: the fp16 build measured slower with it.
-    if (tc.ox0 + XW <= g.W) {
-        const uint64_t plane_bytes = 4ull * plane;
+    if constexpr (P == Prec::TF32) {
+        if (tc.ox0 + XW <= g.W) {
+            const uint64_t plane_bytes = 4ull * plane;
 #pragma unroll
-        for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
-            const bool has = l.xcol[k] < XW;
-            uint64_t a = reinterpret_cast<uint64_t>(xs + (toff + l.xoff[k]));
+            for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
+                const bool has = l.xcol[k] < XW;
+                uint64_t a = reinterpret_cast<uint64_t>(xs + (toff + l.xoff[k]));
 #pragma unroll
-            for (int c = 0; c < 4; ++c, a += plane_bytes) s.v[k][c] = ldg4_if(a, has);
+                for (int c = 0; c < 4; ++c, a += plane_bytes) s.v[k][c] = ldg4_if(a, has);
+            }
+            return;
         }
-        return;
     }
-#endif
 #pragma unroll
     for (int k = 0; k < ITEMS_PER_THREAD; ++k) {
         const bool ok = tc.ox0 + l.xcol[k] < g.W;
@@ -361,6 +311,7 @@ __device__ __forceinline__ void put_rotated(const float4 (&item)[4], int rot_of_
         put((p + rot) & 3, e);
     }
 }
+template <Prec P>
 __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid) {
     const int rot_of_lane = (tid >> 1) & 3;
 #pragma unroll
@@ -369,153 +320,76 @@ __device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid)
         if (it >= X_ITEMS) break;
         const Item m = item_of(it);
         put_rotated(s.v[k], rot_of_lane, [&](int px, const float (&e)[4]) {
-            store_pixel(sx, m.half, (m.dz * XH + m.hy) * XP + 4 * m.q + px, e);
+            store_pixel<P>(sx, m.half, (m.dz * XH + m.hy) * XP + 4 * m.q + px, e);
         });
     }
 }
-#else
-// Staging by single pixels (the split builds, which store two parts per pixel): k-half h = tid / 64 (4 channels),
-// pixel px = tid % 64, all 9 (depth, row) pairs of the tile, loaded one tile ahead. A warp loads 32 consecutive pixels
-// of a channel row (128 B) and stores 32 consecutive pixel rows: conflict-free 16-byte shared stores.
-constexpr int PIX_ROWS = XD * XH;
-struct Staged { float v[PIX_ROWS][4]; };
-
-// x[p] if ok, else 0, as one predicated load (a ternary around __ldg compiles to a branch per load)
-__device__ __forceinline__ float ldg_or_zero(const float* p, bool ok) {
-    float v;
-    asm("{\n.reg .pred q;\nsetp.ne.b32 q, %2, 0;\nmov.b32 %0, 0;\n@q ld.global.nc.f32 %0, [%1];\n}\n"
-        : "=f"(v) : "l"(p), "r"((int)ok));
-    return v;
-}
-
-__device__ __forceinline__ void load_input(Staged& s, const float* __restrict__ x, const Geom& g, TileCoord tc,
-                                           int tid) {
-    const long long cstride = (long long)g.D * g.H * g.W;
-    const int half = tid / XW, px = tid % XW, ix = tc.ox0 + px;
-    const float* p0 = x + (((long long)(tc.n * CIN + 4 * half) * g.D + tc.od) * g.H + tc.oh0) * g.W + ix;
-#pragma unroll
-    for (int k = 0; k < PIX_ROWS; ++k) {
-        const int dz = k / XH, hy = k % XH;
-        const bool ok = ix < g.W && tc.od + dz < g.D && tc.oh0 + hy < g.H;
-        const float* p = p0 + (dz * g.H + hy) * g.W;
-#pragma unroll
-        for (int c = 0; c < 4; ++c) s.v[k][c] = ldg_or_zero(p + c * cstride, ok);
-    }
-}
-
-__device__ __forceinline__ void store_input(float* sx, const Staged& s, int tid) {
-    const int half = tid / XW, px = tid % XW;
-#pragma unroll
-    for (int k = 0; k < PIX_ROWS; ++k) store_pixel(sx, half, k * XW + px, s.v[k]);
-}
-#endif
 
 // The wgmmas of one tile, issued as one group (not waited for). Descriptors: A for tap t at sw + t*WTAP floats; B for
-// tap (kd, kh, kw) at the staged row (kd, kh) plus kw pixels (desc_at, opaque: kernels/wgmma.cuh).
+// tap (kd, kh, kw) at the staged row (kd, kh) plus kw pixels (desc_at, opaque: kernels/wgmma.cuh). B's base is
+// broadcast from lane 0, so the compiler knows it is warp-uniform and keeps it in a uniform register (one R2UR per
+// tile and a UIADD3 per wgmma, as for A, whose base is the block's); else each wgmma's B descriptor is formed in a
+// vector register and moved (VIADD, R2UR).
+template <Prec P>
 __device__ __forceinline__ void mma_issue(float (&acc)[NACC], const float* sw, const float* sx) {
-    constexpr uint32_t A_LBO = COUT * 16, SBO = 128, B_LBO = XHALF * 4;
-    auto tap_boff = [](int kd, int kh, int kw) -> uint32_t { return ((kd * XH + kh) * XP + kw) * 16; };
+    constexpr uint32_t B_LBO = XHALF * 4;
+    auto tap_boff = [](int kd, int kh, int kw) -> uint32_t { return ((kd * XH + kh) * XP + kw) * CORE_ROW; };
     const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO), b0 = wgmma_desc(smem_addr(sx), B_LBO, SBO);
-#if defined(CF_3XTF32) || defined(CF_TF32BF16)
-    const uint32_t alo = opaque((uint32_t)a0), blo = opaque((uint32_t)b0);
-#else
-    // B's base broadcast from lane 0, so the compiler knows it is warp-uniform and keeps it in a uniform register (one
-    // R2UR per tile and a UIADD3 per wgmma, as for A, whose base is the block's); else each wgmma's B descriptor is
-    // formed in a vector register and moved (VIADD, R2UR)
     const uint32_t alo = opaque((uint32_t)a0), blo = __shfl_sync(0xffffffffu, opaque((uint32_t)b0), 0);
-#endif
     const uint32_t ahi = (uint32_t)(a0 >> 32), bhi = (uint32_t)(b0 >> 32);
-#if defined(CF_3XF16) || defined(CF_1XF16)
-    const uint32_t alo0 = alo - (A_LBO >> 4 << 16), blo0 = blo - (B_LBO >> 4 << 16);   // the bases with lbo 0
-#endif
-    wgmma_fence();
+    if constexpr (P == Prec::FP16) {
+        // per tap pair one k16 wgmma, [w_hi(t-1) | w_hi(t)] . [x(t-1) | x(t)]: A's second core matrix a tap on, B's at
+        // the distance between the two taps' windows (the bases with lbo 0, each wgmma's lbo its own)
+        const uint32_t alo0 = alo - (A_LBO >> 4 << 16), blo0 = blo - (B_LBO >> 4 << 16);
+        wgmma_fence();
 #pragma unroll
-    for (int tap = 0; tap < TAPS; ++tap) {
-        const int kd = tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
-        const uint32_t boff = tap_boff(kd, kh, kw), aoff = tap * WTAP * 4;
-        const uint64_t da = desc_at(alo, ahi, aoff), db = desc_at(blo, bhi, boff);
-#if defined(CF_3XTF32)
-        const uint64_t da_s = desc_at(alo, ahi, WPART * 4 + aoff), db_s = desc_at(blo, bhi, XPART * 4 + boff);
-        // small products first, so the big one lands on an accumulator that already holds them
-        wgmma_tf32(acc, da_s, db, tap > 0);
-        wgmma_tf32(acc, da, db_s, 1);
-        wgmma_tf32(acc, da, db, 1);
-#elif defined(CF_TF32BF16)
-        // x_small w_big + x_big w_small as one BF16 k16 pass ([x_small | x_big] . [w_big ; w_small]), then
-        // x_big w_big in TF32: two passes of tensor time instead of three
-        const uint64_t da_c = desc_at(alo, ahi, WPART * 4 + aoff), db_c = desc_at(blo, bhi, XPART * 4 + boff);
-        wgmma_bf16(acc, da_c, db_c, tap > 0);
-        wgmma_tf32(acc, da, db, 1);
-#elif defined(CF_3XF16)
-        // both corrections, [w_lo | w_hi] . [x_hi | x_lo] (the tf32 geometry: A lbo 1 KB, B lbo one k-half);
-        // after each odd tap the main products of the pair, [w_hi(t-1) | w_hi(t)] . [x_hi(t-1) | x_hi(t)]:
-        // A's second core matrix 2 KB on, B's at the distance between the two taps' windows
-        wgmma_f16(acc, da, db, tap > 0);
-        if (tap % 2 == 1) {
+        for (int tap = 1; tap < TAPS; tap += 2) {
             const int t0 = tap - 1, kd0 = t0 / 9, kh0 = (t0 / 3) % 3, kw0 = t0 % 3;
-            const uint32_t boff0 = tap_boff(kd0, kh0, kw0);
-            wgmma_f16(acc, desc_lbo(alo0, ahi, t0 * WTAP * 4 + COUT * 16, WTAP * 4),
-                      desc_lbo(blo0, bhi, boff0, boff - boff0), 1);
-        }
-#elif defined(CF_1XF16)
-        // per tap pair one k16 wgmma, [w_hi(t-1) | w_hi(t)] . [x(t-1) | x(t)], as 3xfp16's main products
-        (void)da; (void)db;
-        if (tap % 2 == 1) {
-            const int t0 = tap - 1, kd0 = t0 / 9, kh0 = (t0 / 3) % 3, kw0 = t0 % 3;
-            const uint32_t boff0 = tap_boff(kd0, kh0, kw0);
+            const uint32_t boff0 = tap_boff(kd0, kh0, kw0), boff = tap_boff(tap / 9, (tap / 3) % 3, tap % 3);
             wgmma_f16(acc, desc_lbo(alo0, ahi, t0 * A1_TAP + A1_HI, A1_TAP),
                       desc_lbo(blo0, bhi, boff0, boff - boff0), tap > 1);
         }
-#else
-        wgmma_tf32(acc, da, db, tap > 0);
-#endif
+        // tap 26 pairs with the zero tap 27 of A; B's second core matrix is k-half 1, never written, zero since the
+        // block started
+        constexpr uint32_t boff26 = ((2 * XH + 2) * XP + 2) * CORE_ROW;
+        wgmma_f16(acc, desc_lbo(alo0, ahi, 26 * A1_TAP + A1_HI, A1_TAP), desc_lbo(blo0, bhi, boff26, B_LBO), 1);
+    } else {
+        wgmma_fence();
+#pragma unroll
+        for (int tap = 0; tap < TAPS; ++tap) {
+            const int kd = tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
+            wgmma_tf32(acc, desc_at(alo, ahi, tap * WTAP * 4), desc_at(blo, bhi, tap_boff(kd, kh, kw)), tap > 0);
+        }
     }
-#if defined(CF_3XF16) || defined(CF_1XF16)
-    // tap 26 pairs with the zero tap 27 of A; B's second core matrix is x_lo(26), finite wherever x_hi is
-    // (fp16: k-half 1 is never written, zero since the block started)
-    constexpr uint32_t boff26 = ((2 * XH + 2) * XP + 2) * 16;
-    wgmma_f16(acc, desc_lbo(alo0, ahi, 26 * A1_TAP + A1_HI, A1_TAP), desc_lbo(blo0, bhi, boff26, B_LBO), 1);
-#endif
     wgmma_commit();
 }
 
-#ifdef CF_GROUP_STORE
-// The block's warpgroups issue their wgmmas in turn, 0, 1, .., WGS - 1, 0, .. (named barriers 1 + WGS + wg): one
-// warpgroup's wgmmas reach the tensor pipe together instead of interleaved with another's, so it finishes its MMAs
-// sooner and the warpgroups' epilogues fall between the others' MMAs. In round k the warpgroups with a tile are a
-// prefix 0..m-1 of the block's (tiles are dealt block-major): the turn goes from m - 1 to warpgroup 0 (`to`), and
-// `pass` is false where the next turn's warpgroup has no tile, so every wait has its arrive.
+// The block's warpgroups issue their wgmmas in turn, 0, 1, .., WGS - 1, 0, .. (named barriers 1 + WGS + wg, each
+// between a warpgroup and the one before it: 256 threads): one warpgroup's wgmmas reach the tensor pipe together
+// instead of interleaved with another's, so it finishes its MMAs sooner and the warpgroups' epilogues fall between the
+// others' MMAs. In round k the warpgroups with a tile are a prefix 0..m-1 of the block's (tiles are dealt
+// block-major): the turn goes from m - 1 to warpgroup 0 (`to`), and `pass` is false where the next turn's warpgroup
+// has no tile, so every wait has its arrive.
 static_assert(WGS >= 2 && 2 * WGS < 16, "turn barriers");
-__device__ __forceinline__ void turn_wait(int wg) { asm volatile("bar.sync %0, 256;\n" :: "r"(1 + WGS + wg) : "memory"); }
-__device__ __forceinline__ void turn_pass(int to) { asm volatile("bar.arrive %0, 256;\n" :: "r"(1 + WGS + to) : "memory"); }
+constexpr int TURN_THREADS = 2 * 128;
+__device__ __forceinline__ void turn_wait(int wg) { named_sync<TURN_THREADS>(1 + WGS + wg); }
+__device__ __forceinline__ void turn_pass(int to) { named_arrive<TURN_THREADS>(1 + WGS + to); }
+template <Prec P>
 __device__ __forceinline__ void mma_ordered(float (&acc)[NACC], const float* sw, const float* sx, int wg, bool wait,
                                             bool pass, int to) {
     if (wait) turn_wait(wg);
-    mma_issue(acc, sw, sx);
+    mma_issue<P>(acc, sw, sx);
     if (pass) turn_pass(to);
     wgmma_wait<0>();
     fence_operand(acc);
 }
-#else
-__device__ __forceinline__ void mma_tile(float (&acc)[NACC], const float* sw, const float* sx) {
-    mma_issue(acc, sw, sx);
-    wgmma_wait<0>();
-    fence_operand(acc);
-}
-#endif
 
-// One output from its accumulator: (bias b, sum s of its channel; scale undoes the FP16 builds' weight scale). The
-// group-store builds fold bias and sum into the leaky ReLU (one instruction fewer per output, fp16's scale in its
-// FFMAs), TF32 with the degree-3 GELU on the halved clamp (common.cuh); the FP32-accurate builds add them in eager's
-// order.
+// One output from its accumulator: (bias b, sum s of its channel; scale undoes fp16's weight scale), bias and sum
+// folded into the leaky ReLU (one instruction fewer per output, fp16's scale in its FFMAs), TF32 with the degree-3
+// GELU on the halved clamp (common.cuh).
+template <Prec P>
 __device__ __forceinline__ float epilogue_acc(float a, float scale, float b, float s) {
-#if defined(CF_GROUP_STORE) && defined(CF_1XF16)
-    return epilogue_conv3d_folded<false, false>(a, scale, b + s, fmaf(0.2f, b, s));
-#elif defined(CF_GROUP_STORE)
-    return epilogue_conv3d_folded<true, true>(a, scale, b + s, fmaf(0.2f, b, s));
-#else
-    return epilogue_conv3d<false>(a * scale + b, s);
-#endif
+    return epilogue_conv3d_folded<P == Prec::TF32, P == Prec::TF32>(a, scale, b + s, fmaf(0.2f, b, s));
 }
 
 // Bias, epilogue and stores straight from the accumulators (store_acc_row, kernels/wgmma.cuh): a thread holds two
@@ -523,6 +397,7 @@ __device__ __forceinline__ float epilogue_acc(float a, float scale, float b, flo
 // + e); each quad of lanes writes 32 contiguous bytes. schan holds (bias, sum) per channel, staged in shared memory
 // once per block: read per tile from global memory they often missed L1 (the input stream evicts them) and their
 // first use waited on it; registers would hold them for free but spill the TF32 build at its 128.
+template <Prec P>
 __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float2* schan, float* __restrict__ y,
                                            const Geom& g, TileCoord tc, int warp, int lane, float scale = 1.0f) {
     const int gid = lane >> 2, tq = lane & 3;
@@ -538,71 +413,14 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float
             float v[16];
 #pragma unroll
             for (int j = 0; j < 8; ++j) {
-                v[2 * j]     = epilogue_acc(acc[32 * t + 4 * j + 2 * h], scale, bs_c.x, bs_c.y);
-                v[2 * j + 1] = epilogue_acc(acc[32 * t + 4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y);
+                v[2 * j]     = epilogue_acc<P>(acc[32 * t + 4 * j + 2 * h], scale, bs_c.x, bs_c.y);
+                v[2 * j + 1] = epilogue_acc<P>(acc[32 * t + 4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y);
             }
             store_acc_row<8>(yc + t * g.Wo, v, lim);
         }
     }
 }
 
-#if defined(CF_3XF16)
-// The output through shared memory and the bulk-copy engine: the epilogue writes the tile into this warpgroup's
-// buffer, each channel row at the same 16-byte phase as its place in y, and the row goes to global memory by
-// cp.async.bulk (whole 16-byte units) with at most one 8-byte store before and after it. Each warp hands its own 16
-// channel rows over, so no warpgroup barrier joins the epilogue: a fence and __syncwarp order the warp's STS before its
-// copies, and before the warp next writes the buffer (a whole tile later) its issuing lane waits for the engine's
-// reads. Rows need 8-byte alignment (Wo even, y 8-byte aligned: g.ylean), else store_tile. put(r, col, v) writes the
-// pixel pair (col, col + 1) of the warp's channel row r.
-template <class Put>
-__device__ __forceinline__ void epilogue_to_buffer(const float (&acc)[NACC], const float2* schan, int warp, int lane,
-                                                   float scale, Put put) {
-    const int gid = lane >> 2, tq = lane & 3;
-    if (lane == 0) bulk_wait_read();        // this warp's copies of the last tile have left the buffer
-    __syncwarp();
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int r = gid + 8 * h;
-        const float2 bs_c = schan[16 * warp + r];
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-            put(r, 8 * j + 2 * tq, make_float2(epilogue_acc(acc[4 * j + 2 * h], scale, bs_c.x, bs_c.y),
-                                               epilogue_acc(acc[4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y)));
-    }
-    fence_proxy_async();                    // the copy engine reads shared memory through the async proxy
-    __syncwarp();
-}
-
-__device__ __forceinline__ void store_tile_bulk(const float (&acc)[NACC], const float2* schan, float* sout,
-                                                float* __restrict__ y, const Geom& g, TileCoord tc, int warp,
-                                                int lane, float scale = 1.0f) {
-    const long long plane = (long long)g.Do * g.Ho * g.Wo;
-    float* yrow0 = y + (long long)tc.n * COUT * plane + ((long long)tc.od * g.Ho + tc.oh0) * g.Wo + tc.ox0;
-    const int lim = min(TW, g.Wo - tc.ox0);                 // even: Wo even, ox0 = 62 tx
-    epilogue_to_buffer(acc, schan, warp, lane, scale, [&](int r, int col, float2 v) {
-        const int c = 16 * warp + r;        // each row at its 16-byte phase in y
-        *reinterpret_cast<float2*>(sout + c * BPITCH + row_split(yrow0 + c * plane, lim).phase + col) = v;
-    });
-    if (lane < 16) {                        // the rows' 8-byte ends: one row per lane
-        const int c = 16 * warp + lane;
-        float* grow = yrow0 + c * plane;
-        const RowSplit rs = row_split(grow, lim);
-        const float* srow = sout + c * BPITCH + rs.phase;
-        if (rs.head) __stcs(reinterpret_cast<float2*>(grow), *reinterpret_cast<const float2*>(srow));
-        if (rs.tail)
-            __stcs(reinterpret_cast<float2*>(grow + lim - 2), *reinterpret_cast<const float2*>(srow + lim - 2));
-    }
-    // The bodies: a cp.async.bulk is a warp-level (uniform datapath) instruction, so per-lane addresses would make
-    // the compiler loop over the lanes (a waterfall of R2UR, 12 instructions per row). The warp's base addresses
-    // broadcast from lane 0 are warp-uniform, and so is all that follows.
-    const float* ybase = reinterpret_cast<const float*>(__shfl_sync(~0u, reinterpret_cast<uintptr_t>(yrow0 + 16 * warp * plane), 0));
-    const uint32_t sbase = __shfl_sync(~0u, smem_addr(sout + 16 * warp * BPITCH), 0);
-    const int ulim = __shfl_sync(~0u, lim, 0);
-    if (lane == 0) bulk_rows<16>(ybase, plane, sbase, BPITCH, ulim);
-}
-#endif
-
-#ifdef CF_GROUP_STORE
 __device__ __forceinline__ void tma_store_4d(const CUtensorMap* map, const void* src, int c0, int c1, int c2, int c3) {
     asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n"
                  :: "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
@@ -619,10 +437,10 @@ __device__ __forceinline__ void tma_store_5d(const CUtensorMap* map, const void*
 // planes in every round, and at the full size (Wo = 62: a tile is a whole row) those rows are one run of y per
 // channel (fp16: 4 x 248 = 992 bytes, 32-byte aligned; TF32: 496 bytes, 16-byte aligned). 62-pixel rows share a
 // 32-byte sector with the next row's tile at 3 of 4 row ends, and the L2 writes such rows at about half the rate of
-// sector-aligned runs (1.8 against 3.8 TB/s, measured apart from the kernel). Warp w of each warpgroup of a group writes its 16 channels' row into slot wg % GROUP of box w;
-// the last slot's warp waits for the others (FULL), copies the box out, waits until the engine has read it and tells
-// the others (EMPTY), which wait for that before they next write the box. The epilogue's math runs before that wait,
-// so only its 16 shared stores do.
+// sector-aligned runs (1.8 against 3.8 TB/s, measured apart from the kernel). Warp w of each warpgroup of a group
+// writes its 16 channels' row into slot wg % GROUP of box w; the last slot's warp waits for the others (FULL), copies
+// the box out, waits until the engine has read it and tells the others (EMPTY), which wait for that before they next
+// write the box. The epilogue's math runs before that wait, so only its 16 shared stores do.
 // TF32 (boxes of two rows): a box row is 124 floats, 28 banks on, so the 8 channel rows one st.shared.v2 writes would
 // start 4 banks apart and the rows of gid g and g + 1 overlap (4 wavefronts where 2 would do). The box takes its
 // channel rows in the order row(c) = 8 (c / 8) + 2 (c % 4) + (c / 4) % 2, so that gid 0-3 write rows 0, 2, 4, 6 (0,
@@ -633,129 +451,101 @@ __device__ __forceinline__ void tma_store_5d(const CUtensorMap* map, const void*
 // its MMAs instead of holding the warp (and with it the turn order) in the store.
 // fp16 (two sets of boxes): the last slot's warp waits only for the previous round's copy to have read its box, and
 // frees that box, the other set's.
-template <bool DEFER = false>
+template <Prec P, bool DEFER = false>
 __device__ __forceinline__ void store_tile_group(float (&acc)[NACC], const float2* schan, float* gbuf, uint64_t* gbar,
                                                  const CUtensorMap* ymap, const Geom& g, TileCoord tc, int wg,
                                                  int warp, int lane, unsigned round, float scale = 1.0f) {
-#ifdef CF_1XF16
+    constexpr bool FP16 = P == Prec::FP16;
     const bool first_round = round == 0;
-    const int gid = lane >> 2, tq = lane & 3, slot = wg % GROUP, b = (round & 1) * (GBARS / 2) + (wg / GROUP) * 4 + warp;
-    round >>= 1;                            // the uses of this box before this one
-#else
-    const int gid = lane >> 2, tq = lane & 3, slot = wg % GROUP, b = (wg / GROUP) * 4 + warp;
-#endif
-    float* box = gbuf + b * GBOX;
+    const int gid = lane >> 2, tq = lane & 3, slot = wg % GROUP<P>;
+    const int b = (FP16 ? (round & 1) * (GBARS<P> / 2) : 0) + (wg / GROUP<P>) * 4 + warp;
+    if (FP16) round >>= 1;                  // the uses of this box before this one
+    float* box = gbuf + b * GBOX<P>;
     uint64_t* full = gbar + b;
-    uint64_t* empty = gbar + GBARS + b;
+    uint64_t* empty = gbar + GBARS<P> + b;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const float2 bs_c = schan[16 * warp + gid + 8 * h];
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
-            acc[4 * j + 2 * h] = epilogue_acc(acc[4 * j + 2 * h], scale, bs_c.x, bs_c.y);
-            acc[4 * j + 2 * h + 1] = epilogue_acc(acc[4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y);
+            acc[4 * j + 2 * h] = epilogue_acc<P>(acc[4 * j + 2 * h], scale, bs_c.x, bs_c.y);
+            acc[4 * j + 2 * h + 1] = epilogue_acc<P>(acc[4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y);
         }
     }
-    if (slot < GROUP - 1 && round > 0) mbar_wait(empty, (round - 1) & 1);   // the last round's copy has read the box
-#ifdef CF_1XF16
-    const int brow = gid;
-#else
-    const int brow = 2 * (gid & 3) + (gid >> 2);       // channel gid's row in the box; channel gid + 8's is 8 rows on
-#endif
-    const uint32_t lane_box = smem_addr(box) + 4u * (brow * GPX + slot * TW + 2 * tq);
+    if (slot < GROUP<P> - 1 && round > 0) mbar_wait(empty, (round - 1) & 1);   // the last round's copy has read the box
+    // channel gid's row in the box; channel gid + 8's is 8 rows on
+    const int brow = FP16 ? gid : 2 * (gid & 3) + (gid >> 2);
+    const uint32_t lane_box = smem_addr(box) + 4u * (brow * GPX<P> + slot * TW + 2 * tq);
 #pragma unroll
     for (int h = 0; h < 2; ++h)
 #pragma unroll
         for (int j = 0; j < 8; ++j)             // not columns 62-63 (j = 7, tq = 3): they are the next slot's 0-1
             if (j < 7 || tq < 3)
-                st_shared_f2(lane_box + 4u * (8 * h * GPX + 8 * j), make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]));
+                st_shared_f2(lane_box + 4u * (8 * h * GPX<P> + 8 * j), make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]));
     fence_proxy_async();                    // the copy engine reads shared memory through the async proxy
     __syncwarp();
-    if (slot < GROUP - 1) {
+    if (slot < GROUP<P> - 1) {
         if (lane == 0) mbar_arrive(full);
         return;
     }
     mbar_wait(full, round & 1);             // the other slots' rows are in the box
     if (lane == 0) {
-#ifdef CF_1XF16
-        tma_store_4d(ymap, box, (tc.od * g.Ho + tc.oh0 - (GROUP - 1)) * g.Wo, 16 * warp, tc.n, 0);
-        bulk_commit();
-        bulk_wait_read_but_last();          // the last round's copy has read its box, the other set's: free it
-        if (!first_round) mbar_arrive(gbar + GBARS + (b ^ (GBARS / 2)));
-#else
-        tma_store_5d(ymap, box, (tc.od * g.Ho + tc.oh0 - (GROUP - 1)) * g.Wo, 0, 0, 2 * warp, tc.n);
-        bulk_commit();
-        if (!DEFER) bulk_wait_read();       // the box is free again: at most the one copy in flight per box
-        if (!DEFER) mbar_arrive(empty);
-#endif
+        const int row0 = (tc.od * g.Ho + tc.oh0 - (GROUP<P> - 1)) * g.Wo;
+        if constexpr (FP16) {
+            tma_store_4d(ymap, box, row0, 16 * warp, tc.n, 0);
+            bulk_commit();
+            bulk_wait_read_but_last();      // the last round's copy has read its box, the other set's: free it
+            if (!first_round) mbar_arrive(gbar + GBARS<P> + (b ^ (GBARS<P> / 2)));
+        } else {
+            tma_store_5d(ymap, box, row0, 0, 0, 2 * warp, tc.n);
+            bulk_commit();
+            if (!DEFER) bulk_wait_read();   // the box is free again: at most the one copy in flight per box
+            if (!DEFER) mbar_arrive(empty);
+        }
     }
     __syncwarp();
 }
-#endif
-
-#if defined(CF_3XF16) || defined(CF_1XF16)
-// The FP32 path of a tile whose FP16 parts cannot carry the input: each of this thread's outputs as a plain FP32 dot
-// product from global memory (slow; only non-finite or |x| >= 65520 inputs and non-finite weights take it), so Inf
-// and NaN propagate as in eager. A whole warp takes it when one of its threads must (__ballot_sync): the copy-engine
-// stores are warp-collective (a __syncwarp, and lane 0 issues the warp's copy). Accumulator i's output (this thread's
-// channel co, row oh, column ox) and its FP32 sum v of x and w; false where the output is not stored (the MMA's
-// discarded columns, rows or columns past the output). TAP_UNROLL: the taps unrolled (fp32_tile, nothing else live)
-// or not (fp32_acc, the accumulators live).
-template <int TAP_UNROLL>
-__device__ __forceinline__ bool fp32_output(const float* __restrict__ x, const float* __restrict__ w, const Geom& g,
-                                            TileCoord tc, int warp, int lane, int i, int& co, int& oh, int& ox, float& v) {
-    const long long plane = (long long)g.H * g.W, cstride = (long long)g.D * plane;
-    const int e = i & 1, h = (i >> 1) & 1, j = (i >> 2) % (XW / 8), t = (i >> 2) / (XW / 8);
-    const int col = 8 * j + 2 * (lane & 3) + e;
-    co = acc_channel(warp, lane, h);
-    oh = tc.oh0 + t;
-    ox = tc.ox0 + col;
-    if (oh >= g.Ho || col >= TW || ox >= g.Wo) return false;
-    const float* xp = x + tc.n * CIN * cstride + tc.od * plane + (long long)oh * g.W + ox;
-    v = 0.0f;
-#pragma unroll 1
-    for (int ci = 0; ci < CIN; ++ci)
-#pragma unroll TAP_UNROLL
-        for (int tap = 0; tap < TAPS; ++tap)
-            v = fmaf(__ldg(xp + ci * cstride + (tap / 9) * plane + ((tap / 3) % 3) * g.W + tap % 3),
-                     __ldg(w + (co * CIN + ci) * TAPS + tap), v);
-    return true;
-}
-#endif
-#ifdef CF_3XF16
-// 3xfp16: the tile's outputs written straight to y
-__device__ __forceinline__ void fp32_tile(const float* __restrict__ x, const float* __restrict__ w,
-                                          const float* __restrict__ bias, const float* __restrict__ addend,
-                                          float* __restrict__ y, const Geom& g, TileCoord tc, int warp, int lane) {
-#pragma unroll 1
-    for (int i = 0; i < NACC; ++i) {
-        int co, oh, ox;
-        float v;
-        if (!fp32_output<TAPS>(x, w, g, tc, warp, lane, i, co, oh, ox, v)) continue;
-        y[(((long long)(tc.n * COUT + co) * g.Do + tc.od) * g.Ho + oh) * g.Wo + ox] =
-            epilogue_conv3d<false>(v + __ldg(bias + co), __ldg(addend + co));
+// The last slot's release of its box from the round before (DEFER in store_tile_group): the copy has read it, the
+// partner may write it again
+template <Prec P>
+__device__ __forceinline__ void group_release(uint64_t* gbar, int wg, int warp, int lane) {
+    if (wg % GROUP<P> == GROUP<P> - 1 && lane == 0) {
+        bulk_wait_read();
+        mbar_arrive(gbar + GBARS<P> + (wg / GROUP<P>) * 4 + warp);
     }
+    __syncwarp();
 }
-#endif
-#ifdef CF_1XF16
-// fp16: the FP32 sums go into the accumulators (unscaled: the caller passes scale 1) and leave through the same stores
-// as every other tile, so a warp taking this path still writes its slot of the group's box
+
+// The FP32 path of an fp16 tile whose FP16 operands cannot carry the input: each of this thread's outputs as a plain
+// FP32 dot product from global memory (slow; only non-finite or |x| >= 65520 inputs and non-finite weights take it),
+// so Inf and NaN propagate as in eager. A whole warp takes it when one of its threads must (__ballot_sync): the group
+// store is warp-collective. The FP32 sums go into the accumulators (unscaled: the caller passes scale 1) and leave
+// through the same stores as every other tile, so a warp taking this path still writes its slot of the group's box.
+// Outputs that are not stored (the MMA's discarded columns, rows or columns past the output) are left as they are.
 __device__ __forceinline__ void fp32_acc(float (&acc)[NACC], const float* __restrict__ x, const float* __restrict__ w,
                                          const Geom& g, TileCoord tc, int warp, int lane) {
+    const long long plane = (long long)g.H * g.W, cstride = (long long)g.D * plane;
 #pragma unroll 1
     for (int i = 0; i < NACC; ++i) {
-        int co, oh, ox;
-        float v;
-        if (!fp32_output<1>(x, w, g, tc, warp, lane, i, co, oh, ox, v)) continue;   // not stored: left as it is
+        const int e = i & 1, h = (i >> 1) & 1, j = (i >> 2) % (XW / 8), t = (i >> 2) / (XW / 8);
+        const int col = 8 * j + 2 * (lane & 3) + e;
+        const int co = acc_channel(warp, lane, h), oh = tc.oh0 + t, ox = tc.ox0 + col;
+        if (oh >= g.Ho || col >= TW || ox >= g.Wo) continue;
+        const float* xp = x + tc.n * CIN * cstride + tc.od * plane + (long long)oh * g.W + ox;
+        float v = 0.0f;
+#pragma unroll 1
+        for (int ci = 0; ci < CIN; ++ci)
+#pragma unroll 1
+            for (int tap = 0; tap < TAPS; ++tap)
+                v = fmaf(__ldg(xp + ci * cstride + (tap / 9) * plane + ((tap / 3) % 3) * g.W + tap % 3),
+                         __ldg(w + (co * CIN + ci) * TAPS + tap), v);
 #pragma unroll
         for (int k = 0; k < NACC; ++k)          // constant indices: acc stays in registers
             if (k == i) acc[k] = v;
     }
 }
-#endif
 
-#if defined(CF_GROUP_STORE) && defined(CF_1XF16)
-// The input window (fp16): a block's 4 warpgroups hold 4 consecutive output rows in every round (block-major
+// The input window (fp16, WIN): a block's 4 warpgroups hold 4 consecutive output rows in every round (block-major
 // dealing), whose inputs overlap: 6 rows per depth instead of 4 x 3 (8 when the 4 rows cross into the next plane).
 // One window per round holds them, each row staged once by one of the block's 512 threads; window r sits in buffer
 // r % 3 and is staged two rounds ahead, so no warpgroup waits for another's staging (an mbarrier per buffer for
@@ -803,14 +593,13 @@ __device__ __forceinline__ void win_stage(float* sxw, const WinItems& s) {
     for (int k = 0; k < WIN_ITEMS; ++k) {
         if (s.at[k] < 0) continue;
         put_rotated(s.v[k], rot_of_lane, [&](int px, const float (&e)[4]) {
-            store_pixel(sxw, s.at[k] & 1, (s.at[k] >> 1) + px, e);
+            store_pixel<Prec::FP16>(sxw, s.at[k] & 1, (s.at[k] >> 1) + px, e);
         });
     }
 }
 // A tile's 14 k16 wgmmas from the window (mma_issue's fp16 path with rows WROWS apart per depth): B's base is the
 // warpgroup's first row in buffer sxw; tap 26 pairs with the zero row `zrow` (a runtime lbo: the row is past every window)
 __device__ __forceinline__ void win_mma_issue(float (&acc)[NACC], const float* sw, const float* sxw, const float* zrow) {
-    constexpr uint32_t A_LBO = COUT * 16, SBO = 128;
     auto tap_boff = [](int kd, int kh, int kw) -> uint32_t { return ((kd * WROWS + kh) * XP + kw) * 16; };
     const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO), b0 = wgmma_desc(smem_addr(sxw), 0, SBO);
     const uint32_t alo = opaque((uint32_t)a0), blo0 = __shfl_sync(0xffffffffu, opaque((uint32_t)b0), 0);
@@ -825,20 +614,20 @@ __device__ __forceinline__ void win_mma_issue(float (&acc)[NACC], const float* s
         wgmma_f16(acc, desc_lbo(alo0, ahi, t0 * A1_TAP + A1_HI, A1_TAP), desc_lbo(blo0, bhi, boff0, boff - boff0),
                   tap > 1);
     }
-    constexpr uint32_t boff26 = ((2 * WROWS + 2) * XP + 2) * 16;
+    constexpr uint32_t boff26 = ((2 * WROWS + 2) * XP + 2) * CORE_ROW;
     const uint32_t zlbo = smem_addr(zrow) - smem_addr(sxw) - boff26;
     wgmma_f16(acc, desc_lbo(alo0, ahi, 26 * A1_TAP + A1_HI, A1_TAP), desc_lbo(blo0, bhi, boff26, zlbo), 1);
     wgmma_commit();
 }
-#elif defined(CF_GROUP_STORE)
-// The depth sweep (TF32): a round is the block's 4 warpgroups on output rows oh0..oh0 + 3 of one plane (oh0 = 4 grp,
-// the last group of a plane at Ho - 4: rows 58-59 computed twice at the full shape, the same values written twice),
-// and the block's next round is the same rows one depth on. Their input is 6 rows of 3 depths; one depth on, only the
-// deepest slab (6 rows, 12 KB) is new: a round stages 192 items (k-half, row, quad) over the block's 512 threads where
-// the tile loop stages 4 x 288, and 576 on a unit's first round (or the block's). Slab s in slot s % 8; round r's taps
-// kd read slabs e - 3 + kd (e: slabs staged through round r); the slabs of round r + 2 are staged during round r, once
-// round r - 1's wgmmas have read theirs (with 8 slots and Do >= 2 none of round r's is overwritten). An mbarrier per
-// round (ring of 3) for "staged", one for "read".
+
+// The depth sweep (TF32, WIN): a round is the block's 4 warpgroups on output rows oh0..oh0 + 3 of one plane (oh0 =
+// 4 grp, the last group of a plane at Ho - 4: rows 58-59 computed twice at the full shape, the same values written
+// twice), and the block's next round is the same rows one depth on. Their input is 6 rows of 3 depths; one depth on,
+// only the deepest slab (6 rows, 12 KB) is new: a round stages 192 items (k-half, row, quad) over the block's 512
+// threads where the tile loop stages 4 x 288, and 576 on a unit's first round (or the block's). Slab s in slot s % 8;
+// round r's taps kd read slabs e - 3 + kd (e: slabs staged through round r); the slabs of round r + 2 are staged
+// during round r, once round r - 1's wgmmas have read theirs (with 8 slots and Do >= 2 none of round r's is
+// overwritten). An mbarrier per round (ring of 3) for "staged", one for "read".
 // Round q: plane (n, od), rows oh0..oh0 + 3 (q = (n groups + grp) Do + od)
 struct DwRound { int n, od, oh0; };
 __device__ __forceinline__ DwRound dw_round(const Geom& g, int q) {
@@ -918,7 +707,7 @@ __device__ __forceinline__ void dw_stage(float* slabs, const DwItems& s, int tid
 // A tile's 27 wgmmas (mma_issue's order): tap (kd, kh, kw) reads row wg + kh of the slab in slot (e - 3 + kd) % 8, kw
 // pixels in
 __device__ __forceinline__ void dw_mma_issue(float (&acc)[NACC], const float* sw, const float* slabs, int e, int wg) {
-    constexpr uint32_t A_LBO = COUT * 16, SBO = 128, B_LBO = DW_HALF * 4;
+    constexpr uint32_t B_LBO = DW_HALF * 4;
     const uint64_t a0 = wgmma_desc(smem_addr(sw), A_LBO, SBO);
     const uint64_t b0 = wgmma_desc(smem_addr(slabs + wg * XP * 4), B_LBO, SBO);
     const uint32_t alo = opaque((uint32_t)a0), blo = __shfl_sync(0xffffffffu, opaque((uint32_t)b0), 0);
@@ -931,325 +720,278 @@ __device__ __forceinline__ void dw_mma_issue(float (&acc)[NACC], const float* sw
 #pragma unroll
     for (int tap = 0; tap < TAPS; ++tap) {
         const int kd = tap / 9, kh = (tap / 3) % 3, kw = tap % 3;
-        wgmma_tf32(acc, desc_at(alo, ahi, tap * WTAP * 4), desc_at(bkd[kd], bhi, (kh * XP + kw) * 16), tap > 0);
+        wgmma_tf32(acc, desc_at(alo, ahi, tap * WTAP * 4), desc_at(bkd[kd], bhi, (kh * XP + kw) * CORE_ROW), tap > 0);
     }
     wgmma_commit();
 }
-// The last slot's release of its box from the round before (DEFER in store_tile_group): the copy has read it, the
-// partner may write it again
-__device__ __forceinline__ void group_release(uint64_t* gbar, int wg, int warp, int lane) {
-    if (wg % GROUP == GROUP - 1 && lane == 0) {
-        bulk_wait_read();
-        mbar_arrive(gbar + GBARS + (wg / GROUP) * 4 + warp);
-    }
-    __syncwarp();
-}
-#endif
 
-#ifdef CF_GROUP_STORE
+// ---- the kernel's parts, in the order it runs them ----------------------------------------------------------------
+
+// Weights, once per block, and (bias, sum) per channel. TF32: element f = ((tap*2 + half)*64 + co)*4 + e  <-
+// w[co][4*half + e][tap], rounded. fp16: w * 2^e (f16_weight_exponent) as FP16 [tap 0..27][co][8 channels], 1 KB per
+// tap, w_hi(t) + 1 KB = w_hi(t + 1), tap 27 zero; the rest of shared memory is zeroed first: the discarded columns
+// read the buffers' last 64 bytes, and a NaN bit pattern there would send a thread to the FP32 path for nothing.
+// Returns what undoes the weights' scale (1 for TF32).
+template <Prec P>
+__device__ __forceinline__ float stage_weights(float* smem, const float* __restrict__ w) {
+    float* sw = smem;
+    float inv_scale = 1.0f;
+    if constexpr (P == Prec::FP16) {
+        unsigned* smax = reinterpret_cast<unsigned*>(smem + SMEM_FLOATS<P> - SMAX_FLOATS);
+        for (int i = WFLOATS<P> + threadIdx.x; i < SMEM_FLOATS<P>; i += THREADS) smem[i] = 0.0f;
+        __syncthreads();
+        const int wexp = f16_weight_exponent(w, COUT * CIN * TAPS, smax);
+        const float wscale = ldexpf(1.0f, wexp);
+        inv_scale = ldexpf(1.0f, -wexp);
+        for (int u = threadIdx.x; u < (TAPS + 1) * COUT * CIN; u += THREADS) {
+            const int ch = u & 7, co = (u >> 3) & 63, tap = u >> 9;
+            const float v = tap < TAPS ? __ldg(w + (co * CIN + ch) * TAPS + tap) * wscale : 0.0f;
+            reinterpret_cast<unsigned short*>(sw)[tap * COUT * 8 + co * 8 + ch] = f16_bits(v);
+        }
+    } else {
+        for (int f = threadIdx.x; f < WPART; f += THREADS) {
+            const int e = f & 3, co = (f >> 2) & 63, half = (f >> 8) & 1, tap = f >> 9;
+            sw[f] = tf32_round(__ldg(w + (co * CIN + 4 * half + e) * TAPS + tap));
+        }
+    }
+    return inv_scale;
+}
+
+// The mbarriers: the group store's FULL (the other slots' warps) and EMPTY (the copying lane) per box; WIN: a
+// window's or round's "staged" and "read", 16 warps each (one thread initialises them all: synccheck lost count of
+// them with several threads)
+template <Prec P, bool WIN>
+__device__ __forceinline__ void init_barriers(float* smem, uint64_t* gbar) {
+    if (threadIdx.x < GBARS<P>) {
+        mbar_init(gbar + threadIdx.x, GROUP<P> - 1);
+        mbar_init(gbar + GBARS<P> + threadIdx.x, 1);
+    }
+    if constexpr (WIN) {
+        if (threadIdx.x == 0) {
+            uint64_t* bars = P == Prec::FP16 ? reinterpret_cast<uint64_t*>(smem + WIN_AT<P> + XP * 4)
+                                             : reinterpret_cast<uint64_t*>(smem + WFLOATS<P> + DW_BARS_AT);
+#pragma unroll
+            for (int i = 0; i < 2 * WBUFS; ++i) mbar_init(bars + i, THREADS / 32);
+        }
+    }
+    mbar_init_fence();                      // the inits visible to the async proxy (TMA) too
+}
+
+// Staged items made visible to every warpgroup's wgmmas: the async-proxy fence, then this warp's arrival on `full`
+__device__ __forceinline__ void publish_staged(uint64_t* full, int lane) {
+    fence_proxy_async();
+    __syncwarp();
+    if (lane == 0) mbar_arrive(full);
+}
+// This warp's arrival on `bar` once all its lanes are past what it releases
+__device__ __forceinline__ void warp_arrive(uint64_t* bar, int lane) {
+    __syncwarp();
+    if (lane == 0) mbar_arrive(bar);
+}
+
+// The window loop (fp16, WIN). Round r: the block's tiles t0 + r stride + 0..3, warpgroup wg's the wg-th. Window r in
+// buffer r % 3; in round r each warpgroup, once its wgmmas are done and its output stored, stages its threads' items of
+// window r + 2 (the buffer round r - 1 used: wempty) and issues the loads of window r + 3, in flight during the next
+// round.
+__device__ __forceinline__ void window_rounds(float* smem, const float2* schan, float* gbuf, uint64_t* gbar,
+                                              const CUtensorMap* ymap, const float* __restrict__ x,
+                                              const float* __restrict__ w, float* __restrict__ y, const Geom& g,
+                                              float inv_scale) {
+    constexpr Prec P = Prec::FP16;
+    const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
+    const int warp = tid >> 5, lane = threadIdx.x & 31;
+    const float* const sw = smem;
+    const int stride = gridDim.x * WGS, t0 = blockIdx.x * WGS;
+    float* const wins = smem + WFLOATS<P>;
+    const float* const zrow = smem + WIN_AT<P>;
+    uint64_t* const wfull = reinterpret_cast<uint64_t*>(smem + WIN_AT<P> + XP * 4);   // past the zero row
+    uint64_t* const wempty = wfull + WBUFS;
+    const int rounds = (g.tiles - t0 + stride - 1) / stride;
+    Walk wt = walk_of(g, t0), wl = wt;      // round r's first tile; the next window to load
+    WinItems st;
+#pragma unroll 1
+    for (int r = 0; r < 2 && r < rounds; ++r) {
+        win_load(st, x, g, win_round(g, wl));
+        win_stage(wins + r * WBUF, st);
+        publish_staged(wfull + r, lane);
+        walk_next(wl, g);
+    }
+    if (rounds > 2) win_load(st, x, g, win_round(g, wl));
+#pragma unroll 1
+    for (int r = 0; r < rounds; ++r) {
+        const int b = r % WBUFS, tile_r = t0 + r * stride, tile = tile_r + wg;
+        const int k0 = min(4, g.Ho - wt.ty);
+        TileCoord tc = { wt.n, wt.od, wt.ty + wg, 0 };
+        if (tc.oh0 >= g.Ho) {                       // this warpgroup's row is in the next plane
+            tc.oh0 -= g.Ho;
+            if (++tc.od == g.Do) { tc.od = 0; ++tc.n; }
+        }
+        walk_next(wt, g);
+        mbar_wait(wfull + b, (r / WBUFS) & 1);
+        float acc[NACC];
+        const bool has = tile < g.tiles;
+        if (has) {
+            if (!(wg == 0 && r == 0)) turn_wait(wg);
+            win_mma_issue(acc, sw, wins + b * WBUF + (wg + (wg >= k0 ? 2 : 0)) * XP * 4, zrow);
+            if (wg + 1 < WGS ? tile + 1 < g.tiles : tile_r + stride < g.tiles) turn_pass((wg + 1) % WGS);
+            wgmma_wait<0>();
+            fence_operand(acc);
+        }
+        warp_arrive(wempty + b, lane);
+        if (has) {
+            const bool fp32 = __ballot_sync(~0u, acc_nonfinite(acc)) != 0u;  // Inf or NaN in x or w, or |x| >= 65520
+            if (fp32) fp32_acc(acc, x, w, g, tc, warp, lane);
+            const float scale = fp32 ? 1.0f : inv_scale;
+            if (g.ygroup && tile_r + GROUP<P> - 1 < g.tiles)
+                store_tile_group<P>(acc, schan, gbuf, gbar, ymap, g, tc, wg, warp, lane, unsigned(r), scale);
+            else
+                store_tile<P>(acc, schan, y, g, tc, warp, lane, scale);
+        }
+        if (r + 2 < rounds) {
+            const int b2 = (r + 2) % WBUFS;
+            if (r >= 1) mbar_wait(wempty + b2, ((r - 1) / WBUFS) & 1);    // round r - 1's wgmmas have read it
+            win_stage(wins + b2 * WBUF, st);
+            publish_staged(wfull + b2, lane);
+            walk_next(wl, g);
+            if (r + 3 < rounds) win_load(st, x, g, win_round(g, wl));
+        }
+    }
+}
+
+// The depth sweep's loop (TF32, WIN): the block's rounds r (dw_order, dw_q); a thread loads round r + 3's items
+// during round r, while its epilogue and round r + 1 run, and stages them, before its epilogue, in round r + 1.
+__device__ __forceinline__ void sweep_rounds(float* smem, const float2* schan, float* gbuf, uint64_t* gbar,
+                                             const CUtensorMap* ymap, const float* __restrict__ x, const Geom& g) {
+    constexpr Prec P = Prec::TF32;
+    const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
+    const int warp = tid >> 5, lane = threadIdx.x & 31;
+    const float* const sw = smem;
+    float* const slabs = smem + WFLOATS<P>;
+    uint64_t* const wfull = reinterpret_cast<uint64_t*>(slabs + DW_BARS_AT);
+    uint64_t* const wempty = wfull + 3;
+    const DwOrder o = dw_order(g);
+    const int rounds = o.rounds;
+    DwCur cl = dw_seek(g, o, 0), cc = cl;   // the next round to load, the round computed
+    int el = 0;                             // the slabs staged before the next round to load
+    DwItems st;
+#pragma unroll 1
+    for (int r = 0; r < 2 && r < rounds; ++r) {
+        dw_load(st, x, g, { cl.n, cl.od, cl.oh0 }, cl.first, el & (DW_SLOTS - 1), wg, tid);
+        dw_stage(slabs, st, tid);
+        publish_staged(wfull + r, lane);
+        el += cl.first ? KS : 1;
+        dw_next(cl, g, o);
+    }
+    bool fl = false;
+    if (rounds > 2) {
+        fl = cl.first;
+        dw_load(st, x, g, { cl.n, cl.od, cl.oh0 }, fl, el & (DW_SLOTS - 1), wg, tid);
+    }
+    int e = 0;                              // slabs staged through round r
+#pragma unroll 1
+    for (int r = 0; r < rounds; ++r, dw_next(cc, g, o)) {
+        const int b = r % 3;
+        e += cc.first ? KS : 1;
+        const TileCoord tc = { cc.n, cc.od, cc.oh0 + wg, 0 };
+        mbar_wait(wfull + b, (r / 3) & 1);
+        float acc[NACC];
+        if (!(wg == 0 && r == 0)) turn_wait(wg);
+        dw_mma_issue(acc, sw, slabs, e, wg);
+        if (wg + 1 < WGS || r + 1 < rounds) turn_pass((wg + 1) % WGS);
+        if (r > 0) group_release<P>(gbar, wg, warp, lane);     // last round's box, while this round's wgmmas run
+        wgmma_wait<0>();
+        fence_operand(acc);
+        warp_arrive(wempty + b, lane);
+        if (r + 2 < rounds) {
+            if (r >= 1) mbar_wait(wempty + (r - 1) % 3, ((r - 1) / 3) & 1);   // round r - 1's wgmmas have read it
+            dw_stage(slabs, st, tid);
+            publish_staged(wfull + (r + 2) % 3, lane);
+            el += fl ? KS : 1;
+            dw_next(cl, g, o);
+            if (r + 3 < rounds) {
+                fl = cl.first;
+                dw_load(st, x, g, { cl.n, cl.od, cl.oh0 }, fl, el & (DW_SLOTS - 1), wg, tid);
+            }
+        }
+        store_tile_group<P, true>(acc, schan, gbuf, gbar, ymap, g, tc, wg, warp, lane, unsigned(r));
+    }
+}
+
 // Two kernels, each with its own registers: the window loop (WIN: the depth sweep in TF32, the input window in fp16)
 // at the shapes it takes, and the tile loop at every other
-template <bool WIN>
+template <Prec P, bool WIN>
 __global__ void __launch_bounds__(THREADS, 1)
 conv3d_wgmma_kernel(const __grid_constant__ CUtensorMap ymap, const float* __restrict__ x, const float* __restrict__ w,
                     const float* __restrict__ bias, const float* __restrict__ addend, float* __restrict__ y, Geom g) {
-#else
-__global__ void __launch_bounds__(THREADS, 1)
-conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
-                    const float* __restrict__ addend, float* __restrict__ y, Geom g) {
-#endif
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ __align__(128) float smem[];
     float* sw = smem;
-    float2* schan = reinterpret_cast<float2*>(smem + SMEM_FLOATS - 4 - CHAN_FLOATS);
+    float2* schan = reinterpret_cast<float2*>(smem + SMEM_FLOATS<P> - SMAX_FLOATS - CHAN_FLOATS);
     const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
     const int warp = tid >> 5, lane = threadIdx.x & 31;
-    float* sx = smem + WFLOATS + wg * (XBUF + XBULK);
-
-#if defined(CF_3XF16) || defined(CF_1XF16)
-    // Weights, once per block: w * 2^e (f16_weight_exponent) as FP16 [tap 0..27][lo, hi][co][8 channels], 2 KB
-    // per tap: tap t's [w_lo | w_hi] is the A of its corrections, and w_hi(t) + 2 KB = w_hi(t + 1); tap 27 is
-    // zero (fp16: w_hi alone, 1 KB per tap). The rest of shared memory is zeroed once: the discarded columns read
-    // the buffers' last 64 bytes, and a NaN bit pattern there would send a thread to the FP32 path for nothing.
-    unsigned* smax = reinterpret_cast<unsigned*>(smem + SMEM_FLOATS - 4);
-    for (int i = WFLOATS + threadIdx.x; i < SMEM_FLOATS; i += THREADS) smem[i] = 0.0f;
-    __syncthreads();
-    const int wexp = f16_weight_exponent(w, COUT * CIN * TAPS, smax);
-    const float wscale = ldexpf(1.0f, wexp), inv_scale = ldexpf(1.0f, -wexp);
-    for (int u = threadIdx.x; u < (TAPS + 1) * COUT * CIN; u += THREADS) {
-        const int ch = u & 7, co = (u >> 3) & 63, tap = u >> 9;
-        const float v = tap < TAPS ? __ldg(w + (co * CIN + ch) * TAPS + tap) * wscale : 0.0f;
-        const unsigned short hi = f16_bits(v);
-#ifdef CF_1XF16
-        reinterpret_cast<unsigned short*>(sw)[tap * COUT * 8 + co * 8 + ch] = hi;
-#else
-        unsigned short* wt = reinterpret_cast<unsigned short*>(sw) + tap * 2 * COUT * 8 + co * 8 + ch;
-        wt[0] = f16_bits(v - f16_value(hi));
-        wt[COUT * 8] = hi;
-#endif
-    }
-#else
-    // Weights, once per block: element f = ((tap*2 + half)*64 + co)*4 + e  <-  w[co][4*half + e][tap].
-    for (int f = threadIdx.x; f < WPART; f += THREADS) {
-        const int e = f & 3, co = (f >> 2) & 63, half = (f >> 8) & 1, tap = f >> 9;
-        const float v = __ldg(w + (co * CIN + 4 * half + e) * TAPS + tap);
-#if defined(CF_3XTF32)
-        split_rounded(v, sw[f], sw[WPART + f]);
-#elif defined(CF_TF32BF16)
-        // part 1, BF16 A of the correction pass: [tap][k-half][co][8 channels], k-half 0 = w_big, 1 = w_small
-        const float big = tf32_round(clamp_tf32_max(v));
-        sw[f] = big;
-        unsigned short* wb = reinterpret_cast<unsigned short*>(sw + WPART) + tap * 2 * COUT * 8 + co * 8 + 4 * half + e;
-        wb[0] = bf16_bits(clamp_bf16_max(big));
-        wb[COUT * 8] = bf16_bits(v - big);
-#else
-        sw[f] = tf32_round(v);
-#endif
-    }
-#endif
+    float* sx = smem + WFLOATS<P> + wg * XBUF;
+    const float inv_scale = stage_weights<P>(smem, w);
     for (int c = threadIdx.x; c < COUT; c += THREADS) schan[c] = make_float2(__ldg(bias + c), __ldg(addend + c));
-#ifdef CF_GROUP_STORE
-    float* gbuf = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(smem + WFLOATS + XREGION)
-                                            + 127) & ~uintptr_t(127));
-    uint64_t* gbar = reinterpret_cast<uint64_t*>(gbuf + GBARS * GBOX);
-    if (threadIdx.x < GBARS) {
-        mbar_init(gbar + threadIdx.x, GROUP - 1);          // FULL: the other slots' warps
-        mbar_init(gbar + GBARS + threadIdx.x, 1);          // EMPTY: the copying lane
-    }
-    if constexpr (WIN) {                                   // a window's or round's "staged" and "read": 16 warps each
-        if (threadIdx.x == 0) {                            // (one thread initialises them all: synccheck lost count
-#pragma unroll                                             // of them with several threads)
-#ifdef CF_1XF16
-            for (int i = 0; i < 2 * WBUFS; ++i) mbar_init(reinterpret_cast<uint64_t*>(smem + WIN_AT + XP * 4) + i, THREADS / 32);
-#else
-            for (int i = 0; i < 6; ++i) mbar_init(reinterpret_cast<uint64_t*>(smem + WFLOATS + DW_BARS_AT) + i, THREADS / 32);
-#endif
-        }
-    }
-    mbar_init_fence();                                     // the inits visible to the async proxy (TMA) too
-#endif
+    float* gbuf = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(smem + WFLOATS<P> + XREGION<P>) + TMA_ALIGN - 1)
+                                           & ~(TMA_ALIGN - 1));      // the boxes aligned as TMA wants
+    uint64_t* gbar = reinterpret_cast<uint64_t*>(gbuf + GBARS<P> * GBOX<P>);
+    init_barriers<P, WIN>(smem, gbar);
     fence_proxy_async();
     __syncthreads();
-
-    const int stride = gridDim.x * WGS;
-    const unsigned tile0 = blockIdx.x * WGS;               // tiles are dealt block-major
-    int tile = tile0 + wg;
-#ifdef CF_GROUP_STORE
     if constexpr (WIN) {
-#ifdef CF_1XF16
-        // Round r: the block's tiles t0 + r stride + 0..3, warpgroup wg's the wg-th. Window r in buffer r % 3; in round r
-        // each warpgroup, once its wgmmas are done and its output stored, stages its threads' items of window r + 2 (the
-        // buffer round r - 1 used: wempty) and issues the loads of window r + 3, in flight during the next round.
-        float* const wins = smem + WFLOATS;
-        const float* const zrow = smem + WIN_AT;
-        uint64_t* const wfull = reinterpret_cast<uint64_t*>(smem + WIN_AT + XP * 4);
-        uint64_t* const wempty = wfull + WBUFS;
-        const int t0 = tile0, rounds = (g.tiles - t0 + stride - 1) / stride;
-        Walk wt = walk_of(g, t0), wl = wt;      // round r's first tile; the next window to load
-        WinItems st;
-#pragma unroll 1
-        for (int r = 0; r < 2 && r < rounds; ++r) {
-            win_load(st, x, g, win_round(g, wl));
-            win_stage(wins + r * WBUF, st);
-            fence_proxy_async();
-            __syncwarp();
-            if (lane == 0) mbar_arrive(wfull + r);
-            walk_next(wl, g);
-        }
-        if (rounds > 2) win_load(st, x, g, win_round(g, wl));
-#pragma unroll 1
-        for (int r = 0; r < rounds; ++r) {
-            const int b = r % WBUFS, tile_r = t0 + r * stride, tile = tile_r + wg;
-            const int k0 = min(4, g.Ho - wt.ty);
-            TileCoord tc = { wt.n, wt.od, wt.ty + wg, 0 };
-            if (tc.oh0 >= g.Ho) {                       // this warpgroup's row is in the next plane
-                tc.oh0 -= g.Ho;
-                if (++tc.od == g.Do) { tc.od = 0; ++tc.n; }
-            }
-            walk_next(wt, g);
-            mbar_wait(wfull + b, (r / WBUFS) & 1);
-            float acc[NACC];
-            const bool has = tile < g.tiles;
-            if (has) {
-                if (!(wg == 0 && r == 0)) turn_wait(wg);
-                win_mma_issue(acc, sw, wins + b * WBUF + (wg + (wg >= k0 ? 2 : 0)) * XP * 4, zrow);
-                if (wg + 1 < WGS ? tile + 1 < g.tiles : tile_r + stride < g.tiles) turn_pass((wg + 1) % WGS);
-                wgmma_wait<0>();
-                fence_operand(acc);
-            }
-            __syncwarp();
-            if (lane == 0) mbar_arrive(wempty + b);
-            if (has) {
-                const bool fp32 = __ballot_sync(~0u, acc_nonfinite(acc)) != 0u;  // Inf or NaN in x or w, or |x| >= 65520
-                if (fp32) fp32_acc(acc, x, w, g, tc, warp, lane);
-                const float scale = fp32 ? 1.0f : inv_scale;
-                if (g.ygroup && tile_r + GROUP - 1 < g.tiles)
-                    store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r), scale);
-                else
-                    store_tile(acc, schan, y, g, tc, warp, lane, scale);
-            }
-            if (r + 2 < rounds) {
-                const int b2 = (r + 2) % WBUFS;
-                if (r >= 1) mbar_wait(wempty + b2, ((r - 1) / WBUFS) & 1);    // round r - 1's wgmmas have read it
-                win_stage(wins + b2 * WBUF, st);
-                fence_proxy_async();
-                __syncwarp();
-                if (lane == 0) mbar_arrive(wfull + b2);
-                walk_next(wl, g);
-                if (r + 3 < rounds) win_load(st, x, g, win_round(g, wl));
-            }
-        }
-#else
-        // The block's rounds r (dw_order, dw_q); a thread loads round r + 3's items during round r, while its epilogue
-        // and round r + 1 run, and stages them, before its epilogue, in round r + 1.
-        float* const slabs = smem + WFLOATS;
-        uint64_t* const wfull = reinterpret_cast<uint64_t*>(slabs + DW_BARS_AT);
-        uint64_t* const wempty = wfull + 3;
-        const DwOrder o = dw_order(g);
-        const int rounds = o.rounds;
-        DwCur cl = dw_seek(g, o, 0), cc = cl;   // the next round to load, the round computed
-        int el = 0;                             // the slabs staged before the next round to load
-        DwItems st;
-#pragma unroll 1
-        for (int r = 0; r < 2 && r < rounds; ++r) {
-            dw_load(st, x, g, { cl.n, cl.od, cl.oh0 }, cl.first, el & (DW_SLOTS - 1), wg, tid);
-            dw_stage(slabs, st, tid);
-            fence_proxy_async();
-            __syncwarp();
-            if (lane == 0) mbar_arrive(wfull + r);
-            el += cl.first ? KS : 1;
-            dw_next(cl, g, o);
-        }
-        bool fl = false;
-        if (rounds > 2) {
-            fl = cl.first;
-            dw_load(st, x, g, { cl.n, cl.od, cl.oh0 }, fl, el & (DW_SLOTS - 1), wg, tid);
-        }
-        int e = 0;                              // slabs staged through round r
-#pragma unroll 1
-        for (int r = 0; r < rounds; ++r, dw_next(cc, g, o)) {
-            const int b = r % 3;
-            e += cc.first ? KS : 1;
-            const TileCoord tc = { cc.n, cc.od, cc.oh0 + wg, 0 };
-            mbar_wait(wfull + b, (r / 3) & 1);
-            float acc[NACC];
-            if (!(wg == 0 && r == 0)) turn_wait(wg);
-            dw_mma_issue(acc, sw, slabs, e, wg);
-            if (wg + 1 < WGS || r + 1 < rounds) turn_pass((wg + 1) % WGS);
-            if (r > 0) group_release(gbar, wg, warp, lane);     // last round's box, while this round's wgmmas run
-            wgmma_wait<0>();
-            fence_operand(acc);
-            __syncwarp();
-            if (lane == 0) mbar_arrive(wempty + b);
-            if (r + 2 < rounds) {
-                if (r >= 1) mbar_wait(wempty + (r - 1) % 3, ((r - 1) / 3) & 1);   // round r - 1's wgmmas have read it
-                dw_stage(slabs, st, tid);
-                fence_proxy_async();
-                __syncwarp();
-                if (lane == 0) mbar_arrive(wfull + (r + 2) % 3);
-                el += fl ? KS : 1;
-                dw_next(cl, g, o);
-                if (r + 3 < rounds) {
-                    fl = cl.first;
-                    dw_load(st, x, g, { cl.n, cl.od, cl.oh0 }, fl, el & (DW_SLOTS - 1), wg, tid);
-                }
-            }
-            store_tile_group<true>(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, unsigned(r));
-        }
-#endif
-        if (lane == 0) bulk_wait_all();             // every bulk copy done before the block's shared memory goes
+        if constexpr (P == Prec::FP16) window_rounds(smem, schan, gbuf, gbar, &ymap, x, w, y, g, inv_scale);
+        else sweep_rounds(smem, schan, gbuf, gbar, &ymap, x, g);
+        if (lane == 0) bulk_wait_all();         // every bulk copy done before the block's shared memory goes
         return;
     }
     // The tile loop: each warpgroup stages its own tile (loaded during the last tile's epilogue), takes its turn at
     // the MMAs, issues the next tile's loads, and stores its output with its group's rows where it can
+    const int stride = gridDim.x * WGS;
+    const unsigned tile0 = blockIdx.x * WGS;               // tiles are dealt block-major
+    int tile = tile0 + wg;
     Staged st;
     const Lean lean = lean_of(g, tid);
     Walk walk = walk_of(g, tile);
-#ifndef CF_1XF16
-    unsigned grounds = 0;                       // group rounds this thread has stored
-#endif
-    if (tile < g.tiles) load_input_lean(st, x, g, coord_of(walk), tid, lean);
+    unsigned grounds = 0;                       // TF32: group rounds this thread has stored
+    if (tile < g.tiles) load_input_lean<P>(st, x, g, coord_of(walk), tid, lean);
 #pragma unroll 1
     for (; tile < g.tiles; tile += stride) {
         const TileCoord tc = coord_of(walk);
         walk_next(walk, g);                     // the next tile's coordinates (past the end on the last tile)
         warpgroup_barrier(1 + wg);              // every warp's wgmmas of the last tile have read the buffer
-        store_input(sx, st, tid);
+        store_input<P>(sx, st, tid);
         fence_proxy_async();
         warpgroup_barrier(1 + wg);
         float acc[NACC];
         const int next = tile + stride;
         // warpgroup 0's first turn is its own; the next turn: wg + 1, or warpgroup 0 a round on
-        mma_ordered(acc, sw, sx, wg, !(wg == 0 && tile == tile0),
-                    wg + 1 < WGS ? tile + 1 < g.tiles : tile + stride - (WGS - 1) < g.tiles, (wg + 1) % WGS);
-        if (next < g.tiles) load_input_lean(st, x, g, coord_of(walk), tid, lean);   // in flight during the epilogue
+        mma_ordered<P>(acc, sw, sx, wg, !(wg == 0 && tile == tile0),
+                       wg + 1 < WGS ? tile + 1 < g.tiles : tile + stride - (WGS - 1) < g.tiles, (wg + 1) % WGS);
+        if (next < g.tiles) load_input_lean<P>(st, x, g, coord_of(walk), tid, lean);   // in flight during the epilogue
         // the group store in a round where the whole group has a tile (uniform in the group: tile - slot is the
         // group's first tile), else the tile alone
-#ifdef CF_1XF16
-        const bool fp32 = __ballot_sync(~0u, acc_nonfinite(acc)) != 0u;  // Inf or NaN in x or w, or |x| >= 65520
-        if (fp32) fp32_acc(acc, x, w, g, tc, warp, lane);
-        const float scale = fp32 ? 1.0f : inv_scale;
-        // the round from the tile (a counter carried through this loop spilled): group rounds come before the others
-        if (g.ygroup && tile - wg % GROUP + GROUP - 1 < g.tiles)
-            store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane,
-                             unsigned(tile - tile0 - wg) / unsigned(stride), scale);
-        else
-            store_tile(acc, schan, y, g, tc, warp, lane, scale);
-#else
-        if (g.ygroup && tile - wg % GROUP + GROUP - 1 < g.tiles)
-            store_tile_group(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, grounds++);
-        else
-            store_tile(acc, schan, y, g, tc, warp, lane);
-#endif
+        const bool group = g.ygroup && tile - wg % GROUP<P> + GROUP<P> - 1 < g.tiles;
+        if constexpr (P == Prec::FP16) {
+            const bool fp32 = __ballot_sync(~0u, acc_nonfinite(acc)) != 0u;  // Inf or NaN in x or w, or |x| >= 65520
+            if (fp32) fp32_acc(acc, x, w, g, tc, warp, lane);
+            const float scale = fp32 ? 1.0f : inv_scale;
+            // the round from the tile (a counter carried through this loop spilled): group rounds come first
+            if (group)
+                store_tile_group<P>(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane,
+                                    unsigned(tile - tile0 - wg) / unsigned(stride), scale);
+            else store_tile<P>(acc, schan, y, g, tc, warp, lane, scale);
+        } else {
+            if (group) store_tile_group<P>(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, grounds++);
+            else store_tile<P>(acc, schan, y, g, tc, warp, lane);
+        }
     }
     if (lane == 0) bulk_wait_all();             // every bulk copy done before the block's shared memory goes
-#else
-    // The tile loop: each warpgroup stages its own tile (loaded during the last tile's epilogue), runs its MMAs,
-    // issues the next tile's loads, and stores its output
-#ifdef CF_3XF16
-    float* sbulk = sx + XBUF;
-#endif
-    Staged st;
-    if (tile < g.tiles) load_input(st, x, g, tile_coord(g, tile), tid);
-#pragma unroll 1
-    for (; tile < g.tiles; tile += stride) {
-        const TileCoord tc = tile_coord(g, tile);
-        warpgroup_barrier(1 + wg);              // every warp's wgmmas of the last tile have read the buffer
-        store_input(sx, st, tid);
-        fence_proxy_async();
-        warpgroup_barrier(1 + wg);
-        float acc[NACC];
-        const int next = tile + stride;
-        mma_tile(acc, sw, sx);
-        if (next < g.tiles) load_input(st, x, g, tile_coord(g, next), tid);   // in flight during the epilogue
-#ifdef CF_3XF16
-        bool bad = false;
-#pragma unroll
-        for (int i = 0; i < NACC; ++i) {
-            acc[i] *= inv_scale;
-            bad |= !(fabsf(acc[i]) < CF_F32_INF);
-        }
-        if (__ballot_sync(~0u, bad)) {           // an Inf or NaN input or weight, or |x| >= 65520
-            fp32_tile(x, w, bias, addend, y, g, tc, warp, lane);
-            continue;
-        }
-        if (g.ylean) store_tile_bulk(acc, schan, sbulk, y, g, tc, warp, lane, 1.0f);
-        else store_tile(acc, schan, y, g, tc, warp, lane, 1.0f);
-#else
-        store_tile(acc, schan, y, g, tc, warp, lane);
-#endif
-    }
-#ifdef CF_3XF16
-    if (lane == 0) bulk_wait_all();             // every bulk copy done before the block's shared memory goes
-#endif
-#endif
 #endif
 }
 
-}  // namespace cf04b
-
-const char* launch(const ConvArgs& a, cudaStream_t stream) {
-    using namespace cf04b;
+// The launch: the geometry, the tensor map of y for the group store, and which kernel
+template <Prec P>
+const char* launch_with(const ConvArgs& a, cudaStream_t stream) {
     constexpr const char* NAME = "04b_implicit_gemm_wgmma (conv3d)";
     static_assert(CIN == 8 && COUT == 64 && KS == 3, "the shapes cf_conv3d_shape checks");
     if (const char* err = cf_conv3d_shape(a, NAME)) return err;
@@ -1269,27 +1011,28 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     g.ylean = a.Wo % 2 == 0 && (reinterpret_cast<uintptr_t>(a.y) % 8 == 0) &&
               (long long)COUT * a.Do * a.Ho * a.Wo < 0x80000000LL;
     const long long blocks = (tiles + WGS - 1) / WGS;
+    constexpr size_t SMEM = SMEM_BYTES<P>;
 
-#ifdef CF_GROUP_STORE
-#ifdef CF_1XF16
-    // the window where a round's 4 tiles are whole rows (tiles_x = 1) of at most two planes (Ho >= 3), loads lean
-    auto* const kernel = g.tiles_x == 1 && a.Ho >= 3 && g.xlean ? conv3d_wgmma_kernel<true> : conv3d_wgmma_kernel<false>;
-    if (const char* err = cf_persistent_grid(kernel, THREADS, SMEM_BYTES, blocks, sms, NAME, grid)) return err;
-#else
-    // the depth sweep where a tile is a whole row of 64 input pixels (Wo = 62), a plane has 4 rows or more, a unit 2
-    // rounds or more (8 slots), loads are lean and the output takes the group store's tensor copies (below). Ho even:
-    // a group's copy starts at pixel (od Ho + oh0) 62 of its plane, 16-byte aligned only for an even row (an inner
-    // coordinate of 2 mod 4 floats is an illegal instruction)
-    g.dw_groups = cf_ceil_div(a.Ho, DW_RROWS);
-    const long long dw_rounds = (long long)a.N * g.dw_groups * a.Do;
-    g.dw_rounds = (int)(dw_rounds < 0x7fffffffLL ? dw_rounds : 0);
-    const bool dw_shape = a.Wo == TW && a.Ho >= DW_RROWS && a.Ho % 2 == 0 && a.Do >= 2 && g.xlean && dw_rounds < 0x7fffffffLL;
+    // fp16: the window where a round's 4 tiles are whole rows (tiles_x = 1) of at most two planes (Ho >= 3), loads
+    // lean. TF32: the depth sweep where a tile is a whole row of 64 input pixels (Wo = 62), a plane has 4 rows or
+    // more, a unit 2 rounds or more (8 slots), loads are lean and the output takes the group store's tensor copies
+    // (below). Ho even: a group's copy starts at pixel (od Ho + oh0) 62 of its plane, 16-byte aligned only for an even
+    // row (an inner coordinate of 2 mod 4 floats is an illegal instruction)
+    auto* const kernel = g.tiles_x == 1 && a.Ho >= 3 && g.xlean ? conv3d_wgmma_kernel<P, true> : conv3d_wgmma_kernel<P, false>;
+    bool dw_shape = false;
     int dw_grid = 0;
-    if (const char* err = cf_persistent_grid(conv3d_wgmma_kernel<true>, THREADS, SMEM_BYTES, blocks, sms, NAME, dw_grid))
-        return err;
-    if (const char* err = cf_persistent_grid(conv3d_wgmma_kernel<false>, THREADS, SMEM_BYTES, blocks, sms, NAME, grid))
-        return err;
-#endif
+    if constexpr (P == Prec::FP16) {
+        if (const char* err = cf_persistent_grid(kernel, THREADS, SMEM, blocks, sms, NAME, grid)) return err;
+    } else {
+        g.dw_groups = cf_ceil_div(a.Ho, DW_RROWS);
+        const long long dw_rounds = (long long)a.N * g.dw_groups * a.Do;
+        g.dw_rounds = (int)(dw_rounds < 0x7fffffffLL ? dw_rounds : 0);
+        dw_shape = a.Wo == TW && a.Ho >= DW_RROWS && a.Ho % 2 == 0 && a.Do >= 2 && g.xlean && dw_rounds < 0x7fffffffLL;
+        if (const char* err = cf_persistent_grid(conv3d_wgmma_kernel<P, true>, THREADS, SMEM, blocks, sms, NAME, dw_grid))
+            return err;
+        if (const char* err = cf_persistent_grid(conv3d_wgmma_kernel<P, false>, THREADS, SMEM, blocks, sms, NAME, grid))
+            return err;
+    }
     {   // the tile stride, grid x warpgroups, as digits (tx, ty, od, n): the tile loop's walk (walk_next)
         long long t = (long long)grid * WGS;
         g.sx = (int)(t % g.tiles_x); t /= g.tiles_x;
@@ -1298,31 +1041,30 @@ const char* launch(const ConvArgs& a, cudaStream_t stream) {
     }
     CUtensorMap ymap{};
     const long long plane = (long long)a.Do * a.Ho * a.Wo;
-    const uint32_t box0 = GPX;          // GROUP whole rows: only where a tile is a whole row (Wo = TW)
-#ifdef CF_1XF16
-    const bool group_shape = a.Wo == TW && (a.Do * a.Ho) % GROUP == 0;
-    g.ytma = g.ylean && plane % 4 == 0 && plane < 0x80000000LL &&
-             cf_encode_tma_4d(&ymap, a.y, {(uint64_t)plane, (uint64_t)COUT, (uint64_t)a.N, 1}, {box0, 16, 1, 1});
-    g.ygroup = g.ytma && group_shape;
-    kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
-#else
-    // the depth sweep's rounds are 4 rows of one plane whatever Do Ho is: its box is the group's
-    const bool group_shape = a.Wo == TW && ((a.Do * a.Ho) % GROUP == 0 || dw_shape);
-    // y as [n][c / 8][c % 4][(c / 4) % 2][plane] read innermost first: pixels, (c / 4) % 2, c % 4, c / 8, n
-    const uint64_t pb = (uint64_t)plane * 4;
-    g.ytma = g.ylean && plane % 4 == 0 && plane < 0x80000000LL &&
-             cf_encode_tma_strided<5>(&ymap, a.y, {(uint64_t)plane, 2, 4, (uint64_t)COUT / 8, (uint64_t)a.N},
-                                      {4 * pb, pb, 8 * pb, (uint64_t)COUT * pb}, {box0, 2, 4, 2, 1});
-    g.ygroup = g.ytma && group_shape;
-    if (dw_shape && g.ygroup)
-        conv3d_wgmma_kernel<true><<<dw_grid, THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
-    else
-        conv3d_wgmma_kernel<false><<<grid, THREADS, SMEM_BYTES, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
-#endif
-#else
-    if (const char* err = cf_persistent_grid(conv3d_wgmma_kernel, THREADS, SMEM_BYTES, blocks, sms, NAME, grid))
-        return err;
-    conv3d_wgmma_kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(a.x, a.w, a.bias, a.param, a.y, g);
-#endif
+    const uint32_t box0 = GPX<P>;       // GROUP whole rows: only where a tile is a whole row (Wo = TW)
+    if constexpr (P == Prec::FP16) {
+        const bool group_shape = a.Wo == TW && (a.Do * a.Ho) % GROUP<P> == 0;
+        g.ytma = g.ylean && plane % 4 == 0 && plane < 0x80000000LL &&
+                 cf_encode_tma_4d(&ymap, a.y, {(uint64_t)plane, (uint64_t)COUT, (uint64_t)a.N, 1}, {box0, 16, 1, 1});
+        g.ygroup = g.ytma && group_shape;
+        kernel<<<grid, THREADS, SMEM, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
+    } else {
+        // the depth sweep's rounds are 4 rows of one plane whatever Do Ho is: its box is the group's
+        const bool group_shape = a.Wo == TW && ((a.Do * a.Ho) % GROUP<P> == 0 || dw_shape);
+        // y as [n][c / 8][c % 4][(c / 4) % 2][plane] read innermost first: pixels, (c / 4) % 2, c % 4, c / 8, n
+        const uint64_t pb = (uint64_t)plane * 4;
+        g.ytma = g.ylean && plane % 4 == 0 && plane < 0x80000000LL &&
+                 cf_encode_tma_strided<5>(&ymap, a.y, {(uint64_t)plane, 2, 4, (uint64_t)COUT / 8, (uint64_t)a.N},
+                                          {4 * pb, pb, 8 * pb, (uint64_t)COUT * pb}, {box0, 2, 4, 2, 1});
+        g.ygroup = g.ytma && group_shape;
+        if (dw_shape && g.ygroup)
+            conv3d_wgmma_kernel<P, true><<<dw_grid, THREADS, SMEM, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
+        else
+            conv3d_wgmma_kernel<P, false><<<grid, THREADS, SMEM, stream>>>(ymap, a.x, a.w, a.bias, a.param, a.y, g);
+    }
     return nullptr;
 }
+
+}  // namespace cf04b
+
+const char* launch(const ConvArgs& a, cudaStream_t stream) { return cf04b::launch_with<cf04b::PREC>(a, stream); }

@@ -48,6 +48,7 @@ constexpr int STAGES = 6, CONSUMERS = 2;   // a ring holds two tiles of 3 chunks
 constexpr int THREADS = 128 * (1 + CONSUMERS);
 constexpr int WFLOATS = KS * TAPS * 2 * COUT * 4;          // 13,824 floats = 55,296 B
 constexpr int WSTEP = 2 * COUT * 4 * 4;                    // bytes per tap: 2 KB
+constexpr uint32_t B_KHALF = COUT * 16;                    // bytes between a tap's two k-halves: [co][4 channels]
 constexpr int NBARS = 2 * CONSUMERS * STAGES;              // FULL and EMPTY per stage
 constexpr int SMEM_BYTES = (WFLOATS + CONSUMERS * STAGES * STAGE_FLOATS) * 4 + NBARS * 8;
 static_assert(SMEM_BYTES <= 232448, "more shared memory than an sm_90 block can have (227 KB)");
@@ -158,7 +159,7 @@ conv3d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         const float* ring = rings + k * STAGES * STAGE_FLOATS + tq * CHP + 16 * warp + gid;
         uint64_t* full = bars + k * STAGES;
         uint64_t* empty = bars + CONSUMERS * STAGES + k * STAGES;
-        const uint64_t d0 = wgmma_desc(smem_addr(sw), 1024, 128);      // lbo: k-half 0 -> 1; sbo: 8 Cout
+        const uint64_t d0 = wgmma_desc(smem_addr(sw), B_KHALF, CORE_MATRIX_BYTES);   // lbo: k-half 0 -> 1; sbo: 8 Cout
         const uint32_t whi = (uint32_t)(d0 >> 32);
         // this thread's 16 channels 8 j + 2 tq + e: b + s and 0.2 b + s (epilogue_conv3d_folded)
         float bs_r[16], b2s_r[16];
@@ -188,7 +189,7 @@ conv3d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                 // the depth tap's weights, broadcast from lane 0 so that the compiler knows the descriptors are
                 // warp-uniform and keeps them in uniform registers (conv2d 04d: without it, two R2UR per wgmma)
                 const uint32_t wlo = __shfl_sync(~0u, wlo0 + kd * (TAPS * WSTEP >> 4), 0);
-                Chunk::mma_rows<0>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot, true);
+                Chunk::mma_rows<0>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot);
                 if (++slot == STAGES) { slot = 0; phase ^= 1u; }
             }
             wgmma_wait<0>();
