@@ -16,14 +16,17 @@ Scalars are FP32 (PyTorch's opmath for float tensors), rounded from the Python d
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from ..registry import KERNELS
 from . import trace as T
 
-MAX_PARAMS = 8    # per-channel/scalar parameters an epilogue may read: kernels/family/family_args.h, kMaxParams
+# tensors an epilogue may read: the kernels' Params block holds this many pointers (kernels/family/family_args.h)
+MAX_PARAMS = int(re.search(r"kMaxParams = (\d+);", (KERNELS / "family" / "family_args.h").read_text()).group(1))
 
 
 # --- the expression language --------------------------------------------------------------------------------
