@@ -425,7 +425,7 @@ class _Builder:
                 if any(isinstance(a, Param) and a.kind == "channel" for a in args):
                     _fail(n, f"{self.name}: a per-channel tensor after the reduction over channels would "
                              "broadcast the result back over the channels")
-            if not refs:
+            if not refs and not any(isinstance(a, Param) for a in args):   # fx folds Python arithmetic itself
                 _fail(n, f"{self.name}: {name} of constants only is not computed from the conv")
             return self._emit(Op(name, tuple(args), tuple(sorted(attrs.items())), where))
 
