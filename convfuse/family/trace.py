@@ -225,8 +225,9 @@ def _check_conv(path: str, m: nn.Module, node: fx.Node) -> ConvSpec:
 
 
 class _Builder:
-    def __init__(self, model: nn.Module, graph: fx.Graph, name: str):
+    def __init__(self, model: nn.Module, graph: fx.Graph, name: str, made_in_forward=frozenset()):
         self.model, self.graph = model, graph
+        self.made_in_forward = made_in_forward
         self.traced = None
         self.value = {}      # fx node -> Ref | Const | Param, or ("minmax_pair", Ref) for torch.min(x, dim)'s tuple
         self.name = name
@@ -308,6 +309,13 @@ class _Builder:
                 t = _getattr_path(self.model, node.target)     # a plain tensor attribute
         if not isinstance(t, torch.Tensor):
             _fail(node, f"{self.name}: attribute {node.target!r} is a {type(t).__name__}, not a tensor")
+        if node.target in self.made_in_forward:
+            # a tensor forward builds (torch.ones(1) * 2): fx keeps its value; one element is a constant, a tensor of
+            # several would not follow the model to the GPU (no parameter or buffer)
+            if t.numel() == 1:
+                return Const(float(t.reshape(())))
+            _fail(node, f"{self.name}: a tensor of shape {tuple(t.shape)} made in forward; hold it as a parameter "
+                        "or buffer of the model")
         c = self.traced.conv.out_channels
         shape = tuple(t.shape)
         if len(shape) > self.rank:
@@ -510,8 +518,16 @@ def trace(model: nn.Module) -> Traced:
     name = type(model).__name__
     tracer = fx.Tracer()
     tracer.record_stack_traces = True     # so an error can name the model's line
+    before = set(vars(model))
     try:
         graph = tracer.trace(model)
     except Exception as e:   # data-dependent control flow, unsupported Python: fx's own message says which
         raise UnsupportedModel(f"{name}: torch.fx cannot trace forward ({type(e).__name__}: {e})") from e
-    return _Builder(model, graph, name).run()
+    # fx stores tensors that forward creates as attributes of the model (_tensor_constant0, ...): read them, then
+    # take them off again, so tracing leaves the caller's model as it was
+    made = {k: v for k, v in vars(model).items() if k not in before and k.startswith("_tensor_constant")}
+    try:
+        return _Builder(model, graph, name, frozenset(made)).run()
+    finally:
+        for k in made:
+            delattr(model, k)
