@@ -10,7 +10,9 @@
 // cache. Because one thread sees every channel of its pixels, a reduction over channels (min/max/sum/mean) is a
 // register fold, in channel order 0..C-1, with no exchange between threads.
 // kTC x kTP = 8 x 8: with 16 x 4 (as many accumulators) ptxas 13.0 held some builds to 96 or 128 registers and spilled
-// (conv2d 54 on sm_90: 64 bytes of spill loads), with 8 x 8 none of the nine spills on sm_80 or sm_90 (130-168 registers).
+// (conv2d 54 on sm_90: 64 bytes of spill loads); with 8 x 8 none of the nine spills on sm_80 or sm_90 (152-168
+// registers). __launch_bounds__(kThreads, 1) leaves ptxas the whole register file: held to 168, Cout = 20 (a partial
+// last pass) spilled 24 bytes on sm_80.
 // Bytes: reads x once per channel pass from L1/L2 (DRAM about once), the weights once per block, writes y once.
 #pragma once
 
@@ -29,7 +31,7 @@ __host__ __device__ constexpr int staged_channels(int cin, int cap) {
 }
 
 template <int CIN, int COUT, int DIMS, class Epi>
-__global__ void __launch_bounds__(kThreads) conv_epilogue_kernel(const FamilyArgs a) {
+__global__ void __launch_bounds__(kThreads, 1) conv_epilogue_kernel(const FamilyArgs a) {
     constexpr int KD = DIMS == 3 ? kK : 1;
     constexpr int TAPS = KD * kK * kK;
     constexpr int CIC = staged_channels(CIN, DIMS == 3 ? 8 : 16);   // 3-D: 27 taps, so fewer channels per stage
@@ -80,7 +82,7 @@ __global__ void __launch_bounds__(kThreads) conv_epilogue_kernel(const FamilyArg
             if (!active) continue;
             for (int ci = 0; ci < CIC; ++ci) {
                 const float* xc = xb + (long long)(ci0 + ci) * x_ch;
-#pragma unroll
+#pragma unroll 1   // 3-D: one input plane's 3 rows at a time; unrolled, ptxas hoists all 9 rows' loads (230-254 registers)
                 for (int kz = 0; kz < KD; ++kz) {
 #pragma unroll
                     for (int ky = 0; ky < kK; ++ky) {
