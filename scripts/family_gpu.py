@@ -1,0 +1,86 @@
+"""The family on a GPU, in one run: generate every problem's kernel, build all in parallel, verify each against
+float64, time it beside eager, eager with TF32 off and torch.compile, write JSON, print a table last.
+
+    python scripts/family_gpu.py --out OUT_DIR [--problems 1,32,kb48,conv3d] [--jobs N] [--n-timed 25]
+                                 [--no-full-shape] [--no-time] [--dry-run]
+
+OUT_DIR gets sources/<key>.cu and plan.json (what is built: also with --dry-run, which needs no GPU and stops there),
+then family_<gpu-slug>.json: the environment and, per problem, build seconds, the verification's checks and worst
+errors, the timings (median, p20, p80) and ratios. A problem that fails to build or verify keeps its row, with the
+reason; exit status 1 when any did. Verification and timing: convfuse/family/run.py.
+"""
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # run from anywhere
+
+from convfuse.family import models as M  # noqa: E402
+from convfuse.family import run as F  # noqa: E402
+
+
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True, type=Path, help="directory for the sources, plan.json and the results")
+    ap.add_argument("--problems", default="", help="comma-separated keys or KernelBench numbers (default: all nine)")
+    ap.add_argument("--jobs", type=int, default=None, help="parallel builds (default: one per core, at most nine)")
+    ap.add_argument("--n-timed", type=int, default=25, help="timed calls per kernel (>= 20: the timing protocol)")
+    ap.add_argument("--no-full-shape", action="store_true", help="verify on the odd shapes only")
+    ap.add_argument("--no-time", action="store_true", help="build and verify, do not time")
+    ap.add_argument("--dry-run", action="store_true", help="generate and write the sources only (no GPU needed)")
+    a = ap.parse_args(argv)
+    try:
+        a.keys = [M.get(k.strip()).key for k in a.problems.split(",") if k.strip()] or list(M.FAMILY)
+    except ValueError as e:
+        ap.error(str(e))
+    if a.n_timed < 20 and not a.no_time:
+        ap.error("--n-timed: the timing protocol takes at least 20 timed calls")
+    return a
+
+
+def main(argv=None) -> int:
+    a = parse_args(argv)
+    a.out.mkdir(parents=True, exist_ok=True)
+    planned = F.plan(a.keys)
+    F.write_sources(planned, a.out)
+    print(f"[family] {len(planned)} sources under {a.out / 'sources'}", flush=True)
+    if a.dry_run:
+        return 0
+    import torch
+
+    from convfuse import bench, results
+
+    t0 = time.perf_counter()
+    build_s = F.build_all(a.keys, jobs=a.jobs)
+    wall = time.perf_counter() - t0
+    records = {}
+    for key in a.keys:
+        prob, p = M.get(key), planned[key]
+        rec = {"kernelbench_id": p.kernelbench_id, "summary": p.summary, "precision": F.TP.PRECISION,
+               "build_s": build_s.get(key)}
+        records[key] = rec
+        if key not in build_s:
+            rec["error"] = "build failed"
+            continue
+        try:
+            model = prob.make_model(seed=0, device="cuda")
+            run = F.fused(prob, model)
+            rec.update(F.verify(prob, model, run, full_shape=not a.no_full_shape))
+            if not a.no_time:
+                rec.update(F.time_problem(prob, model, run, a.n_timed))
+        except Exception as e:   # one problem's failure keeps the others' measurements
+            rec["error"] = f"{type(e).__name__}: {str(e)[-2000:]}"
+        torch.cuda.empty_cache()
+    env = bench.environment()
+    path = a.out / f"family_{env['slug']}.json"
+    path.write_text(json.dumps({"env": env, "build_wall_s": round(wall, 1), "records": records}, indent=1,
+                               default=str))
+    print(f"[family] wrote {path}\n")
+    print(F.table(records))
+    return 0 if all(r.get("verified") and "error" not in r for r in records.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
