@@ -139,6 +139,7 @@ def verify(problem: P.Problem, model, run, full_shape: bool = True, log=print) -
             "kernelbench_pass": all(c["kernelbench_pass"] for c in checks if c["scale"] == 1.0)}
 
 
+@torch.no_grad()
 def time_problem(problem: P.Problem, model, run, n_timed: int, log=print) -> dict:
     """ours, eager, eager with TF32 off and torch.compile at KernelBench's shape, in interleaved rounds (bench.py)."""
     from .. import bench
