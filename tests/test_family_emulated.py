@@ -157,6 +157,29 @@ class Extra(nn.Module):
         return torch.tanh(y.mean(dim=1)) * self.k
 
 
+class MinTanhTanh(nn.Module):
+    """Of the class but not the nine (written here after KernelBench's level2/25): a min over channels, then ops."""
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(5, 12, 3)
+
+    def forward(self, x):
+        x = torch.min(self.conv(x), dim=1, keepdim=True)[0]
+        return torch.tanh(torch.tanh(x))
+
+
+class MinAddMul(nn.Module):
+    """After level2/31: a minimum with a tensor made in forward, a per-channel bias, a scale."""
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 16, 3)
+        self.bias = nn.Parameter(torch.randn(16, 1, 1))
+
+    def forward(self, x):
+        x = torch.min(self.conv(x), torch.tensor(0.5))
+        return (x + self.bias) * 2.0
+
+
 def _small_shapes(prob):
     """Odd shapes small enough for the emulator: a row of 11 outputs (one thread's 8 and a tail of 3), batch 2,
     3-D depth 3; and a row of 3 (a thread with one partial group only)."""
@@ -167,7 +190,9 @@ def _small_shapes(prob):
 
 
 EXTRA = {"cout20_mean": (Extra(), [(2, 3, 6, 12)]),
-         "cin1_3d_bias": (Extra(cin=1, cout=9, dims=3, bias=True), [(1, 1, 4, 5, 11)])}
+         "cin1_3d_bias": (Extra(cin=1, cout=9, dims=3, bias=True), [(1, 1, 4, 5, 11)]),
+         "min_tanh_tanh": (MinTanhTanh(), [(2, 5, 5, 14)]),
+         "min_add_mul": (MinAddMul(), [(1, 4, 6, 19)])}
 CASES = [(k, None) for k in M.FAMILY] + [(k, None) for k in EXTRA]
 
 

@@ -71,3 +71,18 @@ def test_fused_module_refuses_bad_calls_before_the_kernel():
     with pytest.raises(ValueError, match="CUDA tensor"):
         fused(x)
     assert fused.generated.params == ("bias",) and "launch<64, 128, 2, FamilyEpilogue>" in fused.source
+
+
+def test_fuse_refuses_or_falls_back_to_eager_as_asked():
+    class Pool(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 4, 3)
+
+        def forward(self, x):
+            return torch.nn.functional.avg_pool2d(self.conv(x), 2)
+    model = Pool()
+    with pytest.raises(TP.T.UnsupportedModel, match="avg_pool2d"):
+        TP.fuse(model)
+    with pytest.warns(UserWarning, match="eager PyTorch: .*avg_pool2d"):
+        assert TP.fuse(model, fallback=True) is model

@@ -191,3 +191,20 @@ class FusedFamily(nn.Module):
             raise ValueError(f"out has shape {tuple(y.shape)}, the output is {shape}")
         self.ext.forward(x, w.detach().contiguous(), None if b is None else b.detach().contiguous(), params, y)
         return y
+
+
+def fuse(model: nn.Module, fallback: bool = False, verbose: bool = False) -> nn.Module:
+    """`model` as one generated kernel (FusedFamily), or UnsupportedModel naming why it is outside the family; with
+    `fallback=True` the caller asked for eager PyTorch instead: the model itself comes back, with a warning naming
+    the reason. (The library's `convfuse.fuse` is the public door; this is the family's.)"""
+    import warnings
+
+    try:
+        traced = T.trace(model)
+        E.generate(traced)            # the generator's own refusals (too many tensors) before any build
+    except T.UnsupportedModel as e:
+        if not fallback:
+            raise
+        warnings.warn(f"convfuse: running {type(model).__name__} in eager PyTorch: {e}", stacklevel=2)
+        return model
+    return FusedFamily(model, traced, verbose=verbose)
