@@ -1,10 +1,11 @@
 """The family on a GPU, in one run: generate every problem's kernel, build all in parallel, verify each against
 float64, time it beside eager, eager with TF32 off and torch.compile, write JSON, print a table last.
 
-    python scripts/family_gpu.py --out OUT_DIR [--problems 1,32,kb48,conv3d] [--jobs N] [--n-timed 25]
-                                 [--no-full-shape] [--no-time] [--dry-run]
+    python scripts/family_gpu.py --out OUT_DIR [--problems 1,32,kb48,conv3d] [--designs tf32,fp32] [--jobs N]
+                                 [--n-timed 25] [--no-full-shape] [--no-time] [--dry-run]
 
-OUT_DIR gets sources/<key>.cu and plan.json (what is built: also with --dry-run, which needs no GPU and stops there),
+Each problem is built in each template design (convfuse/family/template.py, DESIGNS: tf32 on mma.sync, fp32 on CUDA
+cores) and verified in that design's precision class. OUT_DIR gets sources/<key>_<design>.cu and plan.json (what is built: also with --dry-run, which needs no GPU and stops there),
 then family_<gpu-slug>.json: the environment and, per problem, build seconds, the verification's checks and worst
 errors, the timings (median, p20, p80) and ratios. A problem that fails to build or verify keeps its row, with the
 reason; exit status 1 when any did. Verification and timing: convfuse/family/run.py.
@@ -25,6 +26,7 @@ def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, type=Path, help="directory for the sources, plan.json and the results")
     ap.add_argument("--problems", default="", help="comma-separated keys or KernelBench numbers (default: all nine)")
+    ap.add_argument("--designs", default=",".join(F.TP.DESIGNS), help="template designs (default: all)")
     ap.add_argument("--jobs", type=int, default=None, help="parallel builds (default: one per core, at most nine)")
     ap.add_argument("--n-timed", type=int, default=25, help="timed calls per kernel (>= 20: the timing protocol)")
     ap.add_argument("--no-full-shape", action="store_true", help="verify on the odd shapes only")
@@ -35,6 +37,10 @@ def parse_args(argv=None):
         a.keys = [M.get(k.strip()).key for k in a.problems.split(",") if k.strip()] or list(M.FAMILY)
     except ValueError as e:
         ap.error(str(e))
+    a.design_list = [d.strip() for d in a.designs.split(",") if d.strip()]
+    unknown = [d for d in a.design_list if d not in F.TP.DESIGNS]
+    if unknown or not a.design_list:
+        ap.error(f"--designs: unknown {unknown}; known: {', '.join(F.TP.DESIGNS)}")
     if a.n_timed < 20 and not a.no_time:
         ap.error("--n-timed: the timing protocol takes at least 20 timed calls")
     return a
@@ -43,7 +49,7 @@ def parse_args(argv=None):
 def main(argv=None) -> int:
     a = parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
-    planned = F.plan(a.keys)
+    planned = F.plan(a.keys, a.design_list)
     F.write_sources(planned, a.out)
     print(f"[family] {len(planned)} sources under {a.out / 'sources'}", flush=True)
     if a.dry_run:
@@ -53,20 +59,20 @@ def main(argv=None) -> int:
     from convfuse import bench, results
 
     t0 = time.perf_counter()
-    build_s = F.build_all(a.keys, jobs=a.jobs)
+    build_s = F.build_all([(p.key, p.design) for p in planned.values()], jobs=a.jobs)
     wall = time.perf_counter() - t0
     records = {}
-    for key in a.keys:
-        prob, p = M.get(key), planned[key]
-        rec = {"kernelbench_id": p.kernelbench_id, "summary": p.summary, "precision": F.TP.PRECISION,
-               "build_s": build_s.get(key)}
-        records[key] = rec
-        if key not in build_s:
+    for name, p in planned.items():
+        prob = M.get(p.key)
+        rec = {"problem": p.key, "design": p.design, "kernelbench_id": p.kernelbench_id, "summary": p.summary,
+               "precision": F.TP.precision(p.design), "build_s": build_s.get(name)}
+        records[name] = rec
+        if name not in build_s:
             rec["error"] = "build failed"
             continue
         try:
             model = prob.make_model(seed=0, device="cuda")
-            run = F.fused(prob, model)
+            run = F.fused(model, p.design)
             rec.update(F.verify(prob, model, run, full_shape=not a.no_full_shape))
             if not a.no_time:
                 rec.update(F.time_problem(prob, model, run, a.n_timed))

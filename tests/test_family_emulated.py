@@ -1,8 +1,10 @@
 """The generated kernels, run on the CPU: each family problem's whole CUDA source (template + generated epilogue +
-launch), compiled as C++ by g++ with a small shim for CUDA's built-ins, every CUDA thread a host thread and
-__syncthreads a std::barrier, one block at a time; then held to the verification protocol's bound (convfuse/verify.py,
-precision class fp32) against the float64 model, on NaN-poisoned outputs and odd shapes: tails of a thread's pixels,
-a partial last pass of channels, the reduction over channels.
+launch), in each template design, compiled as C++ by g++ with a small shim for CUDA's built-ins, every CUDA thread a
+host thread and __syncthreads a std::barrier, one block at a time; mma.sync a warp-wide exchange of the fragments
+(laid out as the PTX ISA gives them) with a float64 dot product, cvt.rna.tf32 a bit rounding; then held to the
+verification protocol's bound of the design's precision class (convfuse/verify.py) against the float64 model, on
+NaN-poisoned outputs and odd shapes: tails of a thread's pixels or of a block's, a partial last pass of channels, a
+K that is no multiple of the stage, the reduction over channels.
 
 What this checks is the kernel's own arithmetic and indexing, as written; not what only a GPU shows (nvcc's code,
 memory ordering between warps, timing). The compile tests (test_family_template.py) and the GPU run
@@ -49,14 +51,44 @@ inline void __syncthreads() { cf_barrier->arrive_and_wait(); }
 template <class T> inline T __ldg(const T* p) { return *p; }
 inline float __int_as_float(unsigned i) { float f; std::memcpy(&f, &i, 4); return f; }
 using std::isnan;
+// a warp's mma.sync: every lane posts its fragments, waits for the warp, computes its four results, waits again
+struct cf_warp { unsigned a[32][4]; unsigned b[32][2]; std::barrier<>* bar; };
+static cf_warp cf_warps[32];
+thread_local unsigned cf_lane, cf_wid;
+inline float cf_bits(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
+inline unsigned cf_tf32(float x) {   // cvt.rna.tf32.f32: 10 mantissa bits, to nearest, ties away from zero
+    unsigned u; std::memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;
+    return u;
+}
+inline void cf_mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    cf_warp& w = cf_warps[cf_wid];
+    for (int i = 0; i < 4; ++i) w.a[cf_lane][i] = a[i];
+    w.b[cf_lane][0] = b[0]; w.b[cf_lane][1] = b[1];
+    w.bar->arrive_and_wait();
+    auto A = [&](int row, int k) { return cf_bits(w.a[(row % 8) * 4 + k % 4][(row >= 8) + 2 * (k >= 4)]); };
+    auto B = [&](int k, int col) { return cf_bits(w.b[col * 4 + k % 4][k >= 4]); };
+    const int g = cf_lane / 4, t = cf_lane % 4;
+    for (int e = 0; e < 4; ++e) {
+        const int row = g + (e >= 2 ? 8 : 0), col = 2 * t + (e & 1);
+        double s = d[e];
+        for (int k = 0; k < 8; ++k) s += (double)A(row, k) * B(k, col);
+        d[e] = (float)s;
+    }
+    w.bar->arrive_and_wait();
+}
 template <class K, class A> void cf_emulate_launch(K kernel, unsigned blocks, unsigned threads, const A& a) {
     for (unsigned b = 0; b < blocks; ++b) {
         std::barrier<> bar(threads);
+        std::vector<std::barrier<>*> warp_bars;
+        for (unsigned w = 0; w < threads / 32; ++w) cf_warps[w].bar = warp_bars.emplace_back(new std::barrier<>(32));
         cf_barrier = &bar;
         std::vector<std::thread> ts;
         for (unsigned t = 0; t < threads; ++t)
-            ts.emplace_back([&kernel, &a, b, t] { blockIdx.x = b; threadIdx.x = t; kernel(a); });
+            ts.emplace_back([&kernel, &a, b, t] {
+                blockIdx.x = b; threadIdx.x = t; cf_lane = t % 32; cf_wid = t / 32; kernel(a); });
         for (auto& th : ts) th.join();
+        for (auto* p : warp_bars) delete p;
     }
 }
 """
@@ -101,13 +133,19 @@ int main(int argc, char** argv) {
 }
 """
 
-_LAUNCH = re.compile(r"(conv_epilogue_kernel<[^>]*>)<<<([^,]+), ([^,]+), 0, stream>>>\(a\);")
+_LAUNCH = re.compile(r"(conv_epilogue(?:_mma)?_kernel<[^>]*>)<<<([^,]+), ([^,]+), 0, stream>>>\(a\);")
+_PRIMITIVES = re.compile(r"// --- tensor-core primitives .*?// --- end of tensor-core primitives ---", re.S)
+_HOST_PRIMITIVES = """inline unsigned to_tf32(float x) { return cf_tf32(x); }
+inline void mma_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) { cf_mma(d, a, b); }"""
 
 
 def host_source(cuda_source: str) -> str:
-    """The generated CUDA source as host C++: the shim for cuda_runtime.h, the launch as a call of the emulator."""
+    """The generated CUDA source as host C++: the shim for cuda_runtime.h, the launch as a call of the emulator, the
+    tensor-core primitives (PTX) as their host emulations."""
     src, n = _LAUNCH.subn(r"cf_emulate_launch(\1, \2, \3, a);", cuda_source)
     assert n == 1, "the template's launch line changed: update _LAUNCH"
+    src, n = _PRIMITIVES.subn(_HOST_PRIMITIVES, src)
+    assert n == (1 if "conv_epilogue_mma_kernel" in src else 0), "the tensor-core primitives' markers changed"
     return src.replace("#include <cuda_runtime.h>", SHIM) + MAIN
 
 
@@ -193,7 +231,7 @@ EXTRA = {"cout20_mean": (Extra(), [(2, 3, 6, 12)]),
          "cin1_3d_bias": (Extra(cin=1, cout=9, dims=3, bias=True), [(1, 1, 4, 5, 11)]),
          "min_tanh_tanh": (MinTanhTanh(), [(2, 5, 5, 14)]),
          "min_add_mul": (MinAddMul(), [(1, 4, 6, 19)])}
-CASES = [(k, None) for k in M.FAMILY] + [(k, None) for k in EXTRA]
+CASES = [(k, d) for k in list(M.FAMILY) + list(EXTRA) for d in TP.DESIGNS]
 
 
 @pytest.fixture(scope="module")
@@ -202,16 +240,16 @@ def executables(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("emulated")
     models = {k: M.FAMILY[k].make_model(seed=0) for k in M.FAMILY} | {k: v[0] for k, v in EXTRA.items()}
     traced = {k: T.trace(m) for k, m in models.items()}
-    sources = {k: TP.source(t) for k, t in traced.items()}
+    sources = {(k, d): TP.source(traced[k], design=d) for k, d in CASES}
     with ThreadPoolExecutor() as pool:
-        exes = dict(zip(sources, pool.map(lambda k: _compile(tmp, k, sources[k]), sources)))
-    return {k: (exes[k], models[k], traced[k]) for k in sources}
+        exes = dict(zip(sources, pool.map(lambda c: _compile(tmp, f"{c[0]}_{c[1]}", sources[c]), sources)))
+    return {c: (exes[c], models[c[0]], traced[c[0]]) for c in sources}
 
 
-@pytest.mark.parametrize("key", [c[0] for c in CASES])
+@pytest.mark.parametrize("key,design", CASES, ids=[f"{k}-{d}" for k, d in CASES])
 @torch.no_grad()
-def test_the_generated_kernel_meets_the_fp32_bound_on_the_cpu(key, executables, tmp_path):
-    exe, model, traced = executables[key]
+def test_the_generated_kernel_meets_its_bound_on_the_cpu(key, design, executables, tmp_path):
+    exe, model, traced = executables[(key, design)]
     prob = M.FAMILY.get(key)
     shapes = _small_shapes(prob) if prob else EXTRA[key][1]
     for i, shape in enumerate(shapes):
@@ -226,31 +264,38 @@ def test_the_generated_kernel_meets_the_fp32_bound_on_the_cpu(key, executables, 
                 x = torch.randn(shape) if dist == "randn" else torch.rand(shape)
             y = run_emulated(exe, tmp_path, model, traced, x, tag=f"{i}_{seed}")
             m = V.compare(y, P.ground_truth(model, x))
-            assert V.within_bounds(m, TP.PRECISION), (shape, seed, dist, m)
+            assert V.within_bounds(m, TP.precision(design)), (shape, seed, dist, m)
 
 
 def test_the_emulation_catches_a_wrong_kernel(executables, tmp_path):
-    """The check above can fail: the same source with the tail of a thread's pixels left unwritten, and with a
-    channel's weights read from the next channel, each misses the bound (NaN left by the poisoning, wrong values)."""
+    """The check above can fail: the same source with the tail of a thread's pixels left unwritten, a channel's weights
+    read from the next channel, two rows of an mma's A fragment swapped, a block's last pixel unwritten: each misses
+    its bound (NaN left by the poisoning, or wrong values)."""
     prob = M.get("57")
     model = prob.make_model(seed=0)
     traced = T.trace(model)
     src = TP.source(traced)
-    broken = {
-        "tail": src.replace("if (p >= valid) break;", "if (p >= valid - 1) break;"),
-        "channel": src.replace("co < COUT ? __ldg(a.w + ((long long)co * CIN", "co < COUT ? __ldg(a.w + ((long long)(co + 1) % COUT * CIN"),
+    mma = TP.source(traced, design="tf32")
+    broken = {   # name: (the mutated source, the source it came from, its bound)
+        "tail": (src.replace("if (p >= valid) break;", "if (p >= valid - 1) break;"), src, "fp32"),
+        "channel": (src.replace("co < COUT ? __ldg(a.w + ((long long)co * CIN",
+                                "co < COUT ? __ldg(a.w + ((long long)(co + 1) % COUT * CIN"), src, "fp32"),
+        "fragment": (mma.replace("{As[r + g][ks + t], As[r + g + 8][ks + t],", "{As[r + g + 8][ks + t], As[r + g][ks + t],"),
+                     mma, "tf32"),
+        "last_block_rows": (mma.replace("if (co >= COUT || m >= P) continue;", "if (co >= COUT || m + 1 >= P) continue;"),
+                            mma, "tf32"),
     }
     x = prob.make_input(_small_shapes(prob)[0], seed=1, dist="randn")
     ref = P.ground_truth(model, x)
-    for name, text in broken.items():
-        assert text != src, f"the {name} mutation no longer applies to the template"
+    for name, (text, original, bound) in broken.items():
+        assert text != original, f"the {name} mutation no longer applies to the template"
         exe = _compile(tmp_path, f"broken_{name}", text)
         m = V.compare(run_emulated(exe, tmp_path, model, traced, x, tag=name), ref)
-        assert not V.within_bounds(m, TP.PRECISION), name
+        assert not V.within_bounds(m, bound), name
 
 
 def test_the_launch_refuses_other_channel_counts(executables, tmp_path):
-    exe, model, traced = executables["kb1"]
+    exe, model, traced = executables[("kb1", "tf32")]
     x = torch.rand(1, 63, 5, 5)      # the kernel was generated for in_channels = 64
     big = nn.Conv2d(63, 128, 3)
     model.conv, saved = big, model.conv

@@ -18,7 +18,10 @@ _spec.loader.exec_module(family_gpu)
 
 def test_arguments(tmp_path):
     a = family_gpu.parse_args(["--out", str(tmp_path)])
-    assert a.keys == list(M.FAMILY) and a.n_timed == 25 and not a.dry_run
+    assert a.keys == list(M.FAMILY) and a.n_timed == 25 and not a.dry_run and a.design_list == list(TP.DESIGNS)
+    assert family_gpu.parse_args(["--out", str(tmp_path), "--designs", "tf32"]).design_list == ["tf32"]
+    with pytest.raises(SystemExit):
+        family_gpu.parse_args(["--out", str(tmp_path), "--designs", "fp16"])
     a = family_gpu.parse_args(["--out", str(tmp_path), "--problems", "1, kb32,54,conv3d"])
     assert a.keys == ["kb1", "kb32", "conv2d", "conv3d"]
     with pytest.raises(SystemExit):
@@ -32,13 +35,13 @@ def test_arguments(tmp_path):
 def test_dry_run_generates_all_nine(tmp_path):
     assert family_gpu.main(["--out", str(tmp_path), "--dry-run"]) == 0
     sources = sorted(p.stem for p in (tmp_path / "sources").glob("*.cu"))
-    assert sources == sorted(M.FAMILY)
+    assert sources == sorted(f"{k}_{d}" for k in M.FAMILY for d in TP.DESIGNS)
     plan = json.loads((tmp_path / "plan.json").read_text())
-    assert plan["kb32"]["reduction"] == "min" and plan["kb48"]["params"] == ["scaling_factor", "bias"]
-    assert len({p["build_name"] for p in plan.values()}) == 9          # no two share a build cache
-    for key, p in plan.items():
-        assert "struct FamilyEpilogue" in (tmp_path / "sources" / f"{key}.cu").read_text()
-        assert p["build_name"].startswith("convfuse_family_")
+    assert plan["kb32_tf32"]["reduction"] == "min" and plan["kb48_fp32"]["params"] == ["scaling_factor", "bias"]
+    assert len({p["build_name"] for p in plan.values()}) == 9 * len(TP.DESIGNS)   # no two share a build cache
+    for name, p in plan.items():
+        assert "struct FamilyEpilogue" in (tmp_path / "sources" / f"{name}.cu").read_text()
+        assert p["build_name"].startswith("convfuse_family_") and name == f"{p['key']}_{p['design']}"
 
 
 def test_the_table_has_a_row_per_problem_with_its_ratios():
@@ -71,6 +74,7 @@ def test_fused_module_refuses_bad_calls_before_the_kernel():
     with pytest.raises(ValueError, match="CUDA tensor"):
         fused(x)
     assert fused.generated.params == ("bias",) and "launch<64, 128, 2, FamilyEpilogue>" in fused.source
+    assert fused.precision == "fp32" and TP.FusedFamily(model, design="tf32", ext=_NoExt()).precision == "tf32"
 
 
 def test_fuse_refuses_or_falls_back_to_eager_as_asked():

@@ -1,4 +1,4 @@
-"""The conv template with each family problem's generated epilogue compiles with nvcc for sm_80 and sm_90, alone and
+"""Each conv template design with each family problem's generated epilogue compiles with nvcc for sm_80 and sm_90, alone and
 without torch, with no register spill and no stack frame (-Xptxas -v, the rule of test_kernels_compile.py); other
 channel counts instantiate too; the torch glue compiles against torch's headers; kernels/family/ holds only what the
 family's kernels paste in. The builds run in parallel, one nvcc per core, when the first compile test asks (its
@@ -37,9 +37,10 @@ class Odd(nn.Module):
 ODD = {"cin3_cout20_2d": (3, 20, 2), "cin1_cout1_3d": (1, 1, 3), "cin17_cout130_2d": (17, 130, 2)}
 
 # traced in this thread: torch.fx's tracer is not thread-safe, the compiles are
-SOURCES = {p.key: TP.source(T.trace(p.make_model(seed=0))) for p in M.FAMILY.values()}
-SOURCES.update({k: TP.source(T.trace(Odd(*v))) for k, v in ODD.items()})
-BUILDS = [(k, a) for k in M.FAMILY for a in B.ARCHS] + [(k, "80") for k in ODD]
+_TRACED = {p.key: T.trace(p.make_model(seed=0)) for p in M.FAMILY.values()} | {k: T.trace(Odd(*v)) for k, v in ODD.items()}
+SOURCES = {f"{k}_{d}": TP.source(t, design=d) for k, t in _TRACED.items() for d in TP.DESIGNS}
+BUILDS = [(f"{k}_{d}", a) for k in M.FAMILY for d in TP.DESIGNS for a in B.ARCHS] + \
+    [(f"{k}_{d}", "80") for k in ODD for d in TP.DESIGNS]
 _FUTURES = {}
 
 
@@ -66,7 +67,8 @@ def test_generated_kernel_compiles_without_spills(key, arch, family_ptxas):
     if isinstance(usage, Exception):
         raise usage
     _check_usage(usage, arch)
-    assert len(usage) == 1 and next(iter(usage)).startswith("_ZN9cf_family20conv_epilogue_kernel"), usage
+    kernel = "_ZN9cf_family24conv_epilogue_mma_kernel" if key.endswith("_tf32") else "_ZN9cf_family20conv_epilogue_kernel"
+    assert len(usage) == 1 and next(iter(usage)).startswith(kernel), usage
 
 
 def test_kernels_family_holds_only_what_the_template_pastes():
@@ -82,8 +84,12 @@ def test_kernels_family_holds_only_what_the_template_pastes():
 
 def test_each_source_instantiates_its_channels_and_dims():
     for p in M.FAMILY.values():
-        assert f"launch<{p.in_channels}, {p.out_channels}, {p.dims}, FamilyEpilogue>" in SOURCES[p.key]
-    assert "return FamilyEpilogue::kReduces ? 1 : 128;" in SOURCES["kb32"]
+        for d in TP.DESIGNS:
+            launch = TP.DESIGNS[d][1]
+            assert f"{launch}<{p.in_channels}, {p.out_channels}, {p.dims}, FamilyEpilogue>" in SOURCES[f"{p.key}_{d}"]
+    assert "return FamilyEpilogue::kReduces ? 1 : 128;" in SOURCES["kb32_tf32"]
+    with pytest.raises(ValueError, match="unknown template design 'fp16'"):
+        TP.source(_TRACED["kb1"], design="fp16")
 
 
 def _torch_glue_flags(tmp_path: Path):

@@ -4,7 +4,7 @@ runs the verification under `pytest -m gpu`. Only `plan` and `write_sources` run
 
 Verification follows convfuse/verify.py: fresh parameters and inputs every trial (its TRIALS: KernelBench's rand and
 randn), an output poisoned with NaN, the problem's odd shapes and the full shape, the bound of the template's precision
-class (template.PRECISION) against the float64 model; KernelBench's allclose against eager beside it. Two additions of
+class (template.DESIGNS: fp32 or tf32) against the float64 model; KernelBench's allclose against eager beside it. Two additions of
 DESIGN.md's protocol that verify.py does not hold yet: the conv bias zeroed (a bias masks a conv's own error), and
 input scales from 1e-6 to 1e3, where the max-abs bound (set for unit inputs) gives way to the rel-L2 bound alone.
 """
@@ -31,6 +31,7 @@ SCALES = (1e-6, 1e-3, 1e3)      # input magnitudes beside KernelBench's (rand/ra
 @dataclass
 class Planned:
     key: str
+    design: str          # a key of template.DESIGNS
     kernelbench_id: str
     summary: str
     reduction: str | None
@@ -39,16 +40,22 @@ class Planned:
     build_name: str
 
 
-def plan(keys=None) -> dict:
-    """{key: Planned} for the named family problems (all nine by default): traced and generated, nothing built."""
+def name(key: str, design: str) -> str:
+    return f"{key}_{design}"
+
+
+def plan(keys=None, designs=tuple(TP.DESIGNS)) -> dict:
+    """{"<key>_<design>": Planned} for the named family problems (all nine by default) in each template design:
+    traced and generated, nothing built."""
     probs = [M.get(k) for k in keys] if keys else list(M.FAMILY.values())
     out = {}
     for prob in probs:
         traced = T.trace(prob.make_model(seed=0))
         gen = E.generate(traced)
-        src = TP.source(traced, gen)
-        out[prob.key] = Planned(prob.key, prob.kernelbench_id, traced.summary(), gen.reduction, gen.params, src,
-                                TP.build_name(traced, src))
+        for design in designs:
+            src = TP.source(traced, gen, design)
+            out[name(prob.key, design)] = Planned(prob.key, design, prob.kernelbench_id, traced.summary(),
+                                                  gen.reduction, gen.params, src, TP.build_name(traced, src))
     return out
 
 
@@ -56,32 +63,34 @@ def write_sources(planned: dict, out_dir: Path) -> dict:
     """Each problem's generated source under out_dir/sources/, and plan.json: what a GPU run will build."""
     src_dir = Path(out_dir) / "sources"
     src_dir.mkdir(parents=True, exist_ok=True)
-    for p in planned.values():
-        (src_dir / f"{p.key}.cu").write_text(p.source)
+    for k, p in planned.items():
+        (src_dir / f"{k}.cu").write_text(p.source)
     meta = {k: {f: v for f, v in asdict(p).items() if f != "source"} for k, p in planned.items()}
     (Path(out_dir) / "plan.json").write_text(json.dumps(meta, indent=1))
     return meta
 
 
-def _build_one(key: str) -> tuple[str, float]:
-    """In a worker process: trace, generate and build one problem (load_inline caches under build/family/)."""
+def _build_one(key: str, design: str) -> tuple[str, float]:
+    """In a worker process: trace, generate and build one problem in one design (load_inline caches under
+    build/family/)."""
     os.environ.setdefault("MAX_JOBS", "2")
     t0 = time.perf_counter()
     traced = T.trace(M.get(key).make_model(seed=0))
-    TP.load(traced, TP.source(traced))
-    return key, time.perf_counter() - t0
+    TP.load(traced, TP.source(traced, design=design))
+    return name(key, design), time.perf_counter() - t0
 
 
-def build_all(keys, jobs: int | None = None, log=print) -> dict:
-    """Build every problem's extension in parallel processes, then load each (cache hits) here: {key: seconds}."""
+def build_all(pairs, jobs: int | None = None, log=print) -> dict:
+    """Build every (problem key, design)'s extension in parallel processes: {"<key>_<design>": seconds} for those
+    that built (the caller loads them: cache hits)."""
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    keys = list(keys)
-    jobs = jobs or max(1, min(len(keys), os.cpu_count() or 2))
+    pairs = list(pairs)
+    jobs = jobs or max(1, min(len(pairs), os.cpu_count() or 2))
     times, errors = {}, []
     with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
-        futs = {pool.submit(_build_one, k): k for k in keys}
+        futs = {pool.submit(_build_one, k, d): name(k, d) for k, d in pairs}
         for f in as_completed(futs):
             try:
                 k, dt = f.result()
@@ -95,8 +104,8 @@ def build_all(keys, jobs: int | None = None, log=print) -> dict:
     return times
 
 
-def fused(problem: P.Problem, model: torch.nn.Module) -> TP.FusedFamily:
-    return TP.FusedFamily(model)     # load() finds the extension the parallel build left in build/family/
+def fused(model: torch.nn.Module, design: str) -> TP.FusedFamily:
+    return TP.FusedFamily(model, design=design)   # load() finds the extension the parallel build left in build/family/
 
 
 @torch.no_grad()
@@ -110,8 +119,8 @@ def _check(problem, model, run, shape, seed, dist, scale=1.0, zero_bias=False) -
     out = V.poisoned(tuple(ref.shape), "cuda")
     run(x, out=out)
     m = V.compare(out, ref)
-    bound = V.BOUNDS[TP.PRECISION]
-    ok = V.within_bounds(m, TP.PRECISION) if scale == 1.0 else \
+    bound = V.BOUNDS[run.precision]
+    ok = V.within_bounds(m, run.precision) if scale == 1.0 else \
         (m["nonfinite_mismatch"] == 0 and m["rel_l2"] <= bound[1])
     clean = m["nonfinite_mismatch"] == 0
     return dict(shape=list(shape), seed=seed, dist=dist, scale=scale, zero_bias=zero_bias, **m,
@@ -167,7 +176,7 @@ def time_problem(problem: P.Problem, model, run, n_timed: int, log=print) -> dic
 
 def table(records: dict) -> str:
     """One line per problem: the medians and ratios of one run, and whether the kernel verified."""
-    head = f"{'problem':<8} {'ops':<58} {'ours ms':>8} {'eager':>7} {'fp32':>7} {'compile':>8} {'x eager':>8} " \
+    head = f"{'problem':<12} {'ops':<54} {'ours ms':>8} {'eager':>7} {'fp32':>7} {'compile':>8} {'x eager':>8} " \
            f"{'x fp32':>7} {'x comp':>7}  verified"
     lines = [head, "-" * len(head)]
     for k, r in records.items():
@@ -176,7 +185,7 @@ def table(records: dict) -> str:
 
         def f(v, w, d=3):
             return f"{v:>{w}.{d}f}" if isinstance(v, (int, float)) else f"{'-':>{w}}"
-        lines.append(f"{k:<8} {r['summary'][-58:]:<58} {f(ms['ours'], 8)} {f(ms['eager'], 7)} {f(ms['eager_fp32'], 7)} "
+        lines.append(f"{k:<12} {r['summary'][-54:]:<54} {f(ms['ours'], 8)} {f(ms['eager'], 7)} {f(ms['eager_fp32'], 7)} "
                      f"{f(ms['compile'], 8)} {f(r.get('speedup_vs_eager'), 8, 2)} "
                      f"{f(r.get('speedup_vs_eager_fp32'), 7, 2)} {f(r.get('speedup_vs_compile'), 7, 2)}  "
                      f"{r.get('verified', r.get('error', '-'))}")

@@ -23,10 +23,17 @@ from . import epilogue as E
 from . import trace as T
 
 FAMILY_KERNELS = KERNELS / "family"
-# The files of kernels/family/, in the order they are pasted: everything the family's kernels compile, nothing else
-# (tests/test_family_template.py holds the directory to this list, as test_registry does for kernels/<problem>/).
-TEMPLATE_FILES = ("family_args.h", "conv_epilogue.cuh")
-PRECISION = "fp32"      # the template's class: FP32 FMAs on CUDA cores (convfuse/verify.py's bounds)
+# The templates a generated epilogue is compiled into: design -> (file, launch function, precision class of
+# convfuse/verify.py's bounds). fp32: direct conv on FP32 CUDA cores; tf32: implicit GEMM on mma.sync (sm_80+).
+DESIGNS = {"fp32": ("conv_epilogue.cuh", "launch", "fp32"),
+           "tf32": ("conv_epilogue_mma.cuh", "launch_mma", "tf32")}
+# The files of kernels/family/: everything the family's kernels compile, nothing else (tests/test_family_template.py
+# holds the directory to this list, as test_registry does for kernels/<problem>/).
+TEMPLATE_FILES = ("family_args.h",) + tuple(d[0] for d in DESIGNS.values())
+
+
+def precision(design: str) -> str:
+    return DESIGNS[design][2]
 
 
 def _text(name: str) -> str:
@@ -34,17 +41,20 @@ def _text(name: str) -> str:
     return (FAMILY_KERNELS / name).read_text().replace("#pragma once\n", "")
 
 
-def source(traced: T.Traced, generated: E.Generated | None = None) -> str:
-    """The whole CUDA translation unit for one traced model."""
+def source(traced: T.Traced, generated: E.Generated | None = None, design: str = "fp32") -> str:
+    """The whole CUDA translation unit for one traced model in one template design."""
+    if design not in DESIGNS:
+        raise ValueError(f"unknown template design {design!r}; known: {', '.join(DESIGNS)}")
     gen = generated or E.generate(traced)
     c = traced.conv
     shown = FAMILY_KERNELS.relative_to(ROOT)
+    file, launch, _ = DESIGNS[design]
     return "\n".join([
         f'#line 1 "{shown}/family_args.h"', _text("family_args.h"),
-        f'#line 1 "{shown}/conv_epilogue.cuh"', _text("conv_epilogue.cuh"),
+        f'#line 1 "{shown}/{file}"', _text(file),
         f'#line 1 "generated epilogue of {traced.model_name}"', gen.source,
         "const char* family_launch(const cf_family::FamilyArgs& a, cudaStream_t stream) {",
-        f"    return cf_family::launch<{c.in_channels}, {c.out_channels}, {c.dims}, FamilyEpilogue>(a, stream);",
+        f"    return cf_family::{launch}<{c.in_channels}, {c.out_channels}, {c.dims}, FamilyEpilogue>(a, stream);",
         "}",
         "int family_out_channels() { return FamilyEpilogue::kReduces ? 1 : " + str(c.out_channels) + "; }", ""])
 
@@ -147,15 +157,18 @@ def output_shape(traced: T.Traced, input_shape) -> tuple:
 
 
 class FusedFamily(nn.Module):
-    """`model` computed by one generated kernel: the conv and its epilogue, reading the model's own parameters at
-    every call (so fresh parameters copied into the model count). Inference only, float32 CUDA tensors."""
+    """`model` computed by one generated kernel (template `design`, a key of DESIGNS): the conv and its epilogue,
+    reading the model's own parameters at every call (so fresh parameters copied into the model count). Inference
+    only, float32 CUDA tensors."""
 
-    def __init__(self, model: nn.Module, traced: T.Traced | None = None, verbose: bool = False, ext=None):
+    def __init__(self, model: nn.Module, traced: T.Traced | None = None, design: str = "fp32", verbose: bool = False,
+                 ext=None):
         super().__init__()
         self.model = model
+        self.design, self.precision = design, precision(design)
         self.traced = traced or T.trace(model)
         self.generated = E.generate(self.traced)
-        self.source = source(self.traced, self.generated)
+        self.source = source(self.traced, self.generated, design)
         self.ext = ext if ext is not None else load(self.traced, self.source, verbose=verbose)
 
     def _tensors(self):
@@ -193,10 +206,11 @@ class FusedFamily(nn.Module):
         return y
 
 
-def fuse(model: nn.Module, fallback: bool = False, verbose: bool = False) -> nn.Module:
+def fuse(model: nn.Module, fallback: bool = False, design: str = "tf32", verbose: bool = False) -> nn.Module:
     """`model` as one generated kernel (FusedFamily), or UnsupportedModel naming why it is outside the family; with
     `fallback=True` the caller asked for eager PyTorch instead: the model itself comes back, with a warning naming
-    the reason. (The library's `convfuse.fuse` is the public door; this is the family's.)"""
+    the reason. `design`: tf32 by default, the class of PyTorch's own conv (cuDNN with TF32 allowed); fp32 for FP32
+    CUDA-core arithmetic. (The library's `convfuse.fuse` is the public door; this is the family's.)"""
     import warnings
 
     try:
@@ -207,4 +221,4 @@ def fuse(model: nn.Module, fallback: bool = False, verbose: bool = False) -> nn.
             raise
         warnings.warn(f"convfuse: running {type(model).__name__} in eager PyTorch: {e}", stacklevel=2)
         return model
-    return FusedFamily(model, traced, verbose=verbose)
+    return FusedFamily(model, traced, design=design, verbose=verbose)
