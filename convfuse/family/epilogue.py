@@ -292,7 +292,7 @@ class Generated:
 
 
 def generate(traced: T.Traced) -> Generated:
-    """The epilogue of a traced model as a CUDA struct the conv template (kernels/family/conv_epilogue.cuh) calls:
+    """The epilogue of a traced model as a CUDA struct the conv templates (kernels/family/*.cuh) call:
     `apply(v, c, p)` on the conv value (bias added) of channel c, one statement per traced op; with a reduction over
     channels, `init`, `combine`, `finish` and `post` (the ops after it), the generated reduction step."""
     if len(traced.params) > MAX_PARAMS:

@@ -1,7 +1,7 @@
 """A traced model's kernel: the generated epilogue compiled into the conv template, its torch glue, its build.
 
-`source(traced)` is the CUDA text nvcc compiles (kernels/family/family_args.h, kernels/family/conv_epilogue.cuh, the
-generated `FamilyEpilogue`, one `family_launch` instantiating launch<Cin, Cout, dims>); `glue(...)` is the C++ that
+`source(traced, design=...)` is the CUDA text nvcc compiles (kernels/family/family_args.h, the design's template from
+kernels/family/, the generated `FamilyEpilogue`, one `family_launch` instantiating it for <Cin, Cout, dims>); `glue(...)` is the C++ that
 `torch.utils.cpp_extension.load_inline` compiles with the host compiler, as convfuse/build.py does for the study's
 kernels (same nvcc flags, same torch-header stub). `compile_usage` compiles the source alone with nvcc for ptxas'
 report (CPU tests); `FusedFamily` is the module a GPU session runs: the model's own parameters, the generated kernel.

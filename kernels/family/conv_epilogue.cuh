@@ -1,7 +1,7 @@
 // conv_epilogue.cuh — the family's conv template: conv (2-D or 3-D, k=3, stride 1, no padding) with a generated
 // epilogue compiled in (convfuse/family/epilogue.py writes `struct FamilyEpilogue`; template.py instantiates
-// launch<Cin, Cout, dims, FamilyEpilogue>). The first, correct template: direct conv on FP32 CUDA cores, register-tiled
-// (precision class fp32), for any Cin and Cout; no tensor cores yet.
+// launch<Cin, Cout, dims, FamilyEpilogue>). The fp32 design (convfuse/family/template.py, DESIGNS): direct conv on FP32
+// CUDA cores, register-tiled (precision class fp32), for any Cin and Cout; conv_epilogue_mma.cuh is the tf32 design.
 //
 // Geometry: a thread owns kTP consecutive output pixels of one output row (n, od, oh) and walks all Cout channels in
 // passes of kTC, holding kTC x kTP accumulators; per pass the block stages the weights of kTC channels x CIC input
