@@ -6,8 +6,9 @@ float64, time it beside eager, eager with TF32 off and torch.compile, write JSON
 
 Each problem is built in each template design (convfuse/family/template.py, DESIGNS: tf32 on mma.sync, fp32 on CUDA
 cores) and verified in that design's precision class. OUT_DIR gets sources/<key>_<design>.cu and plan.json (what is built: also with --dry-run, which needs no GPU and stops there),
-then family_<gpu-slug>.json: the environment and, per problem, build seconds, the verification's checks and worst
-errors, the timings (median, p20, p80) and ratios. A problem that fails to build or verify keeps its row, with the
+then family_<gpu-slug>.json: the environment and, per problem, per design the build seconds, the verification's
+checks and worst errors, and one interleaved timing of every design beside the references (median, p20, p80) with
+the ratios. A problem that fails to build or verify keeps its row, with the
 reason; exit status 1 when any did. Verification and timing: convfuse/family/run.py.
 """
 import argparse
@@ -62,20 +63,23 @@ def main(argv=None) -> int:
     build_s = F.build_all([(p.key, p.design) for p in planned.values()], jobs=a.jobs)
     wall = time.perf_counter() - t0
     records = {}
-    for name, p in planned.items():
-        prob = M.get(p.key)
-        rec = {"problem": p.key, "design": p.design, "kernelbench_id": p.kernelbench_id, "summary": p.summary,
-               "precision": F.TP.precision(p.design), "build_s": build_s.get(name)}
-        records[name] = rec
-        if name not in build_s:
-            rec["error"] = "build failed"
-            continue
+    for key in a.keys:
+        prob = M.get(key)
+        first = planned[F.name(key, a.design_list[0])]
+        rec = records[key] = {"kernelbench_id": first.kernelbench_id, "summary": first.summary, "designs": {}}
         try:
             model = prob.make_model(seed=0, device="cuda")
-            run = F.fused(model, p.design)
-            rec.update(F.verify(prob, model, run, full_shape=not a.no_full_shape))
-            if not a.no_time:
-                rec.update(F.time_problem(prob, model, run, a.n_timed))
+            runs = {}
+            for d in a.design_list:
+                name = F.name(key, d)
+                drec = rec["designs"][d] = {"precision": F.TP.precision(d), "build_s": build_s.get(name)}
+                if name not in build_s:
+                    drec["error"] = "build failed"
+                    continue
+                runs[d] = F.fused(model, d)
+                drec.update(F.verify(prob, model, runs[d], full_shape=not a.no_full_shape))
+            if runs and not a.no_time:
+                rec.update(F.time_problem(prob, model, runs, a.n_timed))
         except Exception as e:   # one problem's failure keeps the others' measurements
             rec["error"] = f"{type(e).__name__}: {str(e)[-2000:]}"
         torch.cuda.empty_cache()
@@ -85,7 +89,9 @@ def main(argv=None) -> int:
                                default=str))
     print(f"[family] wrote {path}\n")
     print(F.table(records))
-    return 0 if all(r.get("verified") and "error" not in r for r in records.values()) else 1
+    ok = all("error" not in r and r["designs"] and all(d.get("verified") for d in r["designs"].values())
+             for r in records.values())
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -45,15 +45,18 @@ def test_dry_run_generates_all_nine(tmp_path):
 
 
 def test_the_table_has_a_row_per_problem_with_its_ratios():
-    recs = {"kb1": {"summary": "Conv2d(64->128) -> relu -> add", "verified": True, "speedup_vs_eager": 2.0,
-                    "speedup_vs_eager_fp32": 3.0, "speedup_vs_compile": 1.5,
-                    "timings": {n: {"median_ms": v} for n, v in
-                                (("ours", 1.0), ("eager", 2.0), ("eager_fp32", 3.0), ("compile", 1.5))}},
-            "kb4": {"summary": "Conv2d(64->128) -> mish -> mish", "error": "build failed"}}
+    ms = {"ours_tf32": 0.5, "ours_fp32": 2.0, "eager": 1.0, "eager_fp32": 3.0, "compile": 1.5}
+    recs = {"kb1": {"summary": "Conv2d(64->128) -> relu -> add",
+                    "designs": {"tf32": {"verified": True}, "fp32": {"verified": False}},
+                    "timings": {n: {"median_ms": v} for n, v in ms.items()},
+                    "speedups": {"tf32_vs_compile": 3.0, "fp32_vs_eager_fp32": 1.5}},
+            "kb4": {"summary": "Conv2d(64->128) -> mish -> mish", "designs": {"tf32": {"error": "build failed"}}}}
     lines = F.table(recs).splitlines()
     assert len(lines) == 4
-    assert lines[2].split()[:2] == ["kb1", "Conv2d(64->128)"] and "1.000" in lines[2] and "1.50" in lines[2]
-    assert lines[2].rstrip().endswith("True") and lines[3].rstrip().endswith("build failed")
+    row = lines[2].split()
+    assert row[:2] == ["kb1", "Conv2d(64->128)"] and "0.500" in row and "3.00" in row and "1.50" in row
+    assert "tf32:True" in lines[2] and "fp32:False" in lines[2]
+    assert "tf32:build failed" in lines[3]
 
 
 class _NoExt:

@@ -149,8 +149,9 @@ def verify(problem: P.Problem, model, run, full_shape: bool = True, log=print) -
 
 
 @torch.no_grad()
-def time_problem(problem: P.Problem, model, run, n_timed: int, log=print) -> dict:
-    """ours, eager, eager with TF32 off and torch.compile at KernelBench's shape, in interleaved rounds (bench.py)."""
+def time_problem(problem: P.Problem, model, runs: dict, n_timed: int, log=print) -> dict:
+    """Each design's kernel (`runs`: {design: FusedFamily}), eager, eager with TF32 off and torch.compile at
+    KernelBench's shape, in one set of interleaved rounds (bench.py): the ratios are of one process and one clock."""
     from .. import bench
 
     x = problem.make_input(device="cuda")
@@ -165,28 +166,31 @@ def time_problem(problem: P.Problem, model, run, n_timed: int, log=print) -> dic
         finally:
             torch.backends.cudnn.allow_tf32 = old
 
-    fns = {"ours": lambda: run(x, out=out), "eager": lambda: model(x), "eager_fp32": eager_fp32,
-           "compile": lambda: compiled(x)}
+    fns = {f"ours_{d}": (lambda r=r: r(x, out=out)) for d, r in runs.items()}
+    fns.update(eager=lambda: model(x), eager_fp32=eager_fp32, compile=lambda: compiled(x))
     t = bench.time_interleaved(fns, n_timed=n_timed, log=log)
-    ours = t["ours"]["median_ms"]
-    return {"timings": t, "speedup_vs_eager": t["eager"]["median_ms"] / ours,
-            "speedup_vs_eager_fp32": t["eager_fp32"]["median_ms"] / ours,
-            "speedup_vs_compile": t["compile"]["median_ms"] / ours}
+    ratios = {f"{d}_vs_{ref}": t[ref]["median_ms"] / t[f"ours_{d}"]["median_ms"]
+              for d in runs for ref in ("eager", "eager_fp32", "compile")}
+    return {"timings": t, "speedups": ratios}
 
 
 def table(records: dict) -> str:
-    """One line per problem: the medians and ratios of one run, and whether the kernel verified."""
-    head = f"{'problem':<12} {'ops':<54} {'ours ms':>8} {'eager':>7} {'fp32':>7} {'compile':>8} {'x eager':>8} " \
-           f"{'x fp32':>7} {'x comp':>7}  verified"
+    """One line per problem: the medians and ratios of one run (the issue's goals: the tf32 kernel against
+    torch.compile, the FP32 one against eager with TF32 off), and whether each design's kernel verified."""
+    designs = list(TP.DESIGNS)
+    cols = [f"ours_{d}" for d in designs] + ["eager", "eager_fp32", "compile"]
+    ratio_cols = [("tf32_vs_compile", "tf32/comp"), ("fp32_vs_eager_fp32", "fp32/e32")]
+    head = f"{'problem':<8} {'ops':<44} " + " ".join(f"{c:>10}" for c in cols) + " " + \
+        " ".join(f"{h:>9}" for _, h in ratio_cols) + "  verified"
     lines = [head, "-" * len(head)]
-    for k, r in records.items():
-        t = r.get("timings", {})
-        ms = {n: t.get(n, {}).get("median_ms") for n in ("ours", "eager", "eager_fp32", "compile")}
 
-        def f(v, w, d=3):
-            return f"{v:>{w}.{d}f}" if isinstance(v, (int, float)) else f"{'-':>{w}}"
-        lines.append(f"{k:<12} {r['summary'][-54:]:<54} {f(ms['ours'], 8)} {f(ms['eager'], 7)} {f(ms['eager_fp32'], 7)} "
-                     f"{f(ms['compile'], 8)} {f(r.get('speedup_vs_eager'), 8, 2)} "
-                     f"{f(r.get('speedup_vs_eager_fp32'), 7, 2)} {f(r.get('speedup_vs_compile'), 7, 2)}  "
-                     f"{r.get('verified', r.get('error', '-'))}")
+    def f(v, w, d):
+        return f"{v:>{w}.{d}f}" if isinstance(v, (int, float)) else f"{'-':>{w}}"
+    for k, r in records.items():
+        t, sp = r.get("timings", {}), r.get("speedups", {})
+        ver = " ".join(f"{d}:{r.get('designs', {}).get(d, {}).get('verified', r.get('designs', {}).get(d, {}).get('error', '-'))}"
+                       for d in designs)
+        lines.append(f"{k:<8} {r['summary'][-44:]:<44} " + " ".join(f(t.get(c, {}).get("median_ms"), 10, 3) for c in cols)
+                     + " " + " ".join(f(sp.get(c), 9, 2) for c, _ in ratio_cols) + f"  {ver}"
+                     + (f"  {r['error']}" if "error" in r else ""))
     return "\n".join(lines)
