@@ -104,6 +104,8 @@ REFUSED = [
      r"per-channel tensor after the reduction"),
     ("rounding div", lambda m, x: torch.div(m.conv(x), 2, rounding_mode="floor"), {}, r"rounding_mode='floor'"),
     ("in-place on a reused value", lambda m, x: (lambda y: y.relu_() + y)(m.conv(x)), {}, r"in-place tensor method .relu_\(\)"),
+    ("positional in-place on a reused value", lambda m, x: (lambda y: F.leaky_relu(y, 0.2, True) * y)(m.conv(x)), {},
+     r"in-place function .*leaky_relu"),
     ("tuple output", lambda m, x: (m.conv(x).relu(), m.conv(x)), {}, r"input is used 2 times|must return one tensor"),
     ("no epilogue", lambda m, x: m.conv(x), {}, r"no op follows the conv"),
     ("tensor made in forward", lambda m, x: m.conv(x) * torch.ones(8, 1, 1), {}, r"shape \(8, 1, 1\) made in forward"),

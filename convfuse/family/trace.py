@@ -150,6 +150,8 @@ _FUNCTIONS = {
     torch.minimum: "minimum", torch.maximum: "maximum", torch.min: "min", torch.max: "max",
     torch.amin: "amin", torch.amax: "amax", torch.sum: "sum", torch.mean: "mean",
 }
+# the functions whose `inplace` flag may come positionally (the only bool argument of each)
+_INPLACE_FLAGGED = {n for n, sig in SIGNATURES.items() if "inplace" in sig.parameters}
 _METHODS = {m: m for m in ("add", "sub", "mul", "div", "neg", "abs", "exp", "sigmoid", "tanh", "relu", "clamp",
                            "clamp_min", "clamp_max", "minimum", "maximum", "min", "max", "amin", "amax", "sum",
                            "mean")}
@@ -286,7 +288,10 @@ class _Builder:
         # An in-place op mutates its input; fx records a new node but code may go on reading the old name. Out-of-place
         # semantics hold only when nothing else reads the mutated input.
         for n in nodes:
-            inplace = (n.op == "call_method" and str(n.target).endswith("_")) or n.kwargs.get("inplace") is True or \
+            positional = n.op == "call_function" and _FUNCTIONS.get(n.target) in _INPLACE_FLAGGED and \
+                any(a is True for a in n.args[1:])      # F.relu(x, True), F.leaky_relu(x, 0.2, True)
+            inplace = positional or (n.op == "call_method" and str(n.target).endswith("_")) or \
+                n.kwargs.get("inplace") is True or \
                       (n.op == "call_function" and n.target in (torch.relu_, F.relu_, F.leaky_relu_, F.hardtanh_,
                                                                 operator.iadd, operator.isub, operator.imul,
                                                                 operator.itruediv)) or \
