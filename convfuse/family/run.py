@@ -1,0 +1,196 @@
+"""The family's GPU run: generate every problem's kernel, build them in parallel, verify each against float64, time it
+beside eager and torch.compile in one process. scripts/family_gpu.py is its command line; tests/test_family_gpu.py
+runs the verification under `pytest -m gpu`. Only `plan` and `write_sources` run without a GPU.
+
+Verification follows convfuse/verify.py: fresh parameters and inputs every trial (its TRIALS: KernelBench's rand and
+randn), an output poisoned with NaN, the problem's odd shapes and the full shape, the bound of the template's precision
+class (template.DESIGNS: fp32 or tf32) against the float64 model; KernelBench's allclose against eager beside it. Two additions of
+DESIGN.md's protocol that verify.py does not hold yet: the conv bias zeroed (a bias masks a conv's own error), and
+input scales from 1e-6 to 1e3, where the max-abs bound (set for unit inputs) gives way to the rel-L2 bound alone.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from .. import problems as P
+from .. import verify as V
+from . import epilogue as E
+from . import models as M
+from . import template as TP
+from . import trace as T
+
+SCALES = (1e-6, 1e-3, 1e3)      # input magnitudes beside KernelBench's (rand/randn): on the first odd shape
+
+
+@dataclass
+class Planned:
+    key: str
+    design: str          # a key of template.DESIGNS
+    kernelbench_id: str
+    summary: str
+    reduction: str | None
+    params: tuple
+    source: str          # the whole CUDA translation unit
+    build_name: str
+
+
+def name(key: str, design: str) -> str:
+    return f"{key}_{design}"
+
+
+def plan(keys=None, designs=tuple(TP.DESIGNS)) -> dict:
+    """{"<key>_<design>": Planned} for the named family problems (all nine by default) in each template design:
+    traced and generated, nothing built."""
+    probs = [M.get(k) for k in keys] if keys else list(M.FAMILY.values())
+    out = {}
+    for prob in probs:
+        traced = T.trace(prob.make_model(seed=0))
+        gen = E.generate(traced)
+        for design in designs:
+            src = TP.source(traced, gen, design)
+            out[name(prob.key, design)] = Planned(prob.key, design, prob.kernelbench_id, traced.summary(),
+                                                  gen.reduction, gen.params, src, TP.build_name(traced, src))
+    return out
+
+
+def write_sources(planned: dict, out_dir: Path) -> dict:
+    """Each problem's generated source under out_dir/sources/, and plan.json: what a GPU run will build."""
+    src_dir = Path(out_dir) / "sources"
+    src_dir.mkdir(parents=True, exist_ok=True)
+    for k, p in planned.items():
+        (src_dir / f"{k}.cu").write_text(p.source)
+    meta = {k: {f: v for f, v in asdict(p).items() if f != "source"} for k, p in planned.items()}
+    (Path(out_dir) / "plan.json").write_text(json.dumps(meta, indent=1))
+    return meta
+
+
+def _build_one(key: str, design: str) -> tuple[str, float]:
+    """In a worker process: trace, generate and build one problem in one design (load_inline caches under
+    build/family/)."""
+    os.environ.setdefault("MAX_JOBS", "2")
+    t0 = time.perf_counter()
+    traced = T.trace(M.get(key).make_model(seed=0))
+    TP.load(traced, TP.source(traced, design=design))
+    return name(key, design), time.perf_counter() - t0
+
+
+def build_all(pairs, jobs: int | None = None, log=print) -> dict:
+    """Build every (problem key, design)'s extension in parallel processes: {"<key>_<design>": seconds} for those
+    that built (the caller loads them: cache hits)."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    pairs = list(pairs)
+    jobs = jobs or max(1, min(len(pairs), os.cpu_count() or 2))
+    times, errors = {}, []
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
+        futs = {pool.submit(_build_one, k, d): name(k, d) for k, d in pairs}
+        for f in as_completed(futs):
+            try:
+                k, dt = f.result()
+                times[k] = round(dt, 1)
+                log(f"[family build] {k}: {dt:.1f} s")
+            except Exception as e:
+                errors.append(f"{futs[f]}: {str(e)[-3000:]}")
+                log(f"[family build] {futs[f]}: FAILED")
+    if errors:
+        log("\n".join(errors))
+    return times
+
+
+def fused(model: torch.nn.Module, design: str) -> TP.FusedFamily:
+    return TP.FusedFamily(model, design=design)   # load() finds the extension the parallel build left in build/family/
+
+
+@torch.no_grad()
+def _check(problem, model, run, shape, seed, dist, scale=1.0, zero_bias=False) -> dict:
+    V.reseed(model, problem, seed)
+    if zero_bias and model.get_submodule(run.traced.conv.path).bias is not None:
+        model.get_submodule(run.traced.conv.path).bias.zero_()
+    x = problem.make_input(shape, seed=seed, dist=dist, device="cuda") * scale
+    ref = P.ground_truth(model, x)
+    eager = model(x)
+    out = V.poisoned(tuple(ref.shape), "cuda")
+    run(x, out=out)
+    m = V.compare(out, ref)
+    bound = V.BOUNDS[run.precision]
+    ok = V.within_bounds(m, run.precision) if scale == 1.0 else \
+        (m["nonfinite_mismatch"] == 0 and m["rel_l2"] <= bound[1])
+    clean = m["nonfinite_mismatch"] == 0
+    return dict(shape=list(shape), seed=seed, dist=dist, scale=scale, zero_bias=zero_bias, **m,
+                kernelbench_pass=V.kernelbench_pass(out, eager) if clean else False, passed=bool(ok))
+
+
+def verify(problem: P.Problem, model, run, full_shape: bool = True, log=print) -> dict:
+    """Every check of the protocol for one problem; {"verified", "checks": [...], worst errors}."""
+    checks = []
+    shapes = list(problem.odd_shapes) + ([problem.input_shape] if full_shape else [])
+    for shape in shapes:
+        trials = V.TRIALS if shape != problem.input_shape else V.TRIALS[:1]   # the full shape: KernelBench's draw
+        for seed, dist in trials:
+            checks.append(_check(problem, model, run, shape, seed, dist))
+    odd = problem.odd_shapes[0]
+    checks.append(_check(problem, model, run, odd, 3, "randn", zero_bias=True))
+    for i, s in enumerate(SCALES):
+        checks.append(_check(problem, model, run, odd, 4 + i, "randn", scale=s))
+    for c in checks:
+        if not c["passed"]:
+            log(f"[family verify] {problem.key} FAIL {c}")
+    return {"verified": all(c["passed"] for c in checks), "checks": checks,
+            "max_abs_err_fp64": max(c["max_abs"] for c in checks if c["scale"] == 1.0),
+            "rel_l2_err_fp64": max(c["rel_l2"] for c in checks),
+            "kernelbench_pass": all(c["kernelbench_pass"] for c in checks if c["scale"] == 1.0)}
+
+
+@torch.no_grad()
+def time_problem(problem: P.Problem, model, runs: dict, n_timed: int, log=print) -> dict:
+    """Each design's kernel (`runs`: {design: FusedFamily}), eager, eager with TF32 off and torch.compile at
+    KernelBench's shape, in one set of interleaved rounds (bench.py): the ratios are of one process and one clock."""
+    from .. import bench
+
+    x = problem.make_input(device="cuda")
+    out = torch.empty(tuple(model(x).shape), device="cuda")
+    compiled = torch.compile(model)
+
+    def eager_fp32():
+        old = torch.backends.cudnn.allow_tf32
+        torch.backends.cudnn.allow_tf32 = False
+        try:
+            model(x)
+        finally:
+            torch.backends.cudnn.allow_tf32 = old
+
+    fns = {f"ours_{d}": (lambda r=r: r(x, out=out)) for d, r in runs.items()}
+    fns.update(eager=lambda: model(x), eager_fp32=eager_fp32, compile=lambda: compiled(x))
+    t = bench.time_interleaved(fns, n_timed=n_timed, log=log)
+    ratios = {f"{d}_vs_{ref}": t[ref]["median_ms"] / t[f"ours_{d}"]["median_ms"]
+              for d in runs for ref in ("eager", "eager_fp32", "compile")}
+    return {"timings": t, "speedups": ratios}
+
+
+def table(records: dict) -> str:
+    """One line per problem: the medians and ratios of one run (the issue's goals: the tf32 kernel against
+    torch.compile, the FP32 one against eager with TF32 off), and whether each design's kernel verified."""
+    designs = list(TP.DESIGNS)
+    cols = [f"ours_{d}" for d in designs] + ["eager", "eager_fp32", "compile"]
+    ratio_cols = [("tf32_vs_compile", "tf32/comp"), ("fp32_vs_eager_fp32", "fp32/e32")]
+    head = f"{'problem':<8} {'ops':<44} " + " ".join(f"{c:>10}" for c in cols) + " " + \
+        " ".join(f"{h:>9}" for _, h in ratio_cols) + "  verified"
+    lines = [head, "-" * len(head)]
+
+    def f(v, w, d):
+        return f"{v:>{w}.{d}f}" if isinstance(v, (int, float)) else f"{'-':>{w}}"
+    for k, r in records.items():
+        t, sp = r.get("timings", {}), r.get("speedups", {})
+        ver = " ".join(f"{d}:{r.get('designs', {}).get(d, {}).get('verified', r.get('designs', {}).get(d, {}).get('error', '-'))}"
+                       for d in designs)
+        lines.append(f"{k:<8} {r['summary'][-44:]:<44} " + " ".join(f(t.get(c, {}).get("median_ms"), 10, 3) for c in cols)
+                     + " " + " ".join(f(sp.get(c), 9, 2) for c, _ in ratio_cols) + f"  {ver}"
+                     + (f"  {r['error']}" if "error" in r else ""))
+    return "\n".join(lines)

@@ -1,0 +1,224 @@
+"""A traced model's kernel: the generated epilogue compiled into the conv template, its torch glue, its build.
+
+`source(traced, design=...)` is the CUDA text nvcc compiles (kernels/family/family_args.h, the design's template from
+kernels/family/, the generated `FamilyEpilogue`, one `family_launch` instantiating it for <Cin, Cout, dims>); `glue(...)` is the C++ that
+`torch.utils.cpp_extension.load_inline` compiles with the host compiler, as convfuse/build.py does for the study's
+kernels (same nvcc flags, same torch-header stub). `compile_usage` compiles the source alone with nvcc for ptxas'
+report (CPU tests); `FusedFamily` is the module a GPU session runs: the model's own parameters, the generated kernel.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+
+from .. import build as B
+from ..registry import KERNELS, ROOT
+from . import epilogue as E
+from . import trace as T
+
+FAMILY_KERNELS = KERNELS / "family"
+# The templates a generated epilogue is compiled into: design -> (file, launch function, precision class of
+# convfuse/verify.py's bounds). fp32: direct conv on FP32 CUDA cores; tf32: implicit GEMM on mma.sync (sm_80+).
+DESIGNS = {"fp32": ("conv_epilogue.cuh", "launch", "fp32"),
+           "tf32": ("conv_epilogue_mma.cuh", "launch_mma", "tf32")}
+# The files of kernels/family/: everything the family's kernels compile, nothing else (tests/test_family_template.py
+# holds the directory to this list, as test_registry does for kernels/<problem>/).
+TEMPLATE_FILES = ("family_args.h",) + tuple(d[0] for d in DESIGNS.values())
+
+
+def precision(design: str) -> str:
+    return DESIGNS[design][2]
+
+
+def _text(name: str) -> str:
+    # pasted as text, so the include guard would only draw "#pragma once in main file" warnings
+    return (FAMILY_KERNELS / name).read_text().replace("#pragma once\n", "")
+
+
+def source(traced: T.Traced, generated: E.Generated | None = None, design: str = "fp32") -> str:
+    """The whole CUDA translation unit for one traced model in one template design."""
+    if design not in DESIGNS:
+        raise ValueError(f"unknown template design {design!r}; known: {', '.join(DESIGNS)}")
+    gen = generated or E.generate(traced)
+    c = traced.conv
+    shown = FAMILY_KERNELS.relative_to(ROOT)
+    file, launch, _ = DESIGNS[design]
+    return "\n".join([
+        f'#line 1 "{shown}/family_args.h"', _text("family_args.h"),
+        f'#line 1 "{shown}/{file}"', _text(file),
+        f'#line 1 "generated epilogue of {traced.model_name}"', gen.source,
+        "const char* family_launch(const cf_family::FamilyArgs& a, cudaStream_t stream) {",
+        f"    return cf_family::{launch}<{c.in_channels}, {c.out_channels}, {c.dims}, FamilyEpilogue>(a, stream);",
+        "}",
+        "int family_out_channels() { return FamilyEpilogue::kReduces ? 1 : " + str(c.out_channels) + "; }", ""])
+
+
+GLUE = r"""
+#include <torch/extension.h>
+#include <c10/cuda/CUDAStream.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+
+// The Python side (FusedFamily) has checked devices, dtypes, contiguity and shapes; these checks keep a direct
+// caller of the extension from reading out of bounds.
+static void check_tensor(const at::Tensor& t, const char* name) {
+    TORCH_CHECK(t.is_cuda(), name, " must be a CUDA tensor");
+    TORCH_CHECK(t.scalar_type() == at::kFloat, name, " must be float32");
+    TORCH_CHECK(t.is_contiguous(), name, " must be contiguous");
+}
+
+void forward(const at::Tensor& x, const at::Tensor& w, const c10::optional<at::Tensor>& bias,
+             const std::vector<at::Tensor>& params, at::Tensor& y) {
+    check_tensor(x, "x"); check_tensor(w, "weight"); check_tensor(y, "y");
+    TORCH_CHECK(x.dim() == 4 || x.dim() == 5, "x must be 4-D or 5-D");
+    TORCH_CHECK((int64_t)params.size() <= cf_family::kMaxParams, "too many epilogue tensors");
+    const bool three = x.dim() == 5;
+    cf_family::FamilyArgs a = {};
+    a.x = x.data_ptr<float>();
+    a.w = w.data_ptr<float>();
+    if (bias.has_value()) { check_tensor(*bias, "bias"); a.bias = bias->data_ptr<float>(); }
+    for (size_t i = 0; i < params.size(); ++i) { check_tensor(params[i], "epilogue tensor"); a.params.p[i] = params[i].data_ptr<float>(); }
+    a.y = y.data_ptr<float>();
+    a.N = (int)x.size(0); a.Cin = (int)x.size(1); a.Cout = (int)w.size(0);
+    a.D = three ? (int)x.size(2) : 1; a.H = (int)x.size(-2); a.W = (int)x.size(-1);
+    a.Do = three ? a.D - 2 : 1; a.Ho = a.H - 2; a.Wo = a.W - 2;
+    TORCH_CHECK(w.numel() == (int64_t)a.Cout * a.Cin * (three ? 27 : 9), "weight must be [Cout, Cin, 3, 3(, 3)]");
+    TORCH_CHECK(y.numel() == (int64_t)a.N * family_out_channels() * a.Do * a.Ho * a.Wo, "y has the wrong size");
+    if (y.numel() == 0) return;
+    const c10::cuda::CUDAGuard guard(x.device());
+    const char* err = family_launch(a, c10::cuda::getCurrentCUDAStream());
+    TORCH_CHECK(err == nullptr, "kernel refused the call: ", err ? err : "");
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+"""
+
+
+def glue() -> str:
+    """The host-compiled C++ of every family extension: the argument block, then the torch wrapper."""
+    return _text("family_args.h") + GLUE
+
+
+def build_name(traced: T.Traced, src: str) -> str:
+    """A name per generated source, so that two models (or two versions of the generator) never share a cache."""
+    digest = hashlib.sha256((src + glue() + repr(B.NVCC_FLAGS)).encode()).hexdigest()[:12]
+    return f"convfuse_family_{traced.model_name.lower()[:40]}_{digest}"
+
+
+def load(traced: T.Traced, src: str, verbose: bool = False):
+    """Build (or load from build/family/<name>) the extension for one generated source; needs a GPU and nvcc."""
+    import torch.utils.cpp_extension as ext
+
+    B.require_toolchain()
+    name = build_name(traced, src)
+    build_dir = B.BUILD_DIR / "family" / name
+    build_dir.mkdir(parents=True, exist_ok=True)
+    os.environ["TORCH_CUDA_ARCH_LIST"] = ";".join(f"{a[0]}.{a[1:]}" for a in B.ARCHS)
+    try:
+        return ext.load_inline(name=name, cpp_sources=[glue()], cuda_sources=[src], functions=["forward"],
+                               extra_cflags=["-O3"], extra_cuda_cflags=list(B.NVCC_FLAGS) + B._nvcc_torch_stub(),
+                               build_directory=str(build_dir), verbose=verbose)
+    except Exception as e:   # the compiler's output is in the message; keep the end
+        raise B.BuildError(f"building the family kernel of {traced.model_name} failed:\n{str(e)[-4000:]}") from None
+
+
+def compile_usage(src: str, arch: str, stem: str = "family", nvcc: str | None = None) -> dict:
+    """Compile a generated source alone (no torch) for sm_`arch` with -Xptxas -v: ptxas' report per kernel entry
+    (build.parse_ptxas: registers, spills, stack frame)."""
+    nvcc = nvcc or B.find_nvcc()
+    if nvcc is None:
+        raise B.BuildError("nvcc not found (set CUDA_HOME or put nvcc on PATH)")
+    (B.BUILD_DIR / "ptxas").mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=B.BUILD_DIR / "ptxas") as tmp:   # its own: compiles run side by side
+        path = Path(tmp) / f"{stem}.cu"
+        path.write_text(src)
+        cmd = [nvcc, *B.NVCC_FLAGS, "-c", str(path), "-o", str(path.with_suffix(".o")),
+               f"-gencode=arch=compute_{arch},code=sm_{arch}", "-Xptxas", "-v"]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise B.BuildError(f"nvcc failed on {stem} for sm_{arch}:\n{proc.stderr[-4000:]}")
+    return B.parse_ptxas(proc.stderr)
+
+
+def output_shape(traced: T.Traced, input_shape) -> tuple:
+    """The model's output shape for an input shape: the conv's (k=3, no padding), less the channel axis after a
+    reduction (or 1 with keepdim)."""
+    n, _, *spatial = input_shape
+    out = (n, traced.conv.out_channels) + tuple(s - 2 for s in spatial)
+    red = traced.reduction
+    if red is None:
+        return out
+    return out[:1] + ((1,) if red.keepdim else ()) + out[2:]
+
+
+class FusedFamily(nn.Module):
+    """`model` computed by one generated kernel (template `design`, a key of DESIGNS): the conv and its epilogue,
+    reading the model's own parameters at every call (so fresh parameters copied into the model count). Inference
+    only, float32 CUDA tensors."""
+
+    def __init__(self, model: nn.Module, traced: T.Traced | None = None, design: str = "fp32", verbose: bool = False,
+                 ext=None):
+        super().__init__()
+        self.model = model
+        self.design, self.precision = design, precision(design)
+        self.traced = traced or T.trace(model)
+        self.generated = E.generate(self.traced)
+        self.source = source(self.traced, self.generated, design)
+        self.ext = ext if ext is not None else load(self.traced, self.source, verbose=verbose)
+
+    def _tensors(self):
+        conv = self.model.get_submodule(self.traced.conv.path)
+        params = [T._getattr_path(self.model, p.name) for p in self.traced.params]
+        return conv.weight, conv.bias, [p.detach().contiguous().reshape(-1) for p in params]
+
+    def forward(self, x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x must be a torch.Tensor, not {type(x).__name__}")
+        c = self.traced.conv
+        if x.dim() != c.dims + 2:
+            raise ValueError(f"x must be {c.dims + 2}-D for a {c.dims}-D conv, got {x.dim()}-D")
+        if x.dtype != torch.float32:
+            raise TypeError(f"x must be float32, not {x.dtype}")
+        if not x.is_cuda:
+            raise ValueError("x must be a CUDA tensor")
+        if x.shape[1] != c.in_channels:
+            raise ValueError(f"x has {x.shape[1]} channels; the conv takes in_channels={c.in_channels}")
+        if any(s < 3 for s in x.shape[2:]):
+            raise ValueError(f"spatial extent {tuple(x.shape[2:])} is smaller than the kernel size 3")
+        if not x.is_contiguous():
+            raise ValueError("x must be contiguous (NCHW / NCDHW); non-contiguous and channels_last are refused")
+        w, b, params = self._tensors()
+        if torch.is_grad_enabled() and (x.requires_grad or w.requires_grad):
+            raise RuntimeError("the family's kernels are inference-only: call under torch.no_grad()")
+        for name, t in [("weight", w), ("bias", b)] + list(zip(self.generated.params, params)):
+            if t is not None and (t.device != x.device or t.dtype != torch.float32):
+                raise ValueError(f"{name} must be float32 on {x.device}, is {t.dtype} on {t.device}")
+        shape = output_shape(self.traced, x.shape)
+        y = torch.empty(shape, device=x.device, dtype=torch.float32) if out is None else out
+        if tuple(y.shape) != shape:
+            raise ValueError(f"out has shape {tuple(y.shape)}, the output is {shape}")
+        self.ext.forward(x, w.detach().contiguous(), None if b is None else b.detach().contiguous(), params, y)
+        return y
+
+
+def fuse(model: nn.Module, fallback: bool = False, design: str = "tf32", verbose: bool = False) -> nn.Module:
+    """`model` as one generated kernel (FusedFamily), or UnsupportedModel naming why it is outside the family; with
+    `fallback=True` the caller asked for eager PyTorch instead: the model itself comes back, with a warning naming
+    the reason. `design`: tf32 by default, the class of PyTorch's own conv (cuDNN with TF32 allowed); fp32 for FP32
+    CUDA-core arithmetic. (The library's `convfuse.fuse` is the public door; this is the family's.)"""
+    import warnings
+
+    try:
+        traced = T.trace(model)
+        E.generate(traced)            # the generator's own refusals (too many tensors) before any build
+    except T.UnsupportedModel as e:
+        if not fallback:
+            raise
+        warnings.warn(f"convfuse: running {type(model).__name__} in eager PyTorch: {e}", stacklevel=2)
+        return model
+    return FusedFamily(model, traced, design=design, verbose=verbose)

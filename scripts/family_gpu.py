@@ -1,0 +1,98 @@
+"""The family on a GPU, in one run: generate every problem's kernel, build all in parallel, verify each against
+float64, time it beside eager, eager with TF32 off and torch.compile, write JSON, print a table last.
+
+    python scripts/family_gpu.py --out OUT_DIR [--problems 1,32,kb48,conv3d] [--designs tf32,fp32] [--jobs N]
+                                 [--n-timed 25] [--no-full-shape] [--no-time] [--dry-run]
+
+Each problem is built in each template design (convfuse/family/template.py, DESIGNS: tf32 on mma.sync, fp32 on CUDA
+cores) and verified in that design's precision class. OUT_DIR gets sources/<key>_<design>.cu and plan.json (what is built: also with --dry-run, which needs no GPU and stops there),
+then family_<gpu-slug>.json: the environment and, per problem, per design the build seconds, the verification's
+checks and worst errors, and one interleaved timing of every design beside the references (median, p20, p80) with
+the ratios. A problem that fails to build or verify keeps its row, with the
+reason; exit status 1 when any did. Verification and timing: convfuse/family/run.py.
+"""
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # run from anywhere
+
+from convfuse.family import models as M  # noqa: E402
+from convfuse.family import run as F  # noqa: E402
+
+
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True, type=Path, help="directory for the sources, plan.json and the results")
+    ap.add_argument("--problems", default="", help="comma-separated keys or KernelBench numbers (default: all nine)")
+    ap.add_argument("--designs", default=",".join(F.TP.DESIGNS), help="template designs (default: all)")
+    ap.add_argument("--jobs", type=int, default=None, help="parallel builds (default: one per core, at most nine)")
+    ap.add_argument("--n-timed", type=int, default=25, help="timed calls per kernel (>= 20: the timing protocol)")
+    ap.add_argument("--no-full-shape", action="store_true", help="verify on the odd shapes only")
+    ap.add_argument("--no-time", action="store_true", help="build and verify, do not time")
+    ap.add_argument("--dry-run", action="store_true", help="generate and write the sources only (no GPU needed)")
+    a = ap.parse_args(argv)
+    try:
+        a.keys = [M.get(k.strip()).key for k in a.problems.split(",") if k.strip()] or list(M.FAMILY)
+    except ValueError as e:
+        ap.error(str(e))
+    a.design_list = [d.strip() for d in a.designs.split(",") if d.strip()]
+    unknown = [d for d in a.design_list if d not in F.TP.DESIGNS]
+    if unknown or not a.design_list:
+        ap.error(f"--designs: unknown {unknown}; known: {', '.join(F.TP.DESIGNS)}")
+    if a.n_timed < 20 and not a.no_time:
+        ap.error("--n-timed: the timing protocol takes at least 20 timed calls")
+    return a
+
+
+def main(argv=None) -> int:
+    a = parse_args(argv)
+    a.out.mkdir(parents=True, exist_ok=True)
+    planned = F.plan(a.keys, a.design_list)
+    F.write_sources(planned, a.out)
+    print(f"[family] {len(planned)} sources under {a.out / 'sources'}", flush=True)
+    if a.dry_run:
+        return 0
+    import torch
+
+    from convfuse import bench, results
+
+    t0 = time.perf_counter()
+    build_s = F.build_all([(p.key, p.design) for p in planned.values()], jobs=a.jobs)
+    wall = time.perf_counter() - t0
+    records = {}
+    for key in a.keys:
+        prob = M.get(key)
+        first = planned[F.name(key, a.design_list[0])]
+        rec = records[key] = {"kernelbench_id": first.kernelbench_id, "summary": first.summary, "designs": {}}
+        try:
+            model = prob.make_model(seed=0, device="cuda")
+            runs = {}
+            for d in a.design_list:
+                name = F.name(key, d)
+                drec = rec["designs"][d] = {"precision": F.TP.precision(d), "build_s": build_s.get(name)}
+                if name not in build_s:
+                    drec["error"] = "build failed"
+                    continue
+                runs[d] = F.fused(model, d)
+                drec.update(F.verify(prob, model, runs[d], full_shape=not a.no_full_shape))
+            if runs and not a.no_time:
+                rec.update(F.time_problem(prob, model, runs, a.n_timed))
+        except Exception as e:   # one problem's failure keeps the others' measurements
+            rec["error"] = f"{type(e).__name__}: {str(e)[-2000:]}"
+        torch.cuda.empty_cache()
+    env = bench.environment()
+    path = a.out / f"family_{env['slug']}.json"
+    path.write_text(json.dumps({"env": env, "build_wall_s": round(wall, 1), "records": records}, indent=1,
+                               default=str))
+    print(f"[family] wrote {path}\n")
+    print(F.table(records))
+    ok = all("error" not in r and r["designs"] and all(d.get("verified") for d in r["designs"].values())
+             for r in records.values())
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

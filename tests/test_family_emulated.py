@@ -1,0 +1,306 @@
+"""The generated kernels, run on the CPU: each family problem's whole CUDA source (template + generated epilogue +
+launch), in each template design, compiled as C++ by g++ with a small shim for CUDA's built-ins, every CUDA thread a
+host thread and __syncthreads a std::barrier, one block at a time; mma.sync a warp-wide exchange of the fragments
+(laid out as the PTX ISA gives them) with a float64 dot product, cvt.rna.tf32 a bit rounding; then held to the
+verification protocol's bound of the design's precision class (convfuse/verify.py) against the float64 model, on
+NaN-poisoned outputs and odd shapes: tails of a thread's pixels or of a block's, a partial last pass of channels, a
+K that is no multiple of the stage, the reduction over channels.
+
+What this checks is the kernel's own arithmetic and indexing, as written; not what only a GPU shows (nvcc's code,
+memory ordering between warps, timing). The compile tests (test_family_template.py) and the GPU run
+(scripts/family_gpu.py) cover those."""
+import re
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+from convfuse import problems as P
+from convfuse import verify as V
+from convfuse.family import models as M
+from convfuse.family import template as TP
+from convfuse.family import trace as T
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found: the emulation compiles with it")
+
+# CUDA's built-ins on the host: a block's threads are std::threads with a thread-local threadIdx; shared memory is a
+# function-local static (one block runs at a time); __ldg is a load.
+SHIM = r"""
+#include <barrier>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static
+typedef struct CUstream_st* cudaStream_t;
+struct cf_dim3 { unsigned x = 0, y = 0, z = 0; };
+thread_local cf_dim3 threadIdx, blockIdx;
+static std::barrier<>* cf_barrier = nullptr;
+inline void __syncthreads() { cf_barrier->arrive_and_wait(); }
+template <class T> inline T __ldg(const T* p) { return *p; }
+inline float __int_as_float(unsigned i) { float f; std::memcpy(&f, &i, 4); return f; }
+using std::isnan;
+// a warp's mma.sync: every lane posts its fragments, waits for the warp, computes its four results, waits again
+struct cf_warp { unsigned a[32][4]; unsigned b[32][2]; std::barrier<>* bar; };
+static cf_warp cf_warps[32];
+thread_local unsigned cf_lane, cf_wid;
+inline float cf_bits(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
+inline unsigned cf_tf32(float x) {   // cvt.rna.tf32.f32: 10 mantissa bits, to nearest, ties away from zero
+    unsigned u; std::memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;
+    return u;
+}
+inline void cf_mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    cf_warp& w = cf_warps[cf_wid];
+    for (int i = 0; i < 4; ++i) w.a[cf_lane][i] = a[i];
+    w.b[cf_lane][0] = b[0]; w.b[cf_lane][1] = b[1];
+    w.bar->arrive_and_wait();
+    auto A = [&](int row, int k) { return cf_bits(w.a[(row % 8) * 4 + k % 4][(row >= 8) + 2 * (k >= 4)]); };
+    auto B = [&](int k, int col) { return cf_bits(w.b[col * 4 + k % 4][k >= 4]); };
+    const int g = cf_lane / 4, t = cf_lane % 4;
+    for (int e = 0; e < 4; ++e) {
+        const int row = g + (e >= 2 ? 8 : 0), col = 2 * t + (e & 1);
+        double s = d[e];
+        for (int k = 0; k < 8; ++k) s += (double)A(row, k) * B(k, col);
+        d[e] = (float)s;
+    }
+    w.bar->arrive_and_wait();
+}
+template <class K, class A> void cf_emulate_launch(K kernel, unsigned blocks, unsigned threads, const A& a) {
+    for (unsigned b = 0; b < blocks; ++b) {
+        std::barrier<> bar(threads);
+        std::vector<std::barrier<>*> warp_bars;
+        for (unsigned w = 0; w < threads / 32; ++w) cf_warps[w].bar = warp_bars.emplace_back(new std::barrier<>(32));
+        cf_barrier = &bar;
+        std::vector<std::thread> ts;
+        for (unsigned t = 0; t < threads; ++t)
+            ts.emplace_back([&kernel, &a, b, t] {
+                blockIdx.x = b; threadIdx.x = t; cf_lane = t % 32; cf_wid = t / 32; kernel(a); });
+        for (auto& th : ts) th.join();
+        for (auto* p : warp_bars) delete p;
+    }
+}
+"""
+
+MAIN = r"""
+static std::vector<float> read(const char* path, size_t n) {
+    std::vector<float> v(n);
+    FILE* f = std::fopen(path, "rb");
+    if (!f || std::fread(v.data(), 4, n, f) != n) { std::fprintf(stderr, "cannot read %s\n", path); std::exit(2); }
+    std::fclose(f);
+    return v;
+}
+// argv: N Cin Cout D H W x.bin w.bin bias.bin|- y.bin p0.bin ...
+int main(int argc, char** argv) {
+    cf_family::FamilyArgs a = {};
+    a.N = std::atoi(argv[1]); a.Cin = std::atoi(argv[2]); a.Cout = std::atoi(argv[3]);
+    a.D = std::atoi(argv[4]); a.H = std::atoi(argv[5]); a.W = std::atoi(argv[6]);
+    const bool three = a.D > 0;
+    if (!three) a.D = 1;
+    a.Do = three ? a.D - 2 : 1; a.Ho = a.H - 2; a.Wo = a.W - 2;
+    const int taps = three ? 27 : 9;
+    auto x = read(argv[7], (size_t)a.N * a.Cin * a.D * a.H * a.W);
+    auto w = read(argv[8], (size_t)a.Cout * a.Cin * taps);
+    std::vector<float> b;
+    if (std::strcmp(argv[9], "-") != 0) b = read(argv[9], a.Cout);
+    std::vector<std::vector<float>> ps;
+    for (int i = 11; i < argc; ++i) {   // "path:count"
+        const char* colon = std::strrchr(argv[i], ':');
+        std::string path(argv[i], colon - argv[i]);
+        ps.push_back(read(path.c_str(), std::atoi(colon + 1)));
+    }
+    const size_t ny = (size_t)a.N * family_out_channels() * a.Do * a.Ho * a.Wo;
+    std::vector<float> y(ny, std::nanf(""));   // poisoned: an element the kernel does not write stays NaN
+    a.x = x.data(); a.w = w.data(); a.bias = b.empty() ? nullptr : b.data(); a.y = y.data();
+    for (size_t i = 0; i < ps.size(); ++i) a.params.p[i] = ps[i].data();
+    const char* err = family_launch(a, nullptr);
+    if (err) { std::printf("refused: %s\n", err); return 3; }
+    FILE* f = std::fopen(argv[10], "wb");
+    std::fwrite(y.data(), 4, ny, f);
+    std::fclose(f);
+    return 0;
+}
+"""
+
+_LAUNCH = re.compile(r"(conv_epilogue(?:_mma)?_kernel<[^>]*>)<<<([^,]+), ([^,]+), 0, stream>>>\(a\);")
+_PRIMITIVES = re.compile(r"// --- tensor-core primitives .*?// --- end of tensor-core primitives ---", re.S)
+_HOST_PRIMITIVES = """inline unsigned to_tf32(float x) { return cf_tf32(x); }
+inline void mma_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) { cf_mma(d, a, b); }"""
+
+
+def host_source(cuda_source: str) -> str:
+    """The generated CUDA source as host C++: the shim for cuda_runtime.h, the launch as a call of the emulator, the
+    tensor-core primitives (PTX) as their host emulations."""
+    src, n = _LAUNCH.subn(r"cf_emulate_launch(\1, \2, \3, a);", cuda_source)
+    assert n == 1, "the template's launch line changed: update _LAUNCH"
+    src, n = _PRIMITIVES.subn(_HOST_PRIMITIVES, src)
+    assert n == (1 if "conv_epilogue_mma_kernel" in src else 0), "the tensor-core primitives' markers changed"
+    return src.replace("#include <cuda_runtime.h>", SHIM) + MAIN
+
+
+def _compile(tmp_path, name, cuda_source):
+    exe = tmp_path / name
+    src = tmp_path / f"{name}.cpp"
+    src.write_text(host_source(cuda_source))
+    proc = subprocess.run(["g++", "-std=c++20", "-O2", "-pthread", "-Wno-unknown-pragmas", str(src), "-o", str(exe)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return exe
+
+
+def _dump(path, t):
+    np.ascontiguousarray(t.detach().float().numpy()).tofile(path)
+    return str(path)
+
+
+def run_emulated(exe, tmp_path, model, traced, x, tag="run"):
+    conv = model.get_submodule(traced.conv.path)
+    d = tmp_path / tag
+    d.mkdir()
+    dims = list(x.shape[2:]) if x.dim() == 5 else [0] + list(x.shape[2:])
+    args = [str(exe), *map(str, [x.shape[0], x.shape[1], conv.out_channels, *dims]),
+            _dump(d / "x", x), _dump(d / "w", conv.weight),
+            _dump(d / "b", conv.bias) if conv.bias is not None else "-", str(d / "y")]
+    for p in traced.params:
+        t = T._getattr_path(model, p.name)
+        args.append(f"{_dump(d / p.name, t)}:{t.numel()}")
+    proc = subprocess.run(args, capture_output=True, text=True)
+    if proc.returncode == 3:
+        return proc.stdout.strip()
+    assert proc.returncode == 0, proc.stderr
+    shape = TP.output_shape(traced, tuple(x.shape))
+    return torch.from_numpy(np.fromfile(d / "y", dtype=np.float32)).reshape(shape)
+
+
+class Extra(nn.Module):
+    """Beyond the nine: a partial last pass of channels (Cout 20), no conv bias, a mean without keepdim, Cin 1."""
+    def __init__(self, cin=3, cout=20, dims=2, bias=False):
+        super().__init__()
+        self.conv = (nn.Conv2d if dims == 2 else nn.Conv3d)(cin, cout, 3, bias=bias)
+        self.k = nn.Parameter(torch.tensor(0.7))
+
+    def forward(self, x):
+        y = torch.nn.functional.softplus(self.conv(x), beta=2.0, threshold=3.0)
+        return torch.tanh(y.mean(dim=1)) * self.k
+
+
+class MinTanhTanh(nn.Module):
+    """Of the class but not the nine (written here after KernelBench's level2/25): a min over channels, then ops."""
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(5, 12, 3)
+
+    def forward(self, x):
+        x = torch.min(self.conv(x), dim=1, keepdim=True)[0]
+        return torch.tanh(torch.tanh(x))
+
+
+class MinAddMul(nn.Module):
+    """After level2/31: a minimum with a tensor made in forward, a per-channel bias, a scale."""
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 16, 3)
+        self.bias = nn.Parameter(torch.randn(16, 1, 1))
+
+    def forward(self, x):
+        x = torch.min(self.conv(x), torch.tensor(0.5))
+        return (x + self.bias) * 2.0
+
+
+def _small_shapes(prob):
+    """Odd shapes small enough for the emulator: a row of 11 outputs (one thread's 8 and a tail of 3), batch 2,
+    3-D depth 3; and a row of 3 (a thread with one partial group only)."""
+    c = prob.in_channels
+    if prob.dims == 2:
+        return [(2, c, 7, 13), (1, c, 3, 5)]
+    return [(1, c, 5, 6, 13), (2, c, 3, 3, 5)]
+
+
+EXTRA = {"cout20_mean": (Extra(), [(2, 3, 6, 12)]),
+         "cin1_3d_bias": (Extra(cin=1, cout=9, dims=3, bias=True), [(1, 1, 4, 5, 11)]),
+         "min_tanh_tanh": (MinTanhTanh(), [(2, 5, 5, 14)]),
+         "min_add_mul": (MinAddMul(), [(1, 4, 6, 19)])}
+CASES = [(k, d) for k in list(M.FAMILY) + list(EXTRA) for d in TP.DESIGNS]
+
+
+@pytest.fixture(scope="module")
+def executables(tmp_path_factory):
+    """Every case compiled (in parallel; traced first, here: torch.fx's tracer is not thread-safe)."""
+    tmp = tmp_path_factory.mktemp("emulated")
+    models = {k: M.FAMILY[k].make_model(seed=0) for k in M.FAMILY} | {k: v[0] for k, v in EXTRA.items()}
+    traced = {k: T.trace(m) for k, m in models.items()}
+    sources = {(k, d): TP.source(traced[k], design=d) for k, d in CASES}
+    with ThreadPoolExecutor() as pool:
+        exes = dict(zip(sources, pool.map(lambda c: _compile(tmp, f"{c[0]}_{c[1]}", sources[c]), sources)))
+    return {c: (exes[c], models[c[0]], traced[c[0]]) for c in sources}
+
+
+@pytest.mark.parametrize("key,design", CASES, ids=[f"{k}-{d}" for k, d in CASES])
+@torch.no_grad()
+def test_the_generated_kernel_meets_its_bound_on_the_cpu(key, design, executables, tmp_path):
+    exe, model, traced = executables[(key, design)]
+    prob = M.FAMILY.get(key)
+    shapes = _small_shapes(prob) if prob else EXTRA[key][1]
+    for i, shape in enumerate(shapes):
+        for seed, dist in V.TRIALS:
+            if prob is not None:
+                V.reseed(model, prob, seed)
+                x = prob.make_input(shape, seed=seed, dist=dist)
+            else:
+                torch.manual_seed(seed)
+                for p in model.parameters():
+                    p.copy_(torch.randn_like(p))
+                x = torch.randn(shape) if dist == "randn" else torch.rand(shape)
+            y = run_emulated(exe, tmp_path, model, traced, x, tag=f"{i}_{seed}")
+            m = V.compare(y, P.ground_truth(model, x))
+            assert V.within_bounds(m, TP.precision(design)), (shape, seed, dist, m)
+
+
+def test_the_emulation_catches_a_wrong_kernel(executables, tmp_path):
+    """The check above can fail: the same source with the tail of a thread's pixels left unwritten, a channel's weights
+    read from the next channel, two rows of an mma's A fragment swapped, a block's last pixel unwritten: each misses
+    its bound (NaN left by the poisoning, or wrong values)."""
+    prob = M.get("57")
+    model = prob.make_model(seed=0)
+    traced = T.trace(model)
+    src = TP.source(traced)
+    mma = TP.source(traced, design="tf32")
+    broken = {   # name: (the mutated source, the source it came from, its bound)
+        "tail": (src.replace("if (p >= valid) break;", "if (p >= valid - 1) break;"), src, "fp32"),
+        "channel": (src.replace("co < COUT ? __ldg(a.w + ((long long)co * CIN",
+                                "co < COUT ? __ldg(a.w + ((long long)(co + 1) % COUT * CIN"), src, "fp32"),
+        "fragment": (mma.replace("{As[r + g][ks + t], As[r + g + 8][ks + t],", "{As[r + g + 8][ks + t], As[r + g][ks + t],"),
+                     mma, "tf32"),
+        "last_block_rows": (mma.replace("if (co >= COUT || m >= P) continue;", "if (co >= COUT || m + 1 >= P) continue;"),
+                            mma, "tf32"),
+    }
+    x = prob.make_input(_small_shapes(prob)[0], seed=1, dist="randn")
+    ref = P.ground_truth(model, x)
+    for name, (text, original, bound) in broken.items():
+        assert text != original, f"the {name} mutation no longer applies to the template"
+        exe = _compile(tmp_path, f"broken_{name}", text)
+        m = V.compare(run_emulated(exe, tmp_path, model, traced, x, tag=name), ref)
+        assert not V.within_bounds(m, bound), name
+
+
+def test_the_launch_refuses_other_channel_counts(executables, tmp_path):
+    exe, model, traced = executables[("kb1", "tf32")]
+    x = torch.rand(1, 63, 5, 5)      # the kernel was generated for in_channels = 64
+    big = nn.Conv2d(63, 128, 3)
+    model.conv, saved = big, model.conv
+    try:
+        out = run_emulated(exe, tmp_path, model, traced, x, tag="refused")
+    finally:
+        model.conv = saved
+    assert out == "refused: in_channels differ from the ones this kernel was generated for"

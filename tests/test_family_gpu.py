@@ -1,0 +1,39 @@
+"""Every family problem's generated kernel on the GPU: built, and held to the verification protocol (convfuse/family/
+run.py: float64 truth, fresh inputs and parameters, NaN-poisoned outputs, odd shapes, bias zeroed, input scales).
+The full shapes and the timings are scripts/family_gpu.py's."""
+import pytest
+import torch
+
+from convfuse.family import models as M
+from convfuse.family import run as F
+
+pytestmark = pytest.mark.gpu
+
+
+PAIRS = [(k, d) for k in M.FAMILY for d in F.TP.DESIGNS]
+
+
+@pytest.fixture(scope="module")
+def built():
+    return F.build_all(PAIRS)
+
+
+@pytest.mark.parametrize("key,design", PAIRS, ids=[F.name(*p) for p in PAIRS])
+def test_generated_kernel_verifies(key, design, built):
+    assert F.name(key, design) in built, f"{key} in {design} did not build"
+    prob = M.get(key)
+    model = prob.make_model(seed=0, device="cuda")
+    res = F.verify(prob, model, F.fused(model, design), full_shape=False)
+    assert res["verified"], [c for c in res["checks"] if not c["passed"]]
+
+
+def test_the_fused_module_refuses_grad_and_wrong_channels(built):
+    prob = M.get("kb71")
+    model = prob.make_model(seed=0, device="cuda")
+    fused = F.fused(model, "tf32")
+    x = prob.make_input(prob.odd_shapes[0], device="cuda")
+    with pytest.raises(RuntimeError, match="inference-only"):
+        fused(x)                        # the model's parameters require grad
+    with torch.no_grad():
+        with pytest.raises(ValueError, match="in_channels=8"):
+            fused(x[:, :3].contiguous())

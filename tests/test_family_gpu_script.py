@@ -1,0 +1,95 @@
+"""scripts/family_gpu.py's CPU parts: its arguments, the dry run that generates all nine sources and the plan, the
+table it prints last, and FusedFamily's checks at its door (those a CPU tensor reaches)."""
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from convfuse.family import models as M
+from convfuse.family import run as F
+from convfuse.family import template as TP
+
+_spec = importlib.util.spec_from_file_location("family_gpu", Path(__file__).resolve().parent.parent / "scripts" / "family_gpu.py")
+family_gpu = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(family_gpu)
+
+
+def test_arguments(tmp_path):
+    a = family_gpu.parse_args(["--out", str(tmp_path)])
+    assert a.keys == list(M.FAMILY) and a.n_timed == 25 and not a.dry_run and a.design_list == list(TP.DESIGNS)
+    assert family_gpu.parse_args(["--out", str(tmp_path), "--designs", "tf32"]).design_list == ["tf32"]
+    with pytest.raises(SystemExit):
+        family_gpu.parse_args(["--out", str(tmp_path), "--designs", "fp16"])
+    a = family_gpu.parse_args(["--out", str(tmp_path), "--problems", "1, kb32,54,conv3d"])
+    assert a.keys == ["kb1", "kb32", "conv2d", "conv3d"]
+    with pytest.raises(SystemExit):
+        family_gpu.parse_args(["--out", str(tmp_path), "--problems", "99"])
+    with pytest.raises(SystemExit):
+        family_gpu.parse_args(["--out", str(tmp_path), "--n-timed", "5"])
+    with pytest.raises(SystemExit):
+        family_gpu.parse_args([])                      # --out is required
+
+
+def test_dry_run_generates_all_nine(tmp_path):
+    assert family_gpu.main(["--out", str(tmp_path), "--dry-run"]) == 0
+    sources = sorted(p.stem for p in (tmp_path / "sources").glob("*.cu"))
+    assert sources == sorted(f"{k}_{d}" for k in M.FAMILY for d in TP.DESIGNS)
+    plan = json.loads((tmp_path / "plan.json").read_text())
+    assert plan["kb32_tf32"]["reduction"] == "min" and plan["kb48_fp32"]["params"] == ["scaling_factor", "bias"]
+    assert len({p["build_name"] for p in plan.values()}) == 9 * len(TP.DESIGNS)   # no two share a build cache
+    for name, p in plan.items():
+        assert "struct FamilyEpilogue" in (tmp_path / "sources" / f"{name}.cu").read_text()
+        assert p["build_name"].startswith("convfuse_family_") and name == f"{p['key']}_{p['design']}"
+
+
+def test_the_table_has_a_row_per_problem_with_its_ratios():
+    ms = {"ours_tf32": 0.5, "ours_fp32": 2.0, "eager": 1.0, "eager_fp32": 3.0, "compile": 1.5}
+    recs = {"kb1": {"summary": "Conv2d(64->128) -> relu -> add",
+                    "designs": {"tf32": {"verified": True}, "fp32": {"verified": False}},
+                    "timings": {n: {"median_ms": v} for n, v in ms.items()},
+                    "speedups": {"tf32_vs_compile": 3.0, "fp32_vs_eager_fp32": 1.5}},
+            "kb4": {"summary": "Conv2d(64->128) -> mish -> mish", "designs": {"tf32": {"error": "build failed"}}}}
+    lines = F.table(recs).splitlines()
+    assert len(lines) == 4
+    row = lines[2].split()
+    assert row[:2] == ["kb1", "Conv2d(64->128)"] and "0.500" in row and "3.00" in row and "1.50" in row
+    assert "tf32:True" in lines[2] and "fp32:False" in lines[2]
+    assert "tf32:build failed" in lines[3]
+
+
+class _NoExt:
+    def forward(self, *a):
+        raise AssertionError("the checks at the door should have refused the call")
+
+
+def test_fused_module_refuses_bad_calls_before_the_kernel():
+    model = M.get("1").make_model(seed=0)
+    fused = TP.FusedFamily(model, ext=_NoExt())
+    x = torch.rand(1, 64, 5, 5)
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        fused(x.numpy())
+    with pytest.raises(ValueError, match="4-D for a 2-D conv"):
+        fused(x[0])
+    with pytest.raises(TypeError, match="float32"):
+        fused(x.double())
+    with pytest.raises(ValueError, match="CUDA tensor"):
+        fused(x)
+    assert fused.generated.params == ("bias",) and "launch<64, 128, 2, FamilyEpilogue>" in fused.source
+    assert fused.precision == "fp32" and TP.FusedFamily(model, design="tf32", ext=_NoExt()).precision == "tf32"
+
+
+def test_fuse_refuses_or_falls_back_to_eager_as_asked():
+    class Pool(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 4, 3)
+
+        def forward(self, x):
+            return torch.nn.functional.avg_pool2d(self.conv(x), 2)
+    model = Pool()
+    with pytest.raises(TP.T.UnsupportedModel, match="avg_pool2d"):
+        TP.fuse(model)
+    with pytest.warns(UserWarning, match="eager PyTorch: .*avg_pool2d"):
+        assert TP.fuse(model, fallback=True) is model

@@ -1,0 +1,128 @@
+"""Each conv template design with each family problem's generated epilogue compiles with nvcc for sm_80 and sm_90, alone and
+without torch, with no register spill and no stack frame (-Xptxas -v, the rule of test_kernels_compile.py); other
+channel counts instantiate too; the torch glue compiles against torch's headers; kernels/family/ holds only what the
+family's kernels paste in. The builds run in parallel, one nvcc per core, when the first compile test asks (its
+fixture is not named `ptxas`: conftest.py starts test_kernels_compile's builds for that name)."""
+import re
+import os
+import subprocess
+import sysconfig
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import torch.nn as nn
+import torch.utils.cpp_extension as cpp_ext
+
+from convfuse import build as B
+from convfuse.family import models as M
+from convfuse.family import template as TP
+from convfuse.family import trace as T
+from test_kernels_compile import _check_usage   # one rule for "compiles clean" (tests/ is on sys.path under pytest)
+
+needs_nvcc = pytest.mark.skipif(B.find_nvcc() is None, reason="nvcc not found (CUDA_HOME or PATH): the compile "
+                                "checks need it; CI has it")
+
+
+class Odd(nn.Module):
+    """Channel counts the nine do not have: Cout no multiple of the template's channel pass, Cout 1, Cin 1."""
+    def __init__(self, cin, cout, dims):
+        super().__init__()
+        self.conv = (nn.Conv2d if dims == 2 else nn.Conv3d)(cin, cout, 3, bias=False)
+
+    def forward(self, x):
+        return nn.functional.silu(self.conv(x)).amax(dim=1)
+
+
+ODD = {"cin3_cout20_2d": (3, 20, 2), "cin1_cout1_3d": (1, 1, 3), "cin17_cout130_2d": (17, 130, 2)}
+
+# traced in this thread: torch.fx's tracer is not thread-safe, the compiles are
+_TRACED = {p.key: T.trace(p.make_model(seed=0)) for p in M.FAMILY.values()} | {k: T.trace(Odd(*v)) for k, v in ODD.items()}
+SOURCES = {f"{k}_{d}": TP.source(t, design=d) for k, t in _TRACED.items() for d in TP.DESIGNS}
+BUILDS = [(f"{k}_{d}", a) for k in M.FAMILY for d in TP.DESIGNS for a in B.ARCHS] + \
+    [(f"{k}_{d}", "80") for k in ODD for d in TP.DESIGNS]
+_FUTURES = {}
+
+
+def _one(key, arch):
+    try:
+        return TP.compile_usage(SOURCES[key], arch, stem=f"family_{key}_sm{arch}")
+    except B.BuildError as e:
+        return e
+
+
+@pytest.fixture(scope="module")
+def family_ptxas():
+    if not _FUTURES:
+        pool = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 2))
+        _FUTURES.update({b: pool.submit(_one, *b) for b in BUILDS})
+        pool.shutdown(wait=False)
+    return {b: f.result() for b, f in _FUTURES.items()}
+
+
+@needs_nvcc
+@pytest.mark.parametrize("key,arch", BUILDS, ids=[f"{k}-sm_{a}" for k, a in BUILDS])
+def test_generated_kernel_compiles_without_spills(key, arch, family_ptxas):
+    usage = family_ptxas[(key, arch)]
+    if isinstance(usage, Exception):
+        raise usage
+    _check_usage(usage, arch)
+    kernel = "_ZN9cf_family24conv_epilogue_mma_kernel" if key.endswith("_tf32") else "_ZN9cf_family20conv_epilogue_kernel"
+    assert len(usage) == 1 and next(iter(usage)).startswith(kernel), usage
+
+
+def test_kernels_family_holds_only_what_the_template_pastes():
+    """kernels/ holds only what is compiled (README, "Working on a kernel"): for kernels/family/, the files
+    template.py pastes into the generated sources (the argument block into every one, each design's template into
+    its own), as test_registry holds kernels/<problem>/ to the registry."""
+    on_disk = {p.name for p in TP.FAMILY_KERNELS.iterdir()}
+    assert on_disk == set(TP.TEMPLATE_FILES)
+    for name, src in SOURCES.items():
+        design = name.rsplit("_", 1)[1]
+        pasted = {f for f in TP.TEMPLATE_FILES if f'#line 1 "kernels/family/{f}"' in src}
+        assert pasted == {"family_args.h", TP.DESIGNS[design][0]}, (name, pasted)
+        assert "#include" not in src.replace("#include <cuda_runtime.h>", ""), "the source includes only CUDA's runtime"
+
+
+def test_each_source_instantiates_its_channels_and_dims():
+    for p in M.FAMILY.values():
+        for d in TP.DESIGNS:
+            launch = TP.DESIGNS[d][1]
+            assert f"{launch}<{p.in_channels}, {p.out_channels}, {p.dims}, FamilyEpilogue>" in SOURCES[f"{p.key}_{d}"]
+    assert "return FamilyEpilogue::kReduces ? 1 : 128;" in SOURCES["kb32_tf32"]
+    with pytest.raises(ValueError, match="unknown template design 'fp16'"):
+        TP.source(_TRACED["kb1"], design="fp16")
+
+
+def _torch_glue_flags(tmp_path: Path):
+    """Include paths for compiling the glue as load_inline does, on a machine whose torch may be CPU-only: a CPU
+    wheel ships c10/cuda's headers but not the CMake-generated cuda_cmake_macros.h, which only sets the export
+    macro; an empty stand-in is enough for a syntax check."""
+    stub = tmp_path / "stub" / "c10" / "cuda" / "impl"
+    stub.mkdir(parents=True)
+    (stub / "cuda_cmake_macros.h").write_text("#define C10_CUDA_BUILD_SHARED_LIBS\n")
+    cuda = Path(cpp_ext.CUDA_HOME or Path(os.path.realpath(B.find_nvcc())).parent.parent) / "include"
+    if not (cuda / "cuda_runtime.h").exists():   # nvcc may be a wrapper script: ask it where it lives
+        out = subprocess.run([B.find_nvcc(), "--dryrun", "-x", "cu", "-E", "/dev/null"], capture_output=True, text=True)
+        inc = re.findall(r'-I"?([^"\s]+)', out.stderr)
+        cuda = Path(next((i for i in inc if (Path(i) / "cuda_runtime.h").exists()), cuda))
+    return ["-I" + str(tmp_path / "stub"), *("-I" + p for p in cpp_ext.include_paths()),
+            "-I" + sysconfig.get_paths()["include"], "-I" + str(cuda)]
+
+
+@needs_nvcc
+def test_the_torch_glue_compiles(tmp_path):
+    src = tmp_path / "glue.cpp"
+    src.write_text(TP.glue())
+    proc = subprocess.run(["g++", "-std=c++20", "-fsyntax-only", *_torch_glue_flags(tmp_path), str(src)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+
+
+def test_output_shapes_follow_the_reduction():
+    t = T.trace(Odd(3, 20, 2))
+    assert TP.output_shape(t, (2, 3, 9, 11)) == (2, 7, 9)
+    t = T.trace(M.get("32").make_model(0))
+    assert TP.output_shape(t, (2, 64, 9, 11)) == (2, 1, 7, 9)
+    t = T.trace(M.get("90").make_model(0))
+    assert TP.output_shape(t, (2, 8, 5, 9, 11)) == (2, 64, 3, 7, 9)
