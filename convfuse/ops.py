@@ -169,11 +169,15 @@ def _computes_as(model: nn.Module, prob: P.Problem) -> bool:
 def choose(problem: str, precision: str, gpu_name: str, capability: tuple, runs=None) -> tuple:
     """(variant, why): the kernel of `problem` in the precision class that runs fastest on this GPU.
 
-    The record of this GPU (results/<slug>.json) decides among its verified kernels. A GPU with no record gets a
+    The record of this GPU (results/<slug>.json) decides among its verified kernels whose class holds at every input
+    scale. A GPU with no record gets a
     portable kernel (no arch-specific code), the fastest verified one on the newest record that has one, as a
     GPU of another generation cannot be assumed to rank the Hopper-only designs as an H100 does.
     """
-    cands = [v for v in R.kernel_variants(problem) if in_class(v, precision) and v.runs_on(capability)]
+    # a kernel whose class holds only over a narrower range of input scale (Variant.input_scales: FP16 operands
+    # without an input exponent) is never chosen: fuse promises the class for any input the model may see
+    cands = [v for v in R.kernel_variants(problem) if in_class(v, precision) and v.runs_on(capability)
+             and v.input_scales is None]
     if not cands:
         lowest = min(R.Variant.min_capability(a) for v in R.kernel_variants(problem) for a in v.archs)
         raise Unsupported(f"no {precision}-class kernel of {problem} runs on a GPU of compute capability "

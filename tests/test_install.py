@@ -54,6 +54,10 @@ PROBE = textwrap.dedent("""
             y = torch.compile(convfuse.FusedConv(model, v), fullgraph=True, backend=backend)(x)
             traced.append({"problem": prob.key, "variant": v.key, "shape": list(y.shape), "graph": seen})
     out["traced"] = traced
+    from convfuse.family import template as FT, trace as FTR
+    from convfuse.family.models import Conv2d_ReLU_HardSwish
+    fam = FTR.trace(Conv2d_ReLU_HardSwish(3, 16, 3))
+    out["family"] = {d: len(FT.source(fam, design=d)) for d in FT.DESIGNS}    # the templates travel in the wheel
     print("PROBE" + json.dumps(out))
 """)
 
@@ -114,6 +118,7 @@ def _check_common(out):
     for t in out["traced"]:
         assert t["graph"] == [f"convfuse.{t['problem']}_{t['variant']}.default"], t
     assert {t["problem"] for t in out["traced"]} == {"conv2d", "conv3d"}
+    assert out["family"] and all(n > 1000 for n in out["family"].values())
 
 
 def test_pip_install_from_a_clone_finds_its_kernels_and_traces_from_another_directory(tmp_path):
