@@ -10,6 +10,8 @@
 #     profile   Nsight Compute bytes into $OUT/<gpu-slug>.json (a bench rewrites the file without them)
 #     ops       the library face: tests/test_gpu_ops.py (opcheck, compiled fuse within its class) -> $OUT/gpu_ops.log,
 #               then fuse(model) timed beside eager and torch.compile(model) -> $OUT/fuse.json, $OUT/fuse.log
+#     family    the generated family kernels (scripts/family_gpu.py): built in parallel, verified, timed beside eager
+#               and torch.compile -> $OUT/family/ (sources, plan.json, family_<gpu>.json), its table last
 #     pack      everything under $OUT except the results JSON into $OUT/logs.tgz (last: for a machine that
 #               sends back only a few files)
 #   The record is $OUT/<gpu-slug>.json (the slug from this GPU's name), started from results/<gpu-slug>.json: bench
@@ -67,6 +69,8 @@ for s in $stages; do
     ops)
       $PY -m pytest -q -m gpu -p no:cacheprovider -rfE tests/test_gpu_ops.py 2>&1 | tee "$OUT/gpu_ops.log" | tail -15
       $PY -m convfuse fuse --out "$OUT/fuse.json" 2>&1 | tee "$OUT/fuse.log" | grep -E "^\[fuse\] (conv|.*first)" ;;
+    family)
+      $PY scripts/family_gpu.py --out "$OUT/family" 2>&1 | tee "$OUT/family.log" | tail -20 ;;
     pack)
       (cd "$OUT" && tar czf /tmp/convfuse-logs.tgz --exclude="$SLUG.json" --exclude=logs.tgz . \
         && find . -mindepth 1 -not -name "$SLUG.json" -delete && mv /tmp/convfuse-logs.tgz logs.tgz && ls -la) ;;
