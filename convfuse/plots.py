@@ -335,22 +335,26 @@ def time_bars(run: dict, problem: str, variants=None):
     base = min(meds) / 3 if log else 0.0
     fig, ax = plt.subplots(figsize=(7.5, 0.42 * len(vs) + 1.3))
     labels, xmax = [], 0.0
+    prob = P.get(problem)
     for i, v in enumerate(vs):
         r = recs[v.key]
-        labels.append(f"{v.key} [{v.precision}]")
+        arith = T.compute_precision(prob, v.key, v.precision)       # what the conv ran in (conv3d's eager: FP32)
+        labels.append(f"{v.key} [{arith}]")
         if not r or r.get("median_ms") is None:
-            ax.text(base or 0.0, i, "  not recorded yet", va="center", fontsize=8, color="0.4")
+            ax.text(base or 0.0, i, "  not in this GPU's record", va="center", fontsize=8, color="0.4")
             continue
         m = r["median_ms"]
         lo, hi = r.get("p20_ms", m), r.get("p80_ms", m)
-        ax.barh(i, m - base, left=base, color=PRECISION_COLOR.get(v.precision, "0.5"), alpha=0.85)
-        ax.errorbar([m], [i], xerr=[[m - lo], [hi - m]], fmt="none", ecolor="k", capsize=3, lw=1)
-        ax.text(hi, i, f"  {m:.3g} ms", va="center", fontsize=8)
+        ax.barh(i, m - base, left=base, color=PRECISION_COLOR.get(arith, "0.5"), alpha=0.85, zorder=2)
+        ax.errorbar([m], [i], xerr=[[m - lo], [hi - m]], fmt="none", ecolor="k", capsize=3, lw=1, zorder=3)
+        # on a white ground: the eager and compile lines may cross a value's label, and must not strike it out
+        ax.text(hi, i, f"  {m:.3g} ms", va="center", fontsize=8, zorder=4,
+                bbox=dict(facecolor="white", edgecolor="none", pad=0.3, alpha=0.9))
         xmax = max(xmax, hi)
     for key, style in (("eager", "-"), ("compile", "--")):
         r = _record(run, problem, key)
         if r and r.get("median_ms"):
-            ax.axvline(r["median_ms"], color="0.2", ls=style, lw=1, label=f"{key} {r['median_ms']:.3g} ms")
+            ax.axvline(r["median_ms"], color="0.2", ls=style, lw=1, zorder=1, label=f"{key} {r['median_ms']:.3g} ms")
     ax.set_yticks(range(len(vs)), labels, fontsize=8)
     ax.set_ylim(len(vs) - 0.5, -0.5)      # first variant on top; rows without a bar keep their place
     if log:
@@ -360,8 +364,8 @@ def time_bars(run: dict, problem: str, variants=None):
         ax.set_xlim(base, xmax * 2.2)
     else:
         ax.set_xlim(0, (xmax or 1.0) * 1.25)
-    ax.set_xlabel(f"median time per call, ms{' (log scale)' if log else ''}; whiskers p20–p80; "
-                  "L2 flushed before each call")
+    ax.set_xlabel(f"median time per call, ms{' (log scale)' if log else ''}\n"
+                  "whiskers p20–p80; L2 flushed before each call")
     ax.set_title(f"{problem}: {run.get('env', {}).get('gpu', '?')}, {run.get('env', {}).get('date', '?')[:10]}",
                  fontsize=10)
     if ax.get_legend_handles_labels()[0]:

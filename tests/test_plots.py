@@ -328,3 +328,18 @@ def test_traffic_labels_measured_bytes_beside_the_measured_marker():
             legend = ax.get_legend().get_window_extent(renderer)
             assert legend.x0 >= frame.x1           # the legend covers no bar
     assert study.record(run, "conv3d", "03a_seed_fused")["dram_bytes_measured"] / 1e9 > 3.9
+
+
+def test_time_bars_name_the_arithmetic_the_conv_ran_and_keep_their_labels_whole(tmp_path):
+    """conv3d's eager conv is FP32 (cuDNN picks no TF32 algorithm): the bar says so, as the tables do; a value label
+    sits on a white ground (the eager and compile lines cross some), and the x label stays inside the figure."""
+    run = synthetic_run()
+    fig = plots.time_bars(run, "conv3d", ["eager", "compile", "04_mma_tf32"])
+    ax = fig.axes[0]
+    names = [t.get_text() for t in ax.get_yticklabels()]
+    assert names[0] == "eager [fp32]" and names[2] == "04_mma_tf32 [tf32]"
+    values = [t for t in ax.texts if t.get_text().strip().endswith("ms")]
+    assert values and all(t.get_bbox_patch() is not None for t in values)
+    fig.canvas.draw()
+    box = ax.xaxis.label.get_window_extent()
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.x1
