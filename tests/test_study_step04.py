@@ -161,3 +161,9 @@ def test_tried_table_writes_the_abbreviations_out():
         t = study.tried_table(key)
         text = " ".join(t.index) + " ".join(" ".join(t[c]) for c in ("Predicted", "Measured", "Verdict"))
         assert not re.search(r"\bc[23]d\b|\bWGs?\b|\brec\.", text), key
+
+
+def test_the_lab_record_reads_in_twenty_minutes():
+    """notes/kernel_log.md stays within 6,000 words (as `wc -w` counts them): the rows, then the lessons."""
+    from convfuse import study
+    assert len(study.LAB_RECORD.read_text().split()) <= 6000
