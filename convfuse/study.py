@@ -25,6 +25,7 @@ from . import registry as R
 from . import power, results, tables, traffic, verify
 
 tables.install()        # every DataFrame a notebook shows, as tables.frame_html draws it
+accuracy_class = verify.accuracy_class
 PROBLEMS = tuple(P.PROBLEMS)
 REFERENCES = tuple(v.key for v in R.all_variants(PROBLEMS[0], kind="reference"))
 NOT_RECORDED = "not recorded yet"
@@ -1349,8 +1350,6 @@ def reference_table(runs, problem: str | None = None, variants=None) -> pd.DataF
 def cudnn_fused_lines(runs) -> list[str]:
     """Per GPU and problem, where the run records them: cuDNN's fused graph against torch.compile and our fastest
     kernel of each accuracy class, in same-run ratios (the sentence the notebooks show beside the table)."""
-    from .readme import accuracy_class
-
     lines = []
     for rn in runs:
         for pk in PROBLEMS:
@@ -1419,8 +1418,6 @@ def kernelbench_table(runs, problem: str | None = None, variants=None) -> pd.Dat
     of 100 calls, L2 flushed before each), the speed-up over eager it computes from them, and its suspect flag (over
     10×); beside them this study's own verdict against float64 and the accuracy class that gives. Runs without
     KernelBench fields have no rows (kernelbench_notes says so)."""
-    from .readme import accuracy_class
-
     rows = []
     for pk in ([problem] if problem else PROBLEMS):
         for key in _keys(pk, variants):
@@ -1448,8 +1445,6 @@ def kernelbench_lines(runs) -> list[str]:
     """Per GPU and problem, KernelBench's verdict on our kernels in one sentence, from the record: how eager's own
     output compares with float64 (the truth KernelBench's check stands on), which of our kernels its check passes and
     fails, by accuracy class, and which it flags as suspect."""
-    from .readme import accuracy_class
-
     lines = []
     for rn in runs:
         for pk in PROBLEMS:
@@ -1564,8 +1559,6 @@ def portable_table(runs) -> pd.DataFrame:
     """The portable path: per problem, accuracy class and GPU, the fastest verified kernel that runs on any sm_80+ GPU
     (steps 01–04, no sm_90a code) beside the fastest of all, each against torch.compile and cuDNN's fused graph of the
     same run. On an H100 the sm_80 kernels stand for what an A100 user can run."""
-    from .readme import accuracy_class
-
     rows = []
     for pk in PROBLEMS:
         portable = {v.key for v in R.kernel_variants(pk) if v.needs_cc is None}
@@ -1865,8 +1858,6 @@ def bf16_split_line(problem: str = "conv2d") -> str:
 def same_run_lines(runs_, problem: str, variants) -> list[str]:
     """Per recorded GPU, the variants' median times from one run, each with its ratio to eager and its accuracy
     class against float64 (what an exercise that times registered variants would see), fastest first."""
-    from .readme import accuracy_class
-
     lines = []
     for rn in runs_:
         recs = [r for r in (record(rn, problem, k) for k in variants) if r and r.get("median_ms")]
