@@ -3,10 +3,15 @@
 Each drawing is made from a small function that computes what it shows, and tests/test_diagrams.py checks those
 functions against the rules they follow (the PTX ISA's fragment layout of `mma.sync.m16n8k8` TF32, the `wgmma`
 no-swizzle descriptor arithmetic of `convfuse.wgmma_layouts`, a ring whose stages are never read before they are
-filled nor refilled before they are released, the Winograd transforms of `convfuse.winograd`):
+filled nor refilled before they are released, the Winograd transforms of `convfuse.winograd`, the TMA copy
+`wgmma_layouts.staged_from_tma` models, an mbarrier model run on the producer's own loop, the kernel's barrier ids):
 
     mma_fragments()         which lane holds which element of A, B and C in one m16n8k8 TF32 MMA    (notebook 04)
     wgmma_core_matrices()   an operand's core matrices in shared memory and a descriptor's lbo/sbo  (04b)
+    bank_layouts()          one core matrix's banks: no swizzle, rows of 128 B, rows of 128 B swizzled (04b)
+    tma_box()               conv2d 04c's tensor map and boxes: alignment, shift, zero fill         (04c)
+    mbarrier_phases()       the raw buffers' mbarriers: expect_tx, bytes landing, phase parity     (04c)
+    ring_barriers()         the ring's stages and their FULL/EMPTY/ORDER named-barrier ids        (04c)
     ring_timeline()         producer and two consumers around a ring of stages, as a timeline      (04c)
     turned_gemm()           the operand roles of the GEMM before and after it is turned around      (04d)
     winograd_flow()         F(2x2, 3x3): input patch and weights transformed, 16 products, output  (04e)

@@ -187,3 +187,21 @@ SECTIONS_04B = (
     ("kernel", "__global__ void"),
     ("launch", "}  // namespace cf04b"),
 )
+
+
+def kernel_excerpt(relpath: str, *names: str, start: str | None = None, end: str | None = None,
+                   after: str | None = None, build: tuple[str, str] | None = None, note: str = ""):
+    """study.kernel_excerpt (the lines, read from the file, as the registered build compiles them), followed by where
+    each helper those lines call from outside them is defined (file and lines, computed from the files)."""
+    shown = study.kernel_excerpt(relpath, *names, start=start, end=end, after=after, build=build, note=note)
+    if not (R.ROOT / relpath).exists():
+        return shown
+    spans = [study.kernel_lines(relpath, name=n) for n in names] if names else \
+        [study.kernel_lines(relpath, start=start, end=end, after=after)]
+    text = "\n".join(t for _, _, t in spans)
+    if build is not None:
+        text = study.select_branches(text, R.get(*build).defines)
+    own = [n for n in called(text) if any(a <= (_defines(relpath, n) or (0, 0))[0] and
+                                          (_defines(relpath, n) or (0, 0))[1] <= b for a, b, _ in spans)]
+    h = helpers(text, relpath, exclude=own)
+    return study.md(shown.data + ("\n\n" + h if h else ""))
