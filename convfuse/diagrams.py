@@ -532,6 +532,7 @@ def mbarrier_phases(chunks: int = 6, raws: int = 2):
     ax.set_yticks([raws - 1 - b for b in range(raws)], [f"raw buffer {b}\n(its mbarrier)" for b in range(raws)],
                   fontsize=8)
     ax.set_xlabel("order of events in the producer (model)", fontsize=8)
+    ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_ylim(-0.8, raws - 0.2)
     ax.set_xlim(-0.5, max(e["t"] for e in ev) + 1)
     ax.set_title("mbarriers of the raw buffers: a copy's bytes complete its phase; the producer waits on that phase's "
