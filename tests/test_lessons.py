@@ -43,3 +43,29 @@ def test_diff_is_the_files_difference():
     assert text.startswith(f"--- {Ls.K04B}:{oa}-{ob}") and "+            wgmma_tf32(am" in text
     same, _, _ = Ls.diff_text(Ls.K04B, Ls.K04B, "tile_coord")
     assert same == ""
+
+
+def _code(stem):
+    import nbformat
+    nb = nbformat.read(R.ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+
+
+def test_04b_shows_its_kernel_whole_and_later_pages_diff_from_it():
+    code = _code("04b_wgmma")
+    assert all(f'lessons.walk_section(K, PARTS, "{t}")' in code for t, _ in Ls.SECTIONS_04B)
+    assert "K, PARTS = lessons.K04B, lessons.SECTIONS_04B" in code
+    for stem in ("04c_warp_specialized", "04d_register_a", "04e_winograd"):
+        assert "lessons.diff(lessons.K04B," in _code(stem), stem
+    for stem in ("04_tensor_core_mma", "04b_wgmma", "04c_warp_specialized", "04d_register_a", "04e_winograd"):
+        assert "study.kernel_excerpt(" not in _code(stem), f"{stem}: an excerpt without its helpers' lines"
+
+
+def test_the_hopper_machinery_is_drawn_where_it_is_first_used():
+    assert "diagrams.bank_layouts()" in _code("04b_wgmma")
+    c = _code("04c_warp_specialized")
+    for d in ("diagrams.tma_box()", "diagrams.mbarrier_phases()", "diagrams.ring_barriers(", "diagrams.ring_timeline("):
+        assert d in c, d
+    # 04b's kernel uses neither TMA nor mbarriers: 04c is where they are first used
+    src = (R.ROOT / Ls.K04B).read_text()
+    assert "tma_load" not in src and "mbar_" not in src
