@@ -3,10 +3,15 @@
 Each drawing is made from a small function that computes what it shows, and tests/test_diagrams.py checks those
 functions against the rules they follow (the PTX ISA's fragment layout of `mma.sync.m16n8k8` TF32, the `wgmma`
 no-swizzle descriptor arithmetic of `convfuse.wgmma_layouts`, a ring whose stages are never read before they are
-filled nor refilled before they are released, the Winograd transforms of `convfuse.winograd`):
+filled nor refilled before they are released, the Winograd transforms of `convfuse.winograd`, the TMA copy
+`wgmma_layouts.staged_from_tma` models, an mbarrier model run on the producer's own loop, the kernel's barrier ids):
 
     mma_fragments()         which lane holds which element of A, B and C in one m16n8k8 TF32 MMA    (notebook 04)
     wgmma_core_matrices()   an operand's core matrices in shared memory and a descriptor's lbo/sbo  (04b)
+    bank_layouts()          one core matrix's banks: no swizzle, rows of 128 B, rows of 128 B swizzled (04b)
+    tma_box()               conv2d 04c's tensor map and boxes: alignment, shift, zero fill         (04c)
+    mbarrier_phases()       the raw buffers' mbarriers: expect_tx, bytes landing, phase parity     (04c)
+    ring_barriers()         the ring's stages and their FULL/EMPTY/ORDER named-barrier ids        (04c)
     ring_timeline()         producer and two consumers around a ring of stages, as a timeline      (04c)
     turned_gemm()           the operand roles of the GEMM before and after it is turned around      (04d)
     winograd_flow()         F(2x2, 3x3): input patch and weights transformed, 16 products, output  (04e)
@@ -287,5 +292,302 @@ def winograd_flow(seed: int = 0):
         ax.set_title(title, fontsize=8.5)
     fig.suptitle("Winograd F(2×2, 3×3) on one tile; the direct 3×3 correlation of d with g gives "
                  f"{ex['direct'].astype(int).tolist()}, the same", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+# --- 04b: why the no-swizzle layout reads without bank conflicts --------------------------------------------------
+BANKS, BANK_BYTES = 32, 4
+
+
+def swizzle(addr, mode: int = 128):
+    """A shared-memory byte address as a `wgmma` descriptor's swizzle mode maps it (PTX ISA, "Shared memory matrix
+    layout", the CUTLASS Swizzle<B, 4, 3> functors): 0 = none; 32/64/128 B = address bits [4, 4 + B) XORed with bits
+    [7, 7 + B), B = 1, 2, 3: the 16-byte units of each row of `mode` bytes permuted by the row's index in 8."""
+    addr = np.asarray(addr)
+    if mode == 0:
+        return addr
+    b = {32: 1, 64: 2, 128: 3}[mode]
+    mask = (1 << b) - 1
+    return addr ^ (((addr >> 7) & mask) << 4)
+
+
+def core_matrix_read(layout: str) -> np.ndarray:
+    """Byte addresses of one core matrix's 8 rows x 16 bytes (an 8 x 4 TF32 block, rows of M or N, columns of K) in
+    three ways of storing a K-major operand: "core matrices" (this study's, no swizzle: 128 contiguous bytes,
+    core_matrix_offsets), "rows of 128 B" (each row's 32 TF32 of K contiguous, the next row 128 B on, no swizzle: what
+    a TMA box of 32 channels would write), "rows of 128 B, swizzled" (the same under the 128-byte swizzle). Shape 8 x 4."""
+    r, k = np.arange(8)[:, None], np.arange(4)[None, :]
+    if layout == "core matrices":
+        return core_matrix_offsets(8, 4)
+    linear = r * 128 + k * 4
+    if layout == "rows of 128 B":
+        return linear
+    if layout == "rows of 128 B, swizzled":
+        return swizzle(linear, 128)
+    raise ValueError(layout)
+
+
+def wavefronts(addrs) -> int:
+    """Shared-memory wavefronts to read 4-byte words at `addrs` at once: the most distinct words one bank holds."""
+    words = np.unique(np.asarray(addrs).ravel() // BANK_BYTES)
+    return int(np.bincount(words % BANKS, minlength=BANKS).max())
+
+
+SWIZZLE_LAYOUTS = ("core matrices", "rows of 128 B", "rows of 128 B, swizzled")
+
+
+def bank_layouts():
+    """One core matrix (8 rows x 16 bytes) as `wgmma` reads it, in three layouts: each cell is a 4-byte TF32 value,
+    coloured and numbered by its shared-memory bank. The no-swizzle core-matrix layout (this study's) holds the 8 rows
+    in 128 contiguous bytes: 32 banks, one wavefront. Rows of 128 bytes without swizzle put the 8 rows' same 16 bytes
+    in the same 4 banks (8 wavefronts); the 128-byte swizzle moves each row's 16-byte unit by its row index, and the
+    read is one wavefront again."""
+    fig, axes = plt.subplots(1, 3, figsize=(13, 5.4))
+    cmap = plt.get_cmap("hsv")
+    for ax, lay in zip(axes, SWIZZLE_LAYOUTS):
+        a = core_matrix_read(lay)
+        bank = (a // BANK_BYTES) % BANKS
+        for r in range(8):
+            for c in range(4):
+                ax.add_patch(plt.Rectangle((c, 7 - r), 1, 1, facecolor=cmap(bank[r, c] / BANKS), alpha=0.45,
+                                           edgecolor="white"))
+                ax.text(c + 0.5, 7 - r + 0.5, f"bank {bank[r, c]}\n+{a[r, c]} B", ha="center", va="center",
+                        fontsize=6.5)
+        ax.set_xlim(0, 4)
+        ax.set_ylim(0, 8)
+        ax.set_aspect("equal")
+        ax.set_xticks(np.arange(4) + 0.5, [f"k {c}" for c in range(4)], fontsize=8)
+        ax.set_yticks(np.arange(8) + 0.5, [f"row {r}" for r in range(8)][::-1], fontsize=8)
+        ax.tick_params(length=0)
+        n = wavefronts(a)
+        ax.set_title(f"{lay}\n{len(np.unique(bank))} banks, {n} wavefront{'s' if n > 1 else ''}", fontsize=9)
+    fig.suptitle("one core matrix (8 rows × 4 TF32) read by wgmma: where its 32 values sit in shared memory's banks",
+                 fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    return fig
+
+
+# --- 04c: a TMA box of conv2d 04c's input ---------------------------------------------------------------------------
+def tma_box_placement(ox0: int, W: int) -> dict:
+    """Where conv2d 04c's TMA box for the tile starting at output column `ox0` lies in an input row of W pixels
+    (convfuse.wgmma_layouts' constants, the kernel's): the box starts at the multiple of TMA_ALIGN floats at or below
+    ox0, is RAW_PITCH pixels x XH rows x CHUNK channels, and the producer reads the XW staged pixels from `shift` on;
+    columns at or past W arrive as zeros. `bytes` is what the copy delivers: expect_tx's count."""
+    from . import wgmma_layouts as L
+
+    start = ox0 - ox0 % L.TMA_ALIGN
+    return {"start": start, "shift": ox0 - start, "width": L.RAW_PITCH, "rows": L.XH, "channels": L.CHUNK,
+            "staged": (ox0, ox0 + L.XW), "zero_from": min(max(W, start), start + L.RAW_PITCH),
+            "bytes": L.RAW_PITCH * L.XH * L.CHUNK * 4}
+
+
+def tma_box(W: int = 256, tiles=(1, 2)):
+    """conv2d 04c's tensor map and boxes, drawn for tiles of one input row band: the 4-D map describes x as
+    (W, H, C, N) innermost first; a box of RAW_PITCH x XH x CHUNK x 1 is copied per chunk into a raw buffer, starting
+    16-byte aligned at or below the tile; the tile's XW staged pixels lie `shift` into it; past the image's right edge
+    the TMA fills zeros."""
+    from matplotlib.patches import Rectangle
+
+    from . import wgmma_layouts as L
+
+    fig, axes = plt.subplots(len(tiles), 1, figsize=(12, 1.9 * len(tiles) + 0.9))
+    axes = np.atleast_1d(axes)
+    for ax, t in zip(axes, tiles):
+        ox0 = t * L.TW
+        p = tma_box_placement(ox0, W)
+        lo, hi = p["start"] - 6, p["start"] + p["width"] + 10
+        ax.add_patch(Rectangle((lo, 0), min(W, hi) - lo, p["rows"], facecolor="0.93", edgecolor="none"))
+        ax.add_patch(Rectangle((p["start"], 0), p["width"], p["rows"], facecolor="tab:blue", alpha=0.18,
+                               edgecolor="tab:blue", lw=1.5))
+        ax.add_patch(Rectangle((p["staged"][0], 0.15), L.XW, p["rows"] - 0.3, facecolor="none", edgecolor="tab:orange",
+                               lw=1.5, ls="--"))
+        if p["zero_from"] < p["start"] + p["width"]:
+            ax.add_patch(Rectangle((p["zero_from"], 0), p["start"] + p["width"] - p["zero_from"], p["rows"],
+                                   facecolor="none", edgecolor="tab:red", hatch="///", lw=0))
+            ax.text((p["zero_from"] + p["start"] + p["width"]) / 2, p["rows"] + 0.25, "zero-filled", color="tab:red",
+                    ha="center", fontsize=8)
+        if W < hi:
+            ax.axvline(W, color="black", lw=1)
+            ax.text(W - 0.5, p["rows"] + 0.25, f"W = {W}", ha="right", fontsize=8)
+        ax.text(p["start"], p["rows"] + 0.25, f"box starts at column {p['start']} (multiple of {L.TMA_ALIGN})",
+                fontsize=8, color="tab:blue")
+        ax.text(p["staged"][0] + L.XW / 2, p["rows"] / 2,
+                f"tile {t}: staged pixels {p['staged'][0]}–{p['staged'][1] - 1}, shift {p['shift']}",
+                ha="center", va="center", fontsize=8.5, color="tab:orange")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(-0.8, p["rows"] + 0.8)
+        ax.set_yticks(np.arange(p["rows"]) + 0.5, [f"row oh+{r}" for r in range(p["rows"])][::-1], fontsize=7)
+        ax.set_xlabel("input column", fontsize=8)
+        for s in ("top", "right", "left"):
+            ax.spines[s].set_visible(False)
+    p = tma_box_placement(0, W)
+    fig.suptitle(f"tensor map: x as (W, H, C, N), FP32, no swizzle; box = {p['width']} pixels × {p['rows']} rows × "
+                 f"{p['channels']} channels × 1 image = {p['bytes']:,} bytes a copy (expect_tx's count); "
+                 "each channel plane of the box as drawn", fontsize=9)
+    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    return fig
+
+
+# --- 04c: an mbarrier's phases ---------------------------------------------------------------------------------------
+class MBarrier:
+    """An mbarrier as the PTX ISA describes it: a phase completes when its pending arrivals reach zero and its
+    transaction count is back to zero; then the phase number advances and the arrival count is re-armed.
+    `try_wait.parity(p)` succeeds once the phase of parity p has completed, i.e. while the current phase's parity
+    differs from p (a waiter is never more than one phase behind)."""
+
+    def __init__(self, count: int):
+        self.count, self.pending, self.tx, self.phase = count, count, 0, 0
+
+    def _check(self):
+        if self.pending == 0 and self.tx == 0:
+            self.phase += 1
+            self.pending = self.count
+
+    def arrive(self, expect_tx: int = 0):
+        self.tx += expect_tx
+        self.pending -= 1
+        self._check()
+
+    def complete_tx(self, nbytes: int):
+        self.tx -= nbytes
+        self._check()
+
+    def try_wait_parity(self, parity: int) -> bool:
+        return self.phase % 2 != parity
+
+
+def raw_buffer_trace(chunks: int = 6, raws: int = 2, nbytes: int | None = None, parity_of=None) -> list[dict]:
+    """conv2d 04c's producer loop over its raw buffers, run against MBarrier models (one per buffer, count 1): the
+    issuing thread's arrive.expect_tx(bytes) and TMA issue (copy_next), each copy's bytes landing later (complete_tx),
+    and the producer's mbar_wait(bar + buf, (parity >> buf) & 1), parity ^= 1 << buf, refill, buf = next — the
+    kernel's expressions. A wait that cannot succeed lets the oldest copy in flight land first. `parity_of(chunk,
+    bits, buf)` replaces the kernel's parity expression (to show a wrong one fails). Returns events {t, kind, buf,
+    chunk, phase, parity}; a wait records which copy's chunk the buffer held when it succeeded ("holds")."""
+    nbytes = nbytes or tma_box_placement(0, 256)["bytes"]
+    bars = [MBarrier(1) for _ in range(raws)]
+    flight, holds, events = [], [None] * raws, []
+    t, nxt = 0, 0
+
+    def issue(b):
+        nonlocal t, nxt
+        if nxt >= chunks:
+            return
+        bars[b].arrive(nbytes)
+        events.append({"t": t, "kind": "arrive.expect_tx", "buf": b, "chunk": nxt, "phase": bars[b].phase})
+        flight.append((b, nxt))
+        nxt += 1
+        t += 1
+
+    def land():
+        nonlocal t
+        b, c = flight.pop(0)
+        bars[b].complete_tx(nbytes)
+        holds[b] = c
+        events.append({"t": t, "kind": "complete_tx", "buf": b, "chunk": c, "phase": bars[b].phase})
+        t += 1
+
+    for b in range(raws):
+        issue(b)
+    bits, buf = 0, 0
+    for chunk in range(chunks):
+        p = parity_of(chunk, bits, buf) if parity_of else (bits >> buf) & 1
+        while not bars[buf].try_wait_parity(p):
+            if not flight:
+                raise RuntimeError(f"chunk {chunk}: waiting on buffer {buf}, parity {p}, with no copy in flight")
+            land()
+        events.append({"t": t, "kind": "wait", "buf": buf, "chunk": chunk, "phase": bars[buf].phase, "parity": p,
+                       "holds": holds[buf]})
+        t += 1
+        bits ^= 1 << buf
+        issue(buf)                      # the producer read the buffer (stage_raw): refill it
+        buf = buf + 1 if buf + 1 < raws else 0
+    return events
+
+
+def mbarrier_phases(chunks: int = 6, raws: int = 2):
+    """conv2d 04c's raw buffers and their mbarriers over the first chunks (raw_buffer_trace): per buffer, each copy
+    from the arrive.expect_tx that announces its bytes to the moment they land (the phase completes, its number
+    advances), and the producer's wait on the parity of the phase it needs: 0, 1, 0, ... per buffer."""
+    ev = raw_buffer_trace(chunks, raws)
+    colors = plt.get_cmap("tab10").colors
+    fig, ax = plt.subplots(figsize=(11, 1.4 + 1.1 * raws))
+    start = {}
+    for e in ev:
+        y = raws - 1 - e["buf"]
+        if e["kind"] == "arrive.expect_tx":
+            start[e["chunk"]] = e["t"]
+        elif e["kind"] == "complete_tx":
+            a = start[e["chunk"]]
+            ax.broken_barh([(a, e["t"] - a)], (y - 0.3, 0.45), facecolors=colors[e["chunk"] % 10], alpha=0.45,
+                           edgecolor="black", lw=0.6)
+            ax.text((a + e["t"]) / 2, y - 0.075, f"chunk {e['chunk']}: TMA in flight", ha="center", va="center",
+                    fontsize=7.5)
+            ax.text(a, y + 0.22, "arrive.expect_tx", fontsize=6.5, ha="left")
+            ax.plot([e["t"]], [y - 0.075], marker="|", ms=18, color="black")
+            ax.text(e["t"], y - 0.5, f"phase {e['phase'] - 1} done", fontsize=7, ha="center")
+        else:
+            ax.plot([e["t"]], [y + 0.05], marker="v", ms=8, color="tab:red")
+            ax.text(e["t"], y + 0.25, f"wait parity {e['parity']}", fontsize=7, ha="center", color="tab:red")
+    ax.set_yticks([raws - 1 - b for b in range(raws)], [f"raw buffer {b}\n(its mbarrier)" for b in range(raws)],
+                  fontsize=8)
+    ax.set_xlabel("order of events in the producer (model)", fontsize=8)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_ylim(-0.8, raws - 0.2)
+    ax.set_xlim(-0.5, max(e["t"] for e in ev) + 1)
+    ax.set_title("mbarriers of the raw buffers: a copy's bytes complete its phase; the producer waits on that phase's "
+                 "parity", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+# --- 04c: the ring's named barriers --------------------------------------------------------------------------------
+def ws_barrier_ids(pipes: int, stages: int, consumers: int = 2) -> dict:
+    """The named-barrier ids of conv2d 04c (full_bar, empty_bar, producer_sync, order_bar: the kernel's expressions),
+    for a build with `pipes` rings of `stages` stages; ORDER exists only with one ring. Id 0 is __syncthreads'."""
+    ids = {}
+    for k in range(pipes):
+        for s in range(stages):
+            ids[f"FULL {k}.{s}" if pipes > 1 else f"FULL {s}"] = 1 + k * stages + s
+            ids[f"EMPTY {k}.{s}" if pipes > 1 else f"EMPTY {s}"] = 1 + pipes * stages + k * stages + s
+        ids[f"producers {k}"] = 1 + 2 * pipes * stages + k
+    if pipes == 1:
+        for k in range(consumers):
+            ids[f"ORDER {k}"] = 1 + 2 * pipes * stages + pipes + k
+    return ids
+
+
+def ring_barriers(stages: int = 3, pipes: int = 1):
+    """conv2d 04c's ring (TF32 build: one ring of 3 stages): per stage its FULL barrier (the producers arrive when they
+    have written it, the consumer syncs) and EMPTY barrier (the consumer arrives when its MMAs have read it, the
+    producers sync), with the ids ws_barrier_ids computes, and the ORDER barriers that pass the ring between the
+    consumers."""
+    from matplotlib.patches import FancyArrowPatch, Rectangle
+
+    ids = ws_barrier_ids(pipes, stages)
+    colors = plt.get_cmap("Set2").colors
+    fig, ax = plt.subplots(figsize=(11, 3.6))
+    for s in range(stages):
+        x = 2.2 + 2.6 * s
+        ax.add_patch(Rectangle((x, 1.0), 2.0, 1.3, facecolor=colors[s], alpha=0.6, edgecolor="black"))
+        ax.text(x + 1.0, 1.65, f"stage {s}", ha="center", va="center", fontsize=9)
+        ax.text(x + 1.0, 2.55, f"FULL {s}: id {ids[f'FULL {s}']}", ha="center", fontsize=8)
+        ax.text(x + 1.0, 0.6, f"EMPTY {s}: id {ids[f'EMPTY {s}']}", ha="center", fontsize=8)
+    right = 2.2 + 2.6 * stages
+    ax.text(0.9, 1.65, "producers\nwrite stage s,\narrive FULL s", ha="center", va="center", fontsize=8)
+    ax.text(right + 0.9, 1.65, "consumer\nsyncs FULL s,\nMMAs, arrives\nEMPTY s", ha="center", va="center", fontsize=8)
+    ax.add_patch(FancyArrowPatch((1.7, 2.9), (right + 0.2, 2.9), arrowstyle="->", mutation_scale=12,
+                                 connectionstyle="arc3,rad=-0.08"))
+    ax.text(right / 2 + 0.9, 3.35, "FULL: stage written (bar.arrive by producers, bar.sync by the consumer)",
+            ha="center", fontsize=8)
+    ax.add_patch(FancyArrowPatch((right + 0.2, 0.25), (1.7, 0.25), arrowstyle="->", mutation_scale=12,
+                                 connectionstyle="arc3,rad=-0.08"))
+    ax.text(right / 2 + 0.9, -0.3, "EMPTY: stage read (bar.arrive by the consumer, bar.sync by producers)",
+            ha="center", fontsize=8)
+    extra = ", ".join(f"{k}: id {v}" for k, v in ids.items() if not k.startswith(("FULL", "EMPTY")))
+    ax.set_title(f"one ring of {stages} stages, named barriers ({extra}; id 0 is __syncthreads)", fontsize=9)
+    ax.set_xlim(-0.2, right + 2.0)
+    ax.set_ylim(-0.6, 3.7)
+    ax.axis("off")
     fig.tight_layout()
     return fig
