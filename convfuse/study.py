@@ -1020,8 +1020,12 @@ def kernel_lines(relpath: str, name: str | None = None, start: str | None = None
     if name is not None:
         pat = re.compile(rf"\b{re.escape(name)}\s*\(")
         for i, ln in enumerate(lines):
-            if not pat.search(_code_only(ln)):
+            m = pat.search(_code_only(ln))
+            if not m:
                 continue
+            pre = _code_only(ln)[:m.start()]
+            if re.search(r"[=(,.]\s*$|\breturn\b|\{", pre):
+                continue                          # a call (a one-line wrapper's body, an argument), not the name
             j, depth, opened = i, 0, False       # a definition: a '{' comes before any ';' at depth 0
             while j < len(lines):
                 code = _code_only(lines[j])

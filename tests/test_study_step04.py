@@ -167,3 +167,15 @@ def test_the_lab_record_reads_in_twenty_minutes():
     """notes/kernel_log.md stays within 6,000 words (as `wc -w` counts them): the rows, then the lessons."""
     from convfuse import study
     assert len(study.LAB_RECORD.read_text().split()) <= 6000
+
+
+def test_kernel_lines_takes_no_one_line_wrapper_for_the_definition(tmp_path, monkeypatch):
+    from convfuse import registry as R
+    from convfuse import study
+    src = tmp_path / "k.cuh"
+    src.write_text("__device__ inline int desc(int a) { return wgmma_desc(a, 1); }\n"
+                   "__device__ inline int other(int a) { int b = wgmma_desc(a, 2); return b; }\n"
+                   "// the real one\n__device__ inline int wgmma_desc(int a, int b) {\n    return a + b;\n}\n")
+    monkeypatch.setattr(R, "ROOT", tmp_path)
+    first, last, text = study.kernel_lines("k.cuh", "wgmma_desc")
+    assert (first, last) == (3, 6) and text.startswith("// the real one")
