@@ -34,6 +34,14 @@ def _synthetic_run(**kw) -> dict:
     return _synthetic().synthetic_run(**kw)
 
 
+def _family():
+    path = Path(__file__).with_name("test_family_page.py")
+    spec = importlib.util.spec_from_file_location("_cf_test_family_page", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def _results_dir(root: Path, name: str, runs, predictions=()) -> Path:
     d = root / name
     d.mkdir()
@@ -50,15 +58,18 @@ NEWEST = "NVIDIA H100 80GB HBM3"
 
 @pytest.fixture(scope="module")
 def results_dirs(tmp_path_factory):
-    """full: an H100 with the cuDNN fused rows and KernelBench's verdicts (the newest) and its prediction, an H200
-    from before both, an A100 without the sm_90a kernels; early: one GPU, the first steps only; none: nothing."""
+    """full: an H100 with the cuDNN fused rows and KernelBench's verdicts (the newest) and its prediction and family
+    record, an H200 from before both, an A100 without the sm_90a kernels; early: one GPU, the first steps only; none:
+    nothing."""
     root = tmp_path_factory.mktemp("results")
+    full = _results_dir(root, "full", [
+        _synthetic_run(gpu=NEWEST, date="2026-12-06T09:00:00+00:00", kernelbench=True, scale=1.3),
+        _synthetic_run(cudnn="absent"),
+        _synthetic_run(gpu="NVIDIA A100-SXM4-80GB", date="2026-10-01T00:00:00+00:00", hopper=False,
+                       cudnn="skipped")], predictions=("h100-sxm",))
+    _family().write_family(full, _family().synthetic_family_run(gpu=NEWEST))
     return {
-        "full": _results_dir(root, "full", [
-            _synthetic_run(gpu=NEWEST, date="2026-12-06T09:00:00+00:00", kernelbench=True, scale=1.3),
-            _synthetic_run(cudnn="absent"),
-            _synthetic_run(gpu="NVIDIA A100-SXM4-80GB", date="2026-10-01T00:00:00+00:00", hopper=False,
-                           cudnn="skipped")], predictions=("h100-sxm",)),
+        "full": full,
         "early": _results_dir(root, "early", [_synthetic_run(drop=LATER_STEPS, cudnn="absent")]),
         "none": _results_dir(root, "none", []),
     }
@@ -84,11 +95,14 @@ def _outputs_text(nb) -> str:
 
 
 def test_the_notebooks_are_in_ladder_order():
-    """00 to 03, step 04's designs (04, 04b, 04c, ... one notebook each), 05: file-name order is reading order."""
+    """00 to 03, step 04's designs (04, 04b, 04c, ... one notebook each), 05, then 06 (the family): file-name order is
+    reading order."""
     import re
     stems = [p.stem for p in NOTEBOOKS]
-    assert [s[:3] for s in stems[:4]] == ["00_", "01_", "02_", "03_"] and stems[-1].startswith("05_")
-    assert stems[4].startswith("04_") and all(re.match(r"04[a-z]?_", s) for s in stems[4:-1])
+    assert [s[:3] for s in stems[:4]] == ["00_", "01_", "02_", "03_"]
+    assert [s[:3] for s in stems[-2:]] == ["05_", "06_"] and stems[-1] == "06_family"
+    assert stems[4].startswith("04_") and all(re.match(r"04[a-z]?_", s) for s in stems[4:-2])
+    assert [t for s, t in report.reading_order()][-1] == "06 — The family"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
@@ -134,6 +148,9 @@ def test_notebook_executes_recorded(path, results_dirs, monkeypatch, tmp_path):
         assert "KernelBench's check" in out and f"**conv3d on the {NEWEST}**" in out
         assert "KernelBench's own check and timing were not run on this record" in out
         assert "largest × eager the floors allow" in out
+    if path.stem.startswith("06"):                                                 # the family's record
+        assert f"**{NEWEST}**" in out and "TF32-class kernels verified and faster than torch.compile" in out
+        assert "04_mma_tf32" in out and "ConvBatchNormReLU" in out
     if path.stem.startswith("05"):
         names = {p.name for p in (tmp_path / "figures").glob("*.png")}
         assert {"speedup.png", "traffic.png", "roofline_a100-80gb.png", "roofline_h200_measured.png",

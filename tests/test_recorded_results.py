@@ -55,17 +55,24 @@ def test_recorded_run_is_complete(run):
 
 
 def test_results_holds_records_only():
-    """results/ is each GPU's record and, in predictions/, the predictions made before a GPU's first record; nothing
-    else (no logs), at most 2 MB."""
+    """results/ is each GPU's record, in predictions/ the predictions made before a GPU's first record, and in family/
+    each GPU's family record; nothing else (no logs), at most 2 MB."""
     entries = sorted(p for p in RS.RESULTS_DIR.iterdir() if not p.name.endswith(".json.tmp"))
     assert entries, "no results recorded"
     for p in entries:
         if p.name == "predictions" and p.is_dir():
             assert all(q.is_file() and q.suffix == ".json" for q in p.iterdir()), "predictions/ holds predictions only"
             continue
+        if p.name == "family" and p.is_dir():       # scripts/family_gpu.py's records, one per GPU (notebook 06)
+            from convfuse.family import page
+            for q in p.iterdir():
+                assert q.is_file() and q.suffix == ".json", "family/ holds the family's records only"
+                page.load(q)
+            continue
         assert p.is_file() and p.suffix == ".json", f"{p.name}: results/ holds only the GPUs' records"
         RS.load(p)
-    size = sum(p.stat().st_size for p in entries if p.is_file()) + sum(q.stat().st_size for q in PREDICTIONS)
+    size = sum(p.stat().st_size for p in entries if p.is_file()) + sum(q.stat().st_size for q in PREDICTIONS) + \
+        sum(q.stat().st_size for q in (RS.RESULTS_DIR / "family").glob("*.json"))
     assert size <= 2 * 2**20
 
 

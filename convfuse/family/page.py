@@ -1,0 +1,529 @@
+"""Notebook 06 ("The family"): the tables and sentences it shows, from the package and the family's record.
+
+The record is what scripts/family_gpu.py writes as ``family_<gpu-slug>.json``, kept as
+``results/family/<gpu-slug>.json`` (under CONVFUSE_RESULTS_DIR where that is set): its own folder, because
+results/*.json are the study's per-GPU records (results.all_recorded reads every one of them as such) and a family
+record is another format -- ``{"env", "build_wall_s", "records": {key: {"kernelbench_id", "summary", "designs":
+{design: {"verified", "max_abs_err_fp64", ...} | {"error"}}, "timings": {name: {"median_ms", ...}}, "speedups"}}}``
+(convfuse/family/run.py). Live mode runs the script for this GPU and files its record there.
+
+Everything here works without a GPU and without a record: where there is none, a table or line says
+"not recorded yet:" and why.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import torch
+import torch.nn as nn
+
+from .. import results, study
+from .. import verify as V
+from ..registry import ROOT
+from . import epilogue as E
+from . import models as M
+from . import template as TP
+from . import trace as T
+
+FAMILY_SCRIPT = ROOT / "scripts" / "family_gpu.py"
+NO_RECORD = f"{study.NOT_RECORDED}: no GPU has run scripts/family_gpu.py"
+NOT_MEASURED = "not measured: scripts/family_gpu.py does not time cuDNN's fused graph"
+# the hand-tuned kernels each generated design is held against: the same machinery (mma.sync TF32; FP32 CUDA cores,
+# register-tiled), so the difference is what the hand-tuning bought
+HAND_TUNED = {"tf32": "04_mma_tf32", "fp32": "03b_register_tiled"}
+# issue 68's goals on the H100 (same-run ratios): every TF32-class kernel faster than torch.compile, their geometric
+# mean at least GEOMEAN_GOAL times it; every FP32-class kernel faster than eager with TF32 off
+GEOMEAN_GOAL = 2.0
+
+
+# --- the record -------------------------------------------------------------------------------------------------
+def family_dir() -> Path:
+    return study.results_dir() / "family"
+
+
+def load(path) -> dict:
+    data = json.loads(Path(path).read_text())
+    if not isinstance(data.get("env"), dict) or not isinstance(data.get("records"), dict):
+        raise ValueError(f"{path}: not a family record (scripts/family_gpu.py writes env and records by problem)")
+    return data | {"path": str(path)}
+
+
+def family_runs(directory=None) -> list[dict]:
+    """Every GPU's family record, newest first; [] where none is recorded."""
+    d = Path(directory) if directory is not None else family_dir()
+    runs = [load(p) for p in sorted(d.glob("*.json"))] if d.is_dir() else []
+    return sorted(runs, key=lambda r: str(r["env"].get("date", "")), reverse=True)
+
+
+def measure(out_dir=None, extra_args=(), runner=subprocess.run) -> Path:
+    """Live mode: run scripts/family_gpu.py on this GPU (every problem, every design) and file its
+    family_<slug>.json as results/family/<slug>.json. Returns that path."""
+    if not FAMILY_SCRIPT.exists():
+        raise FileNotFoundError(f"{FAMILY_SCRIPT} is not here: the family's GPU run needs the source checkout")
+    tmp = Path(out_dir or tempfile.mkdtemp(prefix="convfuse-family-"))
+    proc = runner([sys.executable, str(FAMILY_SCRIPT), "--out", str(tmp), *extra_args], cwd=str(ROOT))
+    made = sorted(tmp.glob("family_*.json"))
+    if not made:      # the script writes its record even when a problem fails; none means it stopped early
+        raise RuntimeError(f"scripts/family_gpu.py wrote no record (exit status {getattr(proc, 'returncode', '?')})")
+    dest = family_dir() / f"{made[0].stem.removeprefix('family_')}.json"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(made[0], dest)
+    return dest
+
+
+def family_run_for() -> list[dict]:
+    """What the page shows: recorded, every family record; live, this GPU's measured now (then the others)."""
+    if results.mode() == "live":
+        here = measure()
+        return [load(here)] + [r for r in family_runs() if Path(r["path"]).resolve() != here.resolve()]
+    return family_runs()
+
+
+def header(fam_runs) -> "Markdown":
+    """Where the family's numbers come from: each record's GPU, date and software, or why there are none."""
+    if not fam_runs:
+        return study.md(f"**The family's numbers:** {NO_RECORD} (it writes `results/family/<gpu>.json`).")
+    lines = []
+    for r in fam_runs:
+        env = r["env"]
+        lines.append(f"**{env.get('gpu', '?')}**: {env.get('date', '?')} · torch {env.get('torch', '?')} · "
+                     f"CUDA {env.get('cuda', '?')} · cuDNN {study.cudnn_version(env.get('cudnn'))} · "
+                     f"source `results/family/{Path(r['path']).name}`")
+    return study.md(["The family's numbers:"] + lines if len(lines) > 1 else "**The family's numbers:** " + lines[0])
+
+
+# --- the problems and their traced epilogues ------------------------------------------------------------------
+def _num(v: float) -> str:
+    return f"{v:g}"
+
+
+def _operand(a, i: int, nodes) -> str:
+    """An operand in words: a constant, a model tensor, the conv's output or an earlier op's value."""
+    if isinstance(a, T.Const):
+        return _num(a.value)
+    if isinstance(a, T.Param):
+        return f"{a.name} (per channel)" if a.kind == "channel" else a.name
+    if a.index == 0:
+        return "the conv's output"
+    prev = nodes[a.index - 1]
+    return f"the {prev.op if isinstance(prev, T.Op) else prev.kind}'s output"
+
+
+_SYMBOL = {"add": "+", "sub": "−", "mul": "×", "div": "÷"}
+
+
+def op_words(node, i: int, nodes) -> str:
+    """One traced node in words; an operand that is the previous value is left implicit ("× 2", "relu")."""
+    if isinstance(node, T.Reduction):
+        return f"{node.kind} over channels" + (" (keepdim)" if node.keepdim else "")
+    args = list(node.args)
+    implicit = T.Ref(i - 1)
+    attrs = dict(node.attrs)
+    if node.op in _SYMBOL and len(args) == 2:
+        a, b = args
+        if a == implicit:
+            return f"{_SYMBOL[node.op]} {_operand(b, i, nodes)}"
+        if b == implicit and node.op in ("add", "mul"):
+            return f"{_SYMBOL[node.op]} {_operand(a, i, nodes)}"
+        return f"{_operand(a, i, nodes)} {_SYMBOL[node.op]} {_operand(b, i, nodes)}"
+    if node.op == "clamp":
+        lo, hi = attrs.get("min"), attrs.get("max")
+        what = f"clamp to [{_num(lo) if lo is not None else '−∞'}, {_num(hi) if hi is not None else '∞'}]"
+    elif node.op == "gelu":
+        what = "GELU (" + ("erf" if attrs.get("approximate", "none") == "none" else "tanh") + ")"
+    elif attrs:
+        what = f"{node.op}(" + ", ".join(f"{k}={_num(v) if isinstance(v, float) else v}"
+                                         for k, v in attrs.items()) + ")"
+    else:
+        what = node.op
+    rest = [a for a in args if a != implicit]
+    return what + (f" of {', '.join(_operand(a, i, nodes) for a in rest)}" if rest else "")
+
+
+def epilogue_words(traced: T.Traced) -> str:
+    """The traced epilogue, op after op."""
+    return " → ".join(op_words(n, i, traced.nodes) for i, n in enumerate(traced.nodes, 1))
+
+
+def _traced(key: str) -> T.Traced:
+    return T.trace(M.get(key).make_model(seed=0))
+
+
+def _shape(shape) -> str:
+    return " × ".join(str(s) for s in shape)
+
+
+def problems_table() -> pd.DataFrame:
+    """The family (models.FAMILY): per problem its KernelBench number and model, input shape, channels, dims and the
+    epilogue the tracer reads from the model's forward."""
+    rows = []
+    for key, prob in M.FAMILY.items():
+        tr = _traced(key)
+        rows.append({"KernelBench": M.kernelbench_number(prob),
+                     "model": prob.kernelbench_id.split("/")[1].split("_", 1)[1], "key": key,
+                     "input": _shape(prob.input_shape),
+                     "Cin → Cout": f"{tr.conv.in_channels} → {tr.conv.out_channels}", "dims": f"{tr.conv.dims}-D",
+                     "epilogue (traced)": epilogue_words(tr)})
+    return pd.DataFrame(rows).set_index("KernelBench")
+
+
+def traced_table(key: str) -> pd.DataFrame:
+    """One problem's traced nodes: the value each defines in the generated code, the op in words, its CUDA
+    expression (epilogue.lower: what `apply` computes, statement for statement)."""
+    tr = _traced(key)
+    low = E.lower(tr)
+    stmts = list(low.apply) + list(low.post)
+    rows, k = [], 0
+    for i, node in enumerate(tr.nodes, 1):
+        if isinstance(node, T.Reduction):
+            rows.append({"value": "r", "op": op_words(node, i, tr.nodes),
+                         "CUDA": f"acc = {E.render(low.combine)} per channel, then r = {E.render(low.finish)}"})
+            continue
+        name, ex = stmts[k]
+        k += 1
+        rows.append({"value": name, "op": op_words(node, i, tr.nodes), "CUDA": E.render(ex)})
+    return pd.DataFrame(rows).set_index("value")
+
+
+def generated_source(key: str) -> "Markdown":
+    """The generated `FamilyEpilogue` of one problem, as the generator writes it now."""
+    prob = M.get(key)
+    gen = E.generate(_traced(key))
+    return study.md(f"**The generated epilogue of {prob.kernelbench_id}** (`convfuse.family.epilogue.generate`):\n\n"
+                    f"```cuda\n{gen.source.rstrip()}\n```")
+
+
+_EXAMPLE_ATTRS = {"clamp": {"min": E.var("lo"), "max": E.var("hi")}}
+_VARIANTS = {"gelu": (("gelu (erf)", {"approximate": "none"}), ("gelu (tanh)", {"approximate": "tanh"})),
+             "leaky_relu": (("leaky_relu (slope s)", {"negative_slope": 0.01}),),
+             "softplus": (("softplus (beta 1, threshold 20)", {}),)}
+
+
+def _with_slope(text: str) -> str:
+    return text.replace(E.cuda_float(E.f32(0.01)), "s")
+
+
+def ops_table() -> pd.DataFrame:
+    """The generator's table (epilogue.OPS), one row per op: its CUDA expression over operands a (and b), rendered
+    from the same formula the CPU tests evaluate; clamp's bounds lo and hi, leaky_relu's slope s."""
+    rows = []
+    for op, (arity, _) in E.OPS.items():
+        operands = [E.var("a"), E.var("b")][:arity]
+        for label, attrs in _VARIANTS.get(op, ((op, _EXAMPLE_ATTRS.get(op, {})),)):
+            text = E.render(E.op_expr(op, operands, attrs))
+            rows.append({"op": label, "CUDA (FP32)": _with_slope(text) if op == "leaky_relu" else text})
+    for kind, (combine, init) in E.REDUCTIONS.items():
+        step = E.render(combine(E.var("acc"), E.var("v")))
+        rows.append({"op": f"{kind} over channels",
+                     "CUDA (FP32)": f"acc = {step}, from {E.cuda_float(E.f32(init))}"
+                                    + (", then acc × (1 / C)" if kind == "mean" else "")})
+    return pd.DataFrame(rows).set_index("op")
+
+
+# --- the template -----------------------------------------------------------------------------------------------
+def template_constants(design: str) -> dict:
+    """The `constexpr int` constants of a design's template file, read from the file."""
+    text = (TP.FAMILY_KERNELS / TP.DESIGNS[design][0]).read_text()
+    return {k: int(v) for k, v in re.findall(r"constexpr int (k\w+) = (\d+);", text)}
+
+
+def blocks(design: str, shape) -> int:
+    """The grid a design's launch function computes for an input shape (its launch<...> in the .cuh)."""
+    c = template_constants(design)
+    n, _, *spatial = shape
+    out = [s - 2 for s in spatial]
+    do, ho, wo = ([1] + out)[-3:] if len(out) == 2 else out
+    if design == "fp32":
+        items = n * do * ho * math.ceil(wo / c["kTP"])
+        return math.ceil(items / c["kThreads"])
+    return math.ceil(n * do * ho * wo / c["kBM"])
+
+
+def template_table() -> pd.DataFrame:
+    """Each template design: file, launch function, precision class, template parameters, and its geometry in the
+    file's own constants."""
+    rows = []
+    for design, (file, launch, prec) in TP.DESIGNS.items():
+        c = template_constants(design)
+        if design == "fp32":
+            threads = c["kThreads"]
+            geometry = (f"a thread: {c['kTP']} pixels of one output row × every channel, {c['kTC']} channels a pass; "
+                        "the fold over channels in registers")
+            grid = f"⌈N·Do·Ho·⌈Wo / {c['kTP']}⌉ / {threads}⌉ blocks"
+        else:
+            threads = c["kMmaThreads"]
+            geometry = (f"a block: {c['kBM']} pixels × every channel, {c['kBN']} channels a pass, K in steps of "
+                        f"{c['kBK']}; {threads // 32} warps of m16n8k8 tiles; the fold over channels through shared "
+                        "memory")
+            grid = f"⌈N·Do·Ho·Wo / {c['kBM']}⌉ blocks"
+        rows.append({"design": design, "file": f"kernels/family/{file}", "launch": f"{launch}<CIN, COUT, DIMS, Epi>",
+                     "precision class": prec, "threads a block": threads, "geometry": geometry, "grid": grid})
+    return pd.DataFrame(rows).set_index("design")
+
+
+def grid_table() -> pd.DataFrame:
+    """Per problem, at KernelBench's shape: each design's blocks and its passes over the output channels."""
+    rows = []
+    for key, prob in M.FAMILY.items():
+        cout = _traced(key).conv.out_channels
+        row = {"KernelBench": M.kernelbench_number(prob), "Cout": cout}
+        for design in TP.DESIGNS:
+            c = template_constants(design)
+            row[f"{design} blocks"] = blocks(design, prob.input_shape)
+            row[f"{design} passes over Cout"] = math.ceil(cout / c["kTC" if design == "fp32" else "kBN"])
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("KernelBench")
+
+
+# --- what the CPU establishes ---------------------------------------------------------------------------------------
+def _test_module(name: str):
+    """A module of tests/ loaded from its file (the source checkout has them; an installed package does not)."""
+    path = ROOT / "tests" / f"{name}.py"
+    if not path.exists():
+        return None
+    spec = importlib.util.spec_from_file_location(f"_cf_page_{name}", path)
+    mod = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(mod)
+    except Exception:       # pytest missing, say: the page states the checks without their counts
+        return None
+    return mod
+
+
+def cpu_checks() -> dict | None:
+    """The CPU tests' own data: the op forms the semantic tests trace and compare with torch, the ops of the
+    generator's table they reach, the kernels the emulation runs against float64, the refusals. None without tests/."""
+    sem, emu, tr = (_test_module(n) for n in ("test_family_epilogue", "test_family_emulated", "test_family_trace"))
+    if sem is None or emu is None or tr is None:
+        return None
+    ops, reductions = set(), set()
+    for name, fn, *mods in sem.CASES:
+        for node in T.trace(sem.Case(fn, *mods)).nodes:
+            (reductions.add(node.kind) if isinstance(node, T.Reduction) else ops.add(node.op))
+    return {"forms": len(sem.CASES), "ops": len(ops & set(E.OPS)), "ops_total": len(E.OPS),
+            "reductions": len(reductions), "reductions_total": len(E.REDUCTIONS), "edge_values": len(sem.EDGES),
+            "kernels": len(emu.CASES), "family_kernels": len(M.FAMILY) * len(TP.DESIGNS),
+            "refusals": len(tr.REFUSED)}
+
+
+def cpu_check_lines() -> list[str]:
+    c = cpu_checks()
+    if c is None:
+        return ["The op-by-op tests and the emulated kernels are in tests/ of the source checkout (not here): "
+                "each op's every form against torch on CPU tensors, and every generated kernel against float64."]
+    return [f"**Semantics, op by op** (tests/test_family_epilogue.py): {c['forms']} forms of writing an op (modules, "
+            f"functions, methods, operators, in place, by hand), reaching {c['ops']} of the table's {c['ops_total']} "
+            f"ops and {c['reductions']} of its {c['reductions_total']} reductions, each traced, evaluated as the "
+            f"generated CUDA computes it and compared with eager PyTorch on {c['edge_values']} edge values "
+            "(signed zeros, subnormals, the thresholds, overflow, infinities, NaN); then nvcc compiles each one.",
+            f"**The kernels, emulated** (tests/test_family_emulated.py): {c['kernels']} generated kernels "
+            f"({c['family_kernels']} of them the family's nine in both designs) compiled as C++, one host thread a "
+            "CUDA thread, the tensor core's fragments exchanged as the PTX ISA lays them out, held to their class's "
+            "bound against the float64 model on NaN-poisoned outputs and odd shapes.",
+            f"**Refusals** (tests/test_family_trace.py): {c['refusals']} models outside the family, each refused "
+            "with the reason."]
+
+
+# --- refusals ---------------------------------------------------------------------------------------------------
+class ConvBatchNormReLU(nn.Module):
+    """A conv, a BatchNorm, a ReLU: the tracer takes no normalisation module (in eval mode a BatchNorm is a per-channel
+    affine map that a caller can fold into the conv's weights and bias first)."""
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(16, 32, 3)
+        self.bn = nn.BatchNorm2d(32)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x)))
+
+
+class PaddedConvGELU(nn.Module):
+    """A conv with padding=1 and a GELU: the template takes no padding."""
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(16, 32, 3, padding=1)
+
+    def forward(self, x):
+        return nn.functional.gelu(self.conv(x))
+
+
+class ConvSoftmax(nn.Module):
+    """A conv and a softmax over the channels: every output reads every channel's value (a reduction, then each
+    channel divided by it), where the family's one reduction ends the channel axis."""
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(16, 32, 3)
+
+    def forward(self, x):
+        return torch.softmax(self.conv(x), dim=1)
+
+
+REFUSED = (ConvBatchNormReLU, PaddedConvGELU, ConvSoftmax)
+
+
+def refusal(model: nn.Module) -> str:
+    """What `trace` says about `model`: the error's text, or that it traced (then it is in the family)."""
+    try:
+        T.trace(model)
+    except T.UnsupportedModel as e:
+        return str(e)
+    return "traced: in the family"
+
+
+def refusals_table(models=REFUSED) -> pd.DataFrame:
+    rows = [{"model": cls.__name__, "what it is": " ".join(cls.__doc__.split()), "trace says": refusal(cls())}
+            for cls in models]
+    return pd.DataFrame(rows).set_index("model")
+
+
+# --- the measurement ---------------------------------------------------------------------------------------------
+def _ms(rec: dict, name: str):
+    return ((rec.get("timings") or {}).get(name) or {}).get("median_ms")
+
+
+def _verified(rec: dict, design: str):
+    d = (rec.get("designs") or {}).get(design)
+    if d is None:
+        return "not built"
+    if "error" in d:
+        return d["error"]
+    return bool(d.get("verified"))
+
+
+def _speedup(rec: dict, design: str, ref: str):
+    sp = (rec.get("speedups") or {}).get(f"{design}_vs_{ref}")
+    if sp is not None:
+        return sp
+    a, b = _ms(rec, ref), _ms(rec, f"ours_{design}")
+    return a / b if a and b else None
+
+
+def measurement_table(fam_run: dict) -> pd.DataFrame:
+    """One GPU's family record: per problem the medians of one interleaved run (eager, eager with TF32 off,
+    torch.compile, cuDNN's fused graph where timed, ours in each design), whether each design verified, and the
+    same-run ratios the goals are about."""
+    rows = []
+    for key, prob in M.FAMILY.items():
+        rec = fam_run["records"].get(key)
+        row = {"KernelBench": M.kernelbench_number(prob), "problem": key}
+        if rec is None:
+            rows.append(row | {"eager ms": "not in this record"})
+            continue
+        cudnn = _ms(rec, "cudnn_fused")
+        row |= {"eager ms": _ms(rec, "eager"), "eager FP32 ms": _ms(rec, "eager_fp32"),
+                "compile ms": _ms(rec, "compile"),
+                "cuDNN fused ms": cudnn if cudnn is not None else (rec.get("cudnn_fused_error") or "not measured"),
+                "ours TF32 ms": _ms(rec, "ours_tf32"), "TF32 verified": _verified(rec, "tf32"),
+                "ours FP32 ms": _ms(rec, "ours_fp32"), "FP32 verified": _verified(rec, "fp32"),
+                "TF32 × compile": _speedup(rec, "tf32", "compile"), "TF32 × eager": _speedup(rec, "tf32", "eager"),
+                "FP32 × eager FP32": _speedup(rec, "fp32", "eager_fp32")}
+        if "error" in rec:
+            row["error"] = rec["error"]
+        rows.append(row)
+    cols = ["KernelBench", "problem", "eager ms", "eager FP32 ms", "compile ms", "cuDNN fused ms", "ours TF32 ms",
+            "TF32 verified", "ours FP32 ms", "FP32 verified", "TF32 × compile", "TF32 × eager", "FP32 × eager FP32"]
+    if any("error" in r for r in rows):
+        cols.append("error")
+    return pd.DataFrame(rows, columns=cols).set_index("KernelBench")
+
+
+def measurement_tables(fam_runs):
+    """(GPU label, its table) per record, newest first; where there is none, the one line that says so."""
+    if not fam_runs:
+        return [(None, NO_RECORD)]
+    return [(study.gpu_label(r), measurement_table(r)) for r in fam_runs]
+
+
+def cudnn_lines(fam_runs) -> list[str]:
+    """Whether any record timed cuDNN's fused graph; the family's run does not yet (only the study's two problems
+    have it, in notebook 00)."""
+    timed = [r for r in fam_runs if any(_ms(x, "cudnn_fused") is not None for x in r["records"].values())]
+    if fam_runs and not timed:
+        return [f"cuDNN's fused graph: {NOT_MEASURED}; notebook 00 has it for the study's two problems."]
+    return []
+
+
+def measurement_display(fam_runs) -> list:
+    """What the measurement cell displays: per GPU its name and table, or the one line that says none is recorded."""
+    out = []
+    for gpu, table in measurement_tables(fam_runs):
+        out += [study.md(f"**{gpu}**"), table] if gpu else [study.md(table)]
+    return out
+
+
+def shown(x):
+    """A table as it is; a sentence (a string) as Markdown."""
+    return study.md(x) if isinstance(x, str) else x
+
+
+def _geomean(xs) -> float | None:
+    xs = [x for x in xs if x]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def goal_lines(fam_runs) -> list[str]:
+    """Issue 68's performance goals against each record: verified TF32-class kernels against torch.compile (each
+    faster, geometric mean at least GEOMEAN_GOAL times), verified FP32-class kernels against eager with TF32 off."""
+    if not fam_runs:
+        return [f"The goals: {NO_RECORD}."]
+    out = []
+    for r in fam_runs:
+        recs = [r["records"].get(k) or {} for k in M.FAMILY]
+        tf = [_speedup(x, "tf32", "compile") if _verified(x, "tf32") is True else None for x in recs]
+        fp = [_speedup(x, "fp32", "eager_fp32") if _verified(x, "fp32") is True else None for x in recs]
+        g = _geomean(tf) if all(tf) else None
+        tf_ok = sum(1 for x in tf if x and x > 1)
+        fp_ok = sum(1 for x in fp if x and x > 1)
+        n = len(M.FAMILY)
+        out.append(f"**{study.gpu_label(r)}**: {tf_ok} of {n} TF32-class kernels verified and faster than "
+                   f"torch.compile" + (f", geometric mean {g:.2f}× ({'meets' if g >= GEOMEAN_GOAL else 'misses'} "
+                                       f"the goal of {GEOMEAN_GOAL:g}×)" if g else
+                                       " (no geometric mean: not every problem has a verified, timed TF32 kernel)")
+                   + f"; {fp_ok} of {n} FP32-class kernels verified and faster than eager with TF32 off.")
+    return out
+
+
+def _fastest_of_class(run: dict, problem: str, precision: str) -> str | None:
+    """The fastest verified fused kernel of the study whose precision is held to `precision`'s bound (the TF32 class:
+    tf32, fp16 operands; the FP32 class: fp32 and the split schemes)."""
+    same = [p for p, b in V.BOUNDS.items() if b == V.BOUNDS[precision]]
+    cands = [r for r in results.records(run, problem) if r.get("kind") == "fused" and r.get("verified")
+             and r.get("median_ms") and r.get("precision") in same]
+    return min(cands, key=lambda r: r["median_ms"])["variant"] if cands else None
+
+
+def hand_tuned_table(fam_runs, runs) -> pd.DataFrame | str:
+    """The generated kernels of 54 and 90 beside the study's hand-tuned ones of the same machinery (HAND_TUNED) and
+    the fastest verified hand-tuned kernel of the precision class (_fastest_of_class), per GPU with both records.
+    Each × eager is from its own run (the two records are two processes), so the last column compares ratios, not
+    times across runs."""
+    rows = []
+    for fr in fam_runs:
+        main = next((r for r in runs if r.get("env", {}).get("slug") == fr["env"].get("slug")), None)
+        if main is None:
+            continue
+        for pk in study.PROBLEMS:
+            rec = fr["records"].get(pk) or {}
+            for design, hand in HAND_TUNED.items():
+                best = _fastest_of_class(main, pk, TP.precision(design))
+                for kernel in dict.fromkeys(k for k in (hand, best) if k):
+                    h = study.record(main, pk, kernel) or {}
+                    gen = _speedup(rec, design, "eager") if _verified(rec, design) is True else None
+                    rows.append({"GPU": study.short_gpu(fr), "problem": pk, "design": design,
+                                 "generated × eager": gen, "hand-tuned": kernel,
+                                 "hand-tuned × eager": h.get("speedup_vs_eager") if h.get("verified") else None,
+                                 "hand-tuned / generated": (h["speedup_vs_eager"] / gen)
+                                 if gen and h.get("verified") and h.get("speedup_vs_eager") else None})
+    if not rows:
+        return (f"{study.NOT_RECORDED}: no GPU has both a family record and the study's record"
+                if fam_runs else NO_RECORD)
+    return pd.DataFrame(rows).set_index(["GPU", "problem", "design"])

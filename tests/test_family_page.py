@@ -1,0 +1,259 @@
+"""Notebook 06's tables and sentences (convfuse/family/page.py), on the CPU: from the package, from a synthetic family
+record in the format scripts/family_gpu.py writes, and from none."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from convfuse import study, tables
+from convfuse.family import epilogue as E
+from convfuse.family import models as M
+from convfuse.family import page
+from convfuse.family import run as F
+from convfuse.family import template as TP
+
+RAW_MARKDOWN = re.compile(r"\*\*|`|(?<![\w*])\*[^\s*][^*]*\*(?![\w*])")
+
+
+def synthetic_family_run(gpu="NVIDIA H100 80GB HBM3", date="2026-12-08T10:00:00+00:00", fail=("kb4", "fp32"),
+                         missing=()) -> dict:
+    """A family record as scripts/family_gpu.py writes it: every problem (less `missing`), both designs verified
+    except `fail` (a (key, design) that did not build), one interleaved timing with the ratios run.time_problem
+    computes."""
+    env = {"gpu": gpu, "slug": gpu.lower().replace(" ", "-"), "date": date, "torch": "2.11.0+cu130", "cuda": "13.0",
+           "cudnn": 91900, "synthetic": True}
+    records = {}
+    for i, key in enumerate(k for k in M.FAMILY if k not in missing):
+        ms = {"eager": 2.0 + i, "eager_fp32": 4.0 + i, "compile": 1.5 + i, "ours_tf32": 0.5 + 0.25 * i,
+              "ours_fp32": 3.0 + i}
+        designs = {d: {"precision": TP.precision(d), "build_s": 40.0, "verified": True, "checks": [],
+                       "max_abs_err_fp64": 1e-6, "rel_l2_err_fp64": 1e-7, "kernelbench_pass": True}
+                   for d in TP.DESIGNS}
+        if (key, "fp32") == fail or (key, "tf32") == fail:
+            designs[fail[1]] = {"precision": TP.precision(fail[1]), "build_s": None, "error": "build failed"}
+            ms.pop(f"ours_{fail[1]}")
+        timings = {n: {"median_ms": v, "p20_ms": v * 0.98, "p80_ms": v * 1.02, "n": 25} for n, v in ms.items()}
+        speedups = {f"{d}_vs_{ref}": ms[ref] / ms[f"ours_{d}"] for d in TP.DESIGNS if f"ours_{d}" in ms
+                    for ref in ("eager", "eager_fp32", "compile")}
+        records[key] = {"kernelbench_id": M.FAMILY[key].kernelbench_id, "summary": "…", "designs": designs,
+                        "timings": timings, "speedups": speedups}
+    return {"env": env, "build_wall_s": 120.0, "records": records}
+
+
+def write_family(directory: Path, run: dict) -> Path:
+    d = Path(directory) / "family"
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / f"{run['env']['slug']}.json"
+    path.write_text(json.dumps(run))
+    return path
+
+
+def _cells(df) -> list[str]:
+    html = tables.frame_html(df)
+    return re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", html, re.S)
+
+
+def _no_raw_markdown(df):
+    from bs4 import BeautifulSoup
+    for cell in _cells(df):
+        text = BeautifulSoup(cell, "html.parser").get_text(" ", strip=True)
+        assert not RAW_MARKDOWN.search(text) and "…" not in text, text
+
+
+# --- from the package -----------------------------------------------------------------------------------------------
+def test_the_family_table_has_the_nine_with_their_traced_ops():
+    t = page.problems_table()
+    assert list(t.index) == [1, 4, 7, 32, 48, 54, 57, 71, 90]
+    assert t.loc[57, "epilogue (traced)"] == "relu → + 3 → ÷ 6 → clamp to [0, 1] → × the relu's output"
+    assert t.loc[32, "epilogue (traced)"] == "× 2 → min over channels (keepdim)"
+    assert t.loc[48, "Cin → Cout"] == "3 → 16" and t.loc[90, "dims"] == "3-D" and t.loc[54, "key"] == "conv2d"
+    assert t.loc[1, "input"] == "128 × 64 × 128 × 128"
+    _no_raw_markdown(t)
+
+
+def test_the_traced_table_is_the_generated_code():
+    t = page.traced_table("57")
+    src = E.generate(page._traced("57")).source
+    assert list(t.index) == ["t0", "t1", "t2", "t3", "t4"]
+    for name, row in t.iterrows():
+        assert f"const float {name} = {row['CUDA']};" in src
+    red = page.traced_table("32")
+    assert list(red.index) == ["t0", "r"] and "isnan(acc)" in red.loc["r", "CUDA"]
+    _no_raw_markdown(t)
+
+
+def test_the_generated_source_is_the_generators():
+    text = page.generated_source("57").data
+    assert E.generate(page._traced("57")).source.rstrip() in text and text.count("```") == 2
+
+
+def test_the_op_table_has_every_op_and_reduction():
+    t = page.ops_table()
+    names = {i.split(" ")[0] for i in t.index}
+    assert set(E.OPS) <= names and {f"{k} over channels" for k in E.REDUCTIONS} <= set(t.index)
+    assert t.loc["relu", "CUDA (FP32)"] == "(isnan(a) ? a : fmaxf(a, 0.0f))"
+    assert t.loc["leaky_relu (slope s)", "CUDA (FP32)"] == "((a > 0.0f) ? a : (a * s))"
+    assert "erff" in t.loc["gelu (erf)", "CUDA (FP32)"] and "tanhf" in t.loc["gelu (tanh)", "CUDA (FP32)"]
+    _no_raw_markdown(t)
+
+
+def test_the_template_geometry_is_read_from_the_files():
+    assert page.template_constants("fp32") == {"kThreads": 128, "kTP": 8, "kTC": 8, "kK": 3}
+    assert {"kMmaThreads", "kBM", "kBN", "kBK"} <= set(page.template_constants("tf32"))
+    t = page.template_table()
+    assert list(t.index) == list(TP.DESIGNS) and t.loc["tf32", "launch"].startswith("launch_mma<")
+    # the grid as the launch functions compute it: 57 at KernelBench's shape (128 x 8 x 128 x 128 -> 126 x 126)
+    assert page.blocks("fp32", (128, 8, 128, 128)) == math.ceil(128 * 126 * math.ceil(126 / 8) / 128)
+    assert page.blocks("tf32", (128, 8, 128, 128)) == math.ceil(128 * 126 * 126 / 64)
+    assert page.blocks("tf32", (2, 3, 5, 6, 7)) == math.ceil(2 * 3 * 4 * 5 / 64)
+    g = page.grid_table()
+    assert g.loc[48, "tf32 passes over Cout"] == 1 and g.loc[1, "fp32 passes over Cout"] == 16
+    _no_raw_markdown(t)
+    _no_raw_markdown(g)
+
+
+def test_the_cpu_checks_are_counted_from_the_tests():
+    c = page.cpu_checks()
+    if c is None:
+        pytest.skip("tests/ not importable here")
+    assert c["ops"] == c["ops_total"] == len(E.OPS) and c["reductions"] == len(E.REDUCTIONS)
+    assert c["family_kernels"] == 2 * len(M.FAMILY) <= c["kernels"] and c["forms"] > len(E.OPS)
+    lines = page.cpu_check_lines()
+    assert len(lines) == 3 and f"{c['forms']} forms" in lines[0]
+
+
+def test_refusals_name_the_reason():
+    t = page.refusals_table()
+    says = t["trace says"].to_dict()
+    assert "BatchNorm2d" in says["ConvBatchNormReLU"]
+    assert "padding=(1, 1)" in says["PaddedConvGELU"]
+    assert "softmax" in says["ConvSoftmax"]
+    assert all("(at page.py:" in s for s in says.values())           # the line of the model's source
+    _no_raw_markdown(t)
+
+
+# --- the record ---------------------------------------------------------------------------------------------------
+def test_without_a_record_every_part_says_why(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONVFUSE_RESULTS_DIR", str(tmp_path))
+    monkeypatch.setenv("CONVFUSE_MODE", "recorded")
+    assert page.family_runs() == [] and page.family_run_for() == []
+    shown = page.measurement_display([])
+    assert len(shown) == 1 and shown[0].data == page.NO_RECORD
+    assert page.NO_RECORD.startswith(study.NOT_RECORDED + ":")
+    assert page.goal_lines([]) == [f"The goals: {page.NO_RECORD}."]
+    assert page.hand_tuned_table([], []) == page.NO_RECORD
+    assert page.NO_RECORD in page.header([]).data and page.cudnn_lines([]) == []
+
+
+def test_the_record_is_read_from_results_family(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONVFUSE_RESULTS_DIR", str(tmp_path))
+    old = synthetic_family_run(gpu="NVIDIA H200", date="2026-12-01T00:00:00+00:00")
+    write_family(tmp_path, old)
+    write_family(tmp_path, synthetic_family_run())
+    (tmp_path / "nvidia-h200.json").write_text("{}")            # the study's own records are not read here
+    runs = page.family_runs()
+    assert [study.gpu_label(r) for r in runs] == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]
+    assert "results/family/nvidia-h100-80gb-hbm3.json" in page.header(runs).data
+    bad = tmp_path / "family" / "x.json"
+    bad.write_text(json.dumps({"env": {}, "records": []}))        # a study record's shape, not the family's
+    with pytest.raises(ValueError, match="not a family record"):
+        page.family_runs()
+
+
+def test_the_measurement_table_reads_what_the_script_writes():
+    run = synthetic_family_run(missing=("kb7",))
+    t = page.measurement_table(run)
+    assert list(t.index) == [1, 4, 7, 32, 48, 54, 57, 71, 90]
+    r1 = t.loc[1]
+    assert r1["eager ms"] == 2.0 and r1["ours TF32 ms"] == 0.5 and r1["TF32 verified"] is True
+    assert r1["TF32 × compile"] == pytest.approx(3.0) and r1["FP32 × eager FP32"] == pytest.approx(4.0 / 3.0)
+    assert r1["cuDNN fused ms"] == "not measured"
+    assert t.loc[4, "FP32 verified"] == "build failed" and pd.isna(t.loc[4, "ours FP32 ms"])
+    assert t.loc[7, "eager ms"] == "not in this record"
+    # the ratios are the record's own; where the record has none, computed from its medians
+    rec = run["records"]["kb1"]
+    rec.pop("speedups")
+    assert page.measurement_table(run).loc[1, "TF32 × eager"] == pytest.approx(4.0)
+    _no_raw_markdown(t)
+    shown = page.measurement_display([run])
+    assert shown[0].data == "**NVIDIA H100 80GB HBM3**" and shown[1] is not None
+
+
+def test_the_goal_lines_follow_the_issues_goals():
+    run = synthetic_family_run(fail=("kb4", "fp32"))
+    line = page.goal_lines([run])[0]
+    speed = [run["records"][k]["speedups"]["tf32_vs_compile"] for k in M.FAMILY]
+    g = math.exp(sum(map(math.log, speed)) / len(speed))
+    faster = sum(s > 1 for s in speed)
+    fp = sum(1 for k in M.FAMILY if run["records"][k]["speedups"].get("fp32_vs_eager_fp32", 0) > 1)
+    assert f"{faster} of 9 TF32-class kernels" in line and f"geometric mean {g:.2f}×" in line
+    assert ("meets" if g >= page.GEOMEAN_GOAL else "misses") in line
+    assert f"{fp} of 9 FP32-class kernels" in line
+    run["records"]["kb1"]["designs"]["tf32"]["verified"] = False     # an unverified kernel counts for nothing
+    assert "no geometric mean" in page.goal_lines([run])[0]
+    assert "not measured" in page.cudnn_lines([run])[0]
+
+
+def _main_run(gpu):
+    spec = importlib.util.spec_from_file_location("_cf_test_plots_fp", Path(__file__).with_name("test_plots.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.synthetic_run(gpu=gpu)
+
+
+def test_the_hand_tuned_kernels_stand_beside_the_generated():
+    fam = synthetic_family_run(gpu="NVIDIA H200")
+    main = _main_run("NVIDIA H200")
+    t = page.hand_tuned_table([fam], [main])
+    assert set(t.index.get_level_values("problem")) == {"conv2d", "conv3d"}
+    row = t.loc[("H200", "conv2d", "tf32")]
+    row = row.iloc[0] if row.ndim == 2 else row
+    assert row["hand-tuned"] == "04_mma_tf32"
+    gen = fam["records"]["conv2d"]["speedups"]["tf32_vs_eager"]
+    hand = study.record(main, "conv2d", "04_mma_tf32")["speedup_vs_eager"]
+    assert row["generated × eager"] == pytest.approx(gen)
+    assert row["hand-tuned / generated"] == pytest.approx(hand / gen)
+    _no_raw_markdown(t)
+    other = synthetic_family_run(gpu="NVIDIA A100-SXM4-80GB")
+    assert page.hand_tuned_table([other], [main]).startswith(study.NOT_RECORDED + ": no GPU has both")
+
+
+def test_live_mode_files_the_scripts_record(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONVFUSE_RESULTS_DIR", str(tmp_path / "results"))
+    calls = []
+
+    class Done:
+        returncode = 1        # a problem failed: the record is written all the same
+
+    def runner(cmd, cwd):
+        calls.append(cmd)
+        out = Path(cmd[cmd.index("--out") + 1])
+        out.mkdir(parents=True, exist_ok=True)       # as the script does
+        (out / "family_nvidia-h100-80gb-hbm3.json").write_text(json.dumps(synthetic_family_run()))
+        return Done()
+
+    dest = page.measure(out_dir=tmp_path / "out", runner=runner)
+    assert calls and calls[0][1].endswith("scripts/family_gpu.py")
+    assert dest == tmp_path / "results" / "family" / "nvidia-h100-80gb-hbm3.json"
+    assert page.family_runs()[0]["env"]["gpu"] == "NVIDIA H100 80GB HBM3"
+
+    def nothing(cmd, cwd):
+        return Done()
+    with pytest.raises(RuntimeError, match="wrote no record"):
+        page.measure(out_dir=tmp_path / "empty", runner=nothing)
+
+
+def test_the_script_and_the_reader_agree_on_names():
+    """The timing names and ratio keys run.time_problem writes are the ones the page reads."""
+    import inspect
+    src = inspect.getsource(F.time_problem)
+    for name in ("eager", "eager_fp32", "compile"):
+        assert f'{name}=' in src or f'"{name}"' in src
+    assert 'f"ours_{d}"' in src and '{d}_vs_{ref}' in src
+    assert set(page.HAND_TUNED) == set(TP.DESIGNS)
