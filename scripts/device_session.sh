@@ -12,7 +12,7 @@
 #               then fuse(model) timed beside eager and torch.compile(model) -> $OUT/fuse.json, $OUT/fuse.log
 #     family    the generated family kernels (scripts/family_gpu.py): built in parallel, verified, timed beside eager
 #               and torch.compile -> $OUT/family/ (sources, plan.json, family_<gpu>.json), its table last
-#     pack      everything under $OUT except the results JSON into $OUT/logs.tgz (last: for a machine that
+#     pack      everything under $OUT except the results JSON (and the family's) into $OUT/logs.tgz (last: for a machine that
 #               sends back only a few files)
 #   The record is $OUT/<gpu-slug>.json (the slug from this GPU's name), started from results/<gpu-slug>.json: bench
 #   keeps its hardening and evidence where the machine code is unchanged, and applies $OUT's sanitize.json,
@@ -72,8 +72,10 @@ for s in $stages; do
     family)
       $PY scripts/family_gpu.py --out "$OUT/family" 2>&1 | tee "$OUT/family.log" | tail -20 ;;
     pack)
-      (cd "$OUT" && tar czf /tmp/convfuse-logs.tgz --exclude="$SLUG.json" --exclude=logs.tgz . \
-        && find . -mindepth 1 -not -name "$SLUG.json" -delete && mv /tmp/convfuse-logs.tgz logs.tgz && ls -la) ;;
+      (cd "$OUT" && tar czf /tmp/convfuse-logs.tgz --exclude="$SLUG.json" --exclude="family_*.json" --exclude=logs.tgz . \
+        && { [ ! -d family ] || mv family/family_*.json . 2>/dev/null; true; } \
+        && find . -mindepth 1 -not -name "$SLUG.json" -not -name "family_*.json" -delete \
+        && mv /tmp/convfuse-logs.tgz logs.tgz && ls -la) ;;
     *) echo "unknown stage $s" ;;
   esac
 done
