@@ -1,7 +1,8 @@
 """Turn ``kernels/<problem>/<name>.cu`` into a loaded extension with ``load_inline``.
 
 The kernel file holds device code and one host function, ``launch(const ConvArgs&, cudaStream_t)``
-(kernels/conv_args.h). This module prepends ``conv_args.h`` and ``common.cuh`` to it as text, adds
+(kernels/conv_args.h). This module prepends ``conv_args.h`` and ``common.cuh`` to it as text (and pastes in a header
+of its folder that it ``#include``s, conv3d's ``04b_common.cuh``), adds
 a small torch glue (compiled by the host compiler, so nvcc never parses torch's headers), and builds
 for sm_80 (A100) and sm_90 (H100/H200) with -O3, plus PTX for the newest portable target so that a later GPU
 can JIT it, cached under ``build/<name>`` in a source checkout (``$CONVFUSE_CACHE``, else
@@ -82,16 +83,38 @@ class BuildError(RuntimeError):
 
 
 def kernel_source(variant: Variant) -> str:
-    """The text nvcc compiles for this variant: ABI header, helpers, the kernel file."""
+    """The text nvcc compiles for this variant: ABI header, helpers, the kernel file (its own headers pasted in)."""
     if variant.source_path is None:
         raise ValueError(f"{variant.key} is a reference row: it has no kernel source")
     # NAME=VALUE as the registry spells a valued define (e.g. CF_GROUP=2): #define NAME VALUE
     defines = "".join(f"#define {d.replace('=', ' ', 1)}\n" for d in variant.defines)
     headers = ["conv_args.h", "common.cuh"] + (["wgmma.cuh"] if any(a.endswith("a") for a in variant.archs) else [])
     path = variant.source_path.resolve()
-    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
-    parts = [defines, *map(_headers_text, headers), f'#line 1 "{shown}"\n', path.read_text()]
+    parts = [defines, *map(_headers_text, headers), f'#line 1 "{_shown(path)}"\n',
+             _with_local_headers(path, KERNELS / variant.problem)]
     return "\n".join(parts)
+
+
+def _shown(path: Path):
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+
+
+# `#include "name.cuh"` in a kernel file: a header of its problem's folder, shared by the files of one step (conv3d's
+# 04b_common.cuh). Pasted in its place as text, like the headers above, so the build, its fingerprint and the wheel see
+# one text; #line keeps nvcc's messages on the right file and line. A scratch copy (scripts/check_variant.py) finds
+# the header beside it, else the one under kernels/.
+_LOCAL_INCLUDE = re.compile(r'^#include "([\w.]+\.cuh)"[^\n]*$', re.M)
+
+
+def _with_local_headers(path: Path, folder: Path) -> str:
+    text = path.read_text()
+
+    def paste(m: re.Match) -> str:
+        header = path.parent / m.group(1) if (path.parent / m.group(1)).is_file() else folder / m.group(1)
+        after = text.count("\n", 0, m.end()) + 2      # the line after the #include
+        body = header.read_text().replace("#pragma once\n", "\n")   # the lines kept
+        return f'#line 1 "{_shown(header.resolve())}"\n{body}#line {after} "{_shown(path)}"'
+    return _LOCAL_INCLUDE.sub(paste, text)
 
 
 def _headers_text(name: str) -> str:

@@ -63,3 +63,17 @@ def test_unknown_names_are_refused_with_the_known_ones():
     with pytest.raises(ValueError, match="known: .*04d_rs_tf32"):
         R.get("conv2d", "04d_rs_tf33")
 
+
+
+def test_a_header_of_a_problems_folder_is_pasted_into_the_files_that_include_it():
+    """A .cuh beside the kernel files (conv3d's 04b_common.cuh) is what some registered file #includes, and
+    build.kernel_source pastes it in that line's place: nvcc gets one text, which the build's fingerprint covers."""
+    from convfuse import build as B
+    sources = {v.source_path: B.kernel_source(v) for v in R.kernel_variants()}
+    for path, src in sources.items():
+        assert not re.search(r'^#include "', src, re.M), f"{path}: an #include left for nvcc to resolve"
+    for header in (h for prob in P.PROBLEMS for h in (R.KERNELS / prob).glob("*.cuh")):
+        users = [p for p, src in sources.items() if f'#include "{header.name}"' in p.read_text()]
+        assert users, f"{header}: no registered kernel file includes it"
+        for p in users:
+            assert header.read_text().replace("#pragma once\n", "\n") in sources[p]

@@ -31,9 +31,9 @@
 // Measured (H200, record of 2026-12-05; eager 10.06 ms, torch.compile 5.83, step 04 1.632): tf32 0.778 ms, fp16
 //   0.727; rel-L2 against float64 1.3e-4.
 //
-// Over 1,100 lines: the two builds share the staging, the turn order and the group store (about 600 lines), and each
+// Over 1,030 lines: the two builds share the staging, the turn order and the group store (about 600 lines), and each
 //   has a WIN loop of its own (fp16's input window, TF32's depth sweep, about 130 lines each); apart, the shared half
-//   would be written twice.
+//   would be written twice. What this file shares with 04b_split_wgmma.cu is in 04b_common.cuh.
 
 // GEMM mapping: M = Cout = 64 (wgmma's fixed M), N = output pixels, K = 27 taps x 8 channels (one k8 step per tap).
 //   A = weights. B = the haloed input tile: for tap (kd, kh, kw) the B operand of an output row is the staged input
@@ -49,6 +49,8 @@
 // Odd shapes: any N, D, H, W >= 3; pixels past the input are zero-filled when staged and feed only outputs that are
 //   never stored.
 
+#include "04b_common.cuh"   // the tile geometry, store_acc_tile, the buffer handshake, launch_geometry
+
 namespace cf04b {
 
 enum class Prec { TF32, FP16 };
@@ -58,20 +60,9 @@ constexpr Prec PREC = Prec::FP16;        // the build's precision: read once her
 constexpr Prec PREC = Prec::TF32;
 #endif
 
-constexpr int CIN = 8, COUT = 64, KS = 3, TAPS = KS * KS * KS;
-constexpr int XW = 64;                   // staged pixels per input row = MMA columns per output row
-constexpr int TW = XW - (KS - 1);        // output columns per tile (62)
-constexpr int TH = 1;                    // output rows per tile: one m64n64 wgmma
-constexpr int XD = KS, XH = TH + KS - 1; // staged depths and rows per tile
-constexpr int NACC = XW * TH / 2;        // accumulators per thread
 constexpr int WGS = 4;                   // 128 registers per thread at 512 threads
 constexpr int THREADS = 128 * WGS;
-constexpr int XP = XW;                   // staged row pitch in pixels
-constexpr int XHALF = XD * XH * XP * 4;  // floats per k-half of a staged tile
 constexpr int XBUF = 2 * XHALF + 16;     // floats per warpgroup, + 64 B: the discarded columns read 2 pixels past the end
-constexpr int WTAP = 2 * COUT * 4;       // floats per tap of A (TF32)
-constexpr int WPART = TAPS * WTAP;
-constexpr uint32_t CORE_ROW = 16;        // bytes per core-matrix row: one pixel's (or one channel's) 16-byte unit
 constexpr uint32_t A_LBO = COUT * CORE_ROW, SBO = CORE_MATRIX_BYTES;   // A: k-halves 1 KB apart, core matrices 8 rows apart
 constexpr uintptr_t TMA_ALIGN = 128;     // a tensor copy's shared-memory box starts 128-byte aligned
 constexpr uint32_t A1_TAP = COUT * 16, A1_HI = 0;   // fp16: bytes per tap of A, and w_hi's place in it
@@ -118,8 +109,6 @@ template <Prec P> constexpr int XREGION = P == Prec::TF32 && DW_FLOATS > WGS * X
 template <Prec P> constexpr int WIN_AT = WFLOATS<P> + XREGION<P> + GBUF_FLOATS<P>;
 template <Prec P> constexpr int WIN_FLOATS = P == Prec::FP16 ? XP * 4 + 4 * WBUFS : 0;   // a zero row (tap 26's
                                                                                        // partner in B), 2 mbarriers a buffer
-constexpr int CHAN_FLOATS = 2 * COUT;                // (bias, sum) per channel, for the epilogue
-constexpr int SMAX_FLOATS = 4;                       // the weights' max (fp16), 16 B
 template <Prec P> constexpr int SMEM_FLOATS = WIN_AT<P> + WIN_FLOATS<P> + CHAN_FLOATS + SMAX_FLOATS;
 template <Prec P> constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS<P>) * sizeof(float);
 static_assert(XBUF % 4 == 0 && WPART % 4 == 0, "16-byte aligned buffers");
@@ -137,7 +126,6 @@ struct Geom {
     int sx, sy, sd, sn;   // the tile stride (grid x warpgroups) in digits (tx, ty, od, n): walk_next
     int dw_groups, dw_rounds;   // the depth sweep: groups of 4 output rows per plane, rounds (n, group, od) in all
 };
-struct TileCoord { int n, od, oh0, ox0; };
 
 // One pixel's 4 channels (k-half `half`) into the wgmma layout: pixel index pix = (dz*XH + hy)*XP + px.
 // tf32: rounded. fp16: [k-half][pixel][8 channels FP16], k-half 0 only.
@@ -392,33 +380,12 @@ __device__ __forceinline__ float epilogue_acc(float a, float scale, float b, flo
     return epilogue_conv3d_folded<P == Prec::TF32, P == Prec::TF32>(a, scale, b + s, fmaf(0.2f, b, s));
 }
 
-// Bias, epilogue and stores straight from the accumulators (store_acc_row, kernels/wgmma.cuh): a thread holds two
-// adjacent pixels of a channel row (acc[32t + 4j + 2h + e] = channel 16*warp + gid + 8h, row oh0 + t, column 8j + 2tq
-// + e); each quad of lanes writes 32 contiguous bytes. schan holds (bias, sum) per channel, staged in shared memory
-// once per block: read per tile from global memory they often missed L1 (the input stream evicts them) and their
-// first use waited on it; registers would hold them for free but spill the TF32 build at its 128.
+// A tile's outputs straight from the accumulators (store_acc_tile, 04b_common.cuh)
 template <Prec P>
 __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float2* schan, float* __restrict__ y,
                                            const Geom& g, TileCoord tc, int warp, int lane, float scale = 1.0f) {
-    const int gid = lane >> 2, tq = lane & 3;
-    const int lim = min(TW, g.Wo - tc.ox0) - 2 * tq;     // pixel pair j is in the row when 8j < lim
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int c = 16 * warp + gid + 8 * h;
-        const float2 bs_c = schan[c];
-        float* yc = y + (((long long)(tc.n * COUT + c) * g.Do + tc.od) * g.Ho + tc.oh0) * g.Wo + tc.ox0 + 2 * tq;
-#pragma unroll
-        for (int t = 0; t < TH; ++t) {
-            if (tc.oh0 + t >= g.Ho) break;      // warp-uniform
-            float v[16];
-#pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                v[2 * j]     = epilogue_acc<P>(acc[32 * t + 4 * j + 2 * h], scale, bs_c.x, bs_c.y);
-                v[2 * j + 1] = epilogue_acc<P>(acc[32 * t + 4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y);
-            }
-            store_acc_row<8>(yc + t * g.Wo, v, lim);
-        }
-    }
+    store_acc_tile(acc, schan, y, g, tc, warp, lane,
+                   [&](float a, float2 bs) { return epilogue_acc<P>(a, scale, bs.x, bs.y); });
 }
 
 __device__ __forceinline__ void tma_store_4d(const CUtensorMap* map, const void* src, int c0, int c1, int c2, int c3) {
@@ -958,10 +925,9 @@ conv3d_wgmma_kernel(const __grid_constant__ CUtensorMap ymap, const float* __res
     for (; tile < g.tiles; tile += stride) {
         const TileCoord tc = coord_of(walk);
         walk_next(walk, g);                     // the next tile's coordinates (past the end on the last tile)
-        warpgroup_barrier(1 + wg);              // every warp's wgmmas of the last tile have read the buffer
+        buffer_free(wg);                        // every warp's wgmmas of the last tile have read the buffer
         store_input<P>(sx, st, tid);
-        fence_proxy_async();
-        warpgroup_barrier(1 + wg);
+        buffer_staged(wg);
         float acc[NACC];
         const int next = tile + stride;
         // warpgroup 0's first turn is its own; the next turn: wg + 1, or warpgroup 0 a round on
@@ -993,25 +959,11 @@ conv3d_wgmma_kernel(const __grid_constant__ CUtensorMap ymap, const float* __res
 template <Prec P>
 const char* launch_with(const ConvArgs& a, cudaStream_t stream) {
     constexpr const char* NAME = "04b_implicit_gemm_wgmma (conv3d)";
-    static_assert(CIN == 8 && COUT == 64 && KS == 3, "the shapes cf_conv3d_shape checks");
-    if (const char* err = cf_conv3d_shape(a, NAME)) return err;
-    int dev = 0, sms = 0, grid = 0;
-    if (const char* err = cf_sm90a_device(NAME, dev, sms)) return err;
-
-    Geom g{};
-    g.N = a.N; g.D = a.D; g.H = a.H; g.W = a.W; g.Do = a.Do; g.Ho = a.Ho; g.Wo = a.Wo;
-    g.tiles_x = cf_ceil_div(a.Wo, TW);
-    g.tiles_y = a.Ho;
-    const long long tiles = (long long)a.N * a.Do * g.tiles_y * g.tiles_x;
-    if (tiles > 0x7fffffffLL - (long long)sms * WGS)
-        return "04b_implicit_gemm_wgmma (conv3d): too many tiles for a 32-bit tile index";
-    g.tiles = (int)tiles;
-    g.xvec = (a.W % 4 == 0) && (reinterpret_cast<uintptr_t>(a.x) % 16 == 0);
-    g.xlean = g.xvec && (long long)CIN * a.D * a.H * a.W < 0x80000000LL;
-    g.ylean = a.Wo % 2 == 0 && (reinterpret_cast<uintptr_t>(a.y) % 8 == 0) &&
-              (long long)COUT * a.Do * a.Ho * a.Wo < 0x80000000LL;
-    const long long blocks = (tiles + WGS - 1) / WGS;
     constexpr size_t SMEM = SMEM_BYTES<P>;
+    Geom g{};
+    int sms = 0, grid = 0;
+    long long blocks = 0;
+    if (const char* err = launch_geometry(a, NAME, WGS, g, sms, blocks)) return err;
 
     // fp16: the window where a round's 4 tiles are whole rows (tiles_x = 1) of at most two planes (Ho >= 3), loads
     // lean. TF32: the depth sweep where a tile is a whole row of 64 input pixels (Wo = 62), a plane has 4 rows or

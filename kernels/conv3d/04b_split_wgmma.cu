@@ -42,6 +42,8 @@
 // Odd shapes: any N, D, H, W >= 3; pixels past the input are zero-filled when staged and feed only outputs that are
 //   never stored.
 
+#include "04b_common.cuh"   // the tile geometry, store_acc_tile, the buffer handshake, launch_geometry
+
 namespace cf04b {
 
 enum class Prec { S3XTF32, TF32BF16, S3XF16 };   // the parts: TF32 big + small, TF32 + BF16, FP16 hi + lo
@@ -53,24 +55,13 @@ constexpr Prec PREC = Prec::TF32BF16;
 constexpr Prec PREC = Prec::S3XF16;
 #endif
 
-constexpr int CIN = 8, COUT = 64, KS = 3, TAPS = KS * KS * KS;
-constexpr int XW = 64;                   // staged pixels per input row = MMA columns per output row
-constexpr int TW = XW - (KS - 1);        // output columns per tile (62)
-constexpr int TH = 1;                    // output rows per tile: one m64n64 wgmma
-constexpr int XD = KS, XH = TH + KS - 1; // staged depths and rows per tile
-constexpr int NACC = XW * TH / 2;        // accumulators per thread
 // Two staged parts (the TF32 splits) leave room for 3 warpgroups: 4 would need 258 KB of shared memory. 3xfp16 packs
 // both parts in one (FP16 hi and lo in the two k-halves): 4 warpgroups, 128 registers per thread at 512 threads.
 template <Prec P> constexpr int PARTS = P == Prec::S3XF16 ? 1 : 2;
 template <Prec P> constexpr int WGS = P == Prec::S3XF16 ? 4 : 3;
 template <Prec P> constexpr int THREADS = 128 * WGS<P>;
-constexpr int XP = XW;                   // staged row pitch in pixels
-constexpr int XHALF = XD * XH * XP * 4;             // floats per k-half of a staged tile
 constexpr int XPART = 2 * XHALF + 16;               // + 64 B: the discarded columns read 2 pixels past the end
 template <Prec P> constexpr int XBUF = PARTS<P> * XPART;   // floats per warpgroup
-constexpr int WTAP = 2 * COUT * 4;                  // floats per tap of A (TF32)
-constexpr int WPART = TAPS * WTAP;
-constexpr uint32_t CORE_ROW = 16;        // bytes per core-matrix row: one pixel's (or one channel's) 16-byte unit
 // 3xfp16's A: [w_lo | w_hi] FP16 per tap (2 KB), and a zero tap 27; the TF32 splits' two parts
 template <Prec P> constexpr int WFLOATS = P == Prec::S3XF16 ? (TAPS + 1) * WTAP : PARTS<P> * WPART;
 constexpr uint32_t A1_TAP = WTAP * 4, A1_HI = COUT * CORE_ROW;   // 3xfp16: bytes per tap of A, w_hi's place in it
@@ -78,8 +69,6 @@ constexpr int BPITCH = XW + 8;                      // 3xfp16's output rows in s
                                                     // apart, so a half-warp's STS.64 over four rows meets no bank twice
 template <Prec P> constexpr int XBULK = P == Prec::S3XF16 ? COUT * BPITCH : 0;   // a warpgroup's output tile, epilogue
                                                                                // applied (store_tile_bulk)
-constexpr int CHAN_FLOATS = 2 * COUT;                // (bias, sum) per channel, for the epilogue
-constexpr int SMAX_FLOATS = 4;                       // the weights' max (3xfp16), 16 B
 // Shared memory, in floats: weights | the warpgroups' buffers (staging, then 3xfp16's output tile) | (bias, sum) | max
 template <Prec P> constexpr int SMEM_FLOATS = WFLOATS<P> + WGS<P> * (XBUF<P> + XBULK<P>) + CHAN_FLOATS + SMAX_FLOATS;
 template <Prec P> constexpr size_t SMEM_BYTES = size_t(SMEM_FLOATS<P>) * sizeof(float);
@@ -87,7 +76,7 @@ static_assert(XPART % 4 == 0 && WPART % 4 == 0, "16-byte aligned buffers");
 static_assert(SMEM_BYTES<Prec::S3XTF32> <= 232448 && SMEM_BYTES<Prec::TF32BF16> <= 232448 &&
               SMEM_BYTES<Prec::S3XF16> <= 232448, "more shared memory than an sm_90 block can have (227 KB)");
 
-struct Geom {
+struct Geom {   // the first fields as 04b_implicit_gemm_wgmma.cu's (launch_geometry fills them; 04b_common.cuh)
     int N, D, H, W, Do, Ho, Wo;
     int tiles_x, tiles_y, tiles;
     bool xvec;   // 16-byte loads legal for x rows (W % 4 == 0, x 16-byte aligned)
@@ -95,7 +84,6 @@ struct Geom {
     bool ylean;  // 8-byte stores: Wo even, y 8-byte aligned, one image's output under 2^31 elements
 };
 
-struct TileCoord { int n, od, oh0, ox0; };
 __device__ __forceinline__ TileCoord tile_coord(const Geom& g, int tile) {
     const int tx = tile % g.tiles_x;
     int t = tile / g.tiles_x;
@@ -245,32 +233,11 @@ __device__ __forceinline__ float epilogue_acc(float a, float scale, float b, flo
     return epilogue_conv3d<false>(a * scale + b, s);
 }
 
-// Bias, epilogue and stores straight from the accumulators (store_acc_row, kernels/wgmma.cuh): a thread holds two
-// adjacent pixels of a channel row (acc[32t + 4j + 2h + e] = channel 16*warp + gid + 8h, row oh0 + t, column 8j + 2tq
-// + e); each quad of lanes writes 32 contiguous bytes. schan holds (bias, sum) per channel, staged in shared memory
-// once per block: read per tile from global memory they often missed L1 (the input stream evicts them) and their
-// first use waited on it; registers would hold them for free but spill the TF32 build at its 128.
+// A tile's outputs straight from the accumulators (store_acc_tile, 04b_common.cuh)
 __device__ __forceinline__ void store_tile(const float (&acc)[NACC], const float2* schan, float* __restrict__ y,
                                            const Geom& g, TileCoord tc, int warp, int lane, float scale = 1.0f) {
-    const int gid = lane >> 2, tq = lane & 3;
-    const int lim = min(TW, g.Wo - tc.ox0) - 2 * tq;     // pixel pair j is in the row when 8j < lim
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int c = 16 * warp + gid + 8 * h;
-        const float2 bs_c = schan[c];
-        float* yc = y + (((long long)(tc.n * COUT + c) * g.Do + tc.od) * g.Ho + tc.oh0) * g.Wo + tc.ox0 + 2 * tq;
-#pragma unroll
-        for (int t = 0; t < TH; ++t) {
-            if (tc.oh0 + t >= g.Ho) break;      // warp-uniform
-            float v[16];
-#pragma unroll
-            for (int j = 0; j < 8; ++j) {
-                v[2 * j]     = epilogue_acc(acc[32 * t + 4 * j + 2 * h], scale, bs_c.x, bs_c.y);
-                v[2 * j + 1] = epilogue_acc(acc[32 * t + 4 * j + 2 * h + 1], scale, bs_c.x, bs_c.y);
-            }
-            store_acc_row<8>(yc + t * g.Wo, v, lim);
-        }
-    }
+    store_acc_tile(acc, schan, y, g, tc, warp, lane,
+                   [&](float a, float2 bs) { return epilogue_acc(a, scale, bs.x, bs.y); });
 }
 
 // 3xfp16: the output through shared memory and the bulk-copy engine: the epilogue writes the tile into this warpgroup's
@@ -433,10 +400,9 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
 #pragma unroll 1
     for (; tile < g.tiles; tile += stride) {
         const TileCoord tc = tile_coord(g, tile);
-        warpgroup_barrier(1 + wg);              // every warp's wgmmas of the last tile have read the buffer
+        buffer_free(wg);                        // every warp's wgmmas of the last tile have read the buffer
         store_input<P>(sx, st, tid);
-        fence_proxy_async();
-        warpgroup_barrier(1 + wg);
+        buffer_staged(wg);
         float acc[NACC];
         const int next = tile + stride;
         mma_tile<P>(acc, sw, sx);
@@ -466,25 +432,10 @@ conv3d_wgmma_kernel(const float* __restrict__ x, const float* __restrict__ w, co
 template <Prec P>
 const char* launch_with(const ConvArgs& a, cudaStream_t stream) {
     constexpr const char* NAME = "04b_split_wgmma (conv3d)";
-    static_assert(CIN == 8 && COUT == 64 && KS == 3, "the shapes cf_conv3d_shape checks");
-    if (const char* err = cf_conv3d_shape(a, NAME)) return err;
-    int dev = 0, sms = 0, grid = 0;
-    if (const char* err = cf_sm90a_device(NAME, dev, sms)) return err;
-
     Geom g{};
-    g.N = a.N; g.D = a.D; g.H = a.H; g.W = a.W; g.Do = a.Do; g.Ho = a.Ho; g.Wo = a.Wo;
-    g.tiles_x = cf_ceil_div(a.Wo, TW);
-    g.tiles_y = a.Ho;
-    const long long tiles = (long long)a.N * a.Do * g.tiles_y * g.tiles_x;
-    if (tiles > 0x7fffffffLL - (long long)sms * WGS<P>)
-        return "04b_split_wgmma (conv3d): too many tiles for a 32-bit tile index";
-    g.tiles = (int)tiles;
-    g.xvec = (a.W % 4 == 0) && (reinterpret_cast<uintptr_t>(a.x) % 16 == 0);
-    g.xlean = g.xvec && (long long)CIN * a.D * a.H * a.W < 0x80000000LL;
-    g.ylean = a.Wo % 2 == 0 && (reinterpret_cast<uintptr_t>(a.y) % 8 == 0) &&
-              (long long)COUT * a.Do * a.Ho * a.Wo < 0x80000000LL;
-    const long long blocks = (tiles + WGS<P> - 1) / WGS<P>;
-
+    int sms = 0, grid = 0;
+    long long blocks = 0;
+    if (const char* err = launch_geometry(a, NAME, WGS<P>, g, sms, blocks)) return err;
     if (const char* err = cf_persistent_grid(conv3d_wgmma_kernel<P>, THREADS<P>, SMEM_BYTES<P>, blocks, sms, NAME, grid))
         return err;
     conv3d_wgmma_kernel<P><<<grid, THREADS<P>, SMEM_BYTES<P>, stream>>>(a.x, a.w, a.bias, a.param, a.y, g);
