@@ -27,11 +27,13 @@
 // the family's longest K = 576; 04 measured 216 MMAs into one accumulator at rel-L2 5e-6 on the H200, over the 2e-6
 // bound). So every kFlushK = 8 of K (one k8 step: 3 MMAs, 8 products x 3) opens a fresh partial sum, added to the
 // pass's total with an ordinary round-to-nearest FADD: the truncations act at the scale of 8 products and, partials
-// having either sign, largely cancel. Emulated on the CPU with the truncation modelled pessimistically
-// (tests/test_family_emulated.py, calibrated to lose more than 04's GPU did), conv2d (54, K = 576) gives rel-L2 5.2e-7
-// with kFlushK = 8, 8.8e-7 with 16, 1.6e-6 with 32 (one partial a stage), 6.8e-6 with none; an FP32 round-to-nearest
-// accumulator would give 1.8e-7. The partials cost 16 registers a thread and 16 FADDs per 12 MMAs a warp; ptxas then
-// needs more registers than 4 blocks an SM allow (kMinBlocks3x below).
+// having either sign, largely cancel; what grows with K is then the round-to-nearest sum of K / 8 partials, as in any
+// FP32 conv (a 3-D Cin of 64, K = 1728, is no longer a problem of the tensor core's adds). Emulated on the CPU with the
+// truncation modelled pessimistically (tests/test_family_emulated.py, calibrated to lose more than 04's GPU did),
+// conv2d (54, K = 576) gives rel-L2 5.2e-7 with kFlushK = 8, 8.8e-7 with 16, 1.6e-6 with 32 (one partial a stage),
+// 6.8e-6 with none (bound 2e-6); with the MMA's adds rounding to nearest instead, 3.2e-7 with kFlushK = 8. The partials
+// cost 16 registers a thread and 16 FADDs per 12 MMAs a warp; ptxas then needs more registers than 4 blocks an SM allow
+// (kMinBlocks3x below).
 // A first, simple design: no cp.async pipeline, no register double-buffering; correctness first.
 #pragma once
 
@@ -48,7 +50,7 @@ static_assert(kFlushK % 8 == 0 && kBK % kFlushK == 0, "a partial sum covers whol
 enum Split : int { kTF32 = 0, k3xTF32 = 1 };
 // 3xTF32: blocks an SM the launch bounds ask ptxas for (its register budget: 65536 / (128 x 3) = 170 a thread). With
 // the thread count alone ptxas held 64 x 9 (K = 576) to 72 registers and spilled; with 4 (128 registers) the partial
-// sums of kFlushK = 8 spilled; with 3 it takes 134 to 150 (sm_80, sm_90), no spill: 3 blocks of 4 warps an SM.
+// sums of kFlushK = 8 spilled; with 3 the nine take 100 to 150 (sm_80, sm_90), no spill: 3 blocks of 4 warps an SM.
 // TF32: 0, the thread count alone, as before.
 constexpr int kMinBlocks3x = 3;
 
