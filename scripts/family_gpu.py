@@ -1,11 +1,11 @@
 """The family on a GPU, in one run: generate every problem's kernel, build all in parallel, verify each against
 float64, time it beside eager, eager with TF32 off and torch.compile, write JSON, print a table last.
 
-    python scripts/family_gpu.py --out OUT_DIR [--problems 1,32,kb48,conv3d] [--designs tf32,fp32] [--jobs N]
+    python scripts/family_gpu.py --out OUT_DIR [--problems 1,32,kb48,conv3d] [--designs tf32,fp32,3xtf32] [--jobs N]
                                  [--n-timed 25] [--no-full-shape] [--no-time] [--dry-run]
 
 Each problem is built in each template design (convfuse/family/template.py, DESIGNS: tf32 on mma.sync, fp32 on CUDA
-cores) and verified in that design's precision class. OUT_DIR gets sources/<key>_<design>.cu and plan.json (what is built: also with --dry-run, which needs no GPU and stops there),
+cores, 3xtf32 on mma.sync with split operands: the FP32 class on tensor cores) and verified in that design's precision class. OUT_DIR gets sources/<key>_<design>.cu and plan.json (what is built: also with --dry-run, which needs no GPU and stops there),
 then family_<gpu-slug>.json: the environment and, per problem, per design the build seconds, the verification's
 checks and worst errors, and one interleaved timing of every design beside the references (median, p20, p80) with
 the ratios. A problem that fails to build or verify keeps its row, with the

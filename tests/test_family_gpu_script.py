@@ -19,6 +19,7 @@ _spec.loader.exec_module(family_gpu)
 def test_arguments(tmp_path):
     a = family_gpu.parse_args(["--out", str(tmp_path)])
     assert a.keys == list(M.FAMILY) and a.n_timed == 25 and not a.dry_run and a.design_list == list(TP.DESIGNS)
+    assert a.design_list == ["fp32", "tf32", "3xtf32"]      # the FP32 class on tensor cores runs by default
     assert family_gpu.parse_args(["--out", str(tmp_path), "--designs", "tf32"]).design_list == ["tf32"]
     with pytest.raises(SystemExit):
         family_gpu.parse_args(["--out", str(tmp_path), "--designs", "fp16"])
@@ -36,7 +37,9 @@ def test_dry_run_generates_all_nine(tmp_path):
     assert family_gpu.main(["--out", str(tmp_path), "--dry-run"]) == 0
     sources = sorted(p.stem for p in (tmp_path / "sources").glob("*.cu"))
     assert sources == sorted(f"{k}_{d}" for k in M.FAMILY for d in TP.DESIGNS)
+    assert {"kb1_3xtf32", "conv3d_3xtf32"} <= set(sources)
     plan = json.loads((tmp_path / "plan.json").read_text())
+    assert plan["kb1_3xtf32"]["design"] == "3xtf32" and TP.precision("3xtf32") == "3xtf32"
     assert plan["kb32_tf32"]["reduction"] == "min" and plan["kb48_fp32"]["params"] == ["scaling_factor", "bias"]
     assert len({p["build_name"] for p in plan.values()}) == 9 * len(TP.DESIGNS)   # no two share a build cache
     for name, p in plan.items():

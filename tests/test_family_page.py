@@ -31,7 +31,7 @@ def synthetic_family_run(gpu="NVIDIA H100 80GB HBM3", date="2026-12-08T10:00:00+
     records = {}
     for i, key in enumerate(k for k in M.FAMILY if k not in missing):
         ms = {"eager": 2.0 + i, "eager_fp32": 4.0 + i, "compile": 1.5 + i, "ours_tf32": 0.5 + 0.25 * i,
-              "ours_fp32": 3.0 + i}
+              "ours_fp32": 3.0 + i, "ours_3xtf32": 1.0 + 0.75 * i}
         designs = {d: {"precision": TP.precision(d), "build_s": 40.0, "verified": True, "checks": [],
                        "max_abs_err_fp64": 1e-6, "rel_l2_err_fp64": 1e-7, "kernelbench_pass": True}
                    for d in TP.DESIGNS}
@@ -106,8 +106,15 @@ def test_the_op_table_has_every_op_and_reduction():
 def test_the_template_geometry_is_read_from_the_files():
     assert page.template_constants("fp32") == {"kThreads": 128, "kTP": 8, "kTC": 8, "kK": 3}
     assert {"kMmaThreads", "kBM", "kBN", "kBK"} <= set(page.template_constants("tf32"))
+    assert page.template_constants("3xtf32") == page.template_constants("tf32")   # one file, a template parameter
     t = page.template_table()
     assert list(t.index) == list(TP.DESIGNS) and t.loc["tf32", "launch"].startswith("launch_mma<")
+    # 3xtf32: the FP32 class, on tensor cores; the same template and grid as tf32
+    assert t.loc["3xtf32", "launch"] == "launch_mma<CIN, COUT, DIMS, Epi, k3xTF32>"
+    assert t.loc["3xtf32", "precision class"] == "3xtf32: the FP32 class (max-abs ≤ 0.0001, rel-L2 ≤ 2e-06)"
+    assert t.loc["3xtf32", "units"].startswith("tensor cores") and t.loc["fp32", "units"] == "FP32 CUDA cores"
+    assert t.loc["tf32", "precision class"].startswith("tf32: the TF32 class")
+    assert t.loc["3xtf32", "file"] == t.loc["tf32", "file"] and t.loc["3xtf32", "grid"] == t.loc["tf32", "grid"]
     # the grid as the launch functions compute it: 57 at KernelBench's shape (128 x 8 x 128 x 128 -> 126 x 126)
     assert page.blocks("fp32", (128, 8, 128, 128)) == math.ceil(128 * 126 * math.ceil(126 / 8) / 128)
     assert page.blocks("tf32", (128, 8, 128, 128)) == math.ceil(128 * 126 * 126 / 64)
@@ -123,7 +130,7 @@ def test_the_cpu_checks_are_counted_from_the_tests():
     if c is None:
         pytest.skip("tests/ not importable here")
     assert c["ops"] == c["ops_total"] == len(E.OPS) and c["reductions"] == len(E.REDUCTIONS)
-    assert c["family_kernels"] == 2 * len(M.FAMILY) <= c["kernels"] and c["forms"] > len(E.OPS)
+    assert c["family_kernels"] == 3 * len(M.FAMILY) <= c["kernels"] and c["forms"] > len(E.OPS)
     lines = page.cpu_check_lines()
     assert len(lines) == 3 and f"{c['forms']} forms" in lines[0]
 
@@ -174,6 +181,8 @@ def test_the_measurement_table_reads_what_the_script_writes():
     assert r1["eager ms"] == 2.0 and r1["ours TF32 ms"] == 0.5 and r1["TF32 verified"] is True
     assert r1["TF32 × compile"] == pytest.approx(3.0) and r1["FP32 × eager FP32"] == pytest.approx(4.0 / 3.0)
     assert r1["cuDNN fused ms"] == "not measured"
+    assert r1["ours 3xTF32 ms"] == 1.0 and r1["3xTF32 verified"] is True
+    assert r1["3xTF32 × eager FP32"] == pytest.approx(4.0) and "3xTF32 × compile" not in t.columns
     assert t.loc[4, "FP32 verified"] == "build failed" and pd.isna(t.loc[4, "ours FP32 ms"])
     assert t.loc[7, "eager ms"] == "not in this record"
     # the ratios are the record's own; where the record has none, computed from its medians
@@ -192,9 +201,11 @@ def test_the_goal_lines_follow_the_issues_goals():
     g = math.exp(sum(map(math.log, speed)) / len(speed))
     faster = sum(s > 1 for s in speed)
     fp = sum(1 for k in M.FAMILY if run["records"][k]["speedups"].get("fp32_vs_eager_fp32", 0) > 1)
+    fp3 = sum(1 for k in M.FAMILY if run["records"][k]["speedups"]["3xtf32_vs_eager_fp32"] > 1)
     assert f"{faster} of 9 TF32-class kernels" in line and f"geometric mean {g:.2f}×" in line
     assert ("meets" if g >= page.GEOMEAN_GOAL else "misses") in line
-    assert f"{fp} of 9 FP32-class kernels" in line
+    assert f"faster than eager with TF32 off: {fp} of 9 in fp32 (FP32 CUDA cores), {fp3} of 9 in 3xtf32 " \
+        "(tensor cores)" in line
     run["records"]["kb1"]["designs"]["tf32"]["verified"] = False     # an unverified kernel counts for nothing
     assert "no geometric mean" in page.goal_lines([run])[0]
     assert "not measured" in page.cudnn_lines([run])[0]

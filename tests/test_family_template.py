@@ -67,8 +67,12 @@ def test_generated_kernel_compiles_without_spills(key, arch, family_ptxas):
     if isinstance(usage, Exception):
         raise usage
     _check_usage(usage, arch)
-    kernel = "_ZN9cf_family24conv_epilogue_mma_kernel" if key.endswith("_tf32") else "_ZN9cf_family20conv_epilogue_kernel"
+    design = next(d for d in TP.DESIGNS if key.endswith(f"_{d}") and not key.endswith(f"_3x{d}"))
+    mma = TP.DESIGNS[design].launch == "launch_mma"
+    kernel = "_ZN9cf_family24conv_epilogue_mma_kernel" if mma else "_ZN9cf_family20conv_epilogue_kernel"
     assert len(usage) == 1 and next(iter(usage)).startswith(kernel), usage
+    if mma:   # the design's Split argument is in the kernel's mangled name: 0 for tf32, 1 for 3xtf32
+        assert next(iter(usage)).endswith(f"LNS_5SplitE{1 if design == '3xtf32' else 0}EEEvNS_10FamilyArgsE"), usage
 
 
 def test_kernels_family_holds_only_what_the_template_pastes():
@@ -80,15 +84,17 @@ def test_kernels_family_holds_only_what_the_template_pastes():
     for name, src in SOURCES.items():
         design = name.rsplit("_", 1)[1]
         pasted = {f for f in TP.TEMPLATE_FILES if f'#line 1 "kernels/family/{f}"' in src}
-        assert pasted == {"family_args.h", TP.DESIGNS[design][0]}, (name, pasted)
+        assert pasted == {"family_args.h", TP.DESIGNS[design].file}, (name, pasted)
         assert "#include" not in src.replace("#include <cuda_runtime.h>", ""), "the source includes only CUDA's runtime"
 
 
 def test_each_source_instantiates_its_channels_and_dims():
     for p in M.FAMILY.values():
         for d in TP.DESIGNS:
-            launch = TP.DESIGNS[d][1]
-            assert f"{launch}<{p.in_channels}, {p.out_channels}, {p.dims}, FamilyEpilogue>" in SOURCES[f"{p.key}_{d}"]
+            launch = TP.DESIGNS[d].launch
+            split = ", cf_family::k3xTF32" if d == "3xtf32" else ""
+            assert f"{launch}<{p.in_channels}, {p.out_channels}, {p.dims}, FamilyEpilogue{split}>(a, stream)" \
+                in SOURCES[f"{p.key}_{d}"]
     assert "return FamilyEpilogue::kReduces ? 1 : 128;" in SOURCES["kb32_tf32"]
     with pytest.raises(ValueError, match="unknown template design 'fp16'"):
         TP.source(_TRACED["kb1"], design="fp16")

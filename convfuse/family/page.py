@@ -39,7 +39,21 @@ NO_RECORD = f"{study.NOT_RECORDED}: no GPU has run scripts/family_gpu.py"
 NOT_MEASURED = "not measured: scripts/family_gpu.py does not time cuDNN's fused graph"
 # the hand-tuned kernels each generated design is held against: the same machinery (mma.sync TF32; FP32 CUDA cores,
 # register-tiled), so the difference is what the hand-tuning bought
-HAND_TUNED = {"tf32": "04_mma_tf32", "fp32": "03b_register_tiled"}
+HAND_TUNED = {"tf32": "04_mma_tf32", "fp32": "03b_register_tiled", "3xtf32": "04_mma_3xtf32"}
+# what each design computes on, and the bound it is held to (convfuse/verify.py's classes)
+UNITS = {"fp32": "FP32 CUDA cores", "tf32": "tensor cores (mma.sync, TF32)",
+         "3xtf32": "tensor cores (mma.sync, 3 TF32 MMAs a product)"}
+
+
+def class_name(precision: str) -> str:
+    """The precision class as the page names it: the FP32 class (FP32 itself and the split schemes on tensor cores,
+    verify.FP32_ACCURATE) or the TF32 class."""
+    return "FP32" if precision in V.FP32_ACCURATE else "TF32"
+
+
+def design_label(design: str) -> str:
+    """A design's name in the page's column heads: FP32, TF32, 3xTF32."""
+    return design.upper().replace("X", "x")
 # issue 68's goals on the H100 (same-run ratios): every TF32-class kernel faster than torch.compile, their geometric
 # mean at least GEOMEAN_GOAL times it; every FP32-class kernel faster than eager with TF32 off
 GEOMEAN_GOAL = 2.0
@@ -252,7 +266,7 @@ def template_table() -> pd.DataFrame:
     """Each template design: file, launch function, precision class, template parameters, and its geometry in the
     file's own constants."""
     rows = []
-    for design, (file, launch, prec) in TP.DESIGNS.items():
+    for design, (file, launch, prec, args) in TP.DESIGNS.items():
         c = template_constants(design)
         if design == "fp32":
             threads = c["kThreads"]
@@ -264,9 +278,16 @@ def template_table() -> pd.DataFrame:
             geometry = (f"a block: {c['kBM']} pixels × every channel, {c['kBN']} channels a pass, K in steps of "
                         f"{c['kBK']}; {threads // 32} warps of m16n8k8 tiles; the fold over channels through shared "
                         "memory")
+            if args:   # 3xtf32: the split, and its partial sums
+                geometry += (f"; operands split into big + small TF32 (staged once, two planes), three MMAs a product "
+                             f"into a partial sum per K step of {c['kBK']}, added to the total in FP32")
             grid = f"⌈N·Do·Ho·Wo / {c['kBM']}⌉ blocks"
-        rows.append({"design": design, "file": f"kernels/family/{file}", "launch": f"{launch}<CIN, COUT, DIMS, Epi>",
-                     "precision class": prec, "threads a block": threads, "geometry": geometry, "grid": grid})
+        bound_abs, bound_rel = V.BOUNDS[prec]
+        bound = (f"max-abs ≤ {bound_abs:g}, " if bound_abs is not None else "") + f"rel-L2 ≤ {bound_rel:g}"
+        targs = "CIN, COUT, DIMS, Epi" + (f", {args.split('::')[-1]}" if args else "")
+        rows.append({"design": design, "file": f"kernels/family/{file}", "launch": f"{launch}<{targs}>",
+                     "precision class": f"{prec}: the {class_name(prec)} class ({bound})", "units": UNITS[design],
+                     "threads a block": threads, "geometry": geometry, "grid": grid})
     return pd.DataFrame(rows).set_index("design")
 
 
@@ -312,6 +333,7 @@ def cpu_checks() -> dict | None:
     return {"forms": len(sem.CASES), "ops": len(ops & set(E.OPS)), "ops_total": len(E.OPS),
             "reductions": len(reductions), "reductions_total": len(E.REDUCTIONS), "edge_values": len(sem.EDGES),
             "kernels": len(emu.CASES), "family_kernels": len(M.FAMILY) * len(TP.DESIGNS),
+            "designs": len(TP.DESIGNS),
             "refusals": len(tr.REFUSED)}
 
 
@@ -326,8 +348,9 @@ def cpu_check_lines() -> list[str]:
             f"generated CUDA computes it and compared with eager PyTorch on {c['edge_values']} edge values "
             "(signed zeros, subnormals, the thresholds, overflow, infinities, NaN); then nvcc compiles each one.",
             f"**The kernels, emulated** (tests/test_family_emulated.py): {c['kernels']} generated kernels "
-            f"({c['family_kernels']} of them the family's nine in both designs) compiled as C++, one host thread a "
-            "CUDA thread, the tensor core's fragments exchanged as the PTX ISA lays them out, held to their class's "
+            f"({c['family_kernels']} of them the family's nine in each of the {c['designs']} designs) compiled as "
+            "C++, one host thread a CUDA thread, the tensor core's fragments exchanged as the PTX ISA lays them out "
+            "and its truncating additions modelled (pessimistically), held to their class's "
             "bound against the float64 model on NaN-poisoned outputs and odd shapes.",
             f"**Refusals** (tests/test_family_trace.py): {c['refusals']} models outside the family, each refused "
             "with the reason."]
@@ -422,15 +445,19 @@ def measurement_table(fam_run: dict) -> pd.DataFrame:
         row |= {"eager ms": _ms(rec, "eager"), "eager FP32 ms": _ms(rec, "eager_fp32"),
                 "compile ms": _ms(rec, "compile"),
                 "cuDNN fused ms": cudnn if cudnn is not None else (rec.get("cudnn_fused_error") or "not measured"),
-                "ours TF32 ms": _ms(rec, "ours_tf32"), "TF32 verified": _verified(rec, "tf32"),
-                "ours FP32 ms": _ms(rec, "ours_fp32"), "FP32 verified": _verified(rec, "fp32"),
-                "TF32 × compile": _speedup(rec, "tf32", "compile"), "TF32 × eager": _speedup(rec, "tf32", "eager"),
-                "FP32 × eager FP32": _speedup(rec, "fp32", "eager_fp32")}
+                "TF32 × compile": _speedup(rec, "tf32", "compile"), "TF32 × eager": _speedup(rec, "tf32", "eager")}
+        for d in TP.DESIGNS:
+            lb = design_label(d)
+            row |= {f"ours {lb} ms": _ms(rec, f"ours_{d}"), f"{lb} verified": _verified(rec, d)}
+            if class_name(TP.precision(d)) == "FP32":   # the FP32 class's goal: faster than eager with TF32 off
+                row[f"{design_label(d)} × eager FP32"] = _speedup(rec, d, "eager_fp32")
         if "error" in rec:
             row["error"] = rec["error"]
         rows.append(row)
-    cols = ["KernelBench", "problem", "eager ms", "eager FP32 ms", "compile ms", "cuDNN fused ms", "ours TF32 ms",
-            "TF32 verified", "ours FP32 ms", "FP32 verified", "TF32 × compile", "TF32 × eager", "FP32 × eager FP32"]
+    labels = [design_label(d) for d in TP.DESIGNS]
+    cols = ["KernelBench", "problem", "eager ms", "eager FP32 ms", "compile ms", "cuDNN fused ms"] + \
+        [c for lb in labels for c in (f"ours {lb} ms", f"{lb} verified")] + ["TF32 × compile", "TF32 × eager"] + \
+        [f"{design_label(d)} × eager FP32" for d in TP.DESIGNS if class_name(TP.precision(d)) == "FP32"]
     if any("error" in r for r in rows):
         cols.append("error")
     return pd.DataFrame(rows, columns=cols).set_index("KernelBench")
@@ -479,16 +506,17 @@ def goal_lines(fam_runs) -> list[str]:
     for r in fam_runs:
         recs = [r["records"].get(k) or {} for k in M.FAMILY]
         tf = [_speedup(x, "tf32", "compile") if _verified(x, "tf32") is True else None for x in recs]
-        fp = [_speedup(x, "fp32", "eager_fp32") if _verified(x, "fp32") is True else None for x in recs]
+        fp_ok = {d: sum(1 for x in recs if _verified(x, d) is True and (_speedup(x, d, "eager_fp32") or 0) > 1)
+                 for d in TP.DESIGNS if class_name(TP.precision(d)) == "FP32"}
         g = _geomean(tf) if all(tf) else None
         tf_ok = sum(1 for x in tf if x and x > 1)
-        fp_ok = sum(1 for x in fp if x and x > 1)
         n = len(M.FAMILY)
+        fp_text = ", ".join(f"{k} of {n} in {d} ({UNITS[d].split(' (')[0]})" for d, k in fp_ok.items())
         out.append(f"**{study.gpu_label(r)}**: {tf_ok} of {n} TF32-class kernels verified and faster than "
                    f"torch.compile" + (f", geometric mean {g:.2f}× ({'meets' if g >= GEOMEAN_GOAL else 'misses'} "
                                        f"the goal of {GEOMEAN_GOAL:g}×)" if g else
                                        " (no geometric mean: not every problem has a verified, timed TF32 kernel)")
-                   + f"; {fp_ok} of {n} FP32-class kernels verified and faster than eager with TF32 off.")
+                   + f"; FP32-class kernels verified and faster than eager with TF32 off: {fp_text}.")
     return out
 
 

@@ -4,7 +4,8 @@ runs the verification under `pytest -m gpu`. Only `plan` and `write_sources` run
 
 Verification follows convfuse/verify.py: fresh parameters and inputs every trial (its TRIALS: KernelBench's rand and
 randn), an output poisoned with NaN, the problem's odd shapes and the full shape, the bound of the template's precision
-class (template.DESIGNS: fp32 or tf32) against the float64 model; KernelBench's allclose against eager beside it. Two additions of
+class (template.DESIGNS: fp32, tf32 or 3xtf32) against the float64 model; KernelBench's allclose against eager beside
+it. Two additions of
 DESIGN.md's protocol that verify.py does not hold yet: the conv bias zeroed (a bias masks a conv's own error), and
 input scales from 1e-6 to 1e3, where the max-abs bound (set for unit inputs) gives way to the rel-L2 bound alone.
 """
@@ -176,10 +177,12 @@ def time_problem(problem: P.Problem, model, runs: dict, n_timed: int, log=print)
 
 def table(records: dict) -> str:
     """One line per problem: the medians and ratios of one run (the issue's goals: the tf32 kernel against
-    torch.compile, the FP32 one against eager with TF32 off), and whether each design's kernel verified."""
+    torch.compile, the FP32-class ones (fp32, 3xtf32) against eager with TF32 off), and whether each design's kernel
+    verified."""
     designs = list(TP.DESIGNS)
     cols = [f"ours_{d}" for d in designs] + ["eager", "eager_fp32", "compile"]
-    ratio_cols = [("tf32_vs_compile", "tf32/comp"), ("fp32_vs_eager_fp32", "fp32/e32")]
+    ratio_cols = [("tf32_vs_compile", "tf32/comp"), ("fp32_vs_eager_fp32", "fp32/e32"),
+                  ("3xtf32_vs_eager_fp32", "3x/e32")]
     head = f"{'problem':<8} {'ops':<44} " + " ".join(f"{c:>10}" for c in cols) + " " + \
         " ".join(f"{h:>9}" for _, h in ratio_cols) + "  verified"
     lines = [head, "-" * len(head)]

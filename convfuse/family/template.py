@@ -13,6 +13,7 @@ import os
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 import torch.nn as nn
@@ -23,17 +24,36 @@ from . import epilogue as E
 from . import trace as T
 
 FAMILY_KERNELS = KERNELS / "family"
-# The templates a generated epilogue is compiled into: design -> (file, launch function, precision class of
-# convfuse/verify.py's bounds). fp32: direct conv on FP32 CUDA cores; tf32: implicit GEMM on mma.sync (sm_80+).
-DESIGNS = {"fp32": ("conv_epilogue.cuh", "launch", "fp32"),
-           "tf32": ("conv_epilogue_mma.cuh", "launch_mma", "tf32")}
+
+
+class Design(NamedTuple):
+    """A template design: its file, launch function, precision class of convfuse/verify.py's bounds, and the template
+    arguments it adds after <CIN, COUT, DIMS, Epi> (a design of a template parameter, not of a file)."""
+    file: str
+    launch: str
+    precision: str
+    args: str = ""
+
+
+# The templates a generated epilogue is compiled into. fp32: direct conv on FP32 CUDA cores; tf32: implicit GEMM on
+# mma.sync (sm_80+); 3xtf32: the same template on split operands, three TF32 MMAs per product (the FP32 class on tensor
+# cores).
+DESIGNS = {"fp32": Design("conv_epilogue.cuh", "launch", "fp32"),
+           "tf32": Design("conv_epilogue_mma.cuh", "launch_mma", "tf32"),
+           "3xtf32": Design("conv_epilogue_mma.cuh", "launch_mma", "3xtf32", "cf_family::k3xTF32")}
 # The files of kernels/family/: everything the family's kernels compile, nothing else (tests/test_family_template.py
 # holds the directory to this list, as test_registry does for kernels/<problem>/).
-TEMPLATE_FILES = ("family_args.h",) + tuple(d[0] for d in DESIGNS.values())
+TEMPLATE_FILES = tuple(dict.fromkeys(("family_args.h",) + tuple(d.file for d in DESIGNS.values())))
+
+
+def launch_call(design: str, cin: int, cout: int, dims: int) -> str:
+    """The launch function's instantiation in a generated source, e.g. launch_mma<64, 128, 2, FamilyEpilogue>."""
+    d = DESIGNS[design]
+    return f"{d.launch}<{cin}, {cout}, {dims}, FamilyEpilogue{', ' + d.args if d.args else ''}>"
 
 
 def precision(design: str) -> str:
-    return DESIGNS[design][2]
+    return DESIGNS[design].precision
 
 
 def _text(name: str) -> str:
@@ -48,13 +68,13 @@ def source(traced: T.Traced, generated: E.Generated | None = None, design: str =
     gen = generated or E.generate(traced)
     c = traced.conv
     shown = FAMILY_KERNELS.relative_to(ROOT)
-    file, launch, _ = DESIGNS[design]
+    file = DESIGNS[design].file
     return "\n".join([
         f'#line 1 "{shown}/family_args.h"', _text("family_args.h"),
         f'#line 1 "{shown}/{file}"', _text(file),
         f'#line 1 "generated epilogue of {traced.model_name}"', gen.source,
         "const char* family_launch(const cf_family::FamilyArgs& a, cudaStream_t stream) {",
-        f"    return cf_family::{launch}<{c.in_channels}, {c.out_channels}, {c.dims}, FamilyEpilogue>(a, stream);",
+        f"    return cf_family::{launch_call(design, c.in_channels, c.out_channels, c.dims)}(a, stream);",
         "}",
         "int family_out_channels() { return FamilyEpilogue::kReduces ? 1 : " + str(c.out_channels) + "; }", ""])
 
@@ -210,7 +230,8 @@ def fuse(model: nn.Module, fallback: bool = False, design: str = "tf32", verbose
     """`model` as one generated kernel (FusedFamily), or UnsupportedModel naming why it is outside the family; with
     `fallback=True` the caller asked for eager PyTorch instead: the model itself comes back, with a warning naming
     the reason. `design`: tf32 by default, the class of PyTorch's own conv (cuDNN with TF32 allowed); fp32 for FP32
-    CUDA-core arithmetic. (The library's `convfuse.fuse` is the public door; this is the family's.)"""
+    CUDA-core arithmetic; 3xtf32 for the FP32 bound on tensor cores (split TF32).
+    (The library's `convfuse.fuse` is the public door; this is the family's.)"""
     import warnings
 
     try:
