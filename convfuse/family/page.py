@@ -36,6 +36,8 @@ from . import trace as T
 
 FAMILY_SCRIPT = ROOT / "scripts" / "family_gpu.py"
 NO_RECORD = f"{study.NOT_RECORDED}: no GPU has run scripts/family_gpu.py"
+# the sections after the page's first line, which says NO_RECORD once: what they will show, and when
+AWAITING = "appears once a GPU has run scripts/family_gpu.py (none has yet; see the page's first line)"
 NOT_MEASURED = "not measured: scripts/family_gpu.py does not time cuDNN's fused graph"
 # the hand-tuned kernels each generated design is held against: the same machinery (mma.sync TF32; FP32 CUDA cores,
 # register-tiled), so the difference is what the hand-tuning bought
@@ -466,7 +468,7 @@ def measurement_table(fam_run: dict) -> pd.DataFrame:
 def measurement_tables(fam_runs):
     """(GPU label, its table) per record, newest first; where there is none, the one line that says so."""
     if not fam_runs:
-        return [(None, NO_RECORD)]
+        return [(None, f"The measurement table {AWAITING}.")]
     return [(study.gpu_label(r), measurement_table(r)) for r in fam_runs]
 
 
@@ -501,7 +503,7 @@ def goal_lines(fam_runs) -> list[str]:
     """Issue 68's performance goals against each record: verified TF32-class kernels against torch.compile (each
     faster, geometric mean at least GEOMEAN_GOAL times), verified FP32-class kernels against eager with TF32 off."""
     if not fam_runs:
-        return [f"The goals: {NO_RECORD}."]
+        return [f"The goals' verdict {AWAITING}."]
     out = []
     for r in fam_runs:
         recs = [r["records"].get(k) or {} for k in M.FAMILY]
@@ -553,5 +555,5 @@ def hand_tuned_table(fam_runs, runs) -> pd.DataFrame | str:
                                  if gen and h.get("verified") and h.get("speedup_vs_eager") else None})
     if not rows:
         return (f"{study.NOT_RECORDED}: no GPU has both a family record and the study's record"
-                if fam_runs else NO_RECORD)
+                if fam_runs else f"The comparison with the hand-tuned kernels {AWAITING}.")
     return pd.DataFrame(rows).set_index(["GPU", "problem", "design"])

@@ -130,11 +130,7 @@ __global__ void __launch_bounds__(kThreads, 1) conv_epilogue_kernel(const Family
 
 template <int CIN, int COUT, int DIMS, class Epi>
 const char* launch(const FamilyArgs& a, cudaStream_t stream) {
-    static_assert(DIMS == 2 || DIMS == 3, "the family's convs are 2-D or 3-D");
-    if (a.Cin != CIN) return "in_channels differ from the ones this kernel was generated for";
-    if (a.Cout != COUT) return "out_channels differ from the ones this kernel was generated for";
-    if (a.Wo != a.W - 2 || a.Ho != a.H - 2 || (DIMS == 3 ? a.Do != a.D - 2 : (a.D != 1 || a.Do != 1)))
-        return "output extent is not the input's minus 2 (kernel size 3, stride 1, no padding)";
+    if (const char* err = shape_error<CIN, COUT, DIMS>(a)) return err;
     if (a.N <= 0 || a.Do <= 0 || a.Ho <= 0 || a.Wo <= 0) return nullptr;   // nothing to compute
     const long long items = (long long)a.N * a.Do * a.Ho * ((a.Wo + kTP - 1) / kTP);
     const long long blocks = (items + kThreads - 1) / kThreads;

@@ -201,11 +201,7 @@ conv_epilogue_mma_kernel(const FamilyArgs a) {
 
 template <int CIN, int COUT, int DIMS, class Epi, Split S = kTF32>
 const char* launch_mma(const FamilyArgs& a, cudaStream_t stream) {
-    static_assert(DIMS == 2 || DIMS == 3, "the family's convs are 2-D or 3-D");
-    if (a.Cin != CIN) return "in_channels differ from the ones this kernel was generated for";
-    if (a.Cout != COUT) return "out_channels differ from the ones this kernel was generated for";
-    if (a.Wo != a.W - 2 || a.Ho != a.H - 2 || (DIMS == 3 ? a.Do != a.D - 2 : (a.D != 1 || a.Do != 1)))
-        return "output extent is not the input's minus 2 (kernel size 3, stride 1, no padding)";
+    if (const char* err = shape_error<CIN, COUT, DIMS>(a)) return err;
     if (a.N <= 0 || a.Do <= 0 || a.Ho <= 0 || a.Wo <= 0) return nullptr;   // nothing to compute
     const long long blocks = ((long long)a.N * a.Do * a.Ho * a.Wo + kBM - 1) / kBM;
     if (blocks > 0x7fffffffLL) return "input too large for a 1-D grid";

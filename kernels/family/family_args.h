@@ -23,6 +23,18 @@ struct FamilyArgs {
     int Do, Ho, Wo;
 };
 
+// What both designs' launchers refuse before anything else: channels other than the generated ones, or an output extent
+// that is not a valid k=3, stride-1 conv's. nullptr where the arguments are the kernel's.
+template <int CIN, int COUT, int DIMS>
+inline const char* shape_error(const FamilyArgs& a) {
+    static_assert(DIMS == 2 || DIMS == 3, "the family's convs are 2-D or 3-D");
+    if (a.Cin != CIN) return "in_channels differ from the ones this kernel was generated for";
+    if (a.Cout != COUT) return "out_channels differ from the ones this kernel was generated for";
+    if (a.Wo != a.W - 2 || a.Ho != a.H - 2 || (DIMS == 3 ? a.Do != a.D - 2 : (a.D != 1 || a.Do != 1)))
+        return "output extent is not the input's minus 2 (kernel size 3, stride 1, no padding)";
+    return nullptr;
+}
+
 }  // namespace cf_family
 
 // Implemented by each generated source: launch on `stream`; nullptr on success, else what is outside the kernel.
