@@ -87,7 +87,7 @@ def parser() -> argparse.ArgumentParser:
     f.add_argument("--problem", action="append", type=_problem)
     f.add_argument("--precision", action="append", choices=("tf32", "fp32"), help="default: both")
     f.add_argument("--rounds", type=int, default=25, help="timed calls of each (default 25)")
-    f.add_argument("--out", help="also write the timings as JSON here")
+    f.add_argument("--out", help="the JSON record (default results/fuse/<gpu-slug>.json)")
     return ap
 
 
@@ -171,15 +171,18 @@ def _fuse(problem_keys, precisions, rounds, out):
     from . import build as B
     from . import problems as P
 
+    from . import results
+
     B.require_toolchain()
+    env = bench.environment()
     rows = []
     for pk in problem_keys or list(P.PROBLEMS):
         for precision in precisions or ["tf32", "fp32"]:
             rows.append(bench.time_fused(P.get(pk), precision, n_timed=rounds))
-    if out:
-        with open(out, "w") as f:
-            json.dump(rows, f, indent=1)
-        print(f"[fuse] wrote {out}")
+    out = out or results.FUSE_DIR / f"{env['slug']}.json"
+    with open(out, "w") as f:
+        json.dump({"env": env, "runs": rows}, f, indent=1)
+    print(f"[fuse] wrote {out}")
 
 
 def _verify(problem_keys, keys):

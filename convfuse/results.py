@@ -59,6 +59,8 @@ from .registry import KERNELS, PACKAGE, ROOT, SOURCE_CHECKOUT
 
 # an installed package carries the records (fuse() chooses its kernel by them) inside itself (pyproject.toml)
 RESULTS_DIR = ROOT / "results" if SOURCE_CHECKOUT else PACKAGE / "_results"
+# the library face's timings (`python -m convfuse fuse`): fuse(model) beside eager and torch.compile, per GPU
+FUSE_DIR = RESULTS_DIR / "fuse"
 MODES = ("auto", "recorded", "live")
 # per kernel record: the hardening fields, by the run that measures them
 HARDENING_LOGS = {"sanitize": ("sanitize.json", ("memcheck_errors", "racecheck_hazards", "synccheck_errors")),

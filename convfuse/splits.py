@@ -27,6 +27,13 @@ Schemes:
                 kernel's producer stages (INPUT_BLOCK: an image, a chunk of channels, an output tile), from the
                 block's largest finite |x|, puts that |x| just under 2^14 as the weights' scale does; undone with the
                 weights' scale on the accumulator (exact: powers of two). Not yet a kernel.
+  3xfp16c, fp16f, 3xfp16f
+                fixed powers of two instead of a block's max|x| (issue 66: nothing to reduce before the first
+                conversion). 3xfp16c: 3xfp16 with both lo parts times 2^CORRECTION_SHIFT (x_lo 2^11 has x_hi's
+                magnitude, so it stays normal ~2^11 further down), the corrections' own accumulator times 2^-11 when
+                added. fp16f / 3xfp16f: the input times 2^INPUT_SHIFT before its FP16 rounding (3xfp16f with 3xfp16c's
+                corrections); an output whose window holds |x| 2^INPUT_SHIFT >= 65520 comes from the kernels' FP32 path
+                (exact, slow: fallback_share says how often). Not yet kernels.
   fp32          the reference: x * w unrounded, the FP32 conv eager runs with TF32 off (its floor in each table).
 
 Input scale (issue 66). FP16 has 5 exponent bits: below 2^-14 (6.1e-5) a value is subnormal and keeps fewer bits, below
@@ -107,13 +114,18 @@ def _passes(scheme: str, x: torch.Tensor, w: torch.Tensor):
         # one BF16 pass over K doubled = the sum of its two halves' products, each exact in FP32
         return [(round_bf16(x.float() - xb), round_bf16(wb)), (round_bf16(xb), round_bf16(w.float() - wb)),
                 (xb, wb)]
-    raise ValueError(f"unknown scheme {scheme!r}; known: {', '.join(SCHEMES + SCALED_SCHEMES + ('fp32',))}")
+    raise ValueError(f"unknown scheme {scheme!r}; known: "
+                     f"{', '.join(SCHEMES + SCALED_SCHEMES + FIXED_SCHEMES + ('fp32',))}")
 
 
 SCHEMES = ("tf32", "fp16", "3xtf32", "tf32+bf16", "3xfp16")     # the kernels' schemes (TENSOR_PASSES' keys)
 SCALED_SCHEMES = ("fp16s", "3xfp16s")   # the FP16 schemes with a power-of-two input scale per staged block
+FIXED_SCHEMES = ("3xfp16c", "fp16f", "3xfp16f")   # the FP16 schemes with fixed powers of two
+CORRECTION_SHIFT = 11     # 3xfp16c: the lo parts' exponent shift (FP16's 11 significant bits)
+INPUT_SHIFT = 6           # fp16f, 3xfp16f: the input's (held 1e-6..1e2 without the FP32 path: the scale table)
+FP16_MAX = 65520.0        # the first |v| FP16 rounds to Inf
 # the precision class (verify.BOUNDS) each scheme is held to; the others are their own class
-SCHEME_CLASS = {"fp16s": "fp16", "3xfp16s": "3xfp16"}
+SCHEME_CLASS = {"fp16s": "fp16", "3xfp16s": "3xfp16", "3xfp16c": "3xfp16", "fp16f": "fp16", "3xfp16f": "3xfp16"}
 # The block of the input one exponent covers: (channels, output tile): conv2d 04c's chunk (8 channels of the window of a
 # tile of 2 output rows x 86 columns), conv3d 04b's tile (all 8 channels, one output row of up to 62 columns).
 INPUT_BLOCK = {"conv2d": (8, 2, 86), "conv3d": (8, 1, 1, 62)}
@@ -191,6 +203,8 @@ def modelled_output(prob: P.Problem, model: torch.nn.Module, x: torch.Tensor, sc
     schemes, input_block "block" takes an input exponent per INPUT_BLOCK, "call" one for the whole input."""
     conv = F.conv2d if prob.dims == 2 else F.conv3d
     w = model.conv.weight.detach()
+    if scheme in FIXED_SCHEMES:
+        return output_from_conv(prob, model, x, fixed_conv(prob, x, w, scheme)[0])
     z = None
     for part in (_scaled_parts(prob, x, w, scheme, input_block) if scheme in SCALED_SCHEMES else
                  (conv(xp, wp) for xp, wp in _passes(scheme, x, w))):
@@ -216,6 +230,29 @@ def _scaled_parts(prob: P.Problem, x: torch.Tensor, w: torch.Tensor, scheme: str
     pairs = [(xh, wh)] if scheme == "fp16s" else [(xl, wh), (xh, wl), (xh, wh)]
     for xp, wp in pairs:
         yield _tiled_conv(xp, wp, tuple(x.shape), tuple(tile), counts)
+
+
+def fixed_conv(prob: P.Problem, x: torch.Tensor, w: torch.Tensor, scheme: str) -> tuple[torch.Tensor, float]:
+    """(conv without bias, fallback_share) of a FIXED_SCHEMES scheme: the FP16 passes at fixed powers of two, undone on
+    the sums (exact), and the FP32 conv wherever an output's window holds an input FP16 cannot hold at the input's
+    shift (|x| 2^shift >= 65520, Inf, NaN), as the kernels' FP32 path computes it; fallback_share: the share of
+    outputs that took it."""
+    conv = F.conv2d if prob.dims == 2 else F.conv3d
+    sx, sw = 2.0 ** (INPUT_SHIFT if scheme in ("fp16f", "3xfp16f") else 0), weight_scale(w)
+    v, wv = x.float() * sx, w.float() * sw
+    xh, wh = v.half().float(), wv.half().float()
+    z = conv(torch.nan_to_num(xh, posinf=0.0, neginf=0.0), wh)
+    if scheme != "fp16f":
+        c = 2.0 ** CORRECTION_SHIFT
+        xl = torch.nan_to_num(((v - xh) * c).half().float(), nan=0.0)
+        wl = ((wv - wh) * c).half().float()
+        z = z + (conv(torch.nan_to_num(xh, posinf=0.0, neginf=0.0), wl) + conv(xl, wh)) / c
+    z = z / (sx * sw)
+    over = ~torch.isfinite(xh)
+    if not over.any():
+        return z, 0.0
+    hit = conv(over.float().sum(1, keepdim=True), torch.ones((1, 1) + tuple(w.shape[2:]))) > 0
+    return torch.where(hit, conv(x.float(), w.float()), z), hit.float().mean().item()
 
 
 @torch.no_grad()
@@ -247,9 +284,15 @@ def model_errors(problem: str, shape=None, seed: int = 0, schemes=SCHEMES, dist:
     ref = P.ground_truth(model, x)
     out = {}
     for s in schemes:
-        d = modelled_output(prob, model, x, s).double() - ref
+        share = None
+        if s in FIXED_SCHEMES:      # fixed_conv also says how many outputs took the FP32 path
+            z, share = fixed_conv(prob, x, model.conv.weight.detach(), s)
+            y = output_from_conv(prob, model, x, z)
+        else:
+            y = modelled_output(prob, model, x, s)
+        d = y.double() - ref
         out[s] = {"rel_l2": (torch.linalg.vector_norm(d) / torch.linalg.vector_norm(ref)).item(),
-                  "max_abs": d.abs().max().item()}
+                  "max_abs": d.abs().max().item(), **({} if share is None else {"fallback_share": share})}
     return out
 
 
@@ -263,8 +306,8 @@ def class_holds(err: dict, scheme: str, scale: float = 1.0) -> bool:
     return V.within_bounds({**err, "nonfinite_mismatch": 0}, scheme_class(scheme), scale=scale)
 
 
-def scale_table(problem: str, scales=SCALES, bias: str = "zero", schemes=SCHEMES + SCALED_SCHEMES, shape=None,
-                seed: int = 0, dist: str = "randn", reference: bool = True) -> list[dict]:
+def scale_table(problem: str, scales=SCALES, bias: str = "zero", schemes=SCHEMES + SCALED_SCHEMES + FIXED_SCHEMES,
+                shape=None, seed: int = 0, dist: str = "randn", reference: bool = True) -> list[dict]:
     """One row per (scale, scheme): the modelled rel-L2 and max-abs against float64 on `shape` (TABLE_SHAPE unless
     given) times the scale, the class and its bound, and whether it holds. `reference` adds eager FP32's own error
     (scheme "fp32") at each scale: the floor beside which each scheme's error is read."""
@@ -275,7 +318,8 @@ def scale_table(problem: str, scales=SCALES, bias: str = "zero", schemes=SCHEMES
             cls = scheme_class(scheme)
             rows.append({"problem": problem, "bias": bias, "scale": sc, "scheme": scheme, "class": cls,
                          "rel_l2": e["rel_l2"], "max_abs": e["max_abs"], "bound_rel_l2": V.BOUNDS[cls][1],
-                         "bound_max_abs": V.max_abs_bound(cls, sc), "holds": class_holds(e, scheme, sc)})
+                         "bound_max_abs": V.max_abs_bound(cls, sc), "holds": class_holds(e, scheme, sc),
+                         "fallback_share": e.get("fallback_share", 0.0)})
     return rows
 
 

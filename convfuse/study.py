@@ -12,6 +12,7 @@ helper says "not recorded yet" instead of failing when a variant has no record.
 """
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -1586,6 +1587,49 @@ def portable_table(runs) -> pd.DataFrame:
     return df.dropna(axis=1, how="all").round(3)
 
 
+# --- the library face: fuse(model) in a user's model ---------------------------------------------------------------
+FUSE_ROWS = (("eager", "eager"), ("compile", "torch.compile(model)"), ("fused", "fuse(model)"),
+             ("fused_compiled", "torch.compile(fuse(model), fullgraph=True)"))
+
+
+def fuse_runs() -> list[dict]:
+    """The `python -m convfuse fuse` records (results/fuse/<gpu>.json), one per GPU."""
+    d = results_dir() / "fuse"
+    return [json.loads(p.read_text()) | {"path": str(p)} for p in sorted(d.glob("*.json"))] if d.is_dir() else []
+
+
+def fuse_table() -> pd.DataFrame:
+    """Per GPU, problem and class: the kernel fuse() chose and each way of running the model, timed in one process
+    (median ms, same-run ratios) after its check against float64 in its class."""
+    rows = []
+    for rec in fuse_runs():
+        for run in rec["runs"]:
+            for key, label in FUSE_ROWS:
+                r = run["rows"][key]
+                rows.append({"GPU": gpu_label(rec), "problem": run["problem"], "class": run["precision"].upper(),
+                             "kernel": run["variant"], "runs as": label, "ms": r["median_ms"],
+                             "× eager": r["x_eager"], "× torch.compile": r["x_compile"],
+                             "rel-L2 vs float64": r["rel_l2_err_fp64"],
+                             "within its class": "yes" if r["within_bound"] else "**no**"})
+    if not rows:
+        return pd.DataFrame([{"GPU": "—", "status": f"{NOT_RECORDED}: `python -m convfuse fuse` on a GPU writes "
+                                                    "results/fuse/<gpu>.json"}]).set_index("GPU")
+    return pd.DataFrame(rows).set_index(["GPU", "problem", "class", "kernel", "runs as"])
+
+
+def fuse_lines() -> list[str]:
+    """Where each record was made, and the speed-up a user gets from fuse() over torch.compile(model)."""
+    out = []
+    for rec in fuse_runs():
+        env = rec["env"]
+        for run in rec["runs"]:
+            r = run["rows"]["fused_compiled"]
+            out.append(f"{env['gpu']} ({env['date'][:10]}, torch {env['torch']}): {run['problem']} in the "
+                       f"{run['precision'].upper()} class runs `{run['variant']}`, "
+                       f"{r['median_ms']:.3f} ms compiled, {r['x_compile']:.2f}× `torch.compile(model)`")
+    return out
+
+
 # --- a prediction made before a GPU was measured, against the measurement -----------------------------------------
 def predictions_dir() -> Path:
     return results_dir() / "predictions"
@@ -1921,6 +1965,34 @@ def scale_frame(problem: str = "conv2d", bias: str = "zero") -> pd.DataFrame:
     df.index = [f"10{str(round(math.log10(s))).translate(sup)}" for s in df.index]
     df.index.name = "input ×"
     return df
+
+
+def fixed_shift_lines(problem: str = "conv2d") -> list[str]:
+    """The CPU model's ranges for the fixed-power-of-two fix (splits.FIXED_SCHEMES, not yet kernels) beside each FP16
+    scheme's own, with the share of outputs its FP32 path takes where it takes any."""
+    from . import splits
+
+    def rng(scheme):
+        r = splits.held_range(problem, scheme)
+        return f"{r[0]:g} to {r[1]:g}" if r else "nowhere"
+
+    how = {"3xfp16c": f"both lo parts times 2^{splits.CORRECTION_SHIFT} (x_lo 2^{splits.CORRECTION_SHIFT} has x_hi's "
+                      f"magnitude, so it stays normal {splits.CORRECTION_SHIFT} binades further down), the corrections' "
+                      f"sum times 2^-{splits.CORRECTION_SHIFT}",
+           "fp16f": f"the input times 2^{splits.INPUT_SHIFT}; an output whose window holds |x| ≥ "
+                    f"{splits.FP16_MAX:g} / 2^{splits.INPUT_SHIFT} from the FP32 path 04c takes for |x| ≥ "
+                    f"{splits.FP16_MAX:g}",
+           "3xfp16f": "both shifts"}
+    lines = []
+    for kernel, twins in (("fp16", ("fp16f",)), ("3xfp16", ("3xfp16c", "3xfp16f"))):
+        for twin in twins:
+            paths = sorted({(r["scale"], r["fallback_share"]) for b in splits.BIAS_MODES
+                            for r in splits.scale_table(problem, bias=b) if r["scheme"] == twin and r["fallback_share"]})
+            via = "; through the FP32 path at " + ", ".join(f"{sc:g} ({sh:.0%} of outputs)" for sc, sh in paths) \
+                if paths else ""
+            lines.append(f"`{twin}` (CPU model, not yet a kernel; {how[twin]}): holds {rng(twin)}, where `{kernel}` "
+                         f"holds {rng(kernel)}{via}")
+    return lines
 
 
 def held_range_lines() -> list[str]:

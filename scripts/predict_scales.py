@@ -1,7 +1,9 @@
 """Write results/predictions/scales-<date>.json: the CPU model's rel-L2 and max-abs (convfuse/splits.py) of each
 FP16-operand kernel's scheme, and its scaled twin, at every scale of verify.SCALES with the model's bias and bias zeroed,
 committed before the GPU run of tests/test_gpu_hardening.py::test_class_holds_at_every_input_scale that checks it (issue 66).
-    python scripts/predict_scales.py
+With --fixed, results/predictions/fixed-shift-<date>.json instead: the fixed-power-of-two twins of those kernels
+(splits.FIXED_SCHEMES), committed before the kernels that would implement them are written.
+    python scripts/predict_scales.py [--fixed]
 """
 import datetime as dt
 import json
@@ -15,9 +17,39 @@ from convfuse import verify as V
 ROOT = Path(__file__).resolve().parent.parent
 
 
+# each FP16-operand kernel's scheme -> its fixed-shift twins (splits.FIXED_SCHEMES)
+FIXED_TWINS = {"fp16": ("fp16f",), "3xfp16": ("3xfp16c", "3xfp16f")}
+
+
+def fixed(now, commit):
+    out = {"made": now.isoformat(timespec="seconds"), "commit": commit, "issue": 66,
+           "model": "splits.fixed_conv in splits.scale_table: one image at TABLE_SHAPE, randn input x scale, seed 0; FP16 "
+                    f"parts at fixed powers of two (lo parts x 2^{S.CORRECTION_SHIFT}, fp16f/3xfp16f's input x "
+                    f"2^{S.INPUT_SHIFT}), the FP32 path where an input overflows FP16, against float64",
+           "shape": S.TABLE_SHAPE, "scales": list(V.SCALES), "predictions": {}}
+    for v in R.kernel_variants():
+        for twin in FIXED_TWINS.get(v.precision, ()):
+            e = {"scheme": twin, "class": S.scheme_class(twin), "model_held_range": S.held_range(v.problem, twin),
+                 "kernel_model_held_range": S.held_range(v.problem, v.precision)}
+            for bias in V.BIAS_MODES:
+                rows = [r for r in S.scale_table(v.problem, V.SCALES, bias) if r["scheme"] == twin]
+                e.setdefault("rel_l2", {})[bias] = {f"{r['scale']:g}": float(f"{r['rel_l2']:.2e}") for r in rows}
+                e.setdefault("fp32_path_share", {})[bias] = {f"{r['scale']:g}": round(r["fallback_share"], 3)
+                                                             for r in rows}
+            out["predictions"].setdefault(v.problem, {}).setdefault(v.key, {})[twin] = e
+    return out
+
+
 def main():
+    import sys
+
     now = dt.datetime.now(dt.timezone.utc)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    if "--fixed" in sys.argv[1:]:
+        path = ROOT / "results" / "predictions" / f"fixed-shift-{now.date().isoformat()}.json"
+        path.write_text(json.dumps(fixed(now, commit), indent=1) + "\n")
+        print(path)
+        return
     out = {"made": now.isoformat(timespec="seconds"), "commit": commit, "issue": 66,
            "model": "splits.scale_table: one image at TABLE_SHAPE, randn input x scale, seed 0; the conv as the scheme "
                     "computes it (FP16 parts, products exact, FP32 sums), bias and epilogue in FP32, against float64",

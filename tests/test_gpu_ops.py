@@ -13,6 +13,14 @@ from convfuse import verify
 pytestmark = pytest.mark.gpu
 
 
+@pytest.fixture(autouse=True)
+def _fresh_dynamo():
+    """Each test compiles its own FusedConv instances; Dynamo guards on the module, so one process compiling more than
+    its recompile limit (8) of them fails under fullgraph=True. A user compiling one model never meets it."""
+    torch._dynamo.reset()
+    yield
+
+
 def _one_per_step():
     cc = torch.cuda.get_device_capability() if torch.cuda.is_available() else (9, 0)
     out, seen = [], set()

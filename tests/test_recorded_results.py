@@ -1,5 +1,6 @@
 """The committed results files: written by real runs, complete for what the study claims, holding the evidence the
 study cites and the hardening summaries, each tied to the machine code it measured."""
+import json
 import re
 
 import pytest
@@ -9,7 +10,10 @@ from convfuse import results as RS
 
 RUNS = RS.all_recorded()
 OPTIONAL_REFERENCES = ("cudnn_fused", "cudnn_fused_nchw")      # need nvidia-cudnn-frontend
-PREDICTIONS = sorted(p for p in (RS.RESULTS_DIR / "predictions").glob("*.json") if not p.name.startswith("scales-"))
+PREDICTIONS = sorted(p for p in (RS.RESULTS_DIR / "predictions").glob("*.json")
+                     if not p.name.startswith(("scales-", "fixed-shift-")))
+# the fixed-power-of-two twins of the FP16 kernels (splits.FIXED_SCHEMES), made before their kernels are written
+FIXED_PREDICTIONS = sorted((RS.RESULTS_DIR / "predictions").glob("fixed-shift-*.json"))
 # the CPU model's error per input scale (issue 66, scripts/predict_scales.py), made before the GPU run that checks it
 SCALE_PREDICTIONS = sorted((RS.RESULTS_DIR / "predictions").glob("scales-*.json"))
 KB_FIELDS = ("pass", "trials", "max_abs_vs_eager", "mean_ms", "n_timed", "speedup_vs_eager", "suspect")
@@ -63,6 +67,12 @@ def test_results_holds_records_only():
         if p.name == "predictions" and p.is_dir():
             assert all(q.is_file() and q.suffix == ".json" for q in p.iterdir()), "predictions/ holds predictions only"
             continue
+        if p.name == "fuse" and p.is_dir():         # `python -m convfuse fuse`: fuse(model) timed, one per GPU (notebook 05)
+            for q in p.iterdir():
+                rec = json.loads(q.read_text())
+                assert q.suffix == ".json" and rec["env"]["gpu"] and rec["env"]["date"] and rec["runs"], q.name
+                assert all(set(r["rows"]) == {"eager", "compile", "fused", "fused_compiled"} for r in rec["runs"])
+            continue
         if p.name == "family" and p.is_dir():       # scripts/family_gpu.py's records, one per GPU (notebook 06)
             from convfuse.family import page
             for q in p.iterdir():
@@ -72,7 +82,7 @@ def test_results_holds_records_only():
         assert p.is_file() and p.suffix == ".json", f"{p.name}: results/ holds only the GPUs' records"
         RS.load(p)
     size = sum(p.stat().st_size for p in entries if p.is_file()) + sum(q.stat().st_size for q in PREDICTIONS) + \
-        sum(q.stat().st_size for q in (RS.RESULTS_DIR / "family").glob("*.json"))
+        sum(q.stat().st_size for d in ("family", "fuse") for q in (RS.RESULTS_DIR / d).glob("*.json"))
     assert size <= 2 * 2**20
 
 
@@ -251,3 +261,20 @@ def test_scale_predictions_name_every_fp16_operand_kernel(path):
         if v.precision in ("fp16", "3xfp16"):
             e = pred["predictions"][v.problem][v.key]
             assert set(e["rel_l2"]) == {"model", "zero"} and len(e["rel_l2"]["zero"]) == len(pred["scales"])
+
+
+@pytest.mark.parametrize("path", FIXED_PREDICTIONS, ids=[p.name for p in FIXED_PREDICTIONS])
+def test_fixed_shift_predictions_name_each_fp16_kernels_twins(path):
+    """Every FP16-operand kernel's fixed-shift twins, with the range the model gave when the file was made: the model
+    still gives it (a changed model is a new prediction, not an edited one)."""
+    from convfuse import splits as S
+
+    pred = json.loads(path.read_text())
+    assert re.fullmatch(r"[0-9a-f]{7,40}", pred["commit"]) and pred["made"] and pred["model"]
+    for v in R.kernel_variants():
+        if v.precision in ("fp16", "3xfp16"):
+            twins = pred["predictions"][v.problem][v.key]
+            assert set(twins) == {s for s in S.FIXED_SCHEMES if S.scheme_class(s) == v.precision}, v.key
+            for twin, e in twins.items():
+                assert tuple(e["model_held_range"]) == S.held_range(v.problem, twin), (v.key, twin)
+                assert set(e["rel_l2"]) == {"model", "zero"} and len(e["rel_l2"]["zero"]) == len(pred["scales"])

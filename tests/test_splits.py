@@ -147,6 +147,39 @@ def test_scaled_schemes_hold_over_the_whole_range_on_conv2d():
     assert S.held_range("conv2d", "fp16") == (1e-4, 1e3) and S.held_range("conv2d", "3xfp16") == (1e-2, 1e3)
 
 
+def test_fixed_shifts_hold_the_fp16_classes_without_a_block_max():
+    """Issue 66's cheaper fix, predicted before any kernel: shifting 3xfp16's lo parts by 2^11 alone takes its floor from
+    1e-2 to 1e-5; shifting the input by 2^6 as well holds 1e-6 to 1e3 for both FP16 schemes, the top decade only through
+    the FP32 path (every output of the table's image takes it at 1e3, none up to 1e2)."""
+    assert S.held_range("conv2d", "3xfp16c") == (1e-5, 1e3)
+    assert S.held_range("conv2d", "fp16f") == S.held_range("conv2d", "3xfp16f") == (1e-6, 1e3)
+    for bias in S.BIAS_MODES:
+        for r in S.scale_table("conv2d", bias=bias):
+            if r["scheme"] in ("fp16f", "3xfp16f"):
+                assert (r["fallback_share"] > 0.5) == (r["scale"] >= 1e3), r
+            elif r["scheme"] == "3xfp16c":
+                assert r["fallback_share"] == 0.0
+
+
+def test_fixed_shift_takes_the_fp32_path_exactly_where_fp16_overflows():
+    """An output whose window holds an input at or above 65520 / 2^INPUT_SHIFT (or Inf, NaN) is the FP32 conv; the
+    others keep the FP16 passes' result."""
+    prob = P.get("conv2d")
+    w = prob.make_model(seed=0).conv.weight.detach()
+    x = prob.make_input((1, 64, 12, 12), seed=0, dist="randn")
+    x[0, 5, 3, 4] = S.FP16_MAX / 2.0 ** S.INPUT_SHIFT
+    x[0, 9, 10, 10] = float("nan")
+    for scheme in ("fp16f", "3xfp16f"):
+        z, share = S.fixed_conv(prob, x, w, scheme)
+        exact = F.conv2d(x, w)
+        hit = torch.zeros(10, 10, dtype=torch.bool)
+        hit[1:4, 2:5] = True           # outputs (r, c) with 3..4 in r..r+2 and c..c+2
+        hit[8:10, 8:10] = True
+        assert share == pytest.approx(hit.float().mean().item())
+        torch.testing.assert_close(z[0][:, hit], exact[0][:, hit], rtol=0, atol=0, equal_nan=True)
+        assert torch.isfinite(z[0][:, ~hit]).all()
+
+
 def test_input_exponent_is_per_block_and_undone_exactly():
     """One power of two per (window, chunk of channels): a block of tiny values keeps FP16's 11 bits beside a block of
     large ones; the split recovers 22 bits at any scale."""

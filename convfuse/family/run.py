@@ -26,7 +26,7 @@ from . import models as M
 from . import template as TP
 from . import trace as T
 
-SCALES = (1e-6, 1e-3, 1e3)      # input magnitudes beside KernelBench's (rand/randn): on the first odd shape
+SCALES = tuple(s for s in V.SCALES if s != 1.0)   # input magnitudes beside KernelBench's: the first odd shape, bias kept and zeroed
 
 
 @dataclass
@@ -124,8 +124,29 @@ def _check(problem, model, run, shape, seed, dist, scale=1.0, zero_bias=False) -
     ok = V.within_bounds(m, run.precision) if scale == 1.0 else \
         (m["nonfinite_mismatch"] == 0 and m["rel_l2"] <= bound[1])
     clean = m["nonfinite_mismatch"] == 0
-    return dict(shape=list(shape), seed=seed, dist=dist, scale=scale, zero_bias=zero_bias, **m,
+    extra = {}
+    if clean and not ok and scale != 1.0:
+        # Beyond a problem's own range (a saturating clamp or tanh leaves few outputs, which carry the conv's whole error:
+        # verify.CLASS_SCALES for conv3d) the class's own arithmetic misses the bound too. There the kernel is held to
+        # that arithmetic's error on the same input: eager with TF32 allowed (the TF32 class) or off (the FP32 classes).
+        r = V.compare(_eager_in_class(model, x, run.precision), ref)
+        beyond = r["rel_l2"] > bound[1]
+        ok = beyond and m["rel_l2"] <= REFERENCE_FACTOR * r["rel_l2"]
+        extra = {"reference_rel_l2": r["rel_l2"], "beyond_reference_range": beyond}
+    return dict(shape=list(shape), seed=seed, dist=dist, scale=scale, zero_bias=zero_bias, **m, **extra,
                 kernelbench_pass=V.kernelbench_pass(out, eager) if clean else False, passed=bool(ok))
+
+
+REFERENCE_FACTOR = 2    # beyond the problem's range: within 2x of the class's own arithmetic's rel-L2
+
+
+def _eager_in_class(model, x, precision: str) -> torch.Tensor:
+    old = torch.backends.cudnn.allow_tf32
+    torch.backends.cudnn.allow_tf32 = precision == "tf32"
+    try:
+        return model(x)
+    finally:
+        torch.backends.cudnn.allow_tf32 = old
 
 
 def verify(problem: P.Problem, model, run, full_shape: bool = True, log=print) -> dict:
@@ -139,7 +160,8 @@ def verify(problem: P.Problem, model, run, full_shape: bool = True, log=print) -
     odd = problem.odd_shapes[0]
     checks.append(_check(problem, model, run, odd, 3, "randn", zero_bias=True))
     for i, s in enumerate(SCALES):
-        checks.append(_check(problem, model, run, odd, 4 + i, "randn", scale=s))
+        for zero_bias in (False, True):
+            checks.append(_check(problem, model, run, odd, 4 + i, "randn", scale=s, zero_bias=zero_bias))
     for c in checks:
         if not c["passed"]:
             log(f"[family verify] {problem.key} FAIL {c}")
