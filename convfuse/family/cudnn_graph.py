@@ -185,10 +185,11 @@ def lowered_ops() -> set:
 
 
 def words(steps) -> str:
-    """The nodes after conv_fprop and bias, one line: `#i` is step i's output, `conv` the conv's (bias added)."""
+    """The nodes after conv_fprop and bias, one line: `#i` is step i's output, `v` the conv's with its bias added (as
+    the generated code names it)."""
     def arg(a):
         if isinstance(a, Value):
-            return "conv" if a.index == 0 else f"#{a.index}"
+            return "v" if a.index == 0 else f"#{a.index}"
         if isinstance(a, Scalar):
             return f"{a.value:g}"
         return f"{a.name}[c]" if a.kind == "channel" else a.name
