@@ -163,6 +163,7 @@ def cudnn_fused(problem: P.Problem, model, full_shape: bool = True, log=print) -
         r = CG.Runner(problem, model)
         x = problem.make_input(device="cuda")
         r.graph(x.shape).tune((r.operands(x),), flush=L2Flush())
+        del x                # the KernelBench input and output (GBs for some) go before the verification's
     except Exception as e:   # Refused / Unavailable say why; anything else from the frontend must not lose the run
         status, why = CF.status(e)
         log(f"[family cudnn] {problem.key}: cuDNN's fused graph {status}: {why}")
