@@ -94,12 +94,10 @@ def _cudnn_runners(problem: P.Problem, model, log=_log, notes: dict | None = Non
         g = cl.graph(x.shape)
         plans = g.tune(cl.args(x, *P.conv_params(model)), flush=L2Flush())
     except Exception as e:   # Unavailable says why; anything else from the frontend must not lose the run
-        status = ("skipped" if "nvidia-cudnn-frontend" in str(e) else "refused") \
-            if isinstance(e, cudnn_fused.Unavailable) else "failed"
-        e = e if isinstance(e, cudnn_fused.Unavailable) else cudnn_fused.one_line(e)
-        log(f"[bench] {problem.key}: cuDNN's fused graph {status}: {e}")
+        status, why = cudnn_fused.status(e)
+        log(f"[bench] {problem.key}: cuDNN's fused graph {status}: {why}")
         if notes is not None:
-            notes[problem.key] = {"status": status, "message": str(e)}
+            notes[problem.key] = {"status": status, "message": why}
         return {}
     best = min(plans, key=plans.get)
     log(f"[bench] {problem.key}: cuDNN's fused graph: {len(g.names)} plans offered, {len(g.built)} built, fastest "

@@ -5,7 +5,7 @@ kernel. FP32 in and out; cuDNN may run the conv on TF32 tensor cores, so the row
 cuDNN plans such graphs for channels_last tensors (NHWC / NDHWC) only. `cudnn_fused` is the graph alone, its input
 already channels_last (a caller whose network is channels_last throughout); `cudnn_fused_nchw` is what an NCHW
 caller pays: x converted in, y converted back, both timed. Every execution plan cuDNN offers for the KernelBench
-shape is built and timed (`Graph.tune`) and the fastest is kept; other shapes (the verification's odd ones) build and
+shape is built and timed (`Plans.tune`) and the fastest is kept; other shapes (the verification's odd ones) build and
 run the first plan that builds. The weight is converted to channels_last once per parameter version, as a channels_last
 model would hold it.
 
@@ -48,7 +48,70 @@ def one_line(e: Exception) -> str:
     return " ".join(f"{type(e).__name__}: {e}".split())[:400]
 
 
-class Graph:
+def status(e: Exception) -> tuple[str, str]:
+    """How a reference row that did not come about is recorded: ("skipped", why) without the frontend, ("refused",
+    why) where cuDNN (or, before it, the family's lowering) declined the graph, ("failed", the error) for anything
+    else the frontend raised."""
+    if isinstance(e, Unavailable):
+        return ("skipped" if "nvidia-cudnn-frontend" in str(e) else "refused"), str(e)
+    return "failed", one_line(e)
+
+
+class Plans:
+    """What a finalised cuDNN graph shares, the study's and the family's (family/cudnn_graph.py): every execution
+    plan cuDNN offers built (or, with every_plan=False, the first that builds), `tune` keeping the fastest, `info`
+    for the record. A subclass sets cudnn, graph and handle, then calls _build_plans."""
+
+    def _build_plans(self, what: str, every_plan: bool, device):
+        cudnn, g = self.cudnn, self.graph
+        try:
+            g.validate()
+            g.build_operation_graph()
+            g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+            g.check_support()
+        except Exception as e:
+            raise Unavailable(f"cuDNN refused {what}: {one_line(e)}") from None
+        self.names, self.built, self.declined = {}, [], {}
+        for i in range(g.get_execution_plan_count()):
+            try:
+                name = g.get_plan_name_at_index(i)
+            except Exception:
+                name = f"plan {i}"
+            self.names[i] = name
+            if self.built and not every_plan:
+                continue
+            try:
+                g.build_plan_at_index(i)
+                self.built.append(i)
+            except Exception as e:
+                self.declined[name] = one_line(e)
+        if not self.built:
+            raise Unavailable(f"cuDNN offered {len(self.names)} plans for {what} and none built: "
+                              + "; ".join(f"{n}: {m}" for n, m in list(self.declined.items())[:3]))
+        ws = max(g.get_workspace_size_plan_at_index(i) for i in self.built)
+        self.workspace = torch.empty(max(ws, 1), dtype=torch.uint8, device=device)
+        self.plan = self.built[0]
+        self.plans_ms: dict[str, float] = {}
+
+    @torch.no_grad()
+    def tune(self, args, flush=None, n_timed=10) -> dict:
+        """Time every plan that built on `args` (what __call__ takes before `plan`), the L2 flushed before each call;
+        keep the fastest. {plan name: median ms}."""
+        fns = {i: (lambda i=i: self(*args, plan=i)) for i in self.built}
+        times = time_interleaved(fns, n_timed=n_timed, n_warmup=2, flush=flush or (lambda: None), log=lambda m: None)
+        med = {i: t["median_ms"] for i, t in times.items()}
+        self.plan = min(med, key=med.get)
+        self.plans_ms = {self.names[i]: round(t, 5) for i, t in med.items()}
+        return self.plans_ms
+
+    def info(self) -> dict:
+        """What a record keeps of the graph: the plan kept, how many cuDNN offered and built, each one's time."""
+        return {"name": self.names[self.plan], "index": self.plan, "plans": len(self.names), "built": len(self.built),
+                "plans_ms": self.plans_ms, "declined": self.declined,
+                "frontend": getattr(self.cudnn, "__version__", None), "backend": self.cudnn.backend_version()}
+
+
+class Graph(Plans):
     """One cuDNN graph for one input shape: x, w and y channels_last, bias and the epilogue parameter per channel."""
 
     def __init__(self, problem: P.Problem, x_shape, device="cuda", every_plan=True):
@@ -92,34 +155,7 @@ class Graph:
         t = g.gelu(input=t, name="gelu")
         t.set_output(True).set_data_type(fp32).set_dim(list(y.shape)).set_stride(list(y.stride()))
         T["y"] = t
-        try:
-            g.validate()
-            g.build_operation_graph()
-            g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
-            g.check_support()
-        except Exception as e:
-            raise Unavailable(f"cuDNN refused the {problem.key} graph: {one_line(e)}") from None
-        self.names, self.built, self.declined = {}, [], {}
-        for i in range(g.get_execution_plan_count()):
-            try:
-                name = g.get_plan_name_at_index(i)
-            except Exception:
-                name = f"plan {i}"
-            self.names[i] = name
-            if self.built and not every_plan:
-                continue
-            try:
-                g.build_plan_at_index(i)
-                self.built.append(i)
-            except Exception as e:
-                self.declined[name] = one_line(e)
-        if not self.built:
-            raise Unavailable(f"cuDNN offered {len(self.names)} plans for the {problem.key} graph and none built: "
-                              + "; ".join(f"{n}: {m}" for n, m in list(self.declined.items())[:3]))
-        ws = max(g.get_workspace_size_plan_at_index(i) for i in self.built)
-        self.workspace = torch.empty(max(ws, 1), dtype=torch.uint8, device=device)
-        self.plan = self.built[0]
-        self.plans_ms: dict[str, float] = {}
+        self._build_plans(f"the {problem.key} graph", every_plan, device)
 
     def __call__(self, x_cl, w_cl, bias_c, param_c, y_cl, plan=None) -> torch.Tensor:
         T = self.tensors
@@ -127,17 +163,6 @@ class Graph:
         pack.update({T[k]: v for k, v in self.constants.items()})
         self.graph.execute_plan_at_index(pack, self.workspace, self.plan if plan is None else plan, self.handle)
         return y_cl
-
-    @torch.no_grad()
-    def tune(self, args, flush=None, n_timed=10) -> dict:
-        """Time every plan that built on `args` (x_cl, w_cl, bias_c, param_c, y_cl), the L2 flushed before each call;
-        keep the fastest. {plan name: median ms}."""
-        fns = {i: (lambda i=i: self(*args, plan=i)) for i in self.built}
-        times = time_interleaved(fns, n_timed=n_timed, n_warmup=2, flush=flush or (lambda: None), log=lambda m: None)
-        med = {i: t["median_ms"] for i, t in times.items()}
-        self.plan = min(med, key=med.get)
-        self.plans_ms = {self.names[i]: round(t, 5) for i, t in med.items()}
-        return self.plans_ms
 
 
 class Runner:
@@ -186,11 +211,7 @@ class Runner:
     def info(self) -> dict:
         """What the record keeps of the KernelBench-shape graph: the plan kept, how many cuDNN offered, each time."""
         g = self.graphs.get(tuple(self.problem.input_shape))
-        if g is None:
-            return {}
-        return {"name": g.names[g.plan], "index": g.plan, "plans": len(g.names), "built": len(g.built),
-                "plans_ms": g.plans_ms, "declined": g.declined,
-                "frontend": getattr(g.cudnn, "__version__", None), "backend": g.cudnn.backend_version()}
+        return {} if g is None else g.info()
 
 
 def main() -> int:

@@ -1,5 +1,6 @@
 """The family on a GPU, in one run: generate every problem's kernel, build all in parallel, verify each against
-float64, time it beside eager, eager with TF32 off and torch.compile, write JSON, print a table last.
+float64, time it beside eager, eager with TF32 off, torch.compile and cuDNN's fused graph of the same model, write
+JSON, print a table last.
 
     python scripts/family_gpu.py --out OUT_DIR [--problems 1,32,kb48,conv3d] [--designs tf32,fp32,3xtf32] [--jobs N]
                                  [--n-timed 25] [--no-full-shape] [--no-time] [--dry-run]
@@ -7,9 +8,10 @@ float64, time it beside eager, eager with TF32 off and torch.compile, write JSON
 Each problem is built in each template design (convfuse/family/template.py, DESIGNS: tf32 on mma.sync, fp32 on CUDA
 cores, 3xtf32 on mma.sync with split operands: the FP32 class on tensor cores) and verified in that design's precision class. OUT_DIR gets sources/<key>_<design>.cu and plan.json (what is built: also with --dry-run, which needs no GPU and stops there),
 then family_<gpu-slug>.json: the environment and, per problem, per design the build seconds, the verification's
-checks and worst errors, and one interleaved timing of every design beside the references (median, p20, p80) with
-the ratios. A problem that fails to build or verify keeps its row, with the
-reason; exit status 1 when any did. Verification and timing: convfuse/family/run.py.
+checks and worst errors, cuDNN's fused graph (convfuse/family/cudnn_graph.py: the plan kept, its verification in the
+TF32 class, or why there is none: refused with the op, skipped without nvidia-cudnn-frontend), and one interleaved
+timing of every design beside the references (median, p20, p80) with the ratios. A problem that fails to build or
+verify keeps its row, with the reason; exit status 1 when any did (cuDNN's graph is a reference: its refusal is not). Verification and timing: convfuse/family/run.py.
 """
 import argparse
 import json
@@ -78,8 +80,10 @@ def main(argv=None) -> int:
                     continue
                 runs[d] = F.fused(model, d)
                 drec.update(F.verify(prob, model, runs[d], full_shape=not a.no_full_shape))
+            cudnn, rec["cudnn_fused"] = F.cudnn_fused(prob, model, full_shape=not a.no_full_shape)
             if runs and not a.no_time:
-                rec.update(F.time_problem(prob, model, runs, a.n_timed))
+                rec.update(F.time_problem(prob, model, runs, a.n_timed, cudnn=cudnn))
+            del cudnn   # its graphs' workspaces go before the next problem's
         except Exception as e:   # one problem's failure keeps the others' measurements
             rec["error"] = f"{type(e).__name__}: {str(e)[-2000:]}"
         torch.cuda.empty_cache()

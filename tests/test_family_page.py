@@ -145,6 +145,15 @@ def test_refusals_name_the_reason():
     _no_raw_markdown(t)
 
 
+def test_the_cudnn_graph_table_shows_each_problems_nodes_or_the_refusal():
+    t = page.cudnn_graph_table()
+    assert list(t.index) == [1, 4, 7, 32, 48, 54, 57, 71, 90]
+    assert t.loc[1, "cuDNN graph"] == "conv_fprop → bias → #1 relu(v) → #2 add(#1, bias[c])"
+    assert t.loc[32, "cuDNN graph"].startswith("refused: min over channels (dim=1)")
+    assert "#2 tanh(#1)" in t.loc[4, "cuDNN graph"]                  # mish, composed: cuDNN has no mode for it
+    _no_raw_markdown(t)
+
+
 # --- the record ---------------------------------------------------------------------------------------------------
 def test_without_a_record_every_part_says_why(tmp_path, monkeypatch):
     monkeypatch.setenv("CONVFUSE_RESULTS_DIR", str(tmp_path))
@@ -264,7 +273,45 @@ def test_the_script_and_the_reader_agree_on_names():
     """The timing names and ratio keys run.time_problem writes are the ones the page reads."""
     import inspect
     src = inspect.getsource(F.time_problem)
-    for name in ("eager", "eager_fp32", "compile"):
+    for name in ("eager", "eager_fp32", "compile", "cudnn_fused"):
         assert f'{name}=' in src or f'"{name}"' in src
     assert 'f"ours_{d}"' in src and '{d}_vs_{ref}' in src
     assert set(page.HAND_TUNED) == set(TP.DESIGNS)
+
+
+def _with_cudnn(run):
+    """The synthetic record as the script writes it now: cuDNN's graph per problem, timed where it verified."""
+    for i, (key, rec) in enumerate(run["records"].items()):
+        if key == "kb32":
+            rec["cudnn_fused"] = {"status": "refused",
+                                  "message": "min over channels (dim=1) is a reduction across the conv's output "
+                                             "channels, not a pointwise node"}
+            continue
+        rec["cudnn_fused"] = {"status": "ok", "verified": key != "kb57", "plan": {"name": "p", "built": 3}}
+        ms = 0.4 + 0.5 * i
+        rec["timings"]["cudnn_fused"] = {"median_ms": ms, "p20_ms": ms, "p80_ms": ms, "n": 25}
+        for d in TP.DESIGNS:
+            if f"ours_{d}" in rec["timings"]:
+                rec["speedups"][f"{d}_vs_cudnn_fused"] = ms / rec["timings"][f"ours_{d}"]["median_ms"]
+    return run
+
+
+def test_the_measurement_table_has_cudnn_beside_ours():
+    run = _with_cudnn(synthetic_family_run())
+    t = page.measurement_table(run)
+    assert t.loc[1, "cuDNN fused ms"] == 0.4 and t.loc[1, "cuDNN verified"] == "verified"
+    assert t.loc[1, "TF32 × cuDNN"] == pytest.approx(0.4 / 0.5)
+    assert t.loc[32, "cuDNN fused ms"].startswith("refused: min over channels") and pd.isna(t.loc[32, "TF32 × cuDNN"])
+    assert t.loc[57, "cuDNN verified"] == "FAILED verification"
+    _no_raw_markdown(t)
+    line = page.cudnn_lines([run])[0]
+    ok = [k for k in M.FAMILY if k not in ("kb32", "kb57")]
+    sp = [run["records"][k]["speedups"]["tf32_vs_cudnn_fused"] for k in ok]
+    g = math.exp(sum(map(math.log, sp)) / len(sp))
+    assert f"verified and timed on {len(ok)} of 9 problems" in line
+    assert f"faster than it on {sum(v > 1 for v in sp)} of {len(sp)}, geometric mean {g:.2f}×" in line
+    assert line.endswith("the others not verified (1), refused (1).")
+    run["records"]["kb1"]["cudnn_fused"] = {"status": "skipped", "message": "cuDNN's fused graph needs the "
+                                            "nvidia-cudnn-frontend package"}
+    del run["records"]["kb1"]["timings"]["cudnn_fused"]
+    assert page.measurement_table(run).loc[1, "cuDNN fused ms"].startswith("skipped: cuDNN's fused graph needs")

@@ -167,11 +167,17 @@ def _clamp(x, min=None, max=None):   # clamp_kernel_cuda: _isnan(v) ? v : min(ma
     return sel(isnan(x), x, y)
 
 
+def reciprocal(c: float) -> float:
+    """The FP32 1 / c a tensor divided by the Python scalar c is multiplied by (BinaryDivTrueKernel.cu); for c = 0,
+    the infinity of c's sign."""
+    return f32(f32(1.0) / f32(c)) if c != 0 else math.copysign(math.inf, c)
+
+
 def _div(a, b):
     # tensor / CPU scalar: a * (1 / b) in FP32 (BinaryDivTrueKernel.cu); scalar / tensor: reciprocal(b) * a
     # (Tensor.__rtruediv__); tensor / tensor: a / b
     if b.kind == "const":
-        return a * const(f32(1.0) / f32(b.args[0]) if b.args[0] != 0 else math.copysign(math.inf, b.args[0]))
+        return a * const(reciprocal(b.args[0]))
     if a.kind == "const":
         return (const(1.0) / b) * a
     return a / b

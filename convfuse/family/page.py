@@ -5,7 +5,9 @@ The record is what scripts/family_gpu.py writes as ``family_<gpu-slug>.json``, k
 results/*.json are the study's per-GPU records (results.all_recorded reads every one of them as such) and a family
 record is another format -- ``{"env", "build_wall_s", "records": {key: {"kernelbench_id", "summary", "designs":
 {design: {"verified", "max_abs_err_fp64", ...} | {"error"}}, "timings": {name: {"median_ms", ...}}, "speedups"}}}``
-(convfuse/family/run.py). Live mode runs the script for this GPU and files its record there.
+(convfuse/family/run.py), and per problem "cudnn_fused": cuDNN's fused graph of the model ({"status": "ok", "plan",
+"verified", ...} or {"status": "refused" | "skipped" | "failed", "message"}; its time is timings["cudnn_fused"]).
+Live mode runs the script for this GPU and files its record there.
 
 Everything here works without a GPU and without a record: where there is none, a table or line says
 "not recorded yet:" and why.
@@ -20,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -29,8 +32,10 @@ import torch.nn as nn
 from .. import results, study
 from .. import verify as V
 from ..registry import ROOT
+from . import cudnn_graph as CG
 from . import epilogue as E
 from . import models as M
+from . import run as F
 from . import template as TP
 from . import trace as T
 
@@ -38,7 +43,6 @@ FAMILY_SCRIPT = ROOT / "scripts" / "family_gpu.py"
 NO_RECORD = f"{study.NOT_RECORDED}: no GPU has run scripts/family_gpu.py"
 # the sections after the page's first line, which says NO_RECORD once: what they will show, and when
 AWAITING = "appears once a GPU has run scripts/family_gpu.py (none has yet; see the page's first line)"
-NOT_MEASURED = "not measured: scripts/family_gpu.py does not time cuDNN's fused graph"
 # the hand-tuned kernels each generated design is held against: the same machinery (mma.sync TF32; FP32 CUDA cores,
 # register-tiled), so the difference is what the hand-tuning bought
 HAND_TUNED = {"tf32": "04_mma_tf32", "fp32": "03b_register_tiled", "3xtf32": "04_mma_3xtf32"}
@@ -410,6 +414,19 @@ def refusals_table(models=REFUSED) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("model")
 
 
+def cudnn_graph_table() -> pd.DataFrame:
+    """Per problem, the cuDNN graph the family's run builds for it (cudnn_graph.lower, on the CPU): the pointwise nodes
+    after conv_fprop and the conv's bias, or the op it refuses and why."""
+    rows = []
+    for key, prob in M.FAMILY.items():
+        try:
+            nodes = "conv_fprop → bias → " + CG.words(CG.lower(_traced(key)))
+        except CG.Refused as e:
+            nodes = f"refused: {e}"
+        rows.append({"KernelBench": M.kernelbench_number(prob), "problem": key, "cuDNN graph": nodes})
+    return pd.DataFrame(rows).set_index("KernelBench")
+
+
 # --- the measurement ---------------------------------------------------------------------------------------------
 def _ms(rec: dict, name: str):
     return ((rec.get("timings") or {}).get(name) or {}).get("median_ms")
@@ -434,8 +451,9 @@ def _speedup(rec: dict, design: str, ref: str):
 
 def measurement_table(fam_run: dict) -> pd.DataFrame:
     """One GPU's family record: per problem the medians of one interleaved run (eager, eager with TF32 off,
-    torch.compile, cuDNN's fused graph where timed, ours in each design), whether each design verified, and the
-    same-run ratios the goals are about."""
+    torch.compile, cuDNN's fused graph where it built -- else why not: refused naming the op, skipped without the
+    frontend --, ours in each design), whether each design and cuDNN's graph verified, and the same-run ratios the
+    goals are about."""
     rows = []
     for key, prob in M.FAMILY.items():
         rec = fam_run["records"].get(key)
@@ -446,8 +464,10 @@ def measurement_table(fam_run: dict) -> pd.DataFrame:
         cudnn = _ms(rec, "cudnn_fused")
         row |= {"eager ms": _ms(rec, "eager"), "eager FP32 ms": _ms(rec, "eager_fp32"),
                 "compile ms": _ms(rec, "compile"),
-                "cuDNN fused ms": cudnn if cudnn is not None else (rec.get("cudnn_fused_error") or "not measured"),
-                "TF32 × compile": _speedup(rec, "tf32", "compile"), "TF32 × eager": _speedup(rec, "tf32", "eager")}
+                "cuDNN fused ms": cudnn if cudnn is not None else F.cudnn_cell(rec),
+                "cuDNN verified": F.cudnn_cell(rec) if cudnn is not None else None,
+                "TF32 × compile": _speedup(rec, "tf32", "compile"), "TF32 × eager": _speedup(rec, "tf32", "eager"),
+                "TF32 × cuDNN": _speedup(rec, "tf32", "cudnn_fused")}
         for d in TP.DESIGNS:
             lb = design_label(d)
             row |= {f"ours {lb} ms": _ms(rec, f"ours_{d}"), f"{lb} verified": _verified(rec, d)}
@@ -457,8 +477,9 @@ def measurement_table(fam_run: dict) -> pd.DataFrame:
             row["error"] = rec["error"]
         rows.append(row)
     labels = [design_label(d) for d in TP.DESIGNS]
-    cols = ["KernelBench", "problem", "eager ms", "eager FP32 ms", "compile ms", "cuDNN fused ms"] + \
-        [c for lb in labels for c in (f"ours {lb} ms", f"{lb} verified")] + ["TF32 × compile", "TF32 × eager"] + \
+    cols = ["KernelBench", "problem", "eager ms", "eager FP32 ms", "compile ms", "cuDNN fused ms", "cuDNN verified"] + \
+        [c for lb in labels for c in (f"ours {lb} ms", f"{lb} verified")] + \
+        ["TF32 × compile", "TF32 × cuDNN", "TF32 × eager"] + \
         [f"{design_label(d)} × eager FP32" for d in TP.DESIGNS if class_name(TP.precision(d)) == "FP32"]
     if any("error" in r for r in rows):
         cols.append("error")
@@ -473,12 +494,26 @@ def measurement_tables(fam_runs):
 
 
 def cudnn_lines(fam_runs) -> list[str]:
-    """Whether any record timed cuDNN's fused graph; the family's run does not yet (only the study's two problems
-    have it, in notebook 00)."""
-    timed = [r for r in fam_runs if any(_ms(x, "cudnn_fused") is not None for x in r["records"].values())]
-    if fam_runs and not timed:
-        return [f"cuDNN's fused graph: {NOT_MEASURED}; notebook 00 has it for the study's two problems."]
-    return []
+    """Per record, ours in the TF32 class against cuDNN's fused graph of the same model, where the graph verified
+    and was timed in the same run; how many problems have none, and why in a word."""
+    out = []
+    for r in fam_runs:
+        recs = r["records"].values()
+        if not any("cudnn_fused" in x for x in recs):
+            out.append(f"cuDNN's fused graph ({study.gpu_label(r)}): not measured in this record (scripts/family_gpu.py "
+                       "had no cuDNN column when it ran).")
+            continue
+        ok = [x for x in recs if (x.get("cudnn_fused") or {}).get("verified") and _ms(x, "cudnn_fused") is not None]
+        sp = [v for v in (_speedup(x, "tf32", "cudnn_fused") for x in ok if _verified(x, "tf32") is True) if v]
+        why = Counter("not verified" if c.get("status") == "ok" else c.get("status", "not measured")
+                      for c in ((x.get("cudnn_fused") or {}) for x in recs if x not in ok))
+        g = _geomean(sp)
+        out.append(f"cuDNN's fused graph ({study.gpu_label(r)}): verified and timed on {len(ok)} of {len(recs)} "
+                   f"problems; ours (TF32, verified) faster than it on {sum(v > 1 for v in sp)} of {len(sp)}"
+                   + (f", geometric mean {g:.2f}×" if g else "")
+                   + ("; the others " + ", ".join(f"{st} ({n})" for st, n in sorted(why.items())) if why else "")
+                   + ".")
+    return out
 
 
 def measurement_display(fam_runs) -> list:

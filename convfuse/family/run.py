@@ -1,5 +1,6 @@
 """The family's GPU run: generate every problem's kernel, build them in parallel, verify each against float64, time it
-beside eager and torch.compile in one process. scripts/family_gpu.py is its command line; tests/test_family_gpu.py
+beside eager, torch.compile and cuDNN's fused graph of the same model (cudnn_graph.py, verified the same way) in one
+process. scripts/family_gpu.py is its command line; tests/test_family_gpu.py
 runs the verification under `pytest -m gpu`. Only `plan` and `write_sources` run without a GPU.
 
 Verification follows convfuse/verify.py: fresh parameters and inputs every trial (its TRIALS: KernelBench's rand and
@@ -19,8 +20,10 @@ from pathlib import Path
 
 import torch
 
+from .. import cudnn_fused as CF
 from .. import problems as P
 from .. import verify as V
+from . import cudnn_graph as CG
 from . import epilogue as E
 from . import models as M
 from . import template as TP
@@ -171,10 +174,37 @@ def verify(problem: P.Problem, model, run, full_shape: bool = True, log=print) -
             "kernelbench_pass": all(c["kernelbench_pass"] for c in checks if c["scale"] == 1.0)}
 
 
+def cudnn_fused(problem: P.Problem, model, full_shape: bool = True, log=print) -> tuple:
+    """cuDNN's fused graph for one problem (cudnn_graph.Runner): every plan cuDNN offers for the KernelBench shape
+    built and timed, the fastest kept, then the verification ours gets (`verify`, in the TF32 class). Returns (the
+    runner, or None where there is no graph; the record's "cudnn_fused" entry: {"status": "ok", "plan", "verified",
+    "checks", worst errors} or {"status": "refused" | "skipped" | "failed", "message"})."""
+    from ..timing import L2Flush
+
+    try:
+        r = CG.Runner(problem, model)
+        x = problem.make_input(device="cuda")
+        r.graph(x.shape).tune((r.operands(x),), flush=L2Flush())
+        del x                # the KernelBench input and output (GBs for some) go before the verification's
+    except Exception as e:   # Refused / Unavailable say why; anything else from the frontend must not lose the run
+        status, why = CF.status(e)
+        log(f"[family cudnn] {problem.key}: cuDNN's fused graph {status}: {why}")
+        return None, {"status": status, "message": why}
+    rec = {"status": "ok", "plan": r.info()}
+    rec.update(verify(problem, model, r, full_shape=full_shape, log=log))
+    if r.errors:
+        rec["errors"] = {"x".join(map(str, s)): m for s, m in r.errors.items()}
+    log(f"[family cudnn] {problem.key}: {rec['plan']['built']} of {rec['plan']['plans']} plans built, kept "
+        f"{rec['plan']['name']}; verified: {rec['verified']}")
+    return r, rec
+
+
 @torch.no_grad()
-def time_problem(problem: P.Problem, model, runs: dict, n_timed: int, log=print) -> dict:
-    """Each design's kernel (`runs`: {design: FusedFamily}), eager, eager with TF32 off and torch.compile at
-    KernelBench's shape, in one set of interleaved rounds (bench.py): the ratios are of one process and one clock."""
+def time_problem(problem: P.Problem, model, runs: dict, n_timed: int, cudnn: CG.Runner | None = None,
+                 log=print) -> dict:
+    """Each design's kernel (`runs`: {design: FusedFamily}), eager, eager with TF32 off, torch.compile and, where it
+    built, cuDNN's fused graph (`cudnn`, its input channels_last as the study's cudnn_fused row) at KernelBench's
+    shape, in one set of interleaved rounds (bench.py): the ratios are of one process and one clock."""
     from .. import bench
 
     x = problem.make_input(device="cuda")
@@ -191,20 +221,34 @@ def time_problem(problem: P.Problem, model, runs: dict, n_timed: int, log=print)
 
     fns = {f"ours_{d}": (lambda r=r: r(x, out=out)) for d, r in runs.items()}
     fns.update(eager=lambda: model(x), eager_fp32=eager_fp32, compile=lambda: compiled(x))
+    refs = ["eager", "eager_fp32", "compile"]
+    if cudnn is not None:
+        x_cl = CF.to_channels_last(x)
+        fns["cudnn_fused"] = lambda: cudnn(x_cl)
+        refs.append("cudnn_fused")
     t = bench.time_interleaved(fns, n_timed=n_timed, log=log)
-    ratios = {f"{d}_vs_{ref}": t[ref]["median_ms"] / t[f"ours_{d}"]["median_ms"]
-              for d in runs for ref in ("eager", "eager_fp32", "compile")}
+    ratios = {f"{d}_vs_{ref}": t[ref]["median_ms"] / t[f"ours_{d}"]["median_ms"] for d in runs for ref in refs}
     return {"timings": t, "speedups": ratios}
+
+
+def cudnn_cell(rec: dict) -> str:
+    """What a problem's cuDNN graph came to, in a few words: verified or not, or the status and why."""
+    c = rec.get("cudnn_fused")
+    if c is None:
+        return "not measured"
+    if c["status"] == "ok":
+        return "verified" if c.get("verified") else "FAILED verification"
+    return f"{c['status']}: {c['message']}"
 
 
 def table(records: dict) -> str:
     """One line per problem: the medians and ratios of one run (the issue's goals: the tf32 kernel against
-    torch.compile, the FP32-class ones (fp32, 3xtf32) against eager with TF32 off), and whether each design's kernel
-    verified."""
+    torch.compile and cuDNN's fused graph, the FP32-class ones (fp32, 3xtf32) against eager with TF32 off), whether
+    each design's kernel verified, and what cuDNN's graph came to."""
     designs = list(TP.DESIGNS)
-    cols = [f"ours_{d}" for d in designs] + ["eager", "eager_fp32", "compile"]
-    ratio_cols = [("tf32_vs_compile", "tf32/comp"), ("fp32_vs_eager_fp32", "fp32/e32"),
-                  ("3xtf32_vs_eager_fp32", "3x/e32")]
+    cols = [f"ours_{d}" for d in designs] + ["eager", "eager_fp32", "compile", "cudnn_fused"]
+    ratio_cols = [("tf32_vs_compile", "tf32/comp"), ("tf32_vs_cudnn_fused", "tf32/cudnn"),
+                  ("fp32_vs_eager_fp32", "fp32/e32"), ("3xtf32_vs_eager_fp32", "3x/e32")]
     head = f"{'problem':<8} {'ops':<44} " + " ".join(f"{c:>10}" for c in cols) + " " + \
         " ".join(f"{h:>9}" for _, h in ratio_cols) + "  verified"
     lines = [head, "-" * len(head)]
@@ -217,5 +261,6 @@ def table(records: dict) -> str:
                        for d in designs)
         lines.append(f"{k:<8} {r['summary'][-44:]:<44} " + " ".join(f(t.get(c, {}).get("median_ms"), 10, 3) for c in cols)
                      + " " + " ".join(f(sp.get(c), 9, 2) for c, _ in ratio_cols) + f"  {ver}"
+                     + f"  cudnn: {cudnn_cell(r)}"
                      + (f"  {r['error']}" if "error" in r else ""))
     return "\n".join(lines)
