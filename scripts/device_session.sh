@@ -10,8 +10,9 @@
 #     profile   Nsight Compute bytes into $OUT/<gpu-slug>.json (a bench rewrites the file without them)
 #     ops       the library face: tests/test_gpu_ops.py (opcheck, compiled fuse within its class) -> $OUT/gpu_ops.log,
 #               then fuse(model) timed beside eager and torch.compile(model) -> $OUT/fuse.json, $OUT/fuse.log
-#     family    the generated family kernels (scripts/family_gpu.py): built in parallel, verified, timed beside eager
-#               and torch.compile -> $OUT/family/ (sources, plan.json, family_<gpu>.json), its table last
+#     family    the generated family kernels (scripts/family_gpu.py): built in parallel, verified, timed beside eager,
+#               torch.compile and cuDNN's fused graph -> $OUT/family_<gpu>.json, $OUT/family_plan.json, $OUT/family.log,
+#               its table last (the generated sources stay in /tmp/convfuse-family: a reply brings back few files)
 #     pack      everything under $OUT except the results JSON (and the family's) into $OUT/logs.tgz (last: for a machine that
 #               sends back only a few files)
 #   The record is $OUT/<gpu-slug>.json (the slug from this GPU's name), started from results/<gpu-slug>.json: bench
@@ -70,10 +71,10 @@ for s in $stages; do
       $PY -m pytest -q -m gpu -p no:cacheprovider -rfE tests/test_gpu_ops.py 2>&1 | tee "$OUT/gpu_ops.log" | tail -15
       $PY -m convfuse fuse --out "$OUT/fuse.json" 2>&1 | tee "$OUT/fuse.log" | grep -E "^\[fuse\] (conv|.*first)" ;;
     family)
-      $PY scripts/family_gpu.py --out "$OUT/family" 2>&1 | tee "$OUT/family.log" | tail -20 ;;
+      $PY scripts/family_gpu.py --out /tmp/convfuse-family 2>&1 | tee "$OUT/family.log" | tail -20
+      cp /tmp/convfuse-family/family_*.json "$OUT/" 2>/dev/null; cp /tmp/convfuse-family/plan.json "$OUT/family_plan.json" ;;
     pack)
       (cd "$OUT" && tar czf /tmp/convfuse-logs.tgz --exclude="$SLUG.json" --exclude="family_*.json" --exclude=logs.tgz . \
-        && { [ ! -d family ] || mv family/family_*.json . 2>/dev/null; true; } \
         && find . -mindepth 1 -not -name "$SLUG.json" -not -name "family_*.json" -delete \
         && mv /tmp/convfuse-logs.tgz logs.tgz && ls -la) ;;
     *) echo "unknown stage $s" ;;
