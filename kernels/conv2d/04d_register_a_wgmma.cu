@@ -279,6 +279,45 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
     if (warp == 0) cp_async_wait<0>();          // the fallback's copies have landed before the warp exits
 }
 
+// The TF32 build's producer warpgroup: warp k fills consumer k's ring, one TMA per chunk. The ring and its mbarriers
+// are found from the shared-memory symbol here, as in the kernel: from pointers passed in, their offsets fold otherwise
+// and the machine code moves.
+__device__ __forceinline__ void producer(const CUtensorMap& xmap, const float* __restrict__ x, const Geom& g) {
+    extern __shared__ __align__(128) float smem[];
+    float* rings = smem + WFLOATS;
+    uint64_t* bars = reinterpret_cast<uint64_t*>(rings + RING_FLOATS);
+    setmaxnreg_dec<PRODUCER_REGS>();
+    const int stride = tile_stride();           // after setmaxnreg: read before it, it was kept on the stack
+    const int k = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    // one thread per ring issues its TMAs (`|`: with `||` this function's exit compiles to two branches, not one)
+    if ((k >= CONSUMERS) | (g.tma && lane != 0)) return;
+    float* ring = rings + k * STAGES * STAGE_FLOATS;
+    uint64_t* full = bars + k * STAGES;
+    uint64_t* empty = bars + CONSUMERS * STAGES + k * STAGES;
+    int slot = 0;
+    unsigned phase = 0;
+#pragma unroll 1
+    for (int tile = first_tile(k); tile < g.tiles; tile += stride) {
+        const TileCoord tc = tile_coord(g, tile);
+#pragma unroll 1
+        for (int chunk = 0; chunk < NCHUNK; ++chunk) {
+            mbar_wait(empty + slot, phase ^ 1u);      // a fresh barrier's previous phase counts as complete
+            float* dst = ring + slot * STAGE_FLOATS;
+            if (g.tma) {
+                if (lane == 0) {
+                    mbar_arrive_expect_tx(full + slot, STAGE_FLOATS * 4);
+                    tma_load_4d(dst, &xmap, tc.ox0, tc.oh, CHUNK * chunk, tc.n, full + slot);
+                }
+            } else {
+                load_stage(dst, x, g, tc, CHUNK * chunk, lane);
+                cp_async_mbar_arrive(full + slot);
+            }
+            if (++slot == STAGES) { slot = 0; phase ^= 1u; }
+        }
+    }
+    cp_async_wait<0>();                          // the fallback's copies have landed before the thread exits
+}
+
 __global__ void __launch_bounds__(THREADS, 1)
 conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restrict__ x, const float* __restrict__ w,
                  const float* __restrict__ bias, const float* __restrict__ mult, float* __restrict__ y, Geom g) {
@@ -301,40 +340,11 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
     if constexpr (SPLIT) {
         consumer_3x(xmap, x, bias, mult, y, g, sw, rings, bars, wg);
     } else if (wg == 0) {
-        // ---- producer: warp k fills consumer k's ring, one TMA per chunk ----
-        setmaxnreg_dec<PRODUCER_REGS>();
-        const int stride = tile_stride();           // in each branch: read before setmaxnreg, it was kept on the stack
-        const int k = threadIdx.x >> 5, lane = threadIdx.x & 31;
-        if (k >= CONSUMERS || (g.tma && lane != 0)) return;     // one thread per ring issues its TMAs
-        float* ring = rings + k * STAGES * STAGE_FLOATS;
-        uint64_t* full = bars + k * STAGES;
-        uint64_t* empty = bars + CONSUMERS * STAGES + k * STAGES;
-        int slot = 0;
-        unsigned phase = 0;
-#pragma unroll 1
-        for (int tile = first_tile(k); tile < g.tiles; tile += stride) {
-            const TileCoord tc = tile_coord(g, tile);
-#pragma unroll 1
-            for (int chunk = 0; chunk < NCHUNK; ++chunk) {
-                mbar_wait(empty + slot, phase ^ 1u);      // a fresh barrier's previous phase counts as complete
-                float* dst = ring + slot * STAGE_FLOATS;
-                if (g.tma) {
-                    if (lane == 0) {
-                        mbar_arrive_expect_tx(full + slot, STAGE_FLOATS * 4);
-                        tma_load_4d(dst, &xmap, tc.ox0, tc.oh, CHUNK * chunk, tc.n, full + slot);
-                    }
-                } else {
-                    load_stage(dst, x, g, tc, CHUNK * chunk, lane);
-                    cp_async_mbar_arrive(full + slot);
-                }
-                if (++slot == STAGES) { slot = 0; phase ^= 1u; }
-            }
-        }
-        cp_async_wait<0>();                          // the fallback's copies have landed before the thread exits
+        producer(xmap, x, g);
     } else {
         // ---- consumer: fragments from the ring, MMAs, epilogue from the accumulators ----
         setmaxnreg_inc<CONSUMER_REGS>();
-        const int stride = tile_stride();
+        const int stride = tile_stride();           // after setmaxnreg, as the producer's
         const int k = wg - 1, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
         const int gid = lane >> 2, tq = lane & 3;
         const float* ring = rings + k * STAGES * STAGE_FLOATS + tq * CHP + 16 * warp + GSTEP * gid;
