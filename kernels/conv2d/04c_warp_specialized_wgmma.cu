@@ -533,12 +533,8 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         const uint32_t wa = smem_addr(sw);      // the zero block and this consumer's ring at fixed offsets from it
         const int pipe = PIPES == 1 ? 0 : k;             // the ring this consumer reads
         const uint32_t ra = wa + (WFLOATS + PIPES * RAWS * RAWF + pipe * STAGES * XBUF) * 4;
-        float am[NACC];
-#ifdef CF_3XF16
-        float ac[NACC];                          // the corrections' accumulators
-#else
-        float (&ac)[NACC] = am;
-#endif
+        float am[NACC], corrections[NACC];       // 3xFP16's corrections have accumulators of their own
+        float (&ac)[NACC] = X3F16 ? corrections : am;   // the other builds have no corrections (mma_chunk)
         if (PIPES > 1 || k == 0)
             for (int s = 0; s < STAGES; ++s) bar_arrive(empty_bar(pipe, s));   // every stage starts empty
         int slot = PIPES == 1 ? k * NCHUNK % STAGES : 0;
