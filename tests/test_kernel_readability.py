@@ -7,6 +7,10 @@
   template parameters (one `constexpr` chosen from the registry's define, `if constexpr` below it).
 - At most MAX_CONDITIONALS preprocessor conditionals per file, not counting include guards and architecture guards
   (`__CUDA_ARCH...`): the one place a build's define is read, and what `if constexpr` cannot express.
+- No function (kernel, device function, launcher) over MAX_FUNCTION_LINES lines, from its first line (`template` or
+  declaration) to its closing brace, unless the comment block right above it says why: a line "Over N lines: <reason>"
+  with N >= its length. A learner sees a function whole on one screen; a kernel's roles (producer, consumer, a loop over
+  tiles) are functions of their own.
 - No numeric literal used as a shared-memory byte offset: an integer of three digits or more added to, subtracted from
   or multiplying an address expression (`wc + 9216`, `chunk * 18432`, `h[at + 4608]`), or handed to a wgmma descriptor
   (`desc(..., 1024)`), outside a constant's definition. Offsets are named constants computed from the layout they
@@ -24,6 +28,7 @@ from convfuse import registry as R
 
 MAX_LINES = 900
 MAX_CONDITIONALS = 4
+MAX_FUNCTION_LINES = 120
 
 _OPEN = re.compile(r"^\s*#\s*(if|ifdef|ifndef)\b(.*)$")
 _ELSE = re.compile(r"^\s*#\s*(elif|else)\b")
@@ -32,6 +37,8 @@ _DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b")
 _REASON = re.compile(r"\bover (\d[\d,]*) lines\b", re.I)
 # an integer literal of 3+ digits added, subtracted or multiplied in (not a multiplier of something else, `+ 128 * k`)
 _OFFSET = re.compile(r"(?<![\w.])(?:[+\-]\s*(\d{3,})\b(?!\s*[*/.])|\*\s*(\d{3,})\b(?!\.))")
+_FUNC_HEAD = re.compile(r"\)\s*(?:const\s*)?(?:noexcept\s*)?(?:->[^{;]*)?$")   # a definition's text before `{`
+_FUNC_NAME = re.compile(r"([\w:~]+)\s*\(")
 _DESC_CALL = re.compile(r"\b\w*desc\w*\s*\(")
 _BIG_LITERAL = re.compile(r"(?<![\w.])\d{3,}\b(?![.\w])")
 
@@ -90,6 +97,79 @@ def switched_kernels(text: str) -> list[int]:
     return sorted(set(bad))
 
 
+def functions(text: str) -> list[tuple[int, int, str]]:
+    """[(first line, last line, name)] of the functions defined at file, namespace or struct scope: a `{` whose
+    statement (since the last `;`, `{` or `}` there) ends with a parameter list (and const, noexcept or a trailing
+    return type), up to its matching `}`. The first line is the statement's (a `template <...>` line included).
+    Directives and macro bodies are skipped; comments and strings do not count (_code)."""
+    out, stack, stmt, first = [], [], "", None     # stack: "func" for a function's own brace, "in" inside it, "scope"
+    continued = False
+    for i, line in _code(text):
+        if continued or line.lstrip().startswith("#"):
+            continued = line.rstrip().endswith("\\")
+            continue
+        for ch in line:
+            in_func = "func" in stack
+            if ch == "{":
+                if in_func:
+                    stack.append("in")
+                    continue
+                s = stmt.strip()
+                if _FUNC_HEAD.search(s) and not re.match(r"(struct|class|union|enum|namespace)\b", s):
+                    names = _FUNC_NAME.findall(s)
+                    stack.append("func")
+                    out.append([first, None, names[-1] if names else s[:40]])
+                    # the name: the last `name(` before the parameter list's own parentheses
+                    depth, k = 0, len(s) - 1
+                    while k >= 0:
+                        depth += {")": 1, "(": -1}.get(s[k], 0)
+                        if depth == 0 and s[k] == "(":
+                            m = re.search(r"([\w:~]+)\s*$", s[:k])
+                            out[-1][2] = m.group(1) if m else out[-1][2]
+                            break
+                        k -= 1
+                else:
+                    stack.append("scope")
+                stmt, first = "", None
+            elif ch == "}":
+                if stack and stack.pop() == "func":
+                    out[-1][1] = i
+                if "func" not in stack:
+                    stmt, first = "", None
+            elif in_func:
+                continue
+            elif ch == ";":
+                stmt, first = "", None
+            else:
+                if first is None and not ch.isspace():
+                    first = i
+                stmt += ch
+        if "func" not in stack:
+            stmt += " "
+    return [(a, b, name) for a, b, name in out if b is not None]
+
+
+def comment_above(text: str, line: int) -> str:
+    """The comment block (whole `//` lines) right above line `line`, joined."""
+    lines, out, k = text.splitlines(), [], line - 2
+    while k >= 0 and lines[k].lstrip().startswith("//"):
+        out.insert(0, lines[k].strip())
+        k -= 1
+    return " ".join(out)
+
+
+def long_functions(text: str, limit: int = MAX_FUNCTION_LINES) -> list[tuple[int, str, int]]:
+    """[(first line, name, lines)] of functions over `limit` lines whose comment block does not say "Over N lines:"
+    with N >= their length."""
+    out = []
+    for a, b, name in functions(text):
+        n = b - a + 1
+        m = re.search(r"\bover (\d[\d,]*) lines:", comment_above(text, a), re.I)
+        if n > limit and not (m and int(m.group(1).replace(",", "")) >= n):
+            out.append((a, name, n))
+    return out
+
+
 def literal_offsets(text: str) -> list[tuple[int, str]]:
     """[(line, literal)] of numbers of 3+ digits used as an address offset or a descriptor argument, outside constant
     definitions, static_asserts and directives."""
@@ -135,6 +215,12 @@ def test_few_preprocessor_conditionals_per_file():
     assert not many, f"more than {MAX_CONDITIONALS} conditionals (if constexpr on template parameters instead): {many}"
 
 
+def test_no_function_over_the_size_without_a_reason_above_it():
+    long = {_rel(p): long_functions(t) for p, t in kernel_files().items() if long_functions(t)}
+    assert not long, (f"functions over {MAX_FUNCTION_LINES} lines without '// Over N lines: why' right above them "
+                      f"(line, name, lines): {long}")
+
+
 def test_no_numeric_literal_as_a_shared_memory_offset():
     bad = {_rel(p): literal_offsets(t) for p, t in kernel_files().items() if literal_offsets(t)}
     assert not bad, f"numeric byte offsets (name them, computed from the layout they index): {bad}"
@@ -160,6 +246,90 @@ conv3d_wgmma_kernel(const float* __restrict__ x, Geom g) {
 #endif
 }
 '''
+
+# conv2d 04d's kernel at 8c773e2 (129 lines): its opening and producer branch as they were, the consumer branch cut
+OLD_04D_KERNEL = """
+__global__ void __launch_bounds__(THREADS, 1)
+conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restrict__ x, const float* __restrict__ w,
+                 const float* __restrict__ bias, const float* __restrict__ mult, float* __restrict__ y, Geom g) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ __align__(128) float smem[];
+    float* sw = smem;
+    float* rings = sw + WFLOATS;
+    uint64_t* bars = reinterpret_cast<uint64_t*>(rings + RING_FLOATS);
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < CONSUMERS * STAGES; ++i) {
+            mbar_init(bars + i, g.tma ? 1 : 32);                       // FULL: the TMA's expect_tx, or a warp's cp.async
+            mbar_init(bars + CONSUMERS * STAGES + i, 128);             // EMPTY: every thread of the consumer
+        }
+        mbar_init_fence();
+    }
+    stage_weights(sw, w);
+    fence_proxy_async();                         // the weights, written by ordinary stores, are read by wgmma
+    __syncthreads();
+    const int wg = threadIdx.x >> 7;
+#ifdef CF_3XTF32
+    consumer_3x(xmap, x, bias, mult, y, g, sw, rings, bars, wg);
+#else
+    if (wg == 0) {
+        // ---- producer: warp k fills consumer k's ring, one TMA per chunk ----
+        setmaxnreg_dec<PRODUCER_REGS>();
+        const int stride = tile_stride();           // in each branch: read before setmaxnreg, it was kept on the stack
+        const int k = threadIdx.x >> 5, lane = threadIdx.x & 31;
+        if (k >= CONSUMERS || (g.tma && lane != 0)) return;     // one thread per ring issues its TMAs
+        float* ring = rings + k * STAGES * STAGE_FLOATS;
+        uint64_t* full = bars + k * STAGES;
+        uint64_t* empty = bars + CONSUMERS * STAGES + k * STAGES;
+        int slot = 0;
+        unsigned phase = 0;
+#pragma unroll 1
+        for (int tile = first_tile(k); tile < g.tiles; tile += stride) {
+            const TileCoord tc = tile_coord(g, tile);
+#pragma unroll 1
+            for (int chunk = 0; chunk < NCHUNK; ++chunk) {
+                mbar_wait(empty + slot, phase ^ 1u);      // a fresh barrier's previous phase counts as complete
+                float* dst = ring + slot * STAGE_FLOATS;
+                if (g.tma) {
+                    if (lane == 0) {
+                        mbar_arrive_expect_tx(full + slot, STAGE_FLOATS * 4);
+                        tma_load_4d(dst, &xmap, tc.ox0, tc.oh, CHUNK * chunk, tc.n, full + slot);
+                    }
+                } else {
+                    load_stage(dst, x, g, tc, CHUNK * chunk, lane);
+                    cp_async_mbar_arrive(full + slot);
+                }
+                if (++slot == STAGES) { slot = 0; phase ^= 1u; }
+            }
+        }
+        cp_async_wait<0>();                          // the fallback's copies have landed before the thread exits
+    }
+#endif  // CF_3XTF32
+#endif
+}
+
+}  // namespace cf04d
+
+const char* launch(const ConvArgs& a, cudaStream_t stream) { return nullptr; }
+"""
+
+
+def test_the_function_check_finds_the_old_kernel_and_its_end():
+    # the quoted kernel is 57 lines: over a limit of 50, not over one of 57; the one-line launcher beside it is found too
+    assert functions(OLD_04D_KERNEL) == [(2, 58, "conv2d_rs_kernel"), (62, 62, "launch")]
+    assert long_functions(OLD_04D_KERNEL, limit=50) == [(2, "conv2d_rs_kernel", 57)]
+    assert long_functions(OLD_04D_KERNEL, limit=57) == []
+    reason = OLD_04D_KERNEL.replace("\n__global__", "\n// Over 60 lines: a reason.\n__global__", 1)
+    assert long_functions(reason, limit=50) == []
+    short = OLD_04D_KERNEL.replace("\n__global__", "\n// Over 40 lines: too few.\n__global__", 1)
+    assert long_functions(short, limit=50) == [(3, "conv2d_rs_kernel", 57)]
+
+
+def test_the_function_check_reads_templates_structs_and_lambdas():
+    text = ("template <int N>\n__device__ __forceinline__ float f(const float (&a)[N]) {\n"
+            "    auto g = [&](int i) { return a[i]; };\n    return g(0);\n}\n"
+            "struct S {\n    int v;\n    __device__ int get() const {\n        return v;\n    }\n};\n"
+            "constexpr int T[] = {1, 2};\n#define M(x) { x; }\n")
+    assert functions(text) == [(1, 5, "f"), (8, 10, "get")]
 
 
 def test_the_checks_catch_what_the_kernels_held_before():

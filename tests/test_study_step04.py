@@ -35,8 +35,8 @@ def test_kernel_lines_refuses_what_is_not_there():
 
 def test_kernel_lines_range_between_markers():
     a, b, text = study.kernel_lines("kernels/conv2d/04c_warp_specialized_wgmma.cu",
-                                    start="// ---- producer", end="// ---- consumer")
-    assert text.lstrip().startswith("// ---- producer") and "// ---- consumer" not in text and b > a
+                                    start="// The producer:", end="// ---- consumer")
+    assert text.lstrip().startswith("// The producer:") and "// ---- consumer" not in text and b > a
 
 
 def test_select_branches_is_the_preprocessor():

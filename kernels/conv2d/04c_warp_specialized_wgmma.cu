@@ -446,6 +446,65 @@ __device__ __forceinline__ void fp32_tile(const float* __restrict__ x, const flo
     }
 }
 
+// The producer: PTHREADS threads per ring; RAWS - 1 raw buffers in flight while one is staged. One thread per ring
+// copies a raw buffer with one TMA (a box of RAW_PITCH pixels x XH rows x 8 channels, exactly the raw buffer's layout,
+// out-of-image pixels zero-filled): the producer keeps only the conversion. Each raw buffer completes on its mbarrier;
+// shapes TMA cannot take (W % 4 != 0) copy with cp.async onto the same barriers. The buffers are found from the
+// shared-memory symbol, as in the kernel (from pointers passed in, the offsets would fold another way: other SASS).
+__device__ __forceinline__ void producer(const CUtensorMap& xmap, const float* __restrict__ x, const Geom& g) {
+    extern __shared__ __align__(128) float smem[];
+    float* raws = smem + ZFLOATS + WFLOATS;
+    float* sx = raws + PIPES * RAWS * RAWF;
+    uint64_t* rawbar = reinterpret_cast<uint64_t*>(sx + PIPES * STAGES * XBUF + OUT_FLOATS + SMAX_FLOATS);
+    setmaxnreg_dec<PRODUCER_REGS>();
+    const int k = threadIdx.x / PTHREADS, ptid = threadIdx.x % PTHREADS;
+    float* ring = sx + k * STAGES * XBUF;
+    int tile = blockIdx.x * CONSUMERS + k, slot = 0;
+    float* raw0 = raws + k * RAWS * RAWF;
+    uint64_t* bars = rawbar + k * RAWS;
+    int buf = 0, next_j = 0, next_chunk = 0;         // the next raw buffer's contents: tile j, chunk
+    int next_tile = ring_tile(k, 0);
+    unsigned parity = 0u;                            // bit b: the phase raw buffer b completes next
+    TileCoord ntc = tile_coord(g, next_tile);
+    auto copy_next = [&](int b, bool issue) {
+        if (next_tile < g.tiles) {
+            if (g.tma) {
+                if (issue) {
+                    mbar_arrive_expect_tx(bars + b, RAWF * 4);
+                    tma_load_4d(raw0 + b * RAWF, &xmap, ntc.ox0 & ~3, ntc.oh, CHUNK * next_chunk, ntc.n, bars + b);
+                }
+            } else {
+                load_raw(raw0 + b * RAWF, x, g, ntc, CHUNK * next_chunk, ptid);
+                cp_async_mbar_arrive(bars + b);
+            }
+        }
+        if (++next_chunk == NCHUNK) {
+            next_chunk = 0;
+            next_tile = ring_tile(k, ++next_j);
+            ntc = tile_coord(g, next_tile);
+        }
+    };
+    for (int b = 0; b < RAWS; ++b) copy_next(b, ptid == 0);
+#pragma unroll 1
+    for (int j = 0; (tile = ring_tile(k, j)) < g.tiles; ++j) {
+        const int shift = g.tma ? tile_coord(g, tile).ox0 & 3 : 0;
+#pragma unroll 1
+        for (int chunk = 0; chunk < NCHUNK; ++chunk) {
+            mbar_wait(bars + buf, (parity >> buf) & 1u);   // the buffer has landed
+            parity ^= 1u << buf;
+            bar_sync(empty_bar(k, slot));
+            stage_raw(ring + slot * XBUF, raw0 + buf * RAWF, ptid, shift);
+            fence_proxy_async();
+            bar_arrive(full_bar(k, slot));
+            producer_sync(k);                        // the raw buffer is read: refill it
+            copy_next(buf, ptid == 0);
+            buf = buf + 1 == RAWS ? 0 : buf + 1;
+            slot = slot + 1 == STAGES ? 0 : slot + 1;
+        }
+    }
+    for (int s = 0; s < STAGES; ++s) bar_sync(empty_bar(k, s));   // the consumer's last releases
+}
+
 __global__ void __launch_bounds__(THREADS, 1)
 conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restrict__ x, const float* __restrict__ w,
                  const float* __restrict__ bias, const float* __restrict__ mult, float* __restrict__ y, Geom g) {
@@ -474,58 +533,7 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
     const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
     const int stride = gridDim.x * CONSUMERS;
     if (wg < PRODUCERS) {
-        // ---- producer: PTHREADS threads per ring; RAWS - 1 raw buffers in flight while one is staged ----
-        // One thread per ring copies a raw buffer with one TMA (a box of RAW_PITCH pixels x XH rows x 8 channels,
-        // exactly the raw buffer's layout, out-of-image pixels zero-filled): the producer keeps only the conversion.
-        // Each raw buffer completes on its mbarrier; shapes TMA cannot take (W % 4 != 0) copy with cp.async onto the
-        // same barriers.
-        setmaxnreg_dec<PRODUCER_REGS>();
-        const int k = threadIdx.x / PTHREADS, ptid = threadIdx.x % PTHREADS;
-        float* ring = sx + k * STAGES * XBUF;
-        int tile = blockIdx.x * CONSUMERS + k, slot = 0;
-        float* raw0 = raws + k * RAWS * RAWF;
-        uint64_t* bars = rawbar + k * RAWS;
-        int buf = 0, next_j = 0, next_chunk = 0;         // the next raw buffer's contents: tile j, chunk
-        int next_tile = ring_tile(k, 0);
-        unsigned parity = 0u;                            // bit b: the phase raw buffer b completes next
-        TileCoord ntc = tile_coord(g, next_tile);
-        auto copy_next = [&](int b, bool issue) {
-            if (next_tile < g.tiles) {
-                if (g.tma) {
-                    if (issue) {
-                        mbar_arrive_expect_tx(bars + b, RAWF * 4);
-                        tma_load_4d(raw0 + b * RAWF, &xmap, ntc.ox0 & ~3, ntc.oh, CHUNK * next_chunk, ntc.n, bars + b);
-                    }
-                } else {
-                    load_raw(raw0 + b * RAWF, x, g, ntc, CHUNK * next_chunk, ptid);
-                    cp_async_mbar_arrive(bars + b);
-                }
-            }
-            if (++next_chunk == NCHUNK) {
-                next_chunk = 0;
-                next_tile = ring_tile(k, ++next_j);
-                ntc = tile_coord(g, next_tile);
-            }
-        };
-        for (int b = 0; b < RAWS; ++b) copy_next(b, ptid == 0);
-#pragma unroll 1
-        for (int j = 0; (tile = ring_tile(k, j)) < g.tiles; ++j) {
-            const int shift = g.tma ? tile_coord(g, tile).ox0 & 3 : 0;
-#pragma unroll 1
-            for (int chunk = 0; chunk < NCHUNK; ++chunk) {
-                mbar_wait(bars + buf, (parity >> buf) & 1u);   // the buffer has landed
-                parity ^= 1u << buf;
-                bar_sync(empty_bar(k, slot));
-                stage_raw(ring + slot * XBUF, raw0 + buf * RAWF, ptid, shift);
-                fence_proxy_async();
-                bar_arrive(full_bar(k, slot));
-                producer_sync(k);                        // the raw buffer is read: refill it
-                copy_next(buf, ptid == 0);
-                buf = buf + 1 == RAWS ? 0 : buf + 1;
-                slot = slot + 1 == STAGES ? 0 : slot + 1;
-            }
-        }
-        for (int s = 0; s < STAGES; ++s) bar_sync(empty_bar(k, s));   // the consumer's last releases
+        producer(xmap, x, g);
     } else {
         // ---- consumer: MMAs from the ring, epilogue from the accumulators ------------------------------
         setmaxnreg_inc<CONSUMER_REGS>();
@@ -533,12 +541,8 @@ conv2d_ws_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
         const uint32_t wa = smem_addr(sw);      // the zero block and this consumer's ring at fixed offsets from it
         const int pipe = PIPES == 1 ? 0 : k;             // the ring this consumer reads
         const uint32_t ra = wa + (WFLOATS + PIPES * RAWS * RAWF + pipe * STAGES * XBUF) * 4;
-        float am[NACC];
-#ifdef CF_3XF16
-        float ac[NACC];                          // the corrections' accumulators
-#else
-        float (&ac)[NACC] = am;
-#endif
+        float am[NACC], corrections[NACC];       // 3xFP16's corrections have accumulators of their own
+        float (&ac)[NACC] = X3F16 ? corrections : am;   // the other builds have no corrections (mma_chunk)
         if (PIPES > 1 || k == 0)
             for (int s = 0; s < STAGES; ++s) bar_arrive(empty_bar(pipe, s));   // every stage starts empty
         int slot = PIPES == 1 ? k * NCHUNK % STAGES : 0;

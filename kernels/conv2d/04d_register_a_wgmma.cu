@@ -44,15 +44,19 @@ constexpr int STAGES = 3, CONSUMERS = 2;
 constexpr int WFLOATS = NCHUNK * TAPS * 2 * COUT * 4;      // 36,864 floats = 147,456 B
 constexpr int WSTEP = 2 * COUT * 4 * 4;                    // bytes per (chunk, tap): 2 KB
 #ifdef CF_3XTF32
-// Three rows a tile: four serialize the wgmmas (ptxas C7512, too few registers). A block computes one half of the Cout,
-// NB = 32; per (chunk, tap) [k-half][w_big | w_small][32 Cout][4 channels] (2 KB: WSTEP and WFLOATS as TF32's), read
-// as N = 64 (AW = 32 accumulators a row). No producer warpgroup: each consumer copies its own boxes (consumer_3x).
-constexpr int ROWS = 3, PITCH = 72, THREADS = 128 * CONSUMERS, BLOCKS_PER_TILE = 2;
-constexpr int NB = COUT / 2, B_KHALF = 2 * NB * 16, AW = 32;
+constexpr bool SPLIT = true;               // 3xtf32 (the registry's define, read here only)
 #else
-constexpr int ROWS = 4, PITCH = 68, THREADS = 128 * (1 + CONSUMERS), BLOCKS_PER_TILE = 1;
-constexpr int NB = COUT, B_KHALF = COUT * 16;              // Cout per block; bytes between a k8 step's two halves
+constexpr bool SPLIT = false;              // tf32
 #endif
+// 3xTF32: three rows a tile: four serialize the wgmmas (ptxas C7512, too few registers). A block computes one half of
+// the Cout, NB = 32; per (chunk, tap) [k-half][w_big | w_small][32 Cout][4 channels] (2 KB: WSTEP and WFLOATS as
+// TF32's), read as N = 64 (AW = 32 accumulators a row). No producer warpgroup: each consumer copies its own boxes
+// (consumer_3x).
+constexpr int ROWS = SPLIT ? 3 : 4, PITCH = SPLIT ? 72 : 68;
+constexpr int THREADS = 128 * (SPLIT ? CONSUMERS : 1 + CONSUMERS), BLOCKS_PER_TILE = SPLIT ? 2 : 1;
+constexpr int NB = SPLIT ? COUT / 2 : COUT;                // Cout per block
+constexpr int B_KHALF = (SPLIT ? 2 * NB : NB) * 16;        // bytes between a k8 step's two halves
+constexpr int AW = 32;
 // ROWS: output rows per consumer tile (one m64n64 accumulator set each); PITCH: the TMA box's width, TW + 2 columns
 // rounded up to 16 bytes, and CHP % 32 = 24 (TF32) or 8 (3xTF32)
 constexpr int TW = 64;                     // output columns per tile: the wgmma's M
@@ -155,8 +159,7 @@ constexpr int SETS = 2;
 constexpr int GSTEP = 2;                                   // pixels between a thread's M row g and the next lane group's
 using Chunk = RsChunk<ROWS, PITCH, CHP, SETS, WSTEP, true>;   // fragment loads and wgmmas of one chunk (wgmma.cuh)
 
-#ifdef CF_3XTF32
-// Three register sets for the tap groups (wait_group 2): two groups stay queued behind the one being split.
+// 3xTF32: three register sets for the tap groups (wait_group 2): two groups stay queued behind the one being split.
 constexpr int SETS3 = 3;
 using Chunk3x = RsChunk3x<ROWS, PITCH, CHP, WSTEP, SETS3>;
 // One box (tile, chunk) into a ring slot, by warp 0 of a consumer: lane 0's TMA, or the warp's 4-byte cp.async.
@@ -275,7 +278,45 @@ __device__ __forceinline__ void consumer_3x(const CUtensorMap& xmap, const float
     }
     if (warp == 0) cp_async_wait<0>();          // the fallback's copies have landed before the warp exits
 }
-#endif
+
+// The TF32 build's producer warpgroup: warp k fills consumer k's ring, one TMA per chunk. The ring and its mbarriers
+// are found from the shared-memory symbol here, as in the kernel: from pointers passed in, their offsets fold otherwise
+// and the machine code moves.
+__device__ __forceinline__ void producer(const CUtensorMap& xmap, const float* __restrict__ x, const Geom& g) {
+    extern __shared__ __align__(128) float smem[];
+    float* rings = smem + WFLOATS;
+    uint64_t* bars = reinterpret_cast<uint64_t*>(rings + RING_FLOATS);
+    setmaxnreg_dec<PRODUCER_REGS>();
+    const int stride = tile_stride();           // after setmaxnreg: read before it, it was kept on the stack
+    const int k = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    // one thread per ring issues its TMAs (`|`: with `||` this function's exit compiles to two branches, not one)
+    if ((k >= CONSUMERS) | (g.tma && lane != 0)) return;
+    float* ring = rings + k * STAGES * STAGE_FLOATS;
+    uint64_t* full = bars + k * STAGES;
+    uint64_t* empty = bars + CONSUMERS * STAGES + k * STAGES;
+    int slot = 0;
+    unsigned phase = 0;
+#pragma unroll 1
+    for (int tile = first_tile(k); tile < g.tiles; tile += stride) {
+        const TileCoord tc = tile_coord(g, tile);
+#pragma unroll 1
+        for (int chunk = 0; chunk < NCHUNK; ++chunk) {
+            mbar_wait(empty + slot, phase ^ 1u);      // a fresh barrier's previous phase counts as complete
+            float* dst = ring + slot * STAGE_FLOATS;
+            if (g.tma) {
+                if (lane == 0) {
+                    mbar_arrive_expect_tx(full + slot, STAGE_FLOATS * 4);
+                    tma_load_4d(dst, &xmap, tc.ox0, tc.oh, CHUNK * chunk, tc.n, full + slot);
+                }
+            } else {
+                load_stage(dst, x, g, tc, CHUNK * chunk, lane);
+                cp_async_mbar_arrive(full + slot);
+            }
+            if (++slot == STAGES) { slot = 0; phase ^= 1u; }
+        }
+    }
+    cp_async_wait<0>();                          // the fallback's copies have landed before the thread exits
+}
 
 __global__ void __launch_bounds__(THREADS, 1)
 conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restrict__ x, const float* __restrict__ w,
@@ -296,44 +337,14 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
     fence_proxy_async();                         // the weights, written by ordinary stores, are read by wgmma
     __syncthreads();
     const int wg = threadIdx.x >> 7;
-#ifdef CF_3XTF32
-    consumer_3x(xmap, x, bias, mult, y, g, sw, rings, bars, wg);
-#else
-    if (wg == 0) {
-        // ---- producer: warp k fills consumer k's ring, one TMA per chunk ----
-        setmaxnreg_dec<PRODUCER_REGS>();
-        const int stride = tile_stride();           // in each branch: read before setmaxnreg, it was kept on the stack
-        const int k = threadIdx.x >> 5, lane = threadIdx.x & 31;
-        if (k >= CONSUMERS || (g.tma && lane != 0)) return;     // one thread per ring issues its TMAs
-        float* ring = rings + k * STAGES * STAGE_FLOATS;
-        uint64_t* full = bars + k * STAGES;
-        uint64_t* empty = bars + CONSUMERS * STAGES + k * STAGES;
-        int slot = 0;
-        unsigned phase = 0;
-#pragma unroll 1
-        for (int tile = first_tile(k); tile < g.tiles; tile += stride) {
-            const TileCoord tc = tile_coord(g, tile);
-#pragma unroll 1
-            for (int chunk = 0; chunk < NCHUNK; ++chunk) {
-                mbar_wait(empty + slot, phase ^ 1u);      // a fresh barrier's previous phase counts as complete
-                float* dst = ring + slot * STAGE_FLOATS;
-                if (g.tma) {
-                    if (lane == 0) {
-                        mbar_arrive_expect_tx(full + slot, STAGE_FLOATS * 4);
-                        tma_load_4d(dst, &xmap, tc.ox0, tc.oh, CHUNK * chunk, tc.n, full + slot);
-                    }
-                } else {
-                    load_stage(dst, x, g, tc, CHUNK * chunk, lane);
-                    cp_async_mbar_arrive(full + slot);
-                }
-                if (++slot == STAGES) { slot = 0; phase ^= 1u; }
-            }
-        }
-        cp_async_wait<0>();                          // the fallback's copies have landed before the thread exits
+    if constexpr (SPLIT) {
+        consumer_3x(xmap, x, bias, mult, y, g, sw, rings, bars, wg);
+    } else if (wg == 0) {
+        producer(xmap, x, g);
     } else {
         // ---- consumer: fragments from the ring, MMAs, epilogue from the accumulators ----
         setmaxnreg_inc<CONSUMER_REGS>();
-        const int stride = tile_stride();
+        const int stride = tile_stride();           // after setmaxnreg, as the producer's
         const int k = wg - 1, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
         const int gid = lane >> 2, tq = lane & 3;
         const float* ring = rings + k * STAGES * STAGE_FLOATS + tq * CHP + 16 * warp + GSTEP * gid;
@@ -403,7 +414,6 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
             }
         }
     }
-#endif  // CF_3XTF32
 #endif
 }
 

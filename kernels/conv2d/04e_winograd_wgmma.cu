@@ -273,6 +273,34 @@ __device__ __forceinline__ void pair_step(float (&y)[4][32], float (&acc)[2][32]
 }
 
 
+// The outputs whose sums were non-finite (bit 32 a + m of redo: y[a][m]), from the direct FP32 conv (eager's Inf/NaN
+// class), over what the tile's stores wrote: y[2 i + j][4 jj + 2 h + e] is output (oy0 + 2 h + i, ox + j), Cout
+// 8 jj + 2 tq + e
+__device__ __forceinline__ void redo_nonfinite(const uint32_t (&redo)[4], const float* __restrict__ x,
+                                              const float* __restrict__ w, const float* __restrict__ bias,
+                                              const float* __restrict__ mult, float* __restrict__ yout, const Geom& g,
+                                              TileCoord tc, int ox, int tq, long long plane) {
+#pragma unroll
+    for (int a = 0; a < 4; ++a) {
+        uint32_t bits = redo[a];
+#pragma unroll 1
+        while (bits) {
+            const int m = __ffs(bits) - 1;
+            bits &= bits - 1;
+            const int i = a >> 1, j = a & 1, jj = m >> 2, h = (m >> 1) & 1, e = m & 1;
+            const int oy = tc.oy0 + 2 * h + i, oxj = ox + j, co = 8 * jj + 2 * tq + e;
+            if (oy >= g.Ho || oxj >= g.Wo) continue;
+            const float s = direct_output(x, w, g, tc.n, co, oy, oxj) + __ldg(bias + co);
+            __stcs(yout + ((long long)tc.n * COUT + co) * plane + (long long)oy * g.Wo + oxj,
+                   epilogue_conv2d_fast(s, __ldg(mult + co)));
+        }
+    }
+}
+
+// The kernel: both rings' first stages, the chunk loop over pieces (pair_step per Winograd pair), the epilogue and its
+// stores, the non-finite outputs again (redo_nonfinite).
+// Over 130 lines: the epilogue's stores moved into a function of their own compile to other machine code than the
+// record's (scripts/same_machine_code.py), which no GPU has measured.
 __global__ void __launch_bounds__(THREADS, 1)
 conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restrict__ x, const float* __restrict__ w,
                    const float* __restrict__ wt, const float* __restrict__ bias, const float* __restrict__ mult,
@@ -395,25 +423,7 @@ conv2d_wino_kernel(const __grid_constant__ CUtensorMap xmap, const float* __rest
                     }
                 }
             }
-        if (bad) {
-            // y[2 i + j][4 jj + 2 h + e] was non-finite: output (oy0 + 2 h + i, ox + j), Cout 8 jj + 2 tq + e, from the
-            // direct FP32 conv (eager's Inf/NaN class), over what the stores above wrote
-#pragma unroll
-            for (int a = 0; a < 4; ++a) {
-                uint32_t bits = redo[a];
-#pragma unroll 1
-                while (bits) {
-                    const int m = __ffs(bits) - 1;
-                    bits &= bits - 1;
-                    const int i = a >> 1, j = a & 1, jj = m >> 2, h = (m >> 1) & 1, e = m & 1;
-                    const int oy = tc.oy0 + 2 * h + i, oxj = ox + j, co = 8 * jj + 2 * tq + e;
-                    if (oy >= g.Ho || oxj >= g.Wo) continue;
-                    const float s = direct_output(x, w, g, tc.n, co, oy, oxj) + __ldg(bias + co);
-                    __stcs(yout + ((long long)tc.n * COUT + co) * plane + (long long)oy * g.Wo + oxj,
-                           epilogue_conv2d_fast(s, __ldg(mult + co)));
-                }
-            }
-        }
+        if (bad) redo_nonfinite(redo, x, w, bias, mult, yout, g, tc, ox, tq, plane);
     }
     if (warp == 0) cp_async_wait<0>();            // the fallback's copies have landed before the warp exits
 #endif

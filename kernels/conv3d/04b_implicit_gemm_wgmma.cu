@@ -31,7 +31,7 @@
 // Measured (H200, record of 2026-12-05; eager 10.06 ms, torch.compile 5.83, step 04 1.632): tf32 0.778 ms, fp16
 //   0.727; rel-L2 against float64 1.3e-4.
 //
-// Over 1,030 lines: the two builds share the staging, the turn order and the group store (about 600 lines), and each
+// Over 1,040 lines: the two builds share the staging, the turn order and the group store (about 600 lines), and each
 //   has a WIN loop of its own (fp16's input window, TF32's depth sweep, about 130 lines each); apart, the shared half
 //   would be written twice. What this file shares with 04b_split_wgmma.cu is in 04b_common.cuh.
 
@@ -884,35 +884,16 @@ __device__ __forceinline__ void sweep_rounds(float* smem, const float2* schan, f
     }
 }
 
-// Two kernels, each with its own registers: the window loop (WIN: the depth sweep in TF32, the input window in fp16)
-// at the shapes it takes, and the tile loop at every other
-template <Prec P, bool WIN>
-__global__ void __launch_bounds__(THREADS, 1)
-conv3d_wgmma_kernel(const __grid_constant__ CUtensorMap ymap, const float* __restrict__ x, const float* __restrict__ w,
-                    const float* __restrict__ bias, const float* __restrict__ addend, float* __restrict__ y, Geom g) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    extern __shared__ __align__(128) float smem[];
-    float* sw = smem;
-    float2* schan = reinterpret_cast<float2*>(smem + SMEM_FLOATS<P> - SMAX_FLOATS - CHAN_FLOATS);
-    const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
-    const int warp = tid >> 5, lane = threadIdx.x & 31;
-    float* sx = smem + WFLOATS<P> + wg * XBUF;
-    const float inv_scale = stage_weights<P>(smem, w);
-    for (int c = threadIdx.x; c < COUT; c += THREADS) schan[c] = make_float2(__ldg(bias + c), __ldg(addend + c));
-    float* gbuf = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(smem + WFLOATS<P> + XREGION<P>) + TMA_ALIGN - 1)
-                                           & ~(TMA_ALIGN - 1));      // the boxes aligned as TMA wants
-    uint64_t* gbar = reinterpret_cast<uint64_t*>(gbuf + GBARS<P> * GBOX<P>);
-    init_barriers<P, WIN>(smem, gbar);
-    fence_proxy_async();
-    __syncthreads();
-    if constexpr (WIN) {
-        if constexpr (P == Prec::FP16) window_rounds(smem, schan, gbuf, gbar, &ymap, x, w, y, g, inv_scale);
-        else sweep_rounds(smem, schan, gbuf, gbar, &ymap, x, g);
-        if (lane == 0) bulk_wait_all();         // every bulk copy done before the block's shared memory goes
-        return;
-    }
-    // The tile loop: each warpgroup stages its own tile (loaded during the last tile's epilogue), takes its turn at
-    // the MMAs, issues the next tile's loads, and stores its output with its group's rows where it can
+// The tile loop (every shape the window loops do not take): each warpgroup stages its own tile (loaded during the
+// last tile's epilogue), takes its turn at the MMAs, issues the next tile's loads, and stores its output with its
+// group's rows where it can. wg is read here, not passed: passed in, the compiler folds `wg + 1 < WGS` into a compare
+// of threadIdx.x and the machine code moves (the kernel's own SASS, as before this loop was a function, is the record's)
+template <Prec P>
+__device__ __forceinline__ void tile_rounds(const float* sw, float* sx, const float2* schan, float* gbuf,
+                                            uint64_t* gbar, const CUtensorMap* ymap, const float* __restrict__ x,
+                                            const float* __restrict__ w, float* __restrict__ y, const Geom& g,
+                                            float inv_scale, int tid, int warp, int lane) {
+    const int wg = threadIdx.x >> 7;
     const int stride = gridDim.x * WGS;
     const unsigned tile0 = blockIdx.x * WGS;               // tiles are dealt block-major
     int tile = tile0 + wg;
@@ -943,13 +924,42 @@ conv3d_wgmma_kernel(const __grid_constant__ CUtensorMap ymap, const float* __res
             const float scale = fp32 ? 1.0f : inv_scale;
             // the round from the tile (a counter carried through this loop spilled): group rounds come first
             if (group)
-                store_tile_group<P>(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane,
+                store_tile_group<P>(acc, schan, gbuf, gbar, ymap, g, tc, wg, warp, lane,
                                     unsigned(tile - tile0 - wg) / unsigned(stride), scale);
             else store_tile<P>(acc, schan, y, g, tc, warp, lane, scale);
         } else {
-            if (group) store_tile_group<P>(acc, schan, gbuf, gbar, &ymap, g, tc, wg, warp, lane, grounds++);
+            if (group) store_tile_group<P>(acc, schan, gbuf, gbar, ymap, g, tc, wg, warp, lane, grounds++);
             else store_tile<P>(acc, schan, y, g, tc, warp, lane);
         }
+    }
+}
+
+// Two kernels, each with its own registers: the window loop (WIN: the depth sweep in TF32, the input window in fp16)
+// at the shapes it takes, and the tile loop at every other
+template <Prec P, bool WIN>
+__global__ void __launch_bounds__(THREADS, 1)
+conv3d_wgmma_kernel(const __grid_constant__ CUtensorMap ymap, const float* __restrict__ x, const float* __restrict__ w,
+                    const float* __restrict__ bias, const float* __restrict__ addend, float* __restrict__ y, Geom g) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ __align__(128) float smem[];
+    float* sw = smem;
+    float2* schan = reinterpret_cast<float2*>(smem + SMEM_FLOATS<P> - SMAX_FLOATS - CHAN_FLOATS);
+    const int wg = threadIdx.x >> 7, tid = threadIdx.x & 127;
+    const int warp = tid >> 5, lane = threadIdx.x & 31;
+    float* sx = smem + WFLOATS<P> + wg * XBUF;
+    const float inv_scale = stage_weights<P>(smem, w);
+    for (int c = threadIdx.x; c < COUT; c += THREADS) schan[c] = make_float2(__ldg(bias + c), __ldg(addend + c));
+    float* gbuf = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(smem + WFLOATS<P> + XREGION<P>) + TMA_ALIGN - 1)
+                                           & ~(TMA_ALIGN - 1));      // the boxes aligned as TMA wants
+    uint64_t* gbar = reinterpret_cast<uint64_t*>(gbuf + GBARS<P> * GBOX<P>);
+    init_barriers<P, WIN>(smem, gbar);
+    fence_proxy_async();
+    __syncthreads();
+    if constexpr (WIN) {
+        if constexpr (P == Prec::FP16) window_rounds(smem, schan, gbuf, gbar, &ymap, x, w, y, g, inv_scale);
+        else sweep_rounds(smem, schan, gbuf, gbar, &ymap, x, g);
+    } else {
+        tile_rounds<P>(sw, sx, schan, gbuf, gbar, &ymap, x, w, y, g, inv_scale, tid, warp, lane);
     }
     if (lane == 0) bulk_wait_all();             // every bulk copy done before the block's shared memory goes
 #endif
