@@ -65,6 +65,9 @@ def parser() -> argparse.ArgumentParser:
     v = sub.add_parser("verify", help="run the verification protocol on the GPU and print a table")
     v.add_argument("--problem", action="append", type=_problem)
     v.add_argument("--variant", action="append", type=_variant)
+    v.add_argument("--scales", action="store_true",
+                   help="the scale sweep instead (issue 66): inputs 1e-6 to 1e3, bias kept and zeroed, on two odd shapes, "
+                        "each kernel beside eager and eager FP32 on the same input; marks the scales its class states")
     bl = sub.add_parser("build", help="build the kernel extensions (in parallel) and report times")
     bl.add_argument("--problem", action="append", type=_problem)
     bl.add_argument("--variant", action="append", type=_variant)
@@ -114,7 +117,7 @@ def main(argv=None) -> int:
             bench.run(problem_keys=a.problem, keys=a.variant, out_path=a.out, verify_odd=not a.no_odd,
                       hardening_dirs=a.hardening_dir, **kw)
         elif a.cmd == "verify":
-            _verify(a.problem, a.variant)
+            (_verify_scales if a.scales else _verify)(a.problem, a.variant)
         elif a.cmd == "build":
             from .registry import kernel_variants
 
@@ -207,6 +210,44 @@ def _verify(problem_keys, keys):
             for k, s in verify.summarize(checks).items():
                 print(f"{pk}/{k}: verified={s['verified']} max_abs={s['max_abs_err_fp64']:.2e} "
                       f"rel_l2={s['rel_l2_err_fp64']:.2e} kernelbench={s['kernelbench_pass']}")
+
+
+def _verify_scales(problem_keys, keys):
+    """Per kernel, bias mode and scale: the worst rel-L2 and max-abs over two odd shapes, beside eager's and eager FP32's
+    on the same inputs (the class's own arithmetic), and whether the class bound holds; '*' marks the scales the class
+    states (verify.held_scales), where tests/test_gpu_hardening.py asserts it."""
+    import torch
+
+    from . import build as B
+    from . import problems as P
+    from . import registry as R
+    from . import verify
+
+    B.require_toolchain()
+    with torch.no_grad():
+        for pk in problem_keys or list(P.PROBLEMS):
+            prob = P.get(pk)
+            cc = torch.cuda.get_device_capability()
+            vs = [v for v in R.kernel_variants(pk) if (keys is None or v.key in keys) and v.runs_on(cc)]
+            mods = B.build_all(vs)
+            model = prob.make_model(seed=0, device="cuda")
+            runners = {v.key: R.kernel_runner(v, mods[(pk, v.key)]) for v in vs}
+            precisions = {v.key: v.precision for v in vs}
+            for ref in ("eager", "eager_fp32"):
+                runners[ref] = R.reference_runner(R.get(pk, ref), model)
+                precisions[ref] = "tf32" if ref == "eager" else "fp32"
+            checks = verify.run_checks(prob, model, runners, precisions, shapes=prob.odd_shapes[:2],
+                                       trials=verify.sweep_trials())
+            worst = {}
+            for c in checks:
+                w = worst.setdefault((c.variant, c.bias, c.scale), [0.0, 0.0, True])
+                w[0], w[1], w[2] = max(w[0], c.rel_l2), max(w[1], c.max_abs), w[2] and c.passed
+            for key in runners:
+                held = verify.held_scales(pk, precisions[key], getattr(R.get(pk, key), "input_scales", None))
+                for bias in verify.BIAS_MODES:
+                    cells = [f"{sc:g}{'*' if sc in held else ''}: {worst[(key, bias, sc)][0]:.1e}"
+                             f"{'' if worst[(key, bias, sc)][2] else ' FAIL'}" for sc in verify.SCALES]
+                    print(f"[scales] {pk}/{key} ({precisions[key]}) bias={bias}: " + ", ".join(cells))
 
 
 def _predict(gpu_key, out):
