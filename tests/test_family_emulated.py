@@ -33,6 +33,7 @@ SHIM = r"""
 #include <algorithm>
 #include <barrier>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -44,19 +45,75 @@ SHIM = r"""
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __shared__ static
+#define __align__(n) alignas(n)
 typedef struct CUstream_st* cudaStream_t;
 struct cf_dim3 { unsigned x = 0, y = 0, z = 0; };
-thread_local cf_dim3 threadIdx, blockIdx;
+thread_local cf_dim3 threadIdx, blockIdx, blockDim, gridDim;
 static std::barrier<>* cf_barrier = nullptr;
 inline void __syncthreads() { cf_barrier->arrive_and_wait(); }
 template <class T> inline T __ldg(const T* p) { return *p; }
+template <class T> inline void __stcs(T* p, T v) { *p = v; }
 inline float __int_as_float(unsigned i) { float f; std::memcpy(&f, &i, 4); return f; }
 inline float __uint_as_float(unsigned i) { float f; std::memcpy(&f, &i, 4); return f; }
+inline unsigned __float_as_uint(float f) { unsigned i; std::memcpy(&i, &f, 4); return i; }
+struct float2 { float x, y; };
+struct alignas(16) float4 { float x, y, z, w; };
+inline float2 make_float2(float x, float y) { return {x, y}; }
 using std::isnan;
 // a warp's mma.sync: every lane posts its fragments, waits for the warp, computes its four results, waits again
 struct cf_warp { unsigned a[32][4]; unsigned b[32][2]; std::barrier<>* bar; };
 static cf_warp cf_warps[32];
 thread_local unsigned cf_lane, cf_wid;
+inline void __syncwarp() { cf_warps[cf_wid].bar->arrive_and_wait(); }
+// The runtime calls of a launch that sizes a persistent grid and allocates a pre-pass buffer: one device of
+// CF_EMU_SMS SMs (1: a block walks several tiles), 2 blocks an SM; the pool's memory is malloc'd, NaN-poisoned.
+#ifndef CF_EMU_SMS
+#define CF_EMU_SMS 1
+#endif
+typedef int cudaError_t;
+constexpr cudaError_t cudaSuccess = 0;
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount };
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize };
+enum { cudaMemAllocationTypePinned, cudaMemLocationTypeDevice };
+enum cudaMemPoolAttr { cudaMemPoolAttrReleaseThreshold };
+struct cf_pool {};
+typedef cf_pool* cudaMemPool_t;
+struct cudaMemLocation { int type, id; };
+struct cudaMemPoolProps { int allocType; cudaMemLocation location; };
+inline cudaError_t cudaGetDevice(int* d) { *d = 0; return cudaSuccess; }
+inline cudaError_t cudaGetDeviceCount(int* n) { *n = 1; return cudaSuccess; }
+inline cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr, int) { *v = CF_EMU_SMS; return cudaSuccess; }
+template <class F> cudaError_t cudaFuncSetAttribute(F, cudaFuncAttribute, int) { return cudaSuccess; }
+template <class F> cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, F, int, size_t) {
+    *n = 2; return cudaSuccess; }
+inline cudaError_t cudaMemPoolCreate(cudaMemPool_t* p, const cudaMemPoolProps*) {
+    static cf_pool pool; *p = &pool; return cudaSuccess; }
+inline cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void*) { return cudaSuccess; }
+inline cudaError_t cudaMallocFromPoolAsync(void** p, size_t n, cudaMemPool_t, cudaStream_t) {
+    float* f = static_cast<float*>(std::malloc(n));
+    for (size_t i = 0; i < n / 4; ++i) f[i] = std::nanf("");
+    *p = f; return cudaSuccess; }
+inline cudaError_t cudaFreeAsync(void* p, cudaStream_t) { std::free(p); return cudaSuccess; }
+// cp.async: each copy is queued by its thread and done at that thread's next wait_group 0 (zero-filling past src-size),
+// so a read before the wait sees the NaN-poisoned or stale shared memory; a 16-byte copy checks its alignment, a
+// thread that ends with copies not waited for aborts. Not modelled: a copy landing early, while another warp still reads
+// the stage it overwrites (the kernel's __syncthreads before each refill is what guards that, on a GPU only).
+struct cf_copy { void* dst; const void* src; int bytes, size; };
+thread_local std::vector<cf_copy> cf_pending;
+inline void cf_cp_async(float* dst, const float* src, int src_bytes, int size) {
+    if (size == 16 && (reinterpret_cast<uintptr_t>(dst) % 16 || (src_bytes && reinterpret_cast<uintptr_t>(src) % 16))) {
+        std::fprintf(stderr, "misaligned 16-byte cp.async\n"); std::abort(); }
+    cf_pending.push_back({dst, src, src_bytes, size});
+}
+inline void cf_cp_wait_all() {
+    for (auto& c : cf_pending) {
+        std::memcpy(c.dst, c.src, c.bytes);
+        std::memset(static_cast<char*>(c.dst) + c.bytes, 0, c.size - c.bytes);
+    }
+    cf_pending.clear();
+}
+// dynamic shared memory: one buffer, NaN-poisoned before each block
+static std::vector<float> cf_dynamic_smem;
 inline float cf_bits(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
 inline unsigned cf_tf32(float x) {   // cvt.rna.tf32.f32: 10 mantissa bits, to nearest, ties away from zero
     unsigned u; std::memcpy(&u, &x, 4);
@@ -123,16 +180,22 @@ inline void cf_mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]
     }
     w.bar->arrive_and_wait();
 }
-template <class K, class A> void cf_emulate_launch(K kernel, unsigned blocks, unsigned threads, const A& a) {
+template <class K, class... A>
+void cf_emulate_launch(K kernel, unsigned blocks, unsigned threads, size_t smem, const A&... args) {
     for (unsigned b = 0; b < blocks; ++b) {
+        cf_dynamic_smem.assign(smem / 4, std::nanf(""));
         std::barrier<> bar(threads);
         std::vector<std::barrier<>*> warp_bars;
         for (unsigned w = 0; w < threads / 32; ++w) cf_warps[w].bar = warp_bars.emplace_back(new std::barrier<>(32));
         cf_barrier = &bar;
         std::vector<std::thread> ts;
         for (unsigned t = 0; t < threads; ++t)
-            ts.emplace_back([&kernel, &a, b, t] {
-                blockIdx.x = b; threadIdx.x = t; cf_lane = t % 32; cf_wid = t / 32; kernel(a); });
+            ts.emplace_back([&kernel, &args..., b, t, blocks, threads] {
+                blockIdx.x = b; threadIdx.x = t; gridDim.x = blocks; blockDim.x = threads;
+                cf_lane = t % 32; cf_wid = t / 32;
+                kernel(args...);
+                if (!cf_pending.empty()) { std::fprintf(stderr, "cp.async copies never waited for\n"); std::abort(); }
+            });
         for (auto& th : ts) th.join();
         for (auto* p : warp_bars) delete p;
     }
@@ -179,19 +242,30 @@ int main(int argc, char** argv) {
 }
 """
 
-_LAUNCH = re.compile(r"(conv_epilogue(?:_mma)?_kernel<[^>]*>)<<<([^,]+), ([^,]+), 0, stream>>>\(a\);")
+_LAUNCH = re.compile(r"(conv_\w+_kernel<[^>]*>)<<<([^,]+), ([^,]+), ([^,]+), stream>>>\(([^;]*)\);")
 _PRIMITIVES = re.compile(r"// --- tensor-core primitives .*?// --- end of tensor-core primitives ---", re.S)
 _HOST_PRIMITIVES = """inline unsigned to_tf32(float x) { return cf_tf32(x); }
 inline void mma_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) { cf_mma(d, a, b); }"""
+_CP_ASYNC = re.compile(r"// --- cp.async primitives .*?// --- end of cp.async primitives ---", re.S)
+_HOST_CP_ASYNC = """inline void cp_async16(float* d, const float* s, int n) { cf_cp_async(d, s, n, 16); }
+inline void cp_async4(float* d, const float* s, int n) { cf_cp_async(d, s, n, 4); }
+inline void cp_async_commit() {}
+inline void cp_async_wait_all() { cf_cp_wait_all(); }"""
+_DYNAMIC_SMEM = "extern __shared__ __align__(16) float smem[];"
 
 
 def host_source(cuda_source: str) -> str:
-    """The generated CUDA source as host C++: the shim for cuda_runtime.h, the launch as a call of the emulator, the
-    tensor-core primitives (PTX) as their host emulations."""
-    src, n = _LAUNCH.subn(r"cf_emulate_launch(\1, \2, \3, a);", cuda_source)
-    assert n == 1, "the template's launch line changed: update _LAUNCH"
+    """The generated CUDA source as host C++: the shim for cuda_runtime.h, each launch as a call of the emulator, the
+    tensor-core and cp.async primitives (PTX) as their host emulations, dynamic shared memory as the shim's buffer."""
+    window = "conv_epilogue_window_kernel" in cuda_source
+    src, n = _LAUNCH.subn(r"cf_emulate_launch(\1, \2, \3, \4, \5);", cuda_source)
+    assert n == (2 if window else 1), "the template's launch lines changed: update _LAUNCH"
     src, n = _PRIMITIVES.subn(_HOST_PRIMITIVES, src)
-    assert n == (1 if "conv_epilogue_mma_kernel" in src else 0), "the tensor-core primitives' markers changed"
+    assert n == (1 if "conv_epilogue_mma_kernel" in src or window else 0), "the tensor-core primitives' markers changed"
+    src, n = _CP_ASYNC.subn(_HOST_CP_ASYNC, src)
+    assert n == (1 if window else 0), "the cp.async primitives' markers changed"
+    assert src.count(_DYNAMIC_SMEM) == (1 if window else 0), "the dynamic shared memory's declaration changed"
+    src = src.replace(_DYNAMIC_SMEM, "float* smem = cf_dynamic_smem.data();")
     return src.replace("#include <cuda_runtime.h>", SHIM) + MAIN
 
 
@@ -199,7 +273,8 @@ def _compile(tmp_path, name, cuda_source, defines=()):
     exe = tmp_path / name
     src = tmp_path / f"{name}.cpp"
     src.write_text(host_source(cuda_source))
-    proc = subprocess.run(["g++", "-std=c++20", "-O2", "-pthread", "-Wno-unknown-pragmas", *(f"-D{d}" for d in defines),
+    proc = subprocess.run(["g++", "-std=c++20", "-O2", "-fno-strict-aliasing", "-pthread", "-Wno-unknown-pragmas",
+                           *(f"-D{d}" for d in defines),
                            str(src), "-o", str(exe)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-4000:]
