@@ -31,6 +31,7 @@ pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not fou
 # function-local static (one block runs at a time); __ldg is a load.
 SHIM = r"""
 #include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <cmath>
 #include <cstdint>
@@ -60,10 +61,26 @@ struct float2 { float x, y; };
 struct alignas(16) float4 { float x, y, z, w; };
 inline float2 make_float2(float x, float y) { return {x, y}; }
 using std::isnan;
-// a warp's mma.sync: every lane posts its fragments, waits for the warp, computes its four results, waits again
-struct cf_warp { unsigned a[32][4]; unsigned b[32][2]; std::barrier<>* bar; };
+// a warp's mma.sync: every lane posts its fragments, waits for the warp, computes its four results; the posts alternate
+// between two slots, so a lane can post the next MMA's while another still reads this one's (it cannot post the one
+// after before every lane has reached the next MMA's wait, i.e. is done reading)
+struct cf_spin_barrier {   // a warp's barrier: the last to arrive opens it, the others yield until it opens
+    std::atomic<unsigned> count{0}, phase{0};
+    unsigned n;
+    explicit cf_spin_barrier(unsigned n_) : n(n_) {}
+    void arrive_and_wait() {
+        const unsigned ph = phase.load(std::memory_order_acquire);
+        if (count.fetch_add(1, std::memory_order_acq_rel) + 1 == n) {
+            count.store(0, std::memory_order_relaxed);
+            phase.fetch_add(1, std::memory_order_release);
+        } else {
+            while (phase.load(std::memory_order_acquire) == ph) std::this_thread::yield();
+        }
+    }
+};
+struct cf_warp { unsigned a[2][32][4]; unsigned b[2][32][2]; cf_spin_barrier* bar; };
 static cf_warp cf_warps[32];
-thread_local unsigned cf_lane, cf_wid;
+thread_local unsigned cf_lane, cf_wid, cf_slot;
 inline void __syncwarp() { cf_warps[cf_wid].bar->arrive_and_wait(); }
 // The runtime calls of a launch that sizes a persistent grid and allocates a pre-pass buffer: one device of
 // CF_EMU_SMS SMs (1: a block walks several tiles), 2 blocks an SM; the pool's memory is malloc'd, NaN-poisoned.
@@ -158,13 +175,14 @@ inline float cf_block(float c, const double* p, int n) {
 }
 inline void cf_mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
     cf_warp& w = cf_warps[cf_wid];
-    for (int i = 0; i < 4; ++i) w.a[cf_lane][i] = a[i];
-    w.b[cf_lane][0] = b[0]; w.b[cf_lane][1] = b[1];
+    const unsigned s = cf_slot ^= 1u;
+    for (int i = 0; i < 4; ++i) w.a[s][cf_lane][i] = a[i];
+    w.b[s][cf_lane][0] = b[0]; w.b[s][cf_lane][1] = b[1];
     w.bar->arrive_and_wait();
     // the operands as the tensor core reads them: TF32, the low 13 bits ignored
     auto A = [&](int row, int k) {
-        return cf_bits(w.a[(row % 8) * 4 + k % 4][(row >= 8) + 2 * (k >= 4)] & 0xffffe000u); };
-    auto B = [&](int k, int col) { return cf_bits(w.b[col * 4 + k % 4][k >= 4] & 0xffffe000u); };
+        return cf_bits(w.a[s][(row % 8) * 4 + k % 4][(row >= 8) + 2 * (k >= 4)] & 0xffffe000u); };
+    auto B = [&](int k, int col) { return cf_bits(w.b[s][col * 4 + k % 4][k >= 4] & 0xffffe000u); };
     const int g = cf_lane / 4, t = cf_lane % 4;
     for (int e = 0; e < 4; ++e) {
         const int row = g + (e >= 2 ? 8 : 0), col = 2 * t + (e & 1);
@@ -178,15 +196,14 @@ inline void cf_mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]
         for (int k = 0; k < 8; k += CF_EMU_BLOCK) d[e] = cf_block(d[e], p + k, CF_EMU_BLOCK);
 #endif
     }
-    w.bar->arrive_and_wait();
 }
 template <class K, class... A>
 void cf_emulate_launch(K kernel, unsigned blocks, unsigned threads, size_t smem, const A&... args) {
     for (unsigned b = 0; b < blocks; ++b) {
         cf_dynamic_smem.assign(smem / 4, std::nanf(""));
         std::barrier<> bar(threads);
-        std::vector<std::barrier<>*> warp_bars;
-        for (unsigned w = 0; w < threads / 32; ++w) cf_warps[w].bar = warp_bars.emplace_back(new std::barrier<>(32));
+        std::vector<cf_spin_barrier*> warp_bars;
+        for (unsigned w = 0; w < threads / 32; ++w) cf_warps[w].bar = warp_bars.emplace_back(new cf_spin_barrier(32));
         cf_barrier = &bar;
         std::vector<std::thread> ts;
         for (unsigned t = 0; t < threads; ++t)

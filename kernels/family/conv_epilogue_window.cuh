@@ -52,9 +52,12 @@
 namespace cf_family {
 
 constexpr int kWinWarps = 4;                  // a warp one output row
-constexpr int kWinThreads = kWinWarps * 32;
+constexpr int kWinThreads = 128;
+static_assert(kWinThreads == 32 * kWinWarps, "a block is kWinWarps warps");
 constexpr int kTW = 64;                       // output columns per warp row: 8 n8 tiles
 constexpr int kCK = 8;                        // input channels per chunk: one k8 step per tap
+constexpr int kCoutSlice = 64;                // tf32: Cout a slice at most (128 accumulators a thread)
+constexpr int kCoutSlice3x = 32;              // 3xtf32: Cout a slice at most (64 accumulators + 32 partial sums)
 constexpr int kXQ = 17;                       // 16-byte items per staged row (66 columns used)
 constexpr int kXRS = 68;                      // staged row stride, floats
 constexpr int kORS = 72;                      // epilogue staging row stride: 8 mod 32, float2 parking conflict-free
@@ -82,7 +85,7 @@ struct WinGeom {
     static constexpr int XCS = win_pad_bank(XD * XSS);                  // staged channel stride
     static constexpr int NCHUNK = (CIN + kCK - 1) / kCK;
     static constexpr int CO16 = (COUT + 15) / 16 * 16;
-    static constexpr int CO_MAX = S == k3xTF32 ? 32 : 64;
+    static constexpr int CO_MAX = S == k3xTF32 ? kCoutSlice3x : kCoutSlice;
     static constexpr int CO_T = CO16 < CO_MAX ? CO16 : CO_MAX;          // Cout a slice
     static constexpr int MT = CO_T / 16;                                // m16 tiles a warp
     static constexpr int CO_SPLIT = (COUT + CO_T - 1) / CO_T;           // slices a tile
