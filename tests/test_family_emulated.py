@@ -4,10 +4,13 @@ host thread and __syncthreads a std::barrier, one block at a time; mma.sync a wa
 (laid out as the PTX ISA gives them) with a float64 dot product, cvt.rna.tf32 a bit rounding; then held to the
 verification protocol's bound of the design's precision class (convfuse/verify.py) against the float64 model, on
 NaN-poisoned outputs and odd shapes: tails of a thread's pixels or of a block's, a partial last pass of channels, a
-K that is no multiple of the stage, the reduction over channels.
+K that is no multiple of the stage, the reduction over channels. The window designs (conv_epilogue_window.cuh) add
+cp.async (each copy done at its thread's wait_group, so a read before the wait sees NaN-poisoned shared memory),
+dynamic shared memory (poisoned before each block), a persistent grid on one emulated SM (a block walks several tiles
+and Cout slices, the pipeline across them) and their weight pre-pass (a second launch, into a poisoned buffer).
 
 What this checks is the kernel's own arithmetic and indexing, as written; not what only a GPU shows (nvcc's code,
-memory ordering between warps, timing). The compile tests (test_family_template.py) and the GPU run
+memory ordering between warps, a cp.async landing early while a warp still reads its stage, timing). The compile tests (test_family_template.py) and the GPU run
 (scripts/family_gpu.py) cover those."""
 import re
 import shutil
@@ -366,6 +369,21 @@ def _small_shapes(prob):
     return [(1, c, 5, 6, 13), (2, c, 3, 3, 5)]
 
 
+def _window_shape(prob_or_shape):
+    """The window designs' extra shape: W a multiple of 4 (their 16-byte cp.async path; the shapes above take the
+    4-byte one) and Wo = W - 2 past one 64-column tile (a second tile of 2 columns)."""
+    c, dims = prob_or_shape
+    return (1, c, 6, 68) if dims == 2 else (1, c, 4, 5, 68)
+
+
+def shapes_for(key, design):
+    prob = M.FAMILY.get(key)
+    shapes = _small_shapes(prob) if prob else EXTRA[key][1]
+    if TP.DESIGNS[design].file == "conv_epilogue_window.cuh":
+        shapes = shapes + [_window_shape((shapes[0][1], len(shapes[0]) - 2))]
+    return shapes
+
+
 EXTRA = {"cout20_mean": (Extra(), [(2, 3, 6, 12)]),
          "cin1_3d_bias": (Extra(cin=1, cout=9, dims=3, bias=True), [(1, 1, 4, 5, 11)]),
          "min_tanh_tanh": (MinTanhTanh(), [(2, 5, 5, 14)]),
@@ -390,7 +408,7 @@ def executables(tmp_path_factory):
 def test_the_generated_kernel_meets_its_bound_on_the_cpu(key, design, executables, tmp_path):
     exe, model, traced = executables[(key, design)]
     prob = M.FAMILY.get(key)
-    shapes = _small_shapes(prob) if prob else EXTRA[key][1]
+    shapes = shapes_for(key, design)
     for i, shape in enumerate(shapes):
         for seed, dist in V.TRIALS:
             if prob is not None:
@@ -422,6 +440,9 @@ def test_the_emulation_catches_a_wrong_kernel(executables, tmp_path):
     long_model = long_k.make_model(seed=0)
     long_traced = T.trace(long_model)
     long3 = TP.source(long_traced, design="3xtf32")
+    win = TP.source(traced, design="tf32w")
+    win3 = TP.source(traced, design="3xtf32w")
+    long3w = TP.source(long_traced, design="3xtf32w")
     broken = {   # name: (the mutated source, the source it came from, its bound, the problem)
         "tail": (src.replace("if (p >= valid) break;", "if (p >= valid - 1) break;"), src, "fp32", prob),
         "channel": (src.replace("co < COUT ? __ldg(a.w + ((long long)co * CIN",
@@ -432,6 +453,20 @@ def test_the_emulation_catches_a_wrong_kernel(executables, tmp_path):
                             mma, "tf32", prob),
         "small_product": (mma3.replace("mma_tf32(part[j], as, bf);   // x_small w_big", ""), mma3, "3xtf32", prob),
         "no_partial_sums": (long3.replace("mma_tf32(part[j],", "mma_tf32(acc[j],"), long3, "3xtf32", long_k),
+        # the window designs: a stage read before its cp.async copies are waited for (the shim does them at the wait),
+        # the last output channel unwritten, a tap's column offset lost, the second Cout slice reading the first's
+        # weights, 3xtf32w without a small product or without its partial sums
+        "window_no_wait": (win.replace("cp_async_wait_all();                       // this thread's", "// "), win,
+                           "tf32", prob),
+        "window_last_channel": (win.replace("if (c >= COUT) break;", "if (c + 1 >= COUT) break;"), win, "tf32", prob),
+        "window_tap": (win.replace("{__float_as_uint(xk[ky * kXRS + kx + 8 * j]),",
+                                   "{__float_as_uint(xk[ky * kXRS + 8 * j]),"), win, "tf32", prob),
+        "window_slice": (win3.replace("sw_res + (cc * G::CO_SPLIT + hc) * G::W_SLICE",
+                                      "sw_res + (cc * G::CO_SPLIT) * G::W_SLICE"), win3, "3xtf32", prob),
+        "window_small_product": (win3.replace("for (int i = 0; i < G::MT; ++i) mma_tf32(part[i][j], as[i], bb[j]);",
+                                              ""), win3, "3xtf32", prob),
+        "window_no_partial_sums": (long3w.replace("mma_tf32(part[i][j],", "mma_tf32(acc[i][jh + j],"), long3w,
+                                   "3xtf32", long_k),
     }
     for name, (text, original, bound, p) in broken.items():
         assert text != original, f"the {name} mutation no longer applies to the template"

@@ -226,9 +226,11 @@ __device__ __forceinline__ void win_round_x(float* sx) {
     for (int k = threadIdx.x; k < G::X_ITEMS; k += kWinThreads) {
         const int q = k % kXQ, row = k / kXQ;
         const int hy = row % G::XH, dz = (row / G::XH) % G::XD, c = row / (G::XH * G::XD);
-        float* p = sx + c * G::XCS + dz * G::XSS + hy * kXRS + 4 * q;
-#pragma unroll
-        for (int e = 0; e < 4; ++e) p[e] = __uint_as_float(to_tf32(p[e]));
+        float4* p = reinterpret_cast<float4*>(sx + c * G::XCS + dz * G::XSS + hy * kXRS + 4 * q);
+        float4 v = *p;
+        v.x = __uint_as_float(to_tf32(v.x)); v.y = __uint_as_float(to_tf32(v.y));
+        v.z = __uint_as_float(to_tf32(v.z)); v.w = __uint_as_float(to_tf32(v.w));
+        *p = v;
     }
 }
 
