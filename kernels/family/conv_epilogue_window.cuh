@@ -63,7 +63,7 @@ constexpr int kXRS = 68;                      // staged row stride, floats
 constexpr int kORS = 72;                      // epilogue staging row stride: 8 mod 32, float2 parking conflict-free
 constexpr int kResidentBytes = 65536;         // pre-arranged weights up to this: copied once a block, kept
 constexpr int kSmemCap = 113 * 1024;          // two blocks an SM on H100/H200 (228 KB, 1 KB reserved a block)
-constexpr int kFlushTaps = 3;                 // 3xTF32: taps per partial sum, one kernel row (see the header)
+constexpr int kFlushTaps = 1;                 // 3xTF32: taps per partial sum, one kernel row (see the header)
 constexpr int kPrepThreads = 256;             // the weight pre-pass
 
 enum Split : int { kTF32 = 0, k3xTF32 = 1 };
@@ -102,7 +102,7 @@ struct WinGeom {
     static constexpr int SMEM_BYTES = (FIXED + STAGES * STAGE) * 4;
     static constexpr int PER_TILE = CO_SPLIT * NCHUNK;                  // pipeline steps a tile
     static_assert(XCS % 4 == 0 && STG % 4 == 0 && W_SLICE % 4 == 0 && STAGE % 4 == 0, "16-byte aligned stages");
-    static_assert(kFlushTaps == 3, "a partial sum is one kernel row (win_compute's loop)");
+    static_assert(3 % kFlushTaps == 0, "a partial sum covers whole taps of one kernel row (win_compute's loop)");
 };
 
 // The tile walk: tiles = N x ceil(Do / TD) x ceil(Ho / TH) x ceil(Wo / 64), columns fastest.
@@ -260,13 +260,15 @@ __device__ __forceinline__ void win_compute(float (&acc)[G::MT][8][4], const flo
                     const float4* wr = wk + ky * 3 * G::MT * 2 * 32;
                     float part[G::MT][4][4];
 #pragma unroll
-                    for (int i = 0; i < G::MT; ++i)
-#pragma unroll
-                        for (int j = 0; j < 4; ++j)
-#pragma unroll
-                            for (int e = 0; e < 4; ++e) part[i][j][e] = 0.0f;
-#pragma unroll
                     for (int kx = 0; kx < 3; ++kx) {
+                        if (kx % kFlushTaps == 0) {
+#pragma unroll
+                            for (int i = 0; i < G::MT; ++i)
+#pragma unroll
+                                for (int j = 0; j < 4; ++j)
+#pragma unroll
+                                    for (int e = 0; e < 4; ++e) part[i][j][e] = 0.0f;
+                        }
                         unsigned ab[G::MT][4], as[G::MT][4];
 #pragma unroll
                         for (int i = 0; i < G::MT; ++i) {
@@ -295,13 +297,15 @@ __device__ __forceinline__ void win_compute(float (&acc)[G::MT][8][4], const flo
                         for (int j = 0; j < 4; ++j)
 #pragma unroll
                             for (int i = 0; i < G::MT; ++i) mma_tf32(part[i][j], ab[i], bb[j]);
+                        if (kx % kFlushTaps == kFlushTaps - 1) {
+#pragma unroll
+                            for (int i = 0; i < G::MT; ++i)
+#pragma unroll
+                                for (int j = 0; j < 4; ++j)
+#pragma unroll
+                                    for (int e = 0; e < 4; ++e) acc[i][jh + j][e] += part[i][j][e];
+                        }
                     }
-#pragma unroll
-                    for (int i = 0; i < G::MT; ++i)
-#pragma unroll
-                        for (int j = 0; j < 4; ++j)
-#pragma unroll
-                            for (int e = 0; e < 4; ++e) acc[i][jh + j][e] += part[i][j][e];
                 }
             }
         } else {
