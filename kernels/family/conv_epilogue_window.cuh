@@ -24,7 +24,7 @@
 //     (a B fragment's 4 k-rows in disjoint bank groups).
 //   Launch: persistent grid = min(tiles, SMs x resident blocks); a block of 4 warps, a warp one output row x 64
 //     columns (8 n8 tiles) x CO_T Cout (MT m16 tiles): 2-D 4 rows, 3-D 2 depths x 2 rows. CO_T = Cout rounded up to 16,
-//     at most 64 (tf32: 128 accumulators a thread) or 32 (3xtf32: 64 + 64 partial sums); a block walks its tile's Cout
+//     at most 64 (tf32: 128 accumulators a thread) or 32 (3xtf32: 64 + 32 partial sums); a block walks its tile's Cout
 //     slices in turn (Cout 128: 2 tf32, 4 3xtf32), restaging the window (from L2) per slice, so one block sees every
 //     channel of its pixels: the reduction over channels is a register fold, per lane 2 pixels, in channel order.
 //     Stages: 2, double-buffered over the flattened (tile, slice, chunk) sequence (the next tile's first chunk is in
@@ -33,19 +33,35 @@
 //   Epilogue: acc + bias parked per warp, 16 channels x 64 pixels at a time (float2, conflict-free), read back a lane
 //     a pixel: Epi::apply per element, coalesced streaming stores (one warp store = 32 consecutive pixels of a channel);
 //     with kReduces, Epi::combine into the lane's 2 registers, Epi::post(finish) and one store after the last slice.
-//   3xTF32's two levels (as 04 and the first template's header: the tensor core's adds truncate): the MMAs of
-//     kFlushTaps = 3 taps (9 MMAs, 24 products an element) into a fresh partial sum, added to the total with a
-//     round-to-nearest FADD; tests/test_family_emulated.py models the truncation and holds the result to 2e-6.
-// Bytes (DRAM, KernelBench shapes): x read once and y written once: 54 1.07 + 1.06 GB; 90 0.27 + 1.76 GB; kb1 0.54 +
-//   1.06 GB; kb57 0.07 + 0.52 GB. L2 -> SM: the window 1.5x (2-D) / 2x (3-D) of x per Cout slice, the weights per chunk
-//   per tile where not resident (54 tf32: 2.4 GB, as 04).
-// Bound: as 04, latency of LDS -> MMA at 8 warps an SM (tf32 54: 304 GFLOP of MMAs; 3xtf32 3x that), y's writes for
-//   90 and the small-Cin problems (kb57: 0.59 GB, 0.2 ms at 3 TB/s; its 2.4 GFLOP x (16/8 K padding) is nothing).
-// PREDICTION (H100, not yet run on a GPU), from 04's measured 2.178 / 1.849 ms (tf32), 5.34 / 3.25 ms (3xtf32) and the
-//   bytes above: 54 tf32w 2.3 ms (04's design plus generic index math and scalar epilogue stores), 3xtf32w 5.5 ms;
-//   90 tf32w 2.0 ms, 3xtf32w 3.9 ms (weights restaged per slice); kb1 (Cout 128, half 54's pixels, twice the Cout, so
-//   54's MMA work) tf32w 2.4 ms, 3xtf32w 5.6 ms; kb57 (K = 72: one chunk, y-write bound, 0.59 GB) tf32w 0.35 ms,
-//   3xtf32w 0.45 ms. Against the first family design: 7x (54), 5x (90), 7x (kb1), 3.5x (kb57) in tf32.
+//   3xTF32's two levels (as 04 and the first template's header: the tensor core's adds truncate): the 3 MMAs of one tap
+//     (8 products an element) into a fresh partial sum, added to the total with a round-to-nearest FADD. Emulated
+//     (tests/test_family_emulated.py, truncation modelled pessimistically), worst of KernelBench's three draws: conv2d
+//     4.8e-7, kb57 4.2e-7 (the first template's 3xtf32: 4.2e-7, 3.3e-7); a partial sum per kernel row (3 taps, as 04)
+//     gave 1.4e-6 on both, too near the 2e-6 bound. Partial sums for 4 of the 8 n8 columns at a time, the kernel rows
+//     a loop: with all 8 columns, or the rows unrolled, ptxas spilled at 255 registers.
+// Per problem (ptxas 13.0, sm_90, registers; shared memory a block; all 2 blocks an SM, none spills):
+//   54 (64->64)        tf32w 238 regs, 2 stages, 80 KB (weights per chunk)  3xtf32w 227, 2 slices of 32, 80 KB
+//   kb1/kb4/kb32 (->128) tf32w 233-237, 2 slices of 64, 80 KB              3xtf32w 222-227, 4 slices, 80 KB
+//   kb57/kb71 (8->64)  tf32w 207, weights resident, 62 KB                   3xtf32w 207, 80 KB
+//   90 (3-D 8->64)     tf32w 242, weights resident, 1 stage, 106 KB         3xtf32w 217, weights per slice, 106 KB
+//   kb7 (3-D 8->32)    tf32w 156, 1 stage, 79 KB                            3xtf32w 200, 106 KB
+//   kb48 (3-D 3->16)   tf32w 112, 2 stages, 100 KB                          3xtf32w 122, 1 stage, 79 KB
+// Bytes (DRAM, KernelBench shapes, x read once + y written once): 54 1.07 + 1.06 GB; 90 0.27 + 1.76 GB; kb1 0.54 +
+//   1.04 GB; kb57 0.07 + 0.52 GB. L2 -> SM: the window 1.5x (2-D) or 2x (3-D) of x per Cout slice; the weights per
+//   chunk and tile where not resident (54 tf32w 2.4 GB, as 04; 90 3xtf32w 3 GB).
+// Bound: as 04, the LDS -> MMA latency at 8 warps an SM (54: 304 GFLOP of TF32 MMAs, 3xtf32w 3x), y's writes where
+//   the GEMM is small (kb57: 0.59 GB of DRAM traffic, 0.19 ms at the H100's measured 3.04 TB/s; its MMAs, K = 72,
+//   take less).
+// PREDICTION (H100, not yet run on a GPU), from 04's measured 2.178 / 1.849 ms (tf32) and 5.34 / 3.25 ms (3xtf32) and
+//   the bytes above; what this template adds to 04: generic index math, an epilogue of scalar stores (04: 16-byte),
+//   3xtf32w's partial sum per tap (04: per row) and A's fragments loaded twice:
+//     54   tf32w 2.3 ms (1.2x torch.compile's 2.75), 3xtf32w 5.8 ms (1.7x eager FP32's 9.92)
+//     90   tf32w 2.0 ms (2.9x compile's 5.87), 3xtf32w 4.5 ms (each slice restages its 55 KB of weights; 2.5x eager
+//          FP32's 11.06)
+//     kb1  tf32w 2.3 ms (54's MMA work: half the pixels, twice the Cout; 0.85x compile's 1.95: slower),
+//          3xtf32w 5.8 ms (1.6x eager FP32's 9.08)
+//     kb57 tf32w 0.25 ms (y-write bound; 3.2x compile's 0.80), 3xtf32w 0.3 ms (9.9x eager FP32's 2.98)
+//   Against the first family design's 2026-12-07 times (tf32): 54 8x, 90 5.8x, kb1 7.8x, kb57 5x.
 // Odd shapes: any N, D, H, W >= 3; rows and columns past the output computed on zero-filled input, never stored.
 #pragma once
 
@@ -63,7 +79,7 @@ constexpr int kXRS = 68;                      // staged row stride, floats
 constexpr int kORS = 72;                      // epilogue staging row stride: 8 mod 32, float2 parking conflict-free
 constexpr int kResidentBytes = 65536;         // pre-arranged weights up to this: copied once a block, kept
 constexpr int kSmemCap = 113 * 1024;          // two blocks an SM on H100/H200 (228 KB, 1 KB reserved a block)
-constexpr int kFlushTaps = 1;                 // 3xTF32: taps per partial sum, one kernel row (see the header)
+constexpr int kFlushTaps = 1;                 // 3xTF32: taps per partial sum, 1 or 3 (see the header)
 constexpr int kPrepThreads = 256;             // the weight pre-pass
 
 enum Split : int { kTF32 = 0, k3xTF32 = 1 };
