@@ -12,27 +12,27 @@
 //   study's 04 on 54 and 90): there each block gathered A per element from global memory with a div/mod per element,
 //   re-gathered the input for every 32 Cout, had 64-pixel tiles, no cp.async, 16-accumulator warps. Here, as in 04:
 //   GEMM: M = Cout, N = output pixels, K = (8-channel chunk, tap, channel). M = Cout because a thread's accumulator
-//     pairs are then two consecutive pixels of one channel (NCHW). Each k8 step is the chunk's 8 channels at one tap, so
-//     B is read straight from a haloed input window in shared memory at a compile-time tap offset (no im2col, no
+//     pairs are then two consecutive pixels of one channel (NCHW). Each k8 step is the chunk's 8 channels at one tap,
+//     so B is read straight from a haloed input window in shared memory at a compile-time tap offset (no im2col, no
 //     division in the inner loop: LDS + MMA); Cin past a multiple of 8 (3, 17) is zero-filled (window and weights).
 //   Weights: a pre-pass (one small kernel per call, grid-stride) writes them in A-fragment order, rounded or split,
 //     [chunk][Cout slice][tap][m16][part][lane][4], to a stream-ordered pooled buffer; one fragment is one LDS.128
 //     (3xtf32: two). All chunks and slices within kResidentBytes (2-D Cin 8; 3-D Cin 8 tf32): copied once a block and
 //     kept; else (Cin 64; 3-D 3xtf32 of 90) each stage copies its (chunk, slice) with linear 16-byte cp.async.
 //   Input window: per chunk, 8 channels x (TD+2 depths) x (TH+2 rows) x 68 columns by cp.async, 16-byte where W % 4 ==
-//     0 and x is 16-byte aligned, 4-byte otherwise, zero-filled past the volume; channel stride padded to 8 or 24 mod 32
-//     (a B fragment's 4 k-rows in disjoint bank groups).
+//     0 and x is 16-byte aligned, 4-byte otherwise, zero-filled past the volume; channel stride padded to 8 or 24
+//     mod 32 (a B fragment's 4 k-rows in disjoint bank groups).
 //   Launch: persistent grid = min(tiles, SMs x resident blocks); a block of 4 warps, a warp one output row x 64
 //     columns (8 n8 tiles) x CO_T Cout (MT m16 tiles): 2-D 4 rows, 3-D 2 depths x 2 rows. CO_T = Cout rounded up to 16,
 //     at most 64 (tf32: 128 accumulators a thread) or 32 (3xtf32: 64 + 32 partial sums); a block walks its tile's Cout
 //     slices in turn (Cout 128: 2 tf32, 4 3xtf32), restaging the window (from L2) per slice, so one block sees every
 //     channel of its pixels: the reduction over channels is a register fold, per lane 2 pixels, in channel order.
 //     Stages: 2, double-buffered over the flattened (tile, slice, chunk) sequence (the next tile's first chunk is in
-//     flight during this tile's epilogue); 1 where two would not leave 2 blocks an SM (3-D: window 35 KB, weights 55 KB;
-//     the next tile's window is copied under the epilogue, as conv3d 04).
+//     flight during this tile's epilogue); 1 where two would not leave 2 blocks an SM (3-D: window 35 KB, weights
+//     55 KB; the next tile's window is copied under the epilogue, as conv3d 04).
 //   Epilogue: acc + bias parked per warp, 16 channels x 64 pixels at a time (float2, conflict-free), read back a lane
-//     a pixel: Epi::apply per element, coalesced streaming stores (one warp store = 32 consecutive pixels of a channel);
-//     with kReduces, Epi::combine into the lane's 2 registers, Epi::post(finish) and one store after the last slice.
+//     a pixel: Epi::apply per element, coalesced streaming stores (one warp store: 32 consecutive pixels of a
+//     channel); with kReduces, Epi::combine into the lane's 2 registers, Epi::post(finish) and one store after the last slice.
 //   3xTF32's two levels (as 04 and the first template's header: the tensor core's adds truncate): the 3 MMAs of one tap
 //     (8 products an element) into a fresh partial sum, added to the total with a round-to-nearest FADD. Emulated
 //     (tests/test_family_emulated.py, truncation modelled pessimistically), worst of KernelBench's three draws: conv2d
@@ -460,7 +460,8 @@ conv_epilogue_window_kernel(const FamilyArgs a, const float* __restrict__ wf, co
 #pragma unroll
                 for (int half = 0; half < 2; ++half) {
                     const int col = lane + 32 * half;
-                    if (tc.ox0 + col < a.Wo) a.y[tc.n * plane + pix + col] = Epi::post(Epi::finish(racc[half]), a.params);
+                    if (tc.ox0 + col < a.Wo)
+                        a.y[tc.n * plane + pix + col] = Epi::post(Epi::finish(racc[half]), a.params);
                 }
             }
         }
