@@ -32,7 +32,8 @@
 //     55 KB; the next tile's window is copied under the epilogue, as conv3d 04).
 //   Epilogue: acc + bias parked per warp, 16 channels x 64 pixels at a time (float2, conflict-free), read back a lane
 //     a pixel: Epi::apply per element, coalesced streaming stores (one warp store: 32 consecutive pixels of a
-//     channel); with kReduces, Epi::combine into the lane's 2 registers, Epi::post(finish) and one store after the last slice.
+//     channel); with kReduces, Epi::combine into the lane's 2 registers, Epi::post(finish) and one store after the
+//     last slice.
 //   3xTF32's two levels (as 04 and the first template's header: the tensor core's adds truncate): the 3 MMAs of one tap
 //     (8 products an element) into a fresh partial sum, added to the total with a round-to-nearest FADD. Emulated
 //     (tests/test_family_emulated.py, truncation modelled pessimistically), worst of KernelBench's three draws: conv2d
