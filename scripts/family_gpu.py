@@ -2,11 +2,12 @@
 float64, time it beside eager, eager with TF32 off, torch.compile and cuDNN's fused graph of the same model, write
 JSON, print a table last.
 
-    python scripts/family_gpu.py --out OUT_DIR [--problems 1,32,kb48,conv3d] [--designs tf32,fp32,3xtf32] [--jobs N]
+    python scripts/family_gpu.py --out OUT_DIR [--problems 1,32,kb48,conv3d] [--designs tf32,tf32w,3xtf32w] [--jobs N]
                                  [--n-timed 25] [--no-full-shape] [--no-time] [--dry-run]
 
 Each problem is built in each template design (convfuse/family/template.py, DESIGNS: tf32 on mma.sync, fp32 on CUDA
-cores, 3xtf32 on mma.sync with split operands: the FP32 class on tensor cores) and verified in that design's precision class. OUT_DIR gets sources/<key>_<design>.cu and plan.json (what is built: also with --dry-run, which needs no GPU and stops there),
+cores, 3xtf32 on mma.sync with split operands: the FP32 class on tensor cores; tf32w and 3xtf32w the same two classes
+in the second mma.sync template, the study's step 04 made generic) and verified in that design's precision class. OUT_DIR gets sources/<key>_<design>.cu and plan.json (what is built: also with --dry-run, which needs no GPU and stops there),
 then family_<gpu-slug>.json: the environment and, per problem, per design the build seconds, the verification's
 checks and worst errors, cuDNN's fused graph (convfuse/family/cudnn_graph.py: the plan kept, its verification in the
 TF32 class, or why there is none: refused with the op, skipped without nvidia-cudnn-frontend), and one interleaved

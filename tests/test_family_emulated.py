@@ -4,10 +4,13 @@ host thread and __syncthreads a std::barrier, one block at a time; mma.sync a wa
 (laid out as the PTX ISA gives them) with a float64 dot product, cvt.rna.tf32 a bit rounding; then held to the
 verification protocol's bound of the design's precision class (convfuse/verify.py) against the float64 model, on
 NaN-poisoned outputs and odd shapes: tails of a thread's pixels or of a block's, a partial last pass of channels, a
-K that is no multiple of the stage, the reduction over channels.
+K that is no multiple of the stage, the reduction over channels. The window designs (conv_epilogue_window.cuh) add
+cp.async (each copy done at its thread's wait_group, so a read before the wait sees NaN-poisoned shared memory),
+dynamic shared memory (poisoned before each block), a persistent grid on one emulated SM (a block walks several tiles
+and Cout slices, the pipeline across them) and their weight pre-pass (a second launch, into a poisoned buffer).
 
 What this checks is the kernel's own arithmetic and indexing, as written; not what only a GPU shows (nvcc's code,
-memory ordering between warps, timing). The compile tests (test_family_template.py) and the GPU run
+memory ordering between warps, a cp.async landing early while a warp still reads its stage, timing). The compile tests (test_family_template.py) and the GPU run
 (scripts/family_gpu.py) cover those."""
 import re
 import shutil
@@ -31,8 +34,10 @@ pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not fou
 # function-local static (one block runs at a time); __ldg is a load.
 SHIM = r"""
 #include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -44,19 +49,91 @@ SHIM = r"""
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __shared__ static
+#define __align__(n) alignas(n)
 typedef struct CUstream_st* cudaStream_t;
 struct cf_dim3 { unsigned x = 0, y = 0, z = 0; };
-thread_local cf_dim3 threadIdx, blockIdx;
+thread_local cf_dim3 threadIdx, blockIdx, blockDim, gridDim;
 static std::barrier<>* cf_barrier = nullptr;
 inline void __syncthreads() { cf_barrier->arrive_and_wait(); }
 template <class T> inline T __ldg(const T* p) { return *p; }
+template <class T> inline void __stcs(T* p, T v) { *p = v; }
 inline float __int_as_float(unsigned i) { float f; std::memcpy(&f, &i, 4); return f; }
 inline float __uint_as_float(unsigned i) { float f; std::memcpy(&f, &i, 4); return f; }
+inline unsigned __float_as_uint(float f) { unsigned i; std::memcpy(&i, &f, 4); return i; }
+struct float2 { float x, y; };
+struct alignas(16) float4 { float x, y, z, w; };
+inline float2 make_float2(float x, float y) { return {x, y}; }
 using std::isnan;
-// a warp's mma.sync: every lane posts its fragments, waits for the warp, computes its four results, waits again
-struct cf_warp { unsigned a[32][4]; unsigned b[32][2]; std::barrier<>* bar; };
+// a warp's mma.sync: every lane posts its fragments, waits for the warp, computes its four results; the posts alternate
+// between two slots, so a lane can post the next MMA's while another still reads this one's (it cannot post the one
+// after before every lane has reached the next MMA's wait, i.e. is done reading)
+struct cf_spin_barrier {   // a warp's barrier: the last to arrive opens it, the others yield until it opens
+    std::atomic<unsigned> count{0}, phase{0};
+    unsigned n;
+    explicit cf_spin_barrier(unsigned n_) : n(n_) {}
+    void arrive_and_wait() {
+        const unsigned ph = phase.load(std::memory_order_acquire);
+        if (count.fetch_add(1, std::memory_order_acq_rel) + 1 == n) {
+            count.store(0, std::memory_order_relaxed);
+            phase.fetch_add(1, std::memory_order_release);
+        } else {
+            while (phase.load(std::memory_order_acquire) == ph) std::this_thread::yield();
+        }
+    }
+};
+struct cf_warp { unsigned a[2][32][4]; unsigned b[2][32][2]; cf_spin_barrier* bar; };
 static cf_warp cf_warps[32];
-thread_local unsigned cf_lane, cf_wid;
+thread_local unsigned cf_lane, cf_wid, cf_slot;
+inline void __syncwarp() { cf_warps[cf_wid].bar->arrive_and_wait(); }
+// The runtime calls of a launch that sizes a persistent grid and allocates a pre-pass buffer: one device of
+// CF_EMU_SMS SMs (1: a block walks several tiles), 2 blocks an SM; the pool's memory is malloc'd, NaN-poisoned.
+#ifndef CF_EMU_SMS
+#define CF_EMU_SMS 1
+#endif
+typedef int cudaError_t;
+constexpr cudaError_t cudaSuccess = 0;
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount };
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize };
+enum { cudaMemAllocationTypePinned, cudaMemLocationTypeDevice };
+enum cudaMemPoolAttr { cudaMemPoolAttrReleaseThreshold };
+struct cf_pool {};
+typedef cf_pool* cudaMemPool_t;
+struct cudaMemLocation { int type, id; };
+struct cudaMemPoolProps { int allocType; cudaMemLocation location; };
+inline cudaError_t cudaGetDevice(int* d) { *d = 0; return cudaSuccess; }
+inline cudaError_t cudaGetDeviceCount(int* n) { *n = 1; return cudaSuccess; }
+inline cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr, int) { *v = CF_EMU_SMS; return cudaSuccess; }
+template <class F> cudaError_t cudaFuncSetAttribute(F, cudaFuncAttribute, int) { return cudaSuccess; }
+template <class F> cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, F, int, size_t) {
+    *n = 2; return cudaSuccess; }
+inline cudaError_t cudaMemPoolCreate(cudaMemPool_t* p, const cudaMemPoolProps*) {
+    static cf_pool pool; *p = &pool; return cudaSuccess; }
+inline cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void*) { return cudaSuccess; }
+inline cudaError_t cudaMallocFromPoolAsync(void** p, size_t n, cudaMemPool_t, cudaStream_t) {
+    float* f = static_cast<float*>(std::malloc(n));
+    for (size_t i = 0; i < n / 4; ++i) f[i] = std::nanf("");
+    *p = f; return cudaSuccess; }
+inline cudaError_t cudaFreeAsync(void* p, cudaStream_t) { std::free(p); return cudaSuccess; }
+// cp.async: each copy is queued by its thread and done at that thread's next wait_group 0 (zero-filling past src-size),
+// so a read before the wait sees the NaN-poisoned or stale shared memory; a 16-byte copy checks its alignment, a
+// thread that ends with copies not waited for aborts. Not modelled: a copy landing early, while another warp still reads
+// the stage it overwrites (the kernel's __syncthreads before each refill is what guards that, on a GPU only).
+struct cf_copy { void* dst; const void* src; int bytes, size; };
+thread_local std::vector<cf_copy> cf_pending;
+inline void cf_cp_async(float* dst, const float* src, int src_bytes, int size) {
+    if (size == 16 && (reinterpret_cast<uintptr_t>(dst) % 16 || (src_bytes && reinterpret_cast<uintptr_t>(src) % 16))) {
+        std::fprintf(stderr, "misaligned 16-byte cp.async\n"); std::abort(); }
+    cf_pending.push_back({dst, src, src_bytes, size});
+}
+inline void cf_cp_wait_all() {
+    for (auto& c : cf_pending) {
+        std::memcpy(c.dst, c.src, c.bytes);
+        std::memset(static_cast<char*>(c.dst) + c.bytes, 0, c.size - c.bytes);
+    }
+    cf_pending.clear();
+}
+// dynamic shared memory: one buffer, NaN-poisoned before each block
+static std::vector<float> cf_dynamic_smem;
 inline float cf_bits(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
 inline unsigned cf_tf32(float x) {   // cvt.rna.tf32.f32: 10 mantissa bits, to nearest, ties away from zero
     unsigned u; std::memcpy(&u, &x, 4);
@@ -101,13 +178,14 @@ inline float cf_block(float c, const double* p, int n) {
 }
 inline void cf_mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
     cf_warp& w = cf_warps[cf_wid];
-    for (int i = 0; i < 4; ++i) w.a[cf_lane][i] = a[i];
-    w.b[cf_lane][0] = b[0]; w.b[cf_lane][1] = b[1];
+    const unsigned s = cf_slot ^= 1u;
+    for (int i = 0; i < 4; ++i) w.a[s][cf_lane][i] = a[i];
+    w.b[s][cf_lane][0] = b[0]; w.b[s][cf_lane][1] = b[1];
     w.bar->arrive_and_wait();
     // the operands as the tensor core reads them: TF32, the low 13 bits ignored
     auto A = [&](int row, int k) {
-        return cf_bits(w.a[(row % 8) * 4 + k % 4][(row >= 8) + 2 * (k >= 4)] & 0xffffe000u); };
-    auto B = [&](int k, int col) { return cf_bits(w.b[col * 4 + k % 4][k >= 4] & 0xffffe000u); };
+        return cf_bits(w.a[s][(row % 8) * 4 + k % 4][(row >= 8) + 2 * (k >= 4)] & 0xffffe000u); };
+    auto B = [&](int k, int col) { return cf_bits(w.b[s][col * 4 + k % 4][k >= 4] & 0xffffe000u); };
     const int g = cf_lane / 4, t = cf_lane % 4;
     for (int e = 0; e < 4; ++e) {
         const int row = g + (e >= 2 ? 8 : 0), col = 2 * t + (e & 1);
@@ -121,18 +199,23 @@ inline void cf_mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]
         for (int k = 0; k < 8; k += CF_EMU_BLOCK) d[e] = cf_block(d[e], p + k, CF_EMU_BLOCK);
 #endif
     }
-    w.bar->arrive_and_wait();
 }
-template <class K, class A> void cf_emulate_launch(K kernel, unsigned blocks, unsigned threads, const A& a) {
+template <class K, class... A>
+void cf_emulate_launch(K kernel, unsigned blocks, unsigned threads, size_t smem, const A&... args) {
     for (unsigned b = 0; b < blocks; ++b) {
+        cf_dynamic_smem.assign(smem / 4, std::nanf(""));
         std::barrier<> bar(threads);
-        std::vector<std::barrier<>*> warp_bars;
-        for (unsigned w = 0; w < threads / 32; ++w) cf_warps[w].bar = warp_bars.emplace_back(new std::barrier<>(32));
+        std::vector<cf_spin_barrier*> warp_bars;
+        for (unsigned w = 0; w < threads / 32; ++w) cf_warps[w].bar = warp_bars.emplace_back(new cf_spin_barrier(32));
         cf_barrier = &bar;
         std::vector<std::thread> ts;
         for (unsigned t = 0; t < threads; ++t)
-            ts.emplace_back([&kernel, &a, b, t] {
-                blockIdx.x = b; threadIdx.x = t; cf_lane = t % 32; cf_wid = t / 32; kernel(a); });
+            ts.emplace_back([&kernel, &args..., b, t, blocks, threads] {
+                blockIdx.x = b; threadIdx.x = t; gridDim.x = blocks; blockDim.x = threads;
+                cf_lane = t % 32; cf_wid = t / 32;
+                kernel(args...);
+                if (!cf_pending.empty()) { std::fprintf(stderr, "cp.async copies never waited for\n"); std::abort(); }
+            });
         for (auto& th : ts) th.join();
         for (auto* p : warp_bars) delete p;
     }
@@ -179,19 +262,30 @@ int main(int argc, char** argv) {
 }
 """
 
-_LAUNCH = re.compile(r"(conv_epilogue(?:_mma)?_kernel<[^>]*>)<<<([^,]+), ([^,]+), 0, stream>>>\(a\);")
+_LAUNCH = re.compile(r"(conv_\w+_kernel<[^>]*>)<<<([^,]+), ([^,]+), ([^,]+), stream>>>\(([^;]*)\);")
 _PRIMITIVES = re.compile(r"// --- tensor-core primitives .*?// --- end of tensor-core primitives ---", re.S)
 _HOST_PRIMITIVES = """inline unsigned to_tf32(float x) { return cf_tf32(x); }
 inline void mma_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) { cf_mma(d, a, b); }"""
+_CP_ASYNC = re.compile(r"// --- cp.async primitives .*?// --- end of cp.async primitives ---", re.S)
+_HOST_CP_ASYNC = """inline void cp_async16(float* d, const float* s, int n) { cf_cp_async(d, s, n, 16); }
+inline void cp_async4(float* d, const float* s, int n) { cf_cp_async(d, s, n, 4); }
+inline void cp_async_commit() {}
+inline void cp_async_wait_all() { cf_cp_wait_all(); }"""
+_DYNAMIC_SMEM = "extern __shared__ __align__(16) float smem[];"
 
 
 def host_source(cuda_source: str) -> str:
-    """The generated CUDA source as host C++: the shim for cuda_runtime.h, the launch as a call of the emulator, the
-    tensor-core primitives (PTX) as their host emulations."""
-    src, n = _LAUNCH.subn(r"cf_emulate_launch(\1, \2, \3, a);", cuda_source)
-    assert n == 1, "the template's launch line changed: update _LAUNCH"
+    """The generated CUDA source as host C++: the shim for cuda_runtime.h, each launch as a call of the emulator, the
+    tensor-core and cp.async primitives (PTX) as their host emulations, dynamic shared memory as the shim's buffer."""
+    window = "conv_epilogue_window_kernel" in cuda_source
+    src, n = _LAUNCH.subn(r"cf_emulate_launch(\1, \2, \3, \4, \5);", cuda_source)
+    assert n == (2 if window else 1), "the template's launch lines changed: update _LAUNCH"
     src, n = _PRIMITIVES.subn(_HOST_PRIMITIVES, src)
-    assert n == (1 if "conv_epilogue_mma_kernel" in src else 0), "the tensor-core primitives' markers changed"
+    assert n == (1 if "conv_epilogue_mma_kernel" in src or window else 0), "the tensor-core primitives' markers changed"
+    src, n = _CP_ASYNC.subn(_HOST_CP_ASYNC, src)
+    assert n == (1 if window else 0), "the cp.async primitives' markers changed"
+    assert src.count(_DYNAMIC_SMEM) == (1 if window else 0), "the dynamic shared memory's declaration changed"
+    src = src.replace(_DYNAMIC_SMEM, "float* smem = cf_dynamic_smem.data();")
     return src.replace("#include <cuda_runtime.h>", SHIM) + MAIN
 
 
@@ -199,7 +293,8 @@ def _compile(tmp_path, name, cuda_source, defines=()):
     exe = tmp_path / name
     src = tmp_path / f"{name}.cpp"
     src.write_text(host_source(cuda_source))
-    proc = subprocess.run(["g++", "-std=c++20", "-O2", "-pthread", "-Wno-unknown-pragmas", *(f"-D{d}" for d in defines),
+    proc = subprocess.run(["g++", "-std=c++20", "-O2", "-fno-strict-aliasing", "-pthread", "-Wno-unknown-pragmas",
+                           *(f"-D{d}" for d in defines),
                            str(src), "-o", str(exe)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -274,6 +369,21 @@ def _small_shapes(prob):
     return [(1, c, 5, 6, 13), (2, c, 3, 3, 5)]
 
 
+def _window_shape(prob_or_shape):
+    """The window designs' extra shape: W a multiple of 4 (their 16-byte cp.async path; the shapes above take the
+    4-byte one) and Wo = W - 2 past one 64-column tile (a second tile of 2 columns)."""
+    c, dims = prob_or_shape
+    return (1, c, 6, 68) if dims == 2 else (1, c, 4, 5, 68)
+
+
+def shapes_for(key, design):
+    prob = M.FAMILY.get(key)
+    shapes = _small_shapes(prob) if prob else EXTRA[key][1]
+    if TP.DESIGNS[design].file == "conv_epilogue_window.cuh":
+        shapes = shapes + [_window_shape((shapes[0][1], len(shapes[0]) - 2))]
+    return shapes
+
+
 EXTRA = {"cout20_mean": (Extra(), [(2, 3, 6, 12)]),
          "cin1_3d_bias": (Extra(cin=1, cout=9, dims=3, bias=True), [(1, 1, 4, 5, 11)]),
          "min_tanh_tanh": (MinTanhTanh(), [(2, 5, 5, 14)]),
@@ -298,7 +408,7 @@ def executables(tmp_path_factory):
 def test_the_generated_kernel_meets_its_bound_on_the_cpu(key, design, executables, tmp_path):
     exe, model, traced = executables[(key, design)]
     prob = M.FAMILY.get(key)
-    shapes = _small_shapes(prob) if prob else EXTRA[key][1]
+    shapes = shapes_for(key, design)
     for i, shape in enumerate(shapes):
         for seed, dist in V.TRIALS:
             if prob is not None:
@@ -330,6 +440,9 @@ def test_the_emulation_catches_a_wrong_kernel(executables, tmp_path):
     long_model = long_k.make_model(seed=0)
     long_traced = T.trace(long_model)
     long3 = TP.source(long_traced, design="3xtf32")
+    win = TP.source(traced, design="tf32w")
+    win3 = TP.source(traced, design="3xtf32w")
+    long3w = TP.source(long_traced, design="3xtf32w")
     broken = {   # name: (the mutated source, the source it came from, its bound, the problem)
         "tail": (src.replace("if (p >= valid) break;", "if (p >= valid - 1) break;"), src, "fp32", prob),
         "channel": (src.replace("co < COUT ? __ldg(a.w + ((long long)co * CIN",
@@ -340,6 +453,20 @@ def test_the_emulation_catches_a_wrong_kernel(executables, tmp_path):
                             mma, "tf32", prob),
         "small_product": (mma3.replace("mma_tf32(part[j], as, bf);   // x_small w_big", ""), mma3, "3xtf32", prob),
         "no_partial_sums": (long3.replace("mma_tf32(part[j],", "mma_tf32(acc[j],"), long3, "3xtf32", long_k),
+        # the window designs: a stage read before its cp.async copies are waited for (the shim does them at the wait),
+        # the last output channel unwritten, a tap's column offset lost, the second Cout slice reading the first's
+        # weights, 3xtf32w without a small product or without its partial sums
+        "window_no_wait": (win.replace("cp_async_wait_all();                       // this thread's", "// "), win,
+                           "tf32", prob),
+        "window_last_channel": (win.replace("if (c >= COUT) break;", "if (c + 1 >= COUT) break;"), win, "tf32", prob),
+        "window_tap": (win.replace("{__float_as_uint(xk[ky * kXRS + kx + 8 * j]),",
+                                   "{__float_as_uint(xk[ky * kXRS + 8 * j]),"), win, "tf32", prob),
+        "window_slice": (win3.replace("sw_res + (cc * G::CO_SPLIT + hc) * G::W_SLICE",
+                                      "sw_res + (cc * G::CO_SPLIT) * G::W_SLICE"), win3, "3xtf32", prob),
+        "window_small_product": (win3.replace("for (int i = 0; i < G::MT; ++i) mma_tf32(part[i][j], as[i], bb[j]);",
+                                              ""), win3, "3xtf32", prob),
+        "window_no_partial_sums": (long3w.replace("mma_tf32(part[i][j],", "mma_tf32(acc[i][jh + j],"), long3w,
+                                   "3xtf32", long_k),
     }
     for name, (text, original, bound, p) in broken.items():
         assert text != original, f"the {name} mutation no longer applies to the template"

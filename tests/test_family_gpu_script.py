@@ -19,8 +19,11 @@ _spec.loader.exec_module(family_gpu)
 def test_arguments(tmp_path):
     a = family_gpu.parse_args(["--out", str(tmp_path)])
     assert a.keys == list(M.FAMILY) and a.n_timed == 25 and not a.dry_run and a.design_list == list(TP.DESIGNS)
-    assert a.design_list == ["fp32", "tf32", "3xtf32"]      # the FP32 class on tensor cores runs by default
+    # the FP32 class on tensor cores runs by default, and both mma.sync templates (timed in one process)
+    assert a.design_list == ["fp32", "tf32", "3xtf32", "tf32w", "3xtf32w"]
     assert family_gpu.parse_args(["--out", str(tmp_path), "--designs", "tf32"]).design_list == ["tf32"]
+    assert family_gpu.parse_args(["--out", str(tmp_path), "--designs", "tf32w,3xtf32w"]).design_list == \
+        ["tf32w", "3xtf32w"]
     with pytest.raises(SystemExit):
         family_gpu.parse_args(["--out", str(tmp_path), "--designs", "fp16"])
     a = family_gpu.parse_args(["--out", str(tmp_path), "--problems", "1, kb32,54,conv3d"])

@@ -67,12 +67,19 @@ def test_generated_kernel_compiles_without_spills(key, arch, family_ptxas):
     if isinstance(usage, Exception):
         raise usage
     _check_usage(usage, arch)
-    design = next(d for d in TP.DESIGNS if key.endswith(f"_{d}") and not key.endswith(f"_3x{d}"))
-    mma = TP.DESIGNS[design].launch == "launch_mma"
+    design = key.rsplit("_", 1)[1]
+    launch, split = TP.DESIGNS[design].launch, int(bool(TP.DESIGNS[design].args))
+    if launch == "launch_window":   # the weight pre-pass and the kernel, each with the design's Split argument
+        prep, main = sorted(usage)
+        assert prep.startswith("_ZN9cf_family24conv_window_wprep_kernel") and prep.endswith(f"SplitE{split}EEEvPKfPf")
+        assert main.startswith("_ZN9cf_family27conv_epilogue_window_kernel"), usage
+        assert main.endswith(f"LNS_5SplitE{split}EEEvNS_10FamilyArgsEPKfNS_8WinTilesE"), usage
+        return
+    mma = launch == "launch_mma"
     kernel = "_ZN9cf_family24conv_epilogue_mma_kernel" if mma else "_ZN9cf_family20conv_epilogue_kernel"
     assert len(usage) == 1 and next(iter(usage)).startswith(kernel), usage
     if mma:   # the design's Split argument is in the kernel's mangled name: 0 for tf32, 1 for 3xtf32
-        assert next(iter(usage)).endswith(f"LNS_5SplitE{1 if design == '3xtf32' else 0}EEEvNS_10FamilyArgsE"), usage
+        assert next(iter(usage)).endswith(f"LNS_5SplitE{split}EEEvNS_10FamilyArgsE"), usage
 
 
 def test_kernels_family_holds_only_what_the_template_pastes():
@@ -92,7 +99,7 @@ def test_each_source_instantiates_its_channels_and_dims():
     for p in M.FAMILY.values():
         for d in TP.DESIGNS:
             launch = TP.DESIGNS[d].launch
-            split = ", cf_family::k3xTF32" if d == "3xtf32" else ""
+            split = f", {TP.DESIGNS[d].args}" if TP.DESIGNS[d].args else ""
             assert f"{launch}<{p.in_channels}, {p.out_channels}, {p.dims}, FamilyEpilogue{split}>(a, stream)" \
                 in SOURCES[f"{p.key}_{d}"]
     assert "return FamilyEpilogue::kReduces ? 1 : 128;" in SOURCES["kb32_tf32"]

@@ -45,10 +45,14 @@ NO_RECORD = f"{study.NOT_RECORDED}: no GPU has run scripts/family_gpu.py"
 AWAITING = "appears once a GPU has run scripts/family_gpu.py (none has yet; see the page's first line)"
 # the hand-tuned kernels each generated design is held against: the same machinery (mma.sync TF32; FP32 CUDA cores,
 # register-tiled), so the difference is what the hand-tuning bought
-HAND_TUNED = {"tf32": "04_mma_tf32", "fp32": "03b_register_tiled", "3xtf32": "04_mma_3xtf32"}
+HAND_TUNED = {"tf32": "04_mma_tf32", "fp32": "03b_register_tiled", "3xtf32": "04_mma_3xtf32",
+              "tf32w": "04_mma_tf32", "3xtf32w": "04_mma_3xtf32"}
 # what each design computes on, and the bound it is held to (convfuse/verify.py's classes)
 UNITS = {"fp32": "FP32 CUDA cores", "tf32": "tensor cores (mma.sync, TF32)",
-         "3xtf32": "tensor cores (mma.sync, 3 TF32 MMAs a product)"}
+         "3xtf32": "tensor cores (mma.sync, 3 TF32 MMAs a product)",
+         "tf32w": "tensor cores (mma.sync, TF32; 04's input window)",
+         "3xtf32w": "tensor cores (mma.sync, 3 TF32 MMAs a product; 04's input window)"}
+WINDOW = "conv_epilogue_window.cuh"   # the template of the w designs: its geometry is not the first mma template's
 
 
 def class_name(precision: str) -> str:
@@ -58,8 +62,9 @@ def class_name(precision: str) -> str:
 
 
 def design_label(design: str) -> str:
-    """A design's name in the page's column heads: FP32, TF32, 3xTF32."""
-    return design.upper().replace("X", "x")
+    """A design's name in the page's column heads: FP32, TF32, 3xTF32, TF32w, 3xTF32w."""
+    label = design.upper().replace("X", "x")
+    return label[:-1] + "w" if design.endswith("w") else label
 # issue 68's goals on the H100 (same-run ratios): every TF32-class kernel faster than torch.compile, their geometric
 # mean at least GEOMEAN_GOAL times it; every FP32-class kernel faster than eager with TF32 off
 GEOMEAN_GOAL = 2.0
@@ -265,7 +270,20 @@ def blocks(design: str, shape) -> int:
     if design == "fp32":
         items = n * do * ho * math.ceil(wo / c["kTP"])
         return math.ceil(items / c["kThreads"])
+    if TP.DESIGNS[design].file == WINDOW:   # tiles: the persistent grid is min(tiles, SMs x blocks an SM)
+        td = 2 if len(out) == 3 else 1
+        return n * math.ceil(do / td) * math.ceil(ho / (c["kWinWarps"] // td)) * math.ceil(wo / c["kTW"])
     return math.ceil(n * do * ho * wo / c["kBM"])
+
+
+def cout_slice(design: str, cout: int) -> int:
+    """Output channels a block computes at once (a pass, a slice)."""
+    c = template_constants(design)
+    if design == "fp32":
+        return c["kTC"]
+    if TP.DESIGNS[design].file == WINDOW:
+        return min(-(-cout // 16) * 16, c["kCoutSlice3x" if TP.DESIGNS[design].args else "kCoutSlice"])
+    return c["kBN"]
 
 
 def template_table() -> pd.DataFrame:
@@ -279,6 +297,16 @@ def template_table() -> pd.DataFrame:
             geometry = (f"a thread: {c['kTP']} pixels of one output row × every channel, {c['kTC']} channels a pass; "
                         "the fold over channels in registers")
             grid = f"⌈N·Do·Ho·⌈Wo / {c['kTP']}⌉ / {threads}⌉ blocks"
+        elif file == WINDOW:
+            threads = c["kWinThreads"]
+            geometry = (f"a block: a tile of {c['kWinWarps']} output rows (3-D: 2 depths × 2 rows) × {c['kTW']} "
+                        f"columns, a warp a row; every channel in slices of up to {c['kCoutSlice']} (3xtf32w "
+                        f"{c['kCoutSlice3x']}); an input window of {c['kCK']} channels staged by cp.async per K chunk, "
+                        "weights in fragment order by a pre-pass; the fold over channels in registers")
+            if args:
+                geometry += (f"; inputs split at fragment load, weights by the pre-pass, three MMAs a product into a "
+                             f"partial sum per kernel row ({c['kFlushTaps']} taps), added to the total in FP32")
+            grid = "min(tiles, SMs × blocks an SM), persistent"
         else:
             threads = c["kMmaThreads"]
             geometry = (f"a block: {c['kBM']} pixels × every channel, {c['kBN']} channels a pass, K in steps of "
@@ -304,9 +332,8 @@ def grid_table() -> pd.DataFrame:
         cout = _traced(key).conv.out_channels
         row = {"KernelBench": M.kernelbench_number(prob), "Cout": cout}
         for design in TP.DESIGNS:
-            c = template_constants(design)
             row[f"{design} blocks"] = blocks(design, prob.input_shape)
-            row[f"{design} passes over Cout"] = math.ceil(cout / c["kTC" if design == "fp32" else "kBN"])
+            row[f"{design} passes over Cout"] = math.ceil(cout / cout_slice(design, cout))
         rows.append(row)
     return pd.DataFrame(rows).set_index("KernelBench")
 

@@ -5,8 +5,8 @@ runs the verification under `pytest -m gpu`. Only `plan` and `write_sources` run
 
 Verification follows convfuse/verify.py: fresh parameters and inputs every trial (its TRIALS: KernelBench's rand and
 randn), an output poisoned with NaN, the problem's odd shapes and the full shape, the bound of the template's precision
-class (template.DESIGNS: fp32, tf32 or 3xtf32) against the float64 model; KernelBench's allclose against eager beside
-it. Two additions of
+class (template.DESIGNS: fp32; tf32 or tf32w; 3xtf32 or 3xtf32w) against the float64 model; KernelBench's allclose
+against eager beside it. Two additions of
 DESIGN.md's protocol that verify.py does not hold yet: the conv bias zeroed (a bias masks a conv's own error), and
 input scales from 1e-6 to 1e3, where the max-abs bound (set for unit inputs) gives way to the rel-L2 bound alone.
 """

@@ -37,10 +37,14 @@ class Design(NamedTuple):
 
 # The templates a generated epilogue is compiled into. fp32: direct conv on FP32 CUDA cores; tf32: implicit GEMM on
 # mma.sync (sm_80+); 3xtf32: the same template on split operands, three TF32 MMAs per product (the FP32 class on tensor
-# cores).
+# cores); tf32w and 3xtf32w: the study's step-04 design on mma.sync (a haloed input window per 8-channel chunk by
+# cp.async, weights pre-arranged in fragment order, M = Cout), in the same two classes. The next GPU run times both
+# mma.sync templates in one process; the slower pair is then deleted.
 DESIGNS = {"fp32": Design("conv_epilogue.cuh", "launch", "fp32"),
            "tf32": Design("conv_epilogue_mma.cuh", "launch_mma", "tf32"),
-           "3xtf32": Design("conv_epilogue_mma.cuh", "launch_mma", "3xtf32", "cf_family::k3xTF32")}
+           "3xtf32": Design("conv_epilogue_mma.cuh", "launch_mma", "3xtf32", "cf_family::k3xTF32"),
+           "tf32w": Design("conv_epilogue_window.cuh", "launch_window", "tf32"),
+           "3xtf32w": Design("conv_epilogue_window.cuh", "launch_window", "3xtf32", "cf_family::k3xTF32")}
 # The files of kernels/family/: everything the family's kernels compile, nothing else (tests/test_family_template.py
 # holds the directory to this list, as test_registry does for kernels/<problem>/).
 TEMPLATE_FILES = tuple(dict.fromkeys(("family_args.h",) + tuple(d.file for d in DESIGNS.values())))
@@ -230,7 +234,8 @@ def fuse(model: nn.Module, fallback: bool = False, design: str = "tf32", verbose
     """`model` as one generated kernel (FusedFamily), or UnsupportedModel naming why it is outside the family; with
     `fallback=True` the caller asked for eager PyTorch instead: the model itself comes back, with a warning naming
     the reason. `design`: tf32 by default, the class of PyTorch's own conv (cuDNN with TF32 allowed); fp32 for FP32
-    CUDA-core arithmetic; 3xtf32 for the FP32 bound on tensor cores (split TF32).
+    CUDA-core arithmetic; 3xtf32 for the FP32 bound on tensor cores (split TF32); tf32w and 3xtf32w the same classes
+    in the second mma.sync template (the study's step 04 made generic).
     (The library's `convfuse.fuse` is the public door; this is the family's.)"""
     import warnings
 
