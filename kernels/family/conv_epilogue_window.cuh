@@ -47,6 +47,9 @@
 //   90 (3-D 8->64)     tf32w 242, weights resident, 1 stage, 106 KB         3xtf32w 217, weights per slice, 106 KB
 //   kb7 (3-D 8->32)    tf32w 156, 1 stage, 79 KB                            3xtf32w 200, 106 KB
 //   kb48 (3-D 3->16)   tf32w 112, 2 stages, 100 KB                          3xtf32w 122, 1 stage, 79 KB
+// SASS (cuobjdump, sm_90, 54): tf32w's chunk loop is 288 HMMA and 165 LDS, nothing else, as 04's; 3xtf32w's kernel
+//   row (both halves) 144 HMMA beside 220 FADD (splits and the partial sums), 89 FMNMX, 48 LOP3, 56 LDS: a partial
+//   sum per row instead of per tap would drop 128 of those FADDs.
 // Bytes (DRAM, KernelBench shapes, x read once + y written once): 54 1.07 + 1.06 GB; 90 0.27 + 1.76 GB; kb1 0.54 +
 //   1.04 GB; kb57 0.07 + 0.52 GB. L2 -> SM: the window 1.5x (2-D) or 2x (3-D) of x per Cout slice; the weights per
 //   chunk and tile where not resident (54 tf32w 2.4 GB, as 04; 90 3xtf32w 3 GB).
