@@ -17,8 +17,8 @@
 //     division in the inner loop: LDS + MMA); Cin past a multiple of 8 (3, 17) is zero-filled (window and weights).
 //   Weights: a pre-pass (one small kernel per call, grid-stride) writes them in A-fragment order, rounded or split,
 //     [chunk][Cout slice][tap][m16][part][lane][4], to a stream-ordered pooled buffer; one fragment is one LDS.128
-//     (3xtf32: two). All chunks and slices within kResidentBytes (2-D Cin 8; 3-D Cin 8 tf32): copied once a block and
-//     kept; else (Cin 64; 3-D 3xtf32 of 90) each stage copies its (chunk, slice) with linear 16-byte cp.async.
+//     (3xtf32: two). All chunks and slices within kResidentBytes (Cin up to 8, but 90 in 3xtf32w): copied once a
+//     block and kept; else (Cin 64; 90 in 3xtf32w) each stage copies its (chunk, slice) with linear 16-byte cp.async.
 //   Input window: per chunk, 8 channels x (TD+2 depths) x (TH+2 rows) x 68 columns by cp.async, 16-byte where W % 4 ==
 //     0 and x is 16-byte aligned, 4-byte otherwise, zero-filled past the volume; channel stride padded to 8 or 24
 //     mod 32 (a B fragment's 4 k-rows in disjoint bank groups).
