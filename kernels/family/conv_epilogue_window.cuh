@@ -17,8 +17,8 @@
 //     division in the inner loop: LDS + MMA); Cin past a multiple of 8 (3, 17) is zero-filled (window and weights).
 //   Weights: a pre-pass (one small kernel per call, grid-stride) writes them in A-fragment order, rounded or split,
 //     [chunk][Cout slice][tap][m16][part][lane][4], to a stream-ordered pooled buffer; one fragment is one LDS.128
-//     (3xtf32: two). All chunks and slices within kResidentBytes (2-D Cin 8; 3-D Cin 8 tf32): copied once a block and
-//     kept; else (Cin 64; 3-D 3xtf32 of 90) each stage copies its (chunk, slice) with linear 16-byte cp.async.
+//     (3xtf32: two). All chunks and slices within kResidentBytes (Cin up to 8, but 90 in 3xtf32w): copied once a
+//     block and kept; else (Cin 64; 90 in 3xtf32w) each stage copies its (chunk, slice) with linear 16-byte cp.async.
 //   Input window: per chunk, 8 channels x (TD+2 depths) x (TH+2 rows) x 68 columns by cp.async, 16-byte where W % 4 ==
 //     0 and x is 16-byte aligned, 4-byte otherwise, zero-filled past the volume; channel stride padded to 8 or 24
 //     mod 32 (a B fragment's 4 k-rows in disjoint bank groups).
@@ -47,6 +47,9 @@
 //   90 (3-D 8->64)     tf32w 242, weights resident, 1 stage, 106 KB         3xtf32w 217, weights per slice, 106 KB
 //   kb7 (3-D 8->32)    tf32w 156, 1 stage, 79 KB                            3xtf32w 200, 106 KB
 //   kb48 (3-D 3->16)   tf32w 112, 2 stages, 100 KB                          3xtf32w 122, 1 stage, 79 KB
+// SASS (cuobjdump, sm_90, 54): tf32w's chunk loop is 288 HMMA and 165 LDS, nothing else, as 04's; 3xtf32w's kernel
+//   row (both halves) 144 HMMA beside 220 FADD (splits and the partial sums), 89 FMNMX, 48 LOP3, 56 LDS: a partial
+//   sum per row instead of per tap would drop 128 of those FADDs.
 // Bytes (DRAM, KernelBench shapes, x read once + y written once): 54 1.07 + 1.06 GB; 90 0.27 + 1.76 GB; kb1 0.54 +
 //   1.04 GB; kb57 0.07 + 0.52 GB. L2 -> SM: the window 1.5x (2-D) or 2x (3-D) of x per Cout slice; the weights per
 //   chunk and tile where not resident (54 tf32w 2.4 GB, as 04; 90 3xtf32w 3 GB).
