@@ -40,9 +40,10 @@ from . import template as TP
 from . import trace as T
 
 FAMILY_SCRIPT = ROOT / "scripts" / "family_gpu.py"
-NO_RECORD = f"{study.NOT_RECORDED}: no GPU has run scripts/family_gpu.py"
+NO_RECORD = (f"{study.NOT_RECORDED}: scripts/family_gpu.py's one GPU run (H100, 2026-12-07, the first template's "
+             "designs) printed its table but its record did not come back from the device; the next run writes it")
 # the sections after the page's first line, which says NO_RECORD once: what they will show, and when
-AWAITING = "appears once a GPU has run scripts/family_gpu.py (none has yet; see the page's first line)"
+AWAITING = "appears once a GPU's record of scripts/family_gpu.py is in results/family/ (see the page's first line)"
 # the hand-tuned kernels each generated design is held against: the same machinery (mma.sync TF32; FP32 CUDA cores,
 # register-tiled), so the difference is what the hand-tuning bought
 HAND_TUNED = {"tf32": "04_mma_tf32", "fp32": "03b_register_tiled", "3xtf32": "04_mma_3xtf32",
@@ -304,8 +305,9 @@ def template_table() -> pd.DataFrame:
                         f"{c['kCoutSlice3x']}); an input window of {c['kCK']} channels staged by cp.async per K chunk, "
                         "weights in fragment order by a pre-pass; the fold over channels in registers")
             if args:
+                per = "tap" if c["kFlushTaps"] == 1 else f"{c['kFlushTaps']} taps"
                 geometry += (f"; inputs split at fragment load, weights by the pre-pass, three MMAs a product into a "
-                             f"partial sum per kernel row ({c['kFlushTaps']} taps), added to the total in FP32")
+                             f"partial sum per {per}, added to the total in FP32")
             grid = "min(tiles, SMs × blocks an SM), persistent"
         else:
             threads = c["kMmaThreads"]
@@ -314,7 +316,7 @@ def template_table() -> pd.DataFrame:
                         "memory")
             if args:   # 3xtf32: the split, and its partial sums
                 geometry += (f"; operands split into big + small TF32 (staged once, two planes), three MMAs a product "
-                             f"into a partial sum per K step of {c['kBK']}, added to the total in FP32")
+                             f"into a partial sum per {c['kFlushK']} of K, added to the total in FP32")
             grid = f"⌈N·Do·Ho·Wo / {c['kBM']}⌉ blocks"
         bound_abs, bound_rel = V.BOUNDS[prec]
         bound = (f"max-abs ≤ {bound_abs:g}, " if bound_abs is not None else "") + f"rel-L2 ≤ {bound_rel:g}"
