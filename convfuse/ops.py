@@ -12,7 +12,9 @@ autograd step, so no output ever comes back silently without a ``grad_fn``.
 
 ``fuse(model, precision)`` takes the KernelBench model of either problem and returns a `FusedConv` holding the
 model's own parameters, which runs the fastest verified kernel of that precision class on this GPU, chosen from the
-recorded results (`choose`).
+recorded results (`choose`). Any other model of the family (a conv, k=3, stride 1, no padding, then elementwise ops and
+at most one reduction over channels: convfuse/family) gets its epilogue generated from its own forward and one
+kernel of the family's template for that class (`FAMILY_DESIGNS`), as ``torch.ops.convfuse.family``.
 """
 from __future__ import annotations
 
@@ -29,6 +31,9 @@ from .verify import BOUNDS
 NAMESPACE = "convfuse"
 # What a caller may ask of `fuse`: the bound (verify.BOUNDS) the chosen kernel must meet on every input it takes.
 CLASSES = ("tf32", "fp32")
+# The family's template design per class, for models other than the study's two: FP32 CUDA cores for the FP32 class,
+# faster than the split-TF32 design on all nine problems in the H100's one family run (2026-12-07).
+FAMILY_DESIGNS = {"tf32": "tf32", "fp32": "fp32"}
 
 
 class Unsupported(ValueError):
@@ -249,17 +254,21 @@ class FusedConv(nn.Module):
         return f"kernel={what}, fallback={self.fallback}"
 
 
-def fuse(model: nn.Module, precision: str = "tf32", fallback: bool = False) -> FusedConv:
-    """The model as a `FusedConv` running the fastest verified `precision`-class kernel on the model's GPU.
+def fuse(model: nn.Module, precision: str = "tf32", fallback: bool = False) -> nn.Module:
+    """The model as a `FusedConv` running the fastest verified `precision`-class kernel on the model's GPU; any other
+    model of the family as the family's generated kernel of that class (`_fuse_family`).
 
     precision: "tf32" (TF32's bound, what PyTorch's own cuDNN convs promise by default) or "fp32" (FP32's bounds:
     IEEE FP32 or a split scheme on tensor cores). Where no kernel can take the model (parameters not float32 or not
     on a CUDA GPU, a GPU older than the kernels' lowest target) this raises `Unsupported` naming why, or, with
     `fallback=True`, returns a module that runs eager PyTorch (and says why in a warning and in `.why`).
     """
-    prob = problem_of(model)
     if precision not in CLASSES:
         raise ValueError(f"precision {precision!r}: use one of {', '.join(CLASSES)}")
+    try:
+        prob = problem_of(model)
+    except TypeError as not_ours:
+        return _fuse_family(model, precision, fallback, not_ours)
     try:
         weight = model.conv.weight
         bad = {n: p.dtype for n, p in model.named_parameters() if p.dtype != torch.float32}
@@ -276,3 +285,36 @@ def fuse(model: nn.Module, precision: str = "tf32", fallback: bool = False) -> F
         warnings.warn(f"convfuse.fuse: eager PyTorch for {prob.key}: {e}", stacklevel=2)
         return FusedConv(model, None, fallback=True, why=str(e))
     return FusedConv(model, variant, fallback=fallback, why=why)
+
+
+def _fuse_family(model: nn.Module, precision: str, fallback: bool, not_ours: TypeError) -> nn.Module:
+    """A model other than the study's two: the family's generated kernel (family.template.FusedFamily), or Unsupported
+    naming why neither takes it (eager PyTorch with a warning where the caller asked for a fallback)."""
+    from .family import template as FT
+    from .family import trace as FTR
+
+    try:
+        traced = FTR.trace(model)
+        bad = {n: p.dtype for n, p in model.named_parameters() if p.dtype != torch.float32}
+        if bad:
+            raise Unsupported(f"the kernels are FP32 in and out; parameters of another dtype: {bad}")
+        device = model.get_submodule(traced.conv.path).weight.device
+        if device.type != "cuda":
+            raise Unsupported(f"the model's parameters are on {device}: the kernels run on CUDA GPUs "
+                              f"(move the model with .cuda() before fuse)")
+        cc = torch.cuda.get_device_capability(device)
+        if cc < (8, 0):
+            raise Unsupported(f"the family's kernels are built for sm_80 and later; this GPU is compute capability "
+                              f"{cc[0]}.{cc[1]}")
+    except FTR.UnsupportedModel as e:
+        why = f"{type(model).__name__} is neither of the study's problems ({not_ours}) nor of the family: {e}"
+        if not fallback:
+            raise Unsupported(why) from e
+        warnings.warn(f"convfuse.fuse: eager PyTorch: {why}", stacklevel=3)
+        return model
+    except Unsupported as e:
+        if not fallback:
+            raise
+        warnings.warn(f"convfuse.fuse: eager PyTorch for {type(model).__name__}: {e}", stacklevel=3)
+        return model
+    return FT.FusedFamily(model, traced, design=FAMILY_DESIGNS[precision])

@@ -67,3 +67,28 @@ def test_fused_is_timed_beside_eager_and_compile_in_one_run(pk):
     for name, row in out["rows"].items():
         assert row["within_bound"], (name, row)
         assert row["median_ms"] > 0
+
+
+def _family_keys():
+    from convfuse.family import models as FM
+    return [k for k in FM.FAMILY if k not in P.PROBLEMS]       # the study's two take the hand-tuned path above
+
+
+@pytest.mark.parametrize("key", _family_keys())
+@pytest.mark.parametrize("precision", O.CLASSES)
+def test_fuse_runs_every_other_family_model_within_its_class_compiled(key, precision):
+    """convfuse.fuse on the family's other seven: the generated kernel of the class's design, as one graph node under
+    torch.compile(fullgraph=True), against the float64 model on two odd shapes."""
+    from convfuse.family import models as FM
+    from convfuse.family import template as FT
+
+    prob = FM.get(key)
+    model = prob.make_model(seed=0, device="cuda").requires_grad_(False)
+    fused = O.fuse(model, precision)
+    assert isinstance(fused, FT.FusedFamily) and fused.design == O.FAMILY_DESIGNS[precision]
+    compiled = torch.compile(fused, fullgraph=True)
+    for shape in (prob.odd_shapes[0], prob.odd_shapes[-1]):
+        x = prob.make_input(shape, seed=2, dist="randn", device="cuda")
+        with torch.no_grad():
+            err = verify.compare(compiled(x), P.ground_truth(model, x))
+        assert verify.within_bounds(err, precision), (shape, err)

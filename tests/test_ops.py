@@ -148,8 +148,8 @@ def test_fused_module_holds_the_models_own_parameters():
         assert len(list(f.parameters())) == len(list(model.parameters()))
         with pytest.raises(ValueError, match="kernel of"):
             O.FusedConv(model, R.kernel_variants("conv3d" if prob.key == "conv2d" else "conv2d")[0])
-    with pytest.raises(TypeError, match="KernelBench model"):
-        O.fuse(torch.nn.Conv2d(64, 64, 3))
+    with pytest.raises(O.Unsupported, match="KernelBench model.*nor of the family"):
+        O.fuse(torch.nn.Conv2d(64, 64, 3, padding=1))
 
 
 def test_fuse_refuses_what_no_kernel_can_take_or_falls_back_when_asked():
@@ -314,7 +314,7 @@ def test_kernelbenchs_own_model_class_is_taken_and_a_lookalike_is_not():
         O.problem_of(Lookalike(64, 64, 3, (64, 1, 1)))
     padded = KernelBenchModel(64, 64, 3, (64, 1, 1))
     padded.conv.padding = (1, 1)
-    with pytest.raises(TypeError, match="no padding"):
+    with pytest.raises(O.Unsupported, match="no padding.*nor of the family"):
         O.fuse(padded)
     model = KernelBenchModel(64, 64, 3, (64, 1, 1))
     f = O.FusedConv(model, R.kernel_variants("conv2d")[0])
@@ -334,3 +334,55 @@ def test_a_real_call_the_kernel_cannot_take_is_refused_before_any_build(monkeypa
             O.OPS[("conv3d", v.key)](x, *P.conv_params(model))
         with pytest.raises(TypeError, match="float32"):
             O.call("conv3d", v.key, x.double(), *P.conv_params(model))
+
+
+# --- models of the family other than the study's two: the generated kernel, as torch.ops.convfuse.family -----------
+def _family_fakes(monkeypatch, key="kb57"):
+    """A family model with fake CUDA parameters; no build (the extension is a stand-in), a Hopper's capability."""
+    from convfuse.family import models as FM
+    from convfuse.family import template as FT
+
+    monkeypatch.setattr(FT, "load", lambda traced, src, verbose=False: object())
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (9, 0))
+    mode = FakeTensorMode()
+    return FM.get(key), mode, FT
+
+
+@pytest.mark.parametrize("precision", O.CLASSES)
+def test_fuse_gives_any_other_family_model_its_generated_kernel(monkeypatch, precision):
+    prob, mode, FT = _family_fakes(monkeypatch)
+    with mode:
+        model = fake_cuda_model(prob, mode)
+        f = O.fuse(model, precision)
+    assert isinstance(f, FT.FusedFamily) and f.design == O.FAMILY_DESIGNS[precision] and f.model is model
+    assert V_within(f.precision, precision)
+
+
+def V_within(have: str, want: str) -> bool:
+    """The family design's bound is at least as tight as the class asked for (verify.BOUNDS)."""
+    return all(w is None or (h is not None and h <= w) for w, h in zip(BOUNDS[want], BOUNDS[have]))
+
+
+def test_a_family_model_compiles_into_one_graph_node_with_fake_tensors(monkeypatch):
+    prob, mode, FT = _family_fakes(monkeypatch, "kb32")          # the reduction over channels: its output shape
+    with mode:
+        model = fake_cuda_model(prob, mode)
+        f = O.fuse(model, "tf32")
+        for shape in (prob.input_shape, prob.odd_shapes[0]):
+            x = torch.empty(shape, device="cuda")
+            y, seen = compiled_graph_ops(f, x)
+            assert seen == ["convfuse.family.default"], seen
+            assert tuple(y.shape) == FT.output_shape(f.traced, shape) and y.shape[1] == 1 and y.device.type == "cuda"
+
+
+def test_a_family_model_on_the_cpu_is_refused_or_falls_back(monkeypatch):
+    from convfuse.family import models as FM
+
+    model = FM.get("kb71").make_model(seed=0)
+    with pytest.raises(O.Unsupported, match="on cpu.*CUDA"):
+        O.fuse(model)
+    with pytest.warns(UserWarning, match="eager PyTorch"):
+        assert O.fuse(model, fallback=True) is model
+    with pytest.warns(UserWarning, match="nor of the family"):
+        conv = torch.nn.Conv2d(8, 8, 3, padding=1)
+        assert O.fuse(conv, fallback=True) is conv

@@ -12,6 +12,7 @@ import hashlib
 import os
 import subprocess
 import tempfile
+import weakref
 from pathlib import Path
 from typing import NamedTuple
 
@@ -142,6 +143,7 @@ def load(traced: T.Traced, src: str, verbose: bool = False):
     name = build_name(traced, src)
     build_dir = B.BUILD_DIR / "family" / name
     build_dir.mkdir(parents=True, exist_ok=True)
+    before = os.environ.get("TORCH_CUDA_ARCH_LIST")   # the caller's, restored after the build (as build.build)
     os.environ["TORCH_CUDA_ARCH_LIST"] = ";".join(f"{a[0]}.{a[1:]}" for a in B.ARCHS)
     try:
         return ext.load_inline(name=name, cpp_sources=[glue()], cuda_sources=[src], functions=["forward"],
@@ -149,6 +151,11 @@ def load(traced: T.Traced, src: str, verbose: bool = False):
                                build_directory=str(build_dir), verbose=verbose)
     except Exception as e:   # the compiler's output is in the message; keep the end
         raise B.BuildError(f"building the family kernel of {traced.model_name} failed:\n{str(e)[-4000:]}") from None
+    finally:
+        if before is None:
+            os.environ.pop("TORCH_CUDA_ARCH_LIST", None)
+        else:
+            os.environ["TORCH_CUDA_ARCH_LIST"] = before
 
 
 def compile_usage(src: str, arch: str, stem: str = "family", nvcc: str | None = None) -> dict:
@@ -180,6 +187,35 @@ def output_shape(traced: T.Traced, input_shape) -> tuple:
     return out[:1] + ((1,) if red.keepdim else ()) + out[2:]
 
 
+# --- the generated kernels as one PyTorch operator ------------------------------------------------------------------
+# torch.ops.convfuse.family(key, x, weight, bias, params) -> y: `key` names a FusedFamily made in this process (its
+# generated source's build name), so torch.compile(fullgraph=True) keeps a model calling it in one graph node, as the
+# study's kernels (convfuse/ops.py). Inference-only, as they are.
+_FAMILY: weakref.WeakValueDictionary = weakref.WeakValueDictionary()   # a module's entry goes with the module
+
+
+@torch.library.custom_op("convfuse::family", mutates_args=())
+def family_op(key: str, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+              params: list[torch.Tensor]) -> torch.Tensor:
+    f = _FAMILY[key]
+    y = torch.empty(output_shape(f.traced, x.shape), device=x.device, dtype=torch.float32)
+    f.ext.forward(x, weight.contiguous(), None if bias is None else bias.contiguous(), list(params), y)
+    return y
+
+
+@family_op.register_fake
+def _(key, x, weight, bias, params):
+    return x.new_empty(output_shape(_FAMILY[key].traced, tuple(x.shape)))
+
+
+def _no_grad(ctx, *args):
+    raise RuntimeError("convfuse::family is inference-only (it has no backward): call it under torch.no_grad() or "
+                       "torch.inference_mode()")
+
+
+family_op.register_autograd(_no_grad, setup_context=_no_grad)
+
+
 class FusedFamily(nn.Module):
     """`model` computed by one generated kernel (template `design`, a key of DESIGNS): the conv and its epilogue,
     reading the model's own parameters at every call (so fresh parameters copied into the model count). Inference
@@ -194,6 +230,8 @@ class FusedFamily(nn.Module):
         self.generated = E.generate(self.traced)
         self.source = source(self.traced, self.generated, design)
         self.ext = ext if ext is not None else load(self.traced, self.source, verbose=verbose)
+        self.key = f"{build_name(self.traced, self.source)}_{id(self):x}"     # this module's entry for family_op
+        _FAMILY[self.key] = self
 
     def _tensors(self):
         conv = self.model.get_submodule(self.traced.conv.path)
@@ -222,12 +260,13 @@ class FusedFamily(nn.Module):
         for name, t in [("weight", w), ("bias", b)] + list(zip(self.generated.params, params)):
             if t is not None and (t.device != x.device or t.dtype != torch.float32):
                 raise ValueError(f"{name} must be float32 on {x.device}, is {t.dtype} on {t.device}")
+        if out is None:       # through the operator: one graph node under torch.compile
+            return family_op(self.key, x, w.detach(), None if b is None else b.detach(), params)
         shape = output_shape(self.traced, x.shape)
-        y = torch.empty(shape, device=x.device, dtype=torch.float32) if out is None else out
-        if tuple(y.shape) != shape:
-            raise ValueError(f"out has shape {tuple(y.shape)}, the output is {shape}")
-        self.ext.forward(x, w.detach().contiguous(), None if b is None else b.detach().contiguous(), params, y)
-        return y
+        if tuple(out.shape) != shape:
+            raise ValueError(f"out has shape {tuple(out.shape)}, the output is {shape}")
+        self.ext.forward(x, w.detach().contiguous(), None if b is None else b.detach().contiguous(), params, out)
+        return out
 
 
 def fuse(model: nn.Module, fallback: bool = False, design: str = "tf32", verbose: bool = False) -> nn.Module:
