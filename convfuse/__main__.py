@@ -188,27 +188,36 @@ def _fuse(problem_keys, precisions, rounds, out):
     print(f"[fuse] wrote {out}")
 
 
-def _verify(problem_keys, keys):
+def _built(problem_keys, keys):
+    """Per problem: (problem, its model on the GPU, {key: runner}, {key: precision}) of the registered kernels asked
+    for that run on this GPU, built in parallel."""
     import torch
 
     from . import build as B
     from . import problems as P
     from . import registry as R
-    from . import verify
 
     B.require_toolchain()
+    for pk in problem_keys or list(P.PROBLEMS):
+        prob = P.get(pk)
+        cc = torch.cuda.get_device_capability()
+        vs = [v for v in R.kernel_variants(pk) if (keys is None or v.key in keys) and v.runs_on(cc)]
+        mods = B.build_all(vs)
+        model = prob.make_model(seed=0, device="cuda")
+        yield prob, model, {v.key: R.kernel_runner(v, mods[(pk, v.key)]) for v in vs}, {v.key: v.precision for v in vs}
+
+
+def _verify(problem_keys, keys):
+    import torch
+
+    from . import verify
+
     with torch.no_grad():
-        for pk in problem_keys or list(P.PROBLEMS):
-            prob = P.get(pk)
-            cc = torch.cuda.get_device_capability()
-            vs = [v for v in R.kernel_variants(pk) if (keys is None or v.key in keys) and v.runs_on(cc)]
-            mods = B.build_all(vs)
-            model = prob.make_model(seed=0, device="cuda")
-            runners = {v.key: R.kernel_runner(v, mods[(pk, v.key)]) for v in vs}
-            checks = verify.run_checks(prob, model, runners, {v.key: v.precision for v in vs},
+        for prob, model, runners, precisions in _built(problem_keys, keys):
+            checks = verify.run_checks(prob, model, runners, precisions,
                                        shapes=[prob.input_shape, *prob.odd_shapes], log=print)
             for k, s in verify.summarize(checks).items():
-                print(f"{pk}/{k}: verified={s['verified']} max_abs={s['max_abs_err_fp64']:.2e} "
+                print(f"{prob.key}/{k}: verified={s['verified']} max_abs={s['max_abs_err_fp64']:.2e} "
                       f"rel_l2={s['rel_l2_err_fp64']:.2e} kernelbench={s['kernelbench_pass']}")
 
 
@@ -218,21 +227,12 @@ def _verify_scales(problem_keys, keys):
     states (verify.held_scales), where tests/test_gpu_hardening.py asserts it."""
     import torch
 
-    from . import build as B
-    from . import problems as P
     from . import registry as R
     from . import verify
 
-    B.require_toolchain()
     with torch.no_grad():
-        for pk in problem_keys or list(P.PROBLEMS):
-            prob = P.get(pk)
-            cc = torch.cuda.get_device_capability()
-            vs = [v for v in R.kernel_variants(pk) if (keys is None or v.key in keys) and v.runs_on(cc)]
-            mods = B.build_all(vs)
-            model = prob.make_model(seed=0, device="cuda")
-            runners = {v.key: R.kernel_runner(v, mods[(pk, v.key)]) for v in vs}
-            precisions = {v.key: v.precision for v in vs}
+        for prob, model, runners, precisions in _built(problem_keys, keys):
+            pk = prob.key
             for ref in ("eager", "eager_fp32"):
                 runners[ref] = R.reference_runner(R.get(pk, ref), model)
                 precisions[ref] = "tf32" if ref == "eager" else "fp32"

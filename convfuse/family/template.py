@@ -48,7 +48,10 @@ DESIGNS = {"fp32": Design("conv_epilogue.cuh", "launch", "fp32"),
            "3xtf32w": Design("conv_epilogue_window.cuh", "launch_window", "3xtf32", "cf_family::k3xTF32")}
 # The files of kernels/family/: everything the family's kernels compile, nothing else (tests/test_family_template.py
 # holds the directory to this list, as test_registry does for kernels/<problem>/).
-TEMPLATE_FILES = tuple(dict.fromkeys(("family_args.h",) + tuple(d.file for d in DESIGNS.values())))
+# the tensor-core primitives both mma.sync templates share, pasted before either
+MMA_PRIMITIVES = "mma_primitives.cuh"
+MMA_TEMPLATES = ("conv_epilogue_mma.cuh", "conv_epilogue_window.cuh")
+TEMPLATE_FILES = tuple(dict.fromkeys(("family_args.h", MMA_PRIMITIVES) + tuple(d.file for d in DESIGNS.values())))
 
 
 def launch_call(design: str, cin: int, cout: int, dims: int) -> str:
@@ -74,8 +77,9 @@ def source(traced: T.Traced, generated: E.Generated | None = None, design: str =
     c = traced.conv
     shown = FAMILY_KERNELS.relative_to(ROOT)
     file = DESIGNS[design].file
+    shared = [f'#line 1 "{shown}/{MMA_PRIMITIVES}"', _text(MMA_PRIMITIVES)] if file in MMA_TEMPLATES else []
     return "\n".join([
-        f'#line 1 "{shown}/family_args.h"', _text("family_args.h"),
+        f'#line 1 "{shown}/family_args.h"', _text("family_args.h"), *shared,
         f'#line 1 "{shown}/{file}"', _text(file),
         f'#line 1 "generated epilogue of {traced.model_name}"', gen.source,
         "const char* family_launch(const cf_family::FamilyArgs& a, cudaStream_t stream) {",
