@@ -3,11 +3,8 @@
 // and Cout. Two designs from one file, the template parameter S:
 //   kTF32 (design tf32, precision class tf32): TF32 operands, FP32 accumulate, one MMA per product, as PyTorch's cuDNN
 //     conv by default.
-//   k3xTF32 (design 3xtf32, precision class 3xtf32, the FP32 bound): each operand split, v = big + small, both TF32
-//     (big = cvt.rna(v), small = cvt.rna(v - big), as convfuse/splits.py's split_tf32; big from v clamped to the
-//     largest finite TF32 so an Inf lands in small, as kernels/common.cuh's split_tf32), three MMAs per product:
-//     small x big + big x small + big x big (small x small dropped: 2^-22 relative). Each product of TF32 operands is
-//     exact in FP32; what is left is the accumulation, below.
+//   k3xTF32 (design 3xtf32, the FP32 bound): v = big + small, both TF32 (split_tf32 below, as splits.py's), three MMAs
+//     a product: small x big + big x small + big x big (small x small dropped: 2^-22 relative), each exact in FP32.
 //
 // GEMM: M = output pixels (N * Do * Ho * Wo, flattened), N = Cout, K = Cin * taps (taps 9 or 27; k = ci * taps + tap,
 // the weight's own layout, so B is read straight from w). A block computes a tile of kBM = 64 pixels and walks Cout in
@@ -20,20 +17,14 @@
 // The epilogue adds the conv bias, applies the generated ops per accumulator element and stores; with a reduction over
 // channels each pass folds its 32 channels per pixel through shared memory, in channel order, and the last pass stores.
 //
-// Why 3xTF32 accumulates in two levels (as kernels/conv2d/04_implicit_gemm_mma.cu, notebook 04): the tensor core adds
-// an MMA's products into its FP32 accumulator with truncation (alignment to the largest term without guard bits,
-// normalization toward zero; Fasi et al. 2021), so each MMA into an accumulator of magnitude |S| can lose up to ~1
-// ulp(S), always toward zero: a bias growing with the number of MMAs on one accumulator, here 3 K / 8 (216 for 64 x 9,
-// the family's longest K = 576; 04 measured 216 MMAs into one accumulator at rel-L2 5e-6 on the H200, over the 2e-6
-// bound). So every kFlushK = 8 of K (one k8 step: 3 MMAs, 8 products x 3) opens a fresh partial sum, added to the
-// pass's total with an ordinary round-to-nearest FADD: the truncations act at the scale of 8 products and, partials
-// having either sign, largely cancel; what grows with K is then the round-to-nearest sum of K / 8 partials, as in any
-// FP32 conv (a 3-D Cin of 64, K = 1728, is no longer a problem of the tensor core's adds). Emulated on the CPU with the
-// truncation modelled pessimistically (tests/test_family_emulated.py, calibrated to lose more than 04's GPU did),
-// conv2d (54, K = 576) gives rel-L2 5.2e-7 with kFlushK = 8, 8.8e-7 with 16, 1.6e-6 with 32 (one partial a stage),
-// 6.8e-6 with none (bound 2e-6); with the MMA's adds rounding to nearest instead, 3.2e-7 with kFlushK = 8. The partials
-// cost 16 registers a thread and 16 FADDs per 12 MMAs a warp; ptxas then needs more registers than 4 blocks an SM allow
-// (kMinBlocks3x below).
+// Why 3xTF32 accumulates in two levels (notebook 04, kernels/conv2d/04_implicit_gemm_mma.cu): the tensor core adds
+// into its FP32 accumulator with truncation, so each MMA into an accumulator of magnitude |S| can lose ~1 ulp(S) toward
+// zero (04: 216 MMAs into one accumulator, rel-L2 5e-6 on the H200, bound 2e-6). So every kFlushK = 8 of K opens a
+// fresh partial sum, added to the total with a round-to-nearest FADD. Emulated (tests/test_family_emulated.py,
+// truncation modelled pessimistically), 54 gives rel-L2 5.2e-7 with kFlushK = 8, 1.6e-6 with 32, 6.8e-6 with none.
+// The partials cost 16 registers a thread: fewer blocks an SM (kMinBlocks3x below).
+// Measured (H100, 2026-12-07, family_gpu.py's printed table; record lost): tf32 54 18.3 ms, 90 11.5, kb1 17.9, kb57
+//   1.28 (torch.compile 2.75, 5.87, 1.95, 0.80), 3xtf32 ~1.9x tf32's: what conv_epilogue_window.cuh answers.
 // A first, simple design: no cp.async pipeline, no register double-buffering; correctness first.
 #pragma once
 

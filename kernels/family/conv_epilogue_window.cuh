@@ -31,15 +31,11 @@
 //     flight during this tile's epilogue); 1 where two would not leave 2 blocks an SM (3-D: window 35 KB, weights
 //     55 KB; the next tile's window is copied under the epilogue, as conv3d 04).
 //   Epilogue: acc + bias parked per warp, 16 channels x 64 pixels at a time (float2, conflict-free), read back a lane
-//     a pixel: Epi::apply per element, coalesced streaming stores (one warp store: 32 consecutive pixels of a
-//     channel); with kReduces, Epi::combine into the lane's 2 registers, Epi::post(finish) and one store after the
-//     last slice.
-//   3xTF32's two levels (as 04 and the first template's header: the tensor core's adds truncate): the 3 MMAs of one tap
-//     (8 products an element) into a fresh partial sum, added to the total with a round-to-nearest FADD. Emulated
-//     (tests/test_family_emulated.py, truncation modelled pessimistically), worst of KernelBench's three draws: conv2d
-//     4.8e-7, kb57 4.2e-7 (the first template's 3xtf32: 4.2e-7, 3.3e-7); a partial sum per kernel row (3 taps, as 04)
-//     gave 1.4e-6 on both, too near the 2e-6 bound. Partial sums for 4 of the 8 n8 columns at a time, the kernel rows
-//     a loop: with all 8 columns, or the rows unrolled, ptxas spilled at 255 registers.
+//     a pixel: Epi::apply, coalesced streaming stores (a warp: 32 consecutive pixels of a channel); with kReduces,
+//     Epi::combine into the lane's 2 registers, Epi::post(finish) and one store after the last slice.
+//   3xTF32's two levels (the first template's header): a tap's 3 MMAs into a fresh partial sum, added with a
+//     round-to-nearest FADD. Emulated, worst of three draws: 54 4.8e-7, kb57 4.2e-7; a partial per kernel row (as 04)
+//     gave 1.4e-6, too near the 2e-6 bound. Partials for 4 of the 8 n8 columns at a time: all 8 spilled at 255 registers.
 // Per problem (ptxas 13.0, sm_90, registers; shared memory a block; all 2 blocks an SM, none spills):
 //   54 (64->64)        tf32w 238 regs, 2 stages, 80 KB (weights per chunk)  3xtf32w 227, 2 slices of 32, 80 KB
 //   kb1/kb4/kb32 (->128) tf32w 233-237, 2 slices of 64, 80 KB              3xtf32w 222-227, 4 slices, 80 KB
@@ -47,25 +43,21 @@
 //   90 (3-D 8->64)     tf32w 242, weights resident, 1 stage, 106 KB         3xtf32w 217, weights per slice, 106 KB
 //   kb7 (3-D 8->32)    tf32w 156, 1 stage, 79 KB                            3xtf32w 200, 106 KB
 //   kb48 (3-D 3->16)   tf32w 112, 2 stages, 100 KB                          3xtf32w 122, 1 stage, 79 KB
-// SASS (cuobjdump, sm_90, 54): tf32w's chunk loop is 288 HMMA and 165 LDS, nothing else, as 04's; 3xtf32w's kernel
-//   row (both halves) 144 HMMA beside 220 FADD (splits and the partial sums), 89 FMNMX, 48 LOP3, 56 LDS: a partial
-//   sum per row instead of per tap would drop 128 of those FADDs.
+// SASS (sm_90, 54): tf32w's chunk loop is 288 HMMA and 165 LDS only, as 04's; 3xtf32w's kernel row 144 HMMA beside
+//   220 FADD (splits, partial sums), 89 FMNMX, 48 LOP3, 56 LDS (a partial per row would drop 128 of those FADDs).
 // Bytes (DRAM, KernelBench shapes, x read once + y written once): 54 1.07 + 1.06 GB; 90 0.27 + 1.76 GB; kb1 0.54 +
 //   1.04 GB; kb57 0.07 + 0.52 GB. L2 -> SM: the window 1.5x (2-D) or 2x (3-D) of x per Cout slice; the weights per
 //   chunk and tile where not resident (54 tf32w 2.4 GB, as 04; 90 3xtf32w 3 GB).
 // Bound: as 04, the LDS -> MMA latency at 8 warps an SM (54: 304 GFLOP of TF32 MMAs, 3xtf32w 3x), y's writes where
-//   the GEMM is small (kb57: 0.59 GB of DRAM traffic, 0.19 ms at the H100's measured 3.04 TB/s; its MMAs, K = 72,
-//   take less).
+//   the GEMM is small (kb57: 0.59 GB of DRAM traffic, 0.19 ms at the H100's 3.04 TB/s; its K = 72 MMAs take less).
 // PREDICTION (H100, not yet run on a GPU), from 04's measured 2.178 / 1.849 ms (tf32) and 5.34 / 3.25 ms (3xtf32) and
 //   the bytes above; what this template adds to 04: generic index math, an epilogue of scalar stores (04: 16-byte),
 //   3xtf32w's partial sum per tap (04: per row) and A's fragments loaded twice:
 //     54   tf32w 2.3 ms (1.2x torch.compile's 2.75), 3xtf32w 5.8 ms (1.7x eager FP32's 9.92)
-//     90   tf32w 2.0 ms (2.9x compile's 5.87), 3xtf32w 4.5 ms (each slice restages its 55 KB of weights; 2.5x eager
-//          FP32's 11.06)
-//     kb1  tf32w 2.3 ms (54's MMA work: half the pixels, twice the Cout; 0.85x compile's 1.95: slower),
-//          3xtf32w 5.8 ms (1.6x eager FP32's 9.08)
+//     90   tf32w 2.0 ms (2.9x compile's 5.87), 3xtf32w 4.5 ms (a slice restages 55 KB of weights; 2.5x eager FP32)
+//     kb1  tf32w 2.3 ms (54's MMA work; 0.85x compile's 1.95: slower), 3xtf32w 5.8 ms (1.6x eager FP32's 9.08)
 //     kb57 tf32w 0.25 ms (y-write bound; 3.2x compile's 0.80), 3xtf32w 0.3 ms (9.9x eager FP32's 2.98)
-//   Against the first family design's 2026-12-07 times (tf32): 54 8x, 90 5.8x, kb1 7.8x, kb57 5x.
+//   Against the first family design's H100 times (2026-12-07, tf32): 54 8x, 90 5.8x, kb1 7.8x, kb57 5x.
 // Odd shapes: any N, D, H, W >= 3; rows and columns past the output computed on zero-filled input, never stored.
 #pragma once
 
