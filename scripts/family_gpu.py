@@ -66,7 +66,16 @@ def main(argv=None) -> int:
     build_s = F.build_all([(p.key, p.design) for p in planned.values()], jobs=a.jobs)
     wall = time.perf_counter() - t0
     records = {}
+    env = bench.environment()
+    path = a.out / f"family_{env['slug']}.json"
+
+    def write():   # after every problem: a call cut short still brings back the problems it finished
+        path.write_text(json.dumps({"env": env, "build_wall_s": round(wall, 1), "records": records}, indent=1,
+                                   default=str))
+
+    print(f"[family] built {len(build_s)} of {len(planned)} in {wall:.1f} s", flush=True)
     for key in a.keys:
+        t_prob = time.perf_counter()
         prob = M.get(key)
         first = planned[F.name(key, a.design_list[0])]
         rec = records[key] = {"kernelbench_id": first.kernelbench_id, "summary": first.summary, "designs": {}}
@@ -88,10 +97,8 @@ def main(argv=None) -> int:
         except Exception as e:   # one problem's failure keeps the others' measurements
             rec["error"] = f"{type(e).__name__}: {str(e)[-2000:]}"
         torch.cuda.empty_cache()
-    env = bench.environment()
-    path = a.out / f"family_{env['slug']}.json"
-    path.write_text(json.dumps({"env": env, "build_wall_s": round(wall, 1), "records": records}, indent=1,
-                               default=str))
+        write()
+        print(f"[family] {key}: {time.perf_counter() - t_prob:.1f} s", flush=True)
     print(f"[family] wrote {path}\n")
     print(F.table(records))
     ok = all("error" not in r and r["designs"] and all(d.get("verified") for d in r["designs"].values())
