@@ -81,7 +81,7 @@ def main(argv=None) -> int:
         rec = records[key] = {"kernelbench_id": first.kernelbench_id, "summary": first.summary, "designs": {}}
         try:
             model = prob.make_model(seed=0, device="cuda")
-            runs = {}
+            runs, truths = {}, {}   # truths: each check's input and float64 truth, made once for all designs
             for d in a.design_list:
                 name = F.name(key, d)
                 drec = rec["designs"][d] = {"precision": F.TP.precision(d), "build_s": build_s.get(name)}
@@ -89,8 +89,9 @@ def main(argv=None) -> int:
                     drec["error"] = "build failed"
                     continue
                 runs[d] = F.fused(model, d)
-                drec.update(F.verify(prob, model, runs[d], full_shape=not a.no_full_shape))
-            cudnn, rec["cudnn_fused"] = F.cudnn_fused(prob, model, full_shape=not a.no_full_shape)
+                drec.update(F.verify(prob, model, runs[d], full_shape=not a.no_full_shape, truths=truths))
+            cudnn, rec["cudnn_fused"] = F.cudnn_fused(prob, model, full_shape=not a.no_full_shape, truths=truths)
+            del truths
             if runs and not a.no_time:
                 rec.update(F.time_problem(prob, model, runs, a.n_timed, cudnn=cudnn))
             del cudnn   # its graphs' workspaces go before the next problem's

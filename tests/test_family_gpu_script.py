@@ -99,3 +99,32 @@ def test_fuse_refuses_or_falls_back_to_eager_as_asked():
         TP.fuse(model)
     with pytest.warns(UserWarning, match="eager PyTorch: .*avg_pool2d"):
         assert TP.fuse(model, fallback=True) is model
+
+
+def test_each_truth_is_made_once_for_every_design_of_a_problem(monkeypatch):
+    """run.verify with one `truths` dict across designs (as the script keeps one per problem): each check's float64
+    truth is computed by the first design only, and every design still runs on the check's own parameters (the model
+    is reseeded on a cache hit too). The stand-in kernel is the model in float64 with whatever parameters it holds
+    when called: were a cached check's reseeding skipped, it would compute with the last check's (bias zeroed, another
+    seed) and miss the bound."""
+    from convfuse.family import trace as T
+
+    prob = M.get("kb71")
+    model = prob.make_model(seed=0)
+    real = F.P.ground_truth
+    made = []
+    monkeypatch.setattr(F.P, "ground_truth", lambda m, x: made.append(tuple(x.shape)) or real(m, x))
+
+    class Float64Model:
+        traced, precision = T.trace(model), "fp32"
+
+        def __call__(self, x, out):
+            return out.copy_(real(model, x))
+
+    truths = {}
+    first = F.verify(prob, model, Float64Model(), full_shape=False, truths=truths, device="cpu", log=lambda *_: None)
+    n = len(made)
+    second = F.verify(prob, model, Float64Model(), full_shape=False, truths=truths, device="cpu", log=lambda *_: None)
+    assert first["verified"] and second["verified"]
+    assert n == len(first["checks"]) == len(truths) and len(made) == n     # none made again for the second design
+    assert [c["rel_l2"] for c in first["checks"]] == [c["rel_l2"] for c in second["checks"]]

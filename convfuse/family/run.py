@@ -113,14 +113,19 @@ def fused(model: torch.nn.Module, design: str) -> TP.FusedFamily:
 
 
 @torch.no_grad()
-def _check(problem, model, run, shape, seed, dist, scale=1.0, zero_bias=False) -> dict:
-    V.reseed(model, problem, seed)
+def _check(problem, model, run, shape, seed, dist, scale=1.0, zero_bias=False, truths: dict | None = None,
+           device="cuda") -> dict:
+    V.reseed(model, problem, seed)   # every check, cached or not: the kernel reads the model's own parameters
     if zero_bias and model.get_submodule(run.traced.conv.path).bias is not None:
         model.get_submodule(run.traced.conv.path).bias.zero_()
-    x = problem.make_input(shape, seed=seed, dist=dist, device="cuda") * scale
-    ref = P.ground_truth(model, x)
-    eager = model(x)
-    out = V.poisoned(tuple(ref.shape), "cuda")
+    key = (tuple(shape), seed, dist, scale, zero_bias)
+    if truths is None or key not in truths:
+        x = problem.make_input(shape, seed=seed, dist=dist, device=device) * scale
+        truth = (x, P.ground_truth(model, x), model(x))
+        if truths is not None:
+            truths[key] = truth
+    x, ref, eager = truths[key] if truths is not None else truth
+    out = V.poisoned(tuple(ref.shape), device)
     run(x, out=out)
     m = V.compare(out, ref)
     bound = V.BOUNDS[run.precision]
@@ -152,19 +157,23 @@ def _eager_in_class(model, x, precision: str) -> torch.Tensor:
         torch.backends.cudnn.allow_tf32 = old
 
 
-def verify(problem: P.Problem, model, run, full_shape: bool = True, log=print) -> dict:
-    """Every check of the protocol for one problem; {"verified", "checks": [...], worst errors}."""
+def verify(problem: P.Problem, model, run, full_shape: bool = True, log=print, truths: dict | None = None,
+           device="cuda") -> dict:
+    """Every check of the protocol for one problem; {"verified", "checks": [...], worst errors}. `truths`: a dict kept
+    across the designs of one problem, so that each input and its float64 truth are made once (seeded: the same for
+    every design), not once a design (the full shape's float64 conv is most of a problem's verification time)."""
     checks = []
     shapes = list(problem.odd_shapes) + ([problem.input_shape] if full_shape else [])
     for shape in shapes:
         trials = V.TRIALS if shape != problem.input_shape else V.TRIALS[:1]   # the full shape: KernelBench's draw
         for seed, dist in trials:
-            checks.append(_check(problem, model, run, shape, seed, dist))
+            checks.append(_check(problem, model, run, shape, seed, dist, truths=truths, device=device))
     odd = problem.odd_shapes[0]
-    checks.append(_check(problem, model, run, odd, 3, "randn", zero_bias=True))
+    checks.append(_check(problem, model, run, odd, 3, "randn", zero_bias=True, truths=truths, device=device))
     for i, s in enumerate(SCALES):
         for zero_bias in (False, True):
-            checks.append(_check(problem, model, run, odd, 4 + i, "randn", scale=s, zero_bias=zero_bias))
+            checks.append(_check(problem, model, run, odd, 4 + i, "randn", scale=s, zero_bias=zero_bias,
+                                 truths=truths, device=device))
     for c in checks:
         if not c["passed"]:
             log(f"[family verify] {problem.key} FAIL {c}")
@@ -174,7 +183,7 @@ def verify(problem: P.Problem, model, run, full_shape: bool = True, log=print) -
             "kernelbench_pass": all(c["kernelbench_pass"] for c in checks if c["scale"] == 1.0)}
 
 
-def cudnn_fused(problem: P.Problem, model, full_shape: bool = True, log=print) -> tuple:
+def cudnn_fused(problem: P.Problem, model, full_shape: bool = True, log=print, truths: dict | None = None) -> tuple:
     """cuDNN's fused graph for one problem (cudnn_graph.Runner): every plan cuDNN offers for the KernelBench shape
     built and timed, the fastest kept, then the verification ours gets (`verify`, in the TF32 class). Returns (the
     runner, or None where there is no graph; the record's "cudnn_fused" entry: {"status": "ok", "plan", "verified",
@@ -191,7 +200,7 @@ def cudnn_fused(problem: P.Problem, model, full_shape: bool = True, log=print) -
         log(f"[family cudnn] {problem.key}: cuDNN's fused graph {status}: {why}")
         return None, {"status": status, "message": why}
     rec = {"status": "ok", "plan": r.info()}
-    rec.update(verify(problem, model, r, full_shape=full_shape, log=log))
+    rec.update(verify(problem, model, r, full_shape=full_shape, log=log, truths=truths, device=device))
     if r.errors:
         rec["errors"] = {"x".join(map(str, s)): m for s, m in r.errors.items()}
     log(f"[family cudnn] {problem.key}: {rec['plan']['built']} of {rec['plan']['plans']} plans built, kept "
