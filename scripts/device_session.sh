@@ -12,7 +12,14 @@
 #               then fuse(model) timed beside eager and torch.compile(model) -> $OUT/fuse.json, $OUT/fuse.log
 #     family    the generated family kernels (scripts/family_gpu.py): built in parallel, verified, timed beside eager,
 #               torch.compile and cuDNN's fused graph -> $OUT/family_<gpu>.json, $OUT/family_plan.json, $OUT/family.log,
-#               its table last (the generated sources stay in /tmp/convfuse-family: a reply brings back few files)
+#               its table last (the generated sources stay in /tmp/convfuse-family: a reply brings back few files);
+#               FAMILY_DESIGNS=a,b,... limits the designs, FAMILY_LIMIT_S cuts the stage (default 400 s: the record is
+#               written after every problem, so a cut run brings back the problems it finished)
+#     familyops fuse(model) on every other family model, compiled, within its class (tests/test_gpu_ops.py -k family)
+#               -> $OUT/family_ops.log
+#     scales    the conv3d kernels the H100's scale sweep of 2026-12-07 failed (the three FP32-class ones) or did not
+#               reach, at every input scale beside eager and eager FP32 (python -m convfuse verify --scales)
+#               -> $OUT/scales.log
 #     pack      everything under $OUT except the results JSON (and the family's) into $OUT/logs.tgz (last: for a machine that
 #               sends back only a few files)
 #   The record is $OUT/<gpu-slug>.json (the slug from this GPU's name), started from results/<gpu-slug>.json: bench
@@ -71,8 +78,15 @@ for s in $stages; do
       $PY -m pytest -q -m gpu -p no:cacheprovider -rfE tests/test_gpu_ops.py 2>&1 | tee "$OUT/gpu_ops.log" | tail -15
       $PY -m convfuse fuse --out "$OUT/fuse.json" 2>&1 | tee "$OUT/fuse.log" | grep -E "^\[fuse\] (conv|.*first)" ;;
     family)
-      $PY scripts/family_gpu.py --out /tmp/convfuse-family 2>&1 | tee "$OUT/family.log" | tail -20
+      timeout "${FAMILY_LIMIT_S:-400}" $PY scripts/family_gpu.py --out /tmp/convfuse-family \
+        ${FAMILY_DESIGNS:+--designs "$FAMILY_DESIGNS"} > "$OUT/family.log" 2>&1; echo "family: exit $?"
+      grep -E "^\[family\] |FAIL" "$OUT/family.log" | tail -30; tail -14 "$OUT/family.log"
       cp /tmp/convfuse-family/family_*.json "$OUT/" 2>/dev/null; cp /tmp/convfuse-family/plan.json "$OUT/family_plan.json" ;;
+    familyops)
+      $PY -m pytest -q -m gpu -p no:cacheprovider -rfE tests/test_gpu_ops.py -k family 2>&1 | tee "$OUT/family_ops.log" | tail -6 ;;
+    scales)
+      $PY -m convfuse verify --scales --problem conv3d --variant 04_mma_3xtf32 --variant 04b_wgmma_3xtf32 \
+        --variant 04b_wgmma_3xfp16 --variant 04b_wgmma_fp16 --variant 04d_rs_tf32 2>&1 | tee "$OUT/scales.log" | tail -40 ;;
     pack)
       (cd "$OUT" && tar czf /tmp/convfuse-logs.tgz --exclude="$SLUG.json" --exclude="family_*.json" --exclude=logs.tgz . \
         && find . -mindepth 1 -not -name "$SLUG.json" -not -name "family_*.json" -delete \
