@@ -229,15 +229,22 @@ def time_problem(problem: P.Problem, model, runs: dict, n_timed: int, cudnn: CG.
             torch.backends.cudnn.allow_tf32 = old
 
     fns = {f"ours_{d}": (lambda r=r: r(x, out=out)) for d, r in runs.items()}
-    fns.update(eager=lambda: model(x), eager_fp32=eager_fp32, compile=lambda: compiled(x))
-    refs = ["eager", "eager_fp32", "compile"]
+    refs = {"eager": lambda: model(x), "eager_fp32": eager_fp32, "compile": lambda: compiled(x)}
     if cudnn is not None:
         x_cl = CF.to_channels_last(x)
-        fns["cudnn_fused"] = lambda: cudnn(x_cl)
-        refs.append("cudnn_fused")
-    t = bench.time_interleaved(fns, n_timed=n_timed, log=log)
+        refs["cudnn_fused"] = lambda: cudnn(x_cl)
+    failed = {}
+    for k, fn in list(refs.items()):   # a reference that cannot run (torch.compile, the frontend) loses its column only
+        try:
+            fn()
+            torch.cuda.synchronize()
+        except Exception as e:
+            failed[k] = CF.one_line(e)
+            del refs[k]
+            log(f"[family time] {problem.key}: {k} not timed: {failed[k]}")
+    t = bench.time_interleaved(fns | refs, n_timed=n_timed, log=log)
     ratios = {f"{d}_vs_{ref}": t[ref]["median_ms"] / t[f"ours_{d}"]["median_ms"] for d in runs for ref in refs}
-    return {"timings": t, "speedups": ratios}
+    return {"timings": t, "speedups": ratios} | ({"reference_errors": failed} if failed else {})
 
 
 def cudnn_cell(rec: dict) -> str:
