@@ -19,7 +19,7 @@
 #include <cudaTypedefs.h>
 
 // --- the register-A core: step 04d's chunk loop and what it needs, pasted also into the family's tf32h design
-// (convfuse/family/template.py) and so free of common.cuh (cuda_runtime.h's integer types only) ---
+// (convfuse/family/template.py) and so free of common.cuh: it needs <stdint.h> alone ---
 // Shared-memory matrix descriptor, no swizzle ("interleave") layout, K-major: the operand is made of core
 // matrices of 8 rows x 16 bytes (4 TF32), each stored as 128 contiguous bytes; lbo = byte distance
 // between the two core matrices of one k8 step (K direction), sbo = byte distance between core matrices

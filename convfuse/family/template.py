@@ -315,7 +315,8 @@ def fuse(model: nn.Module, fallback: bool = False, design: str = "tf32", verbose
     `fallback=True` the caller asked for eager PyTorch instead: the model itself comes back, with a warning naming
     the reason. `design`: tf32 by default, the class of PyTorch's own conv (cuDNN with TF32 allowed); fp32 for FP32
     CUDA-core arithmetic; 3xtf32 for the FP32 bound on tensor cores (split TF32); tf32w and 3xtf32w the same classes
-    in the second mma.sync template (the study's step 04 made generic).
+    in the second mma.sync template (the study's step 04 made generic); tf32h the TF32 class on Hopper's wgmma (sm_90a
+    only, 2-D convs only).
     (The library's `convfuse.fuse` is the public door; this is the family's.)"""
     import warnings
 

@@ -10,7 +10,7 @@
 //   written by the pre-pass K-major without swizzle, per (chunk, slice) [tap][k-half][co 64][4 channels] (04d's layout,
 //   2 KB a tap), read through a shared-memory descriptor. A block is one warpgroup owning 4 output rows x 64 columns,
 //   an m64n64 accumulator a row (128 registers a thread, tf32w's count); input row I's three fragments serve output rows
-//   I - r: 18 fragment loads and 36 wgmmas a chunk where tf32w issues 288 mma.sync a warp.
+//   I - r: 18 fragments (24 8-byte loads a thread) and 36 wgmmas a chunk where tf32w issues 288 mma.sync a warp.
 // Async order. cp.async writes shared memory in the generic proxy and wgmma reads B in the async proxy: every thread
 //   fences (fence.proxy.async) after its wait and before the barrier. Weights in a stage (not resident): wait_group 0
 //   at the chunk's end, before the barrier after which that stage is refilled. The window's A rows are read by LDS
