@@ -18,6 +18,8 @@
 #include <cuda.h>               // CUtensorMap (TMA); the encoder is reached through the runtime (cf_encode_tma_4d)
 #include <cudaTypedefs.h>
 
+// --- the register-A core: step 04d's chunk loop and what it needs, pasted also into the family's tf32h design
+// (convfuse/family/template.py) and so free of common.cuh: it needs <stdint.h> alone ---
 // Shared-memory matrix descriptor, no swizzle ("interleave") layout, K-major: the operand is made of core
 // matrices of 8 rows x 16 bytes (4 TF32), each stored as 128 contiguous bytes; lbo = byte distance
 // between the two core matrices of one k8 step (K direction), sbo = byte distance between core matrices
@@ -28,6 +30,14 @@ __device__ __forceinline__ uint64_t wgmma_desc(uint32_t smem_byte_addr, uint32_t
            ((uint64_t)(sbo >> 4) << 32);
 }
 
+// Descriptor = base + a compile-time byte offset in its address field (shared addresses < 256 KB never
+// carry into the lbo field). The base goes through an opaque move once per tile so the compiler cannot
+// hoist dozens of loop-invariant 64-bit descriptors out of the tile loop (in conv3d 04b that held ~108
+// registers and spilled).
+__device__ __forceinline__ uint64_t desc_at(uint32_t lo, uint32_t hi, uint32_t byte_offset) {
+    return ((uint64_t)hi << 32) | (lo + (byte_offset >> 4));
+}
+// --- wgmma primitives (tests/test_family_emulated.py replaces this block with host emulations) ---
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N>
@@ -41,6 +51,114 @@ __device__ __forceinline__ void fence_operand(float (&d)[R]) {
 }
 // Generic-proxy shared-memory writes -> visible to wgmma after the next barrier.
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+__device__ __forceinline__ uint32_t opaque(uint32_t v) {
+    uint32_t r;
+    asm volatile("mov.b32 %0, %1;\n" : "=r"(r) : "r"(v));
+    return r;
+}
+// The accumulator operand lists of the wrappers (CF_WGMMA below says why they are macros).
+#define CF_WGMMA_REGS32 \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define CF_WGMMA_ACC32(d) \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), \
+    "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), \
+    "+f"(d[30]), "+f"(d[31])
+// --- register-A TF32 wgmma over the rows of a TMA box (step 04d, conv2d and conv3d) ---------------------------------
+// The box lands as [channel][row][PITCH], a channel CHP floats on. M = 64 output pixels of one output row (warp w: pixels
+// 16 w .. 16 w + 15), N = 64 Cout (B: the weights, K-major in shared memory, WSTEP bytes a tap), K = 8 channels of one
+// tap. A thread (g, t)'s fragment is mma.sync's: pixels g and g + 8, channels t and t + 4, four 4-byte shared loads and
+// four cvt.rn straight from the box (CHP = 8 or 24 mod 32: the warp's loads hit 32 banks). Input row I of a chunk,
+// shifted by tap column s, is one fragment and serves output rows I - r for the taps (r, s) with 0 <= I - r < ROWS.
+// D (64 pixels x 64 Cout) += A (64 x 8, registers) * B (8 x 64, shared, K-major); ACC = 0 overwrites D (conv2d 04e).
+template <int ACC = 1>
+__device__ __forceinline__ void wgmma_rs_m64n64k8(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {" CF_WGMMA_REGS32 "}, "
+                 "{%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+                 : CF_WGMMA_ACC32(d)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(ACC));
+}
+__device__ __forceinline__ uint32_t tf32_bits(float v) {
+    uint32_t r;
+    asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+    return r;
+}
+// --- end of wgmma primitives ---
+// One chunk (one box) of a consumer tile of ROWS output rows: XH = ROWS + 2 input rows, each loaded into register set
+// I % SETS, fenced, its wgmmas issued and committed, then wait_group SETS - 1 (the row that used the next set is done).
+// The stage is released (`release()`: 04d's mbarrier arrive of every consumer thread; nothing in the family's tf32h,
+// whose block barrier does it) after the last row's wgmmas: an HGMMA cannot issue before its fragment registers have
+// arrived, so the box's loads are done (an arrive right after the loads could precede their completion).
+// PAIRS (conv2d 04d): the M rows g and g + 8 of a warp's 16 are its pixels 2 g and 2 g + 1, so that a
+// thread's three taps need pixels 2 g .. 2 g + 3 of a channel, two 8-byte loads (instead of six 4-byte ones) and four
+// cvt (instead of six), and its accumulators hold two neighbouring pixels of a channel: one 8-byte store.
+template <int ROWS, int PITCH, int CHP, int SETS, int WSTEP, bool PAIRS = false>
+struct RsChunk {
+    static constexpr int KS = 3, XH = ROWS + KS - 1;
+    // input row I's three fragments (taps s = 0, 1, 2): a0 (pixel g, channel t), a1 (g + 8, t), a2 (g, t + 4),
+    // a3 (g + 8, t + 4), from `fb` = the box at channel t, pixel 16 warp + g (PAIRS: pixels 2 g, 2 g + 1 for g, g + 8,
+    // `fb` at pixel 16 warp + 2 g)
+    template <int I>
+    static __device__ __forceinline__ void load_fragments(uint32_t (&a)[KS][4], const float* fb) {
+        if constexpr (PAIRS) {
+            static_assert(PITCH % 2 == 0 && CHP % 2 == 0, "8-byte loads");
+#pragma unroll
+            for (int c = 0; c < 2; ++c) {
+                const float2 lo = *reinterpret_cast<const float2*>(fb + 4 * c * CHP + I * PITCH);
+                const float2 hi = *reinterpret_cast<const float2*>(fb + 4 * c * CHP + I * PITCH + 2);
+                const uint32_t p[4] = {tf32_bits(lo.x), tf32_bits(lo.y), tf32_bits(hi.x), tf32_bits(hi.y)};
+#pragma unroll
+                for (int s = 0; s < KS; ++s) {
+                    a[s][2 * c] = p[s];
+                    a[s][2 * c + 1] = p[s + 1];
+                }
+            }
+        } else {
+#pragma unroll
+            for (int s = 0; s < KS; ++s) {
+                a[s][0] = tf32_bits(fb[I * PITCH + s]);
+                a[s][1] = tf32_bits(fb[I * PITCH + s + 8]);
+                a[s][2] = tf32_bits(fb[4 * CHP + I * PITCH + s]);
+                a[s][3] = tf32_bits(fb[4 * CHP + I * PITCH + s + 8]);
+            }
+        }
+    }
+    // input row I's wgmmas: tap (r, s) into output row I - r
+    template <int I>
+    static __device__ __forceinline__ void row_mmas(float (&acc)[ROWS][32], const uint32_t (&a)[KS][4], uint32_t wlo,
+                                                    uint32_t whi) {
+#pragma unroll
+        for (int r = 0; r < KS; ++r) {
+            if (I - r < 0 || I - r >= ROWS) continue;
+#pragma unroll
+            for (int s = 0; s < KS; ++s) wgmma_rs_m64n64k8(acc[I - r], a[s], desc_at(wlo, whi, (r * KS + s) * WSTEP));
+        }
+    }
+    template <int I, class Release>
+    static __device__ __forceinline__ void mma_row(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][KS][4], const float* fb,
+                                                   uint32_t wlo, uint32_t whi, Release release) {
+        load_fragments<I>(frag[I % SETS], fb);
+        wgmma_fence();                             // the fragment registers were written by ordinary instructions
+        row_mmas<I>(acc, frag[I % SETS], wlo, whi);
+        if (I == XH - 1) release();
+        wgmma_commit();
+        if constexpr (I == XH - 1 && XH % SETS != 0)
+            wgmma_wait<0>();                       // the next chunk's first row takes set 0 again: all of this one read
+        else
+            wgmma_wait<SETS - 1>();
+    }
+    template <int I, class Release>
+    static __device__ __forceinline__ void mma_rows(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][KS][4], const float* fb,
+                                                    uint32_t wlo, uint32_t whi, Release release) {
+        mma_row<I>(acc, frag, fb, wlo, whi, release);
+        if constexpr (I + 1 < XH) mma_rows<I + 1>(acc, frag, fb, wlo, whi, release);
+    }
+};
+// --- end of the register-A core ---
+
 // Named barriers (ids 1..15; 0 is __syncthreads) over N threads, whole warps. named_sync waits until N threads have
 // arrived; named_arrive counts this warp in and goes on: the signal half of a producer/consumer or turn-taking pair,
 // whose other side syncs on the same id.
@@ -140,18 +258,6 @@ __device__ __forceinline__ void st_shared_f2(uint32_t addr, float2 v) {
     asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" :: "r"(addr), "f"(v.x), "f"(v.y) : "memory");
 }
 
-// Descriptor = base + a compile-time byte offset in its address field (shared addresses < 256 KB never
-// carry into the lbo field). The base goes through an opaque move once per tile so the compiler cannot
-// hoist dozens of loop-invariant 64-bit descriptors out of the tile loop (in conv3d 04b that held ~108
-// registers and spilled).
-__device__ __forceinline__ uint32_t opaque(uint32_t v) {
-    uint32_t r;
-    asm volatile("mov.b32 %0, %1;\n" : "=r"(r) : "r"(v));
-    return r;
-}
-__device__ __forceinline__ uint64_t desc_at(uint32_t lo, uint32_t hi, uint32_t byte_offset) {
-    return ((uint64_t)hi << 32) | (lo + (byte_offset >> 4));
-}
 
 __device__ __forceinline__ float tf32_round(float v) { return __uint_as_float(to_tf32(v)); }
 // Rounded to nearest, ties to even (cvt.rn.tf32.f32, sm_90 and later) instead of ties away (cvt.rna): one
@@ -181,15 +287,6 @@ __device__ __forceinline__ void split_rounded(float x, float& big, float& small)
 //   tf32 k8: a core matrix row is 4 values of K.  f16 / bf16 k16: 8 values of K in the same 16 bytes, so a
 //   k16 step has the byte geometry of a TF32 k8 step (two core matrices along K, lbo apart) and takes the
 //   tensor core as long: twice the multiply-adds per instruction.
-#define CF_WGMMA_REGS32 \
-    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define CF_WGMMA_ACC32(d) \
-    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), \
-    "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), \
-    "+f"(d[30]), "+f"(d[31])
 #define CF_WGMMA_REGS44 CF_WGMMA_REGS32 ", " \
     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43"
 #define CF_WGMMA_ACC44(d) \
@@ -349,96 +446,6 @@ __device__ __forceinline__ void store_acc_row(float* yq, const float (&v)[2 * NJ
     }
 }
 
-// --- register-A TF32 wgmma over the rows of a TMA box (step 04d, conv2d and conv3d) ---------------------------------
-// The box lands as [channel][row][PITCH], a channel CHP floats on. M = 64 output pixels of one output row (warp w: pixels
-// 16 w .. 16 w + 15), N = 64 Cout (B: the weights, K-major in shared memory, WSTEP bytes a tap), K = 8 channels of one
-// tap. A thread (g, t)'s fragment is mma.sync's: pixels g and g + 8, channels t and t + 4, four 4-byte shared loads and
-// four cvt.rn straight from the box (CHP = 8 or 24 mod 32: the warp's loads hit 32 banks). Input row I of a chunk,
-// shifted by tap column s, is one fragment and serves output rows I - r for the taps (r, s) with 0 <= I - r < ROWS.
-// D (64 pixels x 64 Cout) += A (64 x 8, registers) * B (8 x 64, shared, K-major); ACC = 0 overwrites D (conv2d 04e).
-template <int ACC = 1>
-__device__ __forceinline__ void wgmma_rs_m64n64k8(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {" CF_WGMMA_REGS32 "}, "
-                 "{%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
-                 : CF_WGMMA_ACC32(d)
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(ACC));
-}
-__device__ __forceinline__ uint32_t tf32_bits(float v) {
-    uint32_t r;
-    asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
-    return r;
-}
-// One chunk (one box) of a consumer tile of ROWS output rows: XH = ROWS + 2 input rows, each loaded into register set
-// I % SETS, fenced, its wgmmas issued and committed, then wait_group SETS - 1 (the row that used the next set is done).
-// The stage is released (`empty`, an mbarrier arrive of every consumer thread) after the last row's wgmmas: an HGMMA
-// cannot issue before its fragment registers have arrived, so the box's loads are done (an arrive right after the
-// loads could precede their completion).
-// PAIRS (conv2d 04d): the M rows g and g + 8 of a warp's 16 are its pixels 2 g and 2 g + 1, so that a
-// thread's three taps need pixels 2 g .. 2 g + 3 of a channel, two 8-byte loads (instead of six 4-byte ones) and four
-// cvt (instead of six), and its accumulators hold two neighbouring pixels of a channel: one 8-byte store.
-template <int ROWS, int PITCH, int CHP, int SETS, int WSTEP, bool PAIRS = false>
-struct RsChunk {
-    static constexpr int KS = 3, XH = ROWS + KS - 1;
-    // input row I's three fragments (taps s = 0, 1, 2): a0 (pixel g, channel t), a1 (g + 8, t), a2 (g, t + 4),
-    // a3 (g + 8, t + 4), from `fb` = the box at channel t, pixel 16 warp + g (PAIRS: pixels 2 g, 2 g + 1 for g, g + 8,
-    // `fb` at pixel 16 warp + 2 g)
-    template <int I>
-    static __device__ __forceinline__ void load_fragments(uint32_t (&a)[KS][4], const float* fb) {
-        if constexpr (PAIRS) {
-            static_assert(PITCH % 2 == 0 && CHP % 2 == 0, "8-byte loads");
-#pragma unroll
-            for (int c = 0; c < 2; ++c) {
-                const float2 lo = *reinterpret_cast<const float2*>(fb + 4 * c * CHP + I * PITCH);
-                const float2 hi = *reinterpret_cast<const float2*>(fb + 4 * c * CHP + I * PITCH + 2);
-                const uint32_t p[4] = {tf32_bits(lo.x), tf32_bits(lo.y), tf32_bits(hi.x), tf32_bits(hi.y)};
-#pragma unroll
-                for (int s = 0; s < KS; ++s) {
-                    a[s][2 * c] = p[s];
-                    a[s][2 * c + 1] = p[s + 1];
-                }
-            }
-        } else {
-#pragma unroll
-            for (int s = 0; s < KS; ++s) {
-                a[s][0] = tf32_bits(fb[I * PITCH + s]);
-                a[s][1] = tf32_bits(fb[I * PITCH + s + 8]);
-                a[s][2] = tf32_bits(fb[4 * CHP + I * PITCH + s]);
-                a[s][3] = tf32_bits(fb[4 * CHP + I * PITCH + s + 8]);
-            }
-        }
-    }
-    // input row I's wgmmas: tap (r, s) into output row I - r
-    template <int I>
-    static __device__ __forceinline__ void row_mmas(float (&acc)[ROWS][32], const uint32_t (&a)[KS][4], uint32_t wlo,
-                                                    uint32_t whi) {
-#pragma unroll
-        for (int r = 0; r < KS; ++r) {
-            if (I - r < 0 || I - r >= ROWS) continue;
-#pragma unroll
-            for (int s = 0; s < KS; ++s) wgmma_rs_m64n64k8(acc[I - r], a[s], desc_at(wlo, whi, (r * KS + s) * WSTEP));
-        }
-    }
-    template <int I>
-    static __device__ __forceinline__ void mma_row(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][KS][4], const float* fb,
-                                                   uint32_t wlo, uint32_t whi, uint64_t* empty) {
-        load_fragments<I>(frag[I % SETS], fb);
-        wgmma_fence();                             // the fragment registers were written by ordinary instructions
-        row_mmas<I>(acc, frag[I % SETS], wlo, whi);
-        if (I == XH - 1) mbar_arrive(empty);
-        wgmma_commit();
-        if constexpr (I == XH - 1 && XH % SETS != 0)
-            wgmma_wait<0>();                       // the next chunk's first row takes set 0 again: all of this one read
-        else
-            wgmma_wait<SETS - 1>();
-    }
-    template <int I>
-    static __device__ __forceinline__ void mma_rows(float (&acc)[ROWS][32], uint32_t (&frag)[SETS][KS][4], const float* fb,
-                                                    uint32_t wlo, uint32_t whi, uint64_t* empty) {
-        mma_row<I>(acc, frag, fb, wlo, whi, empty);
-        if constexpr (I + 1 < XH) mma_rows<I + 1>(acc, frag, fb, wlo, whi, empty);
-    }
-};
 
 // --- conv2d 04d's 3xTF32: RsChunk with split operands -------------------------------------------------------------
 // 3xTF32 needs both weight parts resident: 295 KB for all 64 Cout, so a block takes one half of them (N = 32: hi and lo

@@ -7,7 +7,9 @@ JSON, print a table last.
 
 Each problem is built in each template design (convfuse/family/template.py, DESIGNS: tf32 on mma.sync, fp32 on CUDA
 cores, 3xtf32 on mma.sync with split operands: the FP32 class on tensor cores; tf32w and 3xtf32w the same two classes
-in the second mma.sync template, the study's step 04 made generic) and verified in that design's precision class. OUT_DIR gets sources/<key>_<design>.cu and plan.json (what is built: also with --dry-run, which needs no GPU and stops there),
+in the second mma.sync template, the study's step 04 made generic; tf32h that template's pipeline on wgmma, sm_90a only
+(an H100 or H200) and 2-D problems only: the 3-D ones are not planned in it) and verified in that design's precision
+class. OUT_DIR gets sources/<key>_<design>.cu and plan.json (what is built: also with --dry-run, which needs no GPU and stops there),
 then family_<gpu-slug>.json: the environment and, per problem, per design the build seconds, the verification's
 checks and worst errors, cuDNN's fused graph (convfuse/family/cudnn_graph.py: the plan kept, its verification in the
 TF32 class, or why there is none: refused with the op, skipped without nvidia-cudnn-frontend), and one interleaved
@@ -77,13 +79,15 @@ def main(argv=None) -> int:
     for key in a.keys:
         t_prob = time.perf_counter()
         prob = M.get(key)
-        first = planned[F.name(key, a.design_list[0])]
+        first = next(p for p in planned.values() if p.key == key)
         rec = records[key] = {"kernelbench_id": first.kernelbench_id, "summary": first.summary, "designs": {}}
         try:
             model = prob.make_model(seed=0, device="cuda")
             runs, truths = {}, {}   # truths: each check's input and float64 truth, made once for all designs
             for d in a.design_list:
                 name = F.name(key, d)
+                if name not in planned:
+                    continue   # a design that does not take the problem's dims (tf32h: 2-D only), not planned
                 drec = rec["designs"][d] = {"precision": F.TP.precision(d), "build_s": build_s.get(name)}
                 if name not in build_s:
                     drec["error"] = "build failed"

@@ -200,6 +200,65 @@ inline void cf_mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]
 #endif
     }
 }
+// wgmma (tf32h): m64nNk8 TF32 with A from registers, D += A B. Every thread of the warpgroup posts its A fragment and
+// the B descriptor (slots alternating as cf_mma's), waits for the warpgroup, computes its accumulators. The PTX ISA's
+// layouts: warp w of the warpgroup holds A rows 16 w .. 16 w + 15 as mma.m16n8k8's A (lane 4 g + t: a = A[g][t],
+// A[g+8][t], A[g][t+4], A[g+8][t+4]); d[4 j + e] = D[16 w + g + 8 (e >= 2)][8 j + 2 t + (e & 1)]. B through its
+// shared-memory descriptor, no swizzle, K-major: start address, leading byte offset (the k8 step's second 4-wide core
+// matrix, along K), stride byte offset (the next 8 columns of N), each >> 4 in bits 0-13, 16-29, 32-45, bits 62-63 the
+// swizzle (0); B[k][n] at start + (k / 4) lbo + (n / 8) sbo + 16 (n % 8) + 4 (k % 4) from the dynamic shared memory.
+// Synchronous at issue: B read and D written when the instruction is issued, so the emulation cannot catch a missing
+// wgmma.fence, commit or wait_group, a register set reloaded while a wgmma still reads it, or a missing
+// fence.proxy.async (all no-ops here); ptxas' serialization notes and a GPU run are what check those.
+struct cf_wg { unsigned a[2][128][4]; uint64_t desc[2][128]; cf_spin_barrier* bar; };
+static cf_wg cf_wgs[8];
+thread_local unsigned cf_wg_slot;
+inline uint64_t __cvta_generic_to_shared(const void* p) {   // the byte offset in the dynamic shared memory
+    return (uint64_t)(static_cast<const char*>(p) - reinterpret_cast<const char*>(cf_dynamic_smem.data()));
+}
+inline unsigned cf_tf32_rn(float x) {   // cvt.rn.tf32.f32: to nearest, ties to even
+    unsigned u; std::memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0xfffu + ((u >> 13) & 1u)) & 0xffffe000u;
+    return u;
+}
+template <int ACC, int NACC>
+inline void cf_wgmma_rs(float (&d)[NACC], const unsigned (&a)[4], uint64_t desc) {
+    const unsigned me = threadIdx.x % 128;
+    cf_wg& w = cf_wgs[threadIdx.x / 128];
+    const unsigned s = cf_wg_slot ^= 1u;
+    for (int i = 0; i < 4; ++i) w.a[s][me][i] = a[i];
+    w.desc[s][me] = desc;
+    w.bar->arrive_and_wait();
+    for (int i = 0; i < 128; ++i)
+        if (w.desc[s][i] != desc) { std::fprintf(stderr, "wgmma: descriptors differ in the warpgroup\n"); std::abort(); }
+    if (desc >> 62) { std::fprintf(stderr, "wgmma: a swizzled descriptor\n"); std::abort(); }
+    const size_t start = (desc & 0x3fffu) << 4, lbo = ((desc >> 16) & 0x3fffu) << 4, sbo = ((desc >> 32) & 0x3fffu) << 4;
+    auto B = [&](int k, int n) {
+        const size_t off = start + (k / 4) * lbo + (n / 8) * sbo + 16 * (n % 8) + 4 * (k % 4);
+        if (off + 4 > cf_dynamic_smem.size() * 4) { std::fprintf(stderr, "wgmma: B past shared memory\n"); std::abort(); }
+        unsigned u; std::memcpy(&u, reinterpret_cast<const char*>(cf_dynamic_smem.data()) + off, 4);
+        return cf_bits(u & 0xffffe000u);
+    };
+    auto A = [&](int row, int k) {
+        const int r = row % 16;
+        return cf_bits(w.a[s][32 * (row / 16) + (r % 8) * 4 + k % 4][(r >= 8) + 2 * (k >= 4)] & 0xffffe000u); };
+    const int g = (me % 32) / 4, t = me % 4, row0 = 16 * (me / 32) + g;
+    for (int j = 0; j < NACC / 4; ++j)
+        for (int e = 0; e < 4; ++e) {
+            const int row = row0 + (e >= 2 ? 8 : 0), col = 8 * j + 2 * t + (e & 1);
+            double p[8];
+            for (int k = 0; k < 8; ++k) p[k] = (double)A(row, k) * B(k, col);
+            float c = ACC ? d[4 * j + e] : 0.0f;
+#ifdef CF_EMU_RN
+            double sum = c;
+            for (int k = 0; k < 8; ++k) sum += p[k];
+            c = (float)sum;
+#else
+            for (int k = 0; k < 8; k += CF_EMU_BLOCK) c = cf_block(c, p + k, CF_EMU_BLOCK);
+#endif
+            d[4 * j + e] = c;
+        }
+}
 template <class K, class... A>
 void cf_emulate_launch(K kernel, unsigned blocks, unsigned threads, size_t smem, const A&... args) {
     for (unsigned b = 0; b < blocks; ++b) {
@@ -207,6 +266,7 @@ void cf_emulate_launch(K kernel, unsigned blocks, unsigned threads, size_t smem,
         std::barrier<> bar(threads);
         std::vector<cf_spin_barrier*> warp_bars;
         for (unsigned w = 0; w < threads / 32; ++w) cf_warps[w].bar = warp_bars.emplace_back(new cf_spin_barrier(32));
+        for (unsigned w = 0; w < threads / 128; ++w) cf_wgs[w].bar = warp_bars.emplace_back(new cf_spin_barrier(128));
         cf_barrier = &bar;
         std::vector<std::thread> ts;
         for (unsigned t = 0; t < threads; ++t)
@@ -271,12 +331,23 @@ _HOST_CP_ASYNC = """inline void cp_async16(float* d, const float* s, int n) { cf
 inline void cp_async4(float* d, const float* s, int n) { cf_cp_async(d, s, n, 4); }
 inline void cp_async_commit() {}
 inline void cp_async_wait_all() { cf_cp_wait_all(); }"""
+_WGMMA = re.compile(r"// --- wgmma primitives .*?// --- end of wgmma primitives ---", re.S)
+_HOST_WGMMA = """inline void wgmma_fence() {}
+inline void wgmma_commit() {}
+template <int N> inline void wgmma_wait() {}
+template <int R> inline void fence_operand(float (&)[R]) {}
+inline void fence_proxy_async() {}
+inline uint32_t opaque(uint32_t v) { return v; }
+template <int ACC = 1>
+inline void wgmma_rs_m64n64k8(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b) { cf_wgmma_rs<ACC>(d, a, desc_b); }
+inline uint32_t tf32_bits(float v) { return cf_tf32_rn(v); }"""
 _DYNAMIC_SMEM = "extern __shared__ __align__(16) float smem[];"
 
 
 def host_source(cuda_source: str) -> str:
     """The generated CUDA source as host C++: the shim for cuda_runtime.h, each launch as a call of the emulator, the
-    tensor-core and cp.async primitives (PTX) as their host emulations, dynamic shared memory as the shim's buffer."""
+    tensor-core, wgmma and cp.async primitives (PTX) as their host emulations, dynamic shared memory as the shim's
+    buffer."""
     window = "conv_epilogue_window_kernel" in cuda_source
     src, n = _LAUNCH.subn(r"cf_emulate_launch(\1, \2, \3, \4, \5);", cuda_source)
     assert n == (2 if window else 1), "the template's launch lines changed: update _LAUNCH"
@@ -284,6 +355,8 @@ def host_source(cuda_source: str) -> str:
     assert n == (1 if "conv_epilogue_mma_kernel" in src or window else 0), "the tensor-core primitives' markers changed"
     src, n = _CP_ASYNC.subn(_HOST_CP_ASYNC, src)
     assert n == (1 if window else 0), "the cp.async primitives' markers changed"
+    src, n = _WGMMA.subn(_HOST_WGMMA, src)
+    assert n == (1 if '"kernels/wgmma.cuh"' in src else 0), "the wgmma primitives' markers changed"
     assert src.count(_DYNAMIC_SMEM) == (1 if window else 0), "the dynamic shared memory's declaration changed"
     src = src.replace(_DYNAMIC_SMEM, "float* smem = cf_dynamic_smem.data();")
     return src.replace("#include <cuda_runtime.h>", SHIM) + MAIN
@@ -379,7 +452,7 @@ def _window_shape(prob_or_shape):
 def shapes_for(key, design):
     prob = M.FAMILY.get(key)
     shapes = _small_shapes(prob) if prob else EXTRA[key][1]
-    if TP.DESIGNS[design].file == "conv_epilogue_window.cuh":
+    if "conv_epilogue_window.cuh" in (TP.DESIGNS[design].file, TP.DESIGNS[design].base):
         shapes = shapes + [_window_shape((shapes[0][1], len(shapes[0]) - 2))]
     return shapes
 
@@ -388,7 +461,8 @@ EXTRA = {"cout20_mean": (Extra(), [(2, 3, 6, 12)]),
          "cin1_3d_bias": (Extra(cin=1, cout=9, dims=3, bias=True), [(1, 1, 4, 5, 11)]),
          "min_tanh_tanh": (MinTanhTanh(), [(2, 5, 5, 14)]),
          "min_add_mul": (MinAddMul(), [(1, 4, 6, 19)])}
-CASES = [(k, d) for k in list(M.FAMILY) + list(EXTRA) for d in TP.DESIGNS]
+_DIMS = {k: p.dims for k, p in M.FAMILY.items()} | {k: len(v[1][0]) - 2 for k, v in EXTRA.items()}
+CASES = [(k, d) for k in list(M.FAMILY) + list(EXTRA) for d in TP.DESIGNS if TP.takes(d, _DIMS[k])]
 
 
 @pytest.fixture(scope="module")
@@ -427,7 +501,8 @@ def test_the_generated_kernel_meets_its_bound_on_the_cpu(key, design, executable
 def test_the_emulation_catches_a_wrong_kernel(executables, tmp_path):
     """The check above can fail: the same source with the tail of a thread's pixels left unwritten, a channel's weights
     read from the next channel, two rows of an mma's A fragment swapped, a block's last pixel unwritten, 3xTF32 with
-    one of its small products dropped: each misses its bound (NaN left by the poisoning, or wrong values). And the
+    one of its small products dropped, tf32h's wgmma operands misplaced (a tap, a pixel pair, the descriptor's strides)
+    or read before they landed: each misses its bound (NaN left by the poisoning, or wrong values). And the
     3xTF32 partial sums are needed: with every MMA of conv2d's K = 576 in one accumulator, the modelled truncating adds
     miss the FP32 bound (the emulator's model is calibrated to notebook 04's GPU, which missed it so)."""
     prob = M.get("57")
@@ -443,6 +518,7 @@ def test_the_emulation_catches_a_wrong_kernel(executables, tmp_path):
     win = TP.source(traced, design="tf32w")
     win3 = TP.source(traced, design="3xtf32w")
     long3w = TP.source(long_traced, design="3xtf32w")
+    hop, long_hop = TP.source(traced, design="tf32h"), TP.source(long_traced, design="tf32h")
     broken = {   # name: (the mutated source, the source it came from, its bound, the problem)
         "tail": (src.replace("if (p >= valid) break;", "if (p >= valid - 1) break;"), src, "fp32", prob),
         "channel": (src.replace("co < COUT ? __ldg(a.w + ((long long)co * CIN",
@@ -467,6 +543,15 @@ def test_the_emulation_catches_a_wrong_kernel(executables, tmp_path):
                                               ""), win3, "3xtf32", prob),
         "window_no_partial_sums": (long3w.replace("mma_tf32(part[i][j],", "mma_tf32(acc[i][jh + j],"), long3w,
                                    "3xtf32", long_k),
+        # tf32h: a tap's weights at the transposed tap's descriptor offset, a pixel pair parked swapped, the
+        # descriptor's lbo and sbo exchanged, the stage's weights (conv2d's 8 chunks) read before their copies landed
+        "tf32h_tap": (hop.replace("desc_at(wlo, whi, (r * KS + s) * WSTEP)", "desc_at(wlo, whi, (s * KS + r) * WSTEP)"),
+                      hop, "tf32", prob),
+        "tf32h_pairs": (hop.replace("make_float2(acc[o][4 * j + e] + b, acc[o][4 * j + e + 2] + b)",
+                                    "make_float2(acc[o][4 * j + e + 2] + b, acc[o][4 * j + e] + b)"), hop, "tf32", prob),
+        "tf32h_lbo_sbo": (hop.replace("kHKHalf, CORE_MATRIX_BYTES)", "CORE_MATRIX_BYTES, kHKHalf)"), hop, "tf32", prob),
+        "tf32h_no_wait": (long_hop.replace("cp_async_wait_all();                       // this thread's", "// "),
+                          long_hop, "tf32", long_k),
     }
     for name, (text, original, bound, p) in broken.items():
         assert text != original, f"the {name} mutation no longer applies to the template"

@@ -14,7 +14,10 @@ from convfuse.family import trace as T
 pytestmark = pytest.mark.gpu
 
 
-PAIRS = [(k, d) for k in M.FAMILY for d in F.TP.DESIGNS]
+# tf32h on the 2-D problems only, and only on the GPUs its sm_90a code runs on (H100, H200)
+_SM90 = torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+PAIRS = [(k, d) for k, p in M.FAMILY.items() for d in F.TP.DESIGNS
+         if F.TP.takes(d, p.dims) and (_SM90 or not F.TP.arch_specific(d))]
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,8 @@ def test_arguments(tmp_path):
     a = family_gpu.parse_args(["--out", str(tmp_path)])
     assert a.keys == list(M.FAMILY) and a.n_timed == 25 and not a.dry_run and a.design_list == list(TP.DESIGNS)
     # the FP32 class on tensor cores runs by default, and both mma.sync templates (timed in one process)
-    assert a.design_list == ["fp32", "tf32", "3xtf32", "tf32w", "3xtf32w"]
+    assert a.design_list == ["fp32", "tf32", "3xtf32", "tf32w", "3xtf32w", "tf32h"]
+    assert family_gpu.parse_args(["--out", str(tmp_path), "--designs", "tf32h"]).design_list == ["tf32h"]
     assert family_gpu.parse_args(["--out", str(tmp_path), "--designs", "tf32"]).design_list == ["tf32"]
     assert family_gpu.parse_args(["--out", str(tmp_path), "--designs", "tf32w,3xtf32w"]).design_list == \
         ["tf32w", "3xtf32w"]
@@ -39,12 +40,14 @@ def test_arguments(tmp_path):
 def test_dry_run_generates_all_nine(tmp_path):
     assert family_gpu.main(["--out", str(tmp_path), "--dry-run"]) == 0
     sources = sorted(p.stem for p in (tmp_path / "sources").glob("*.cu"))
-    assert sources == sorted(f"{k}_{d}" for k in M.FAMILY for d in TP.DESIGNS)
+    # every design but tf32h (2-D only) for every problem
+    assert sources == sorted(f"{k}_{d}" for k, p in M.FAMILY.items() for d in TP.DESIGNS if d != "tf32h" or p.dims == 2)
+    assert {"kb1_tf32h", "conv2d_tf32h"} <= set(sources) and not {"conv3d_tf32h", "kb48_tf32h"} & set(sources)
     assert {"kb1_3xtf32", "conv3d_3xtf32"} <= set(sources)
     plan = json.loads((tmp_path / "plan.json").read_text())
     assert plan["kb1_3xtf32"]["design"] == "3xtf32" and TP.precision("3xtf32") == "3xtf32"
     assert plan["kb32_tf32"]["reduction"] == "min" and plan["kb48_fp32"]["params"] == ["scaling_factor", "bias"]
-    assert len({p["build_name"] for p in plan.values()}) == 9 * len(TP.DESIGNS)   # no two share a build cache
+    assert len({p["build_name"] for p in plan.values()}) == len(sources)   # no two share a build cache
     for name, p in plan.items():
         assert "struct FamilyEpilogue" in (tmp_path / "sources" / f"{name}.cu").read_text()
         assert p["build_name"].startswith("convfuse_family_") and name == f"{p['key']}_{p['design']}"

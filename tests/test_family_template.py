@@ -1,5 +1,5 @@
-"""Each conv template design with each family problem's generated epilogue compiles with nvcc for sm_80 and sm_90, alone and
-without torch, with no register spill and no stack frame (-Xptxas -v, the rule of test_kernels_compile.py); other
+"""Each conv template design with each family problem's generated epilogue compiles with nvcc for its targets (sm_80 and
+sm_90; tf32h sm_90a, 2-D problems only), alone and without torch, with no register spill and no stack frame (-Xptxas -v, the rule of test_kernels_compile.py); other
 channel counts instantiate too; the torch glue compiles against torch's headers; kernels/family/ holds only what the
 family's kernels paste in. The builds run in parallel, one nvcc per core, when the first compile test asks (its
 fixture is not named `ptxas`: conftest.py starts test_kernels_compile's builds for that name)."""
@@ -38,9 +38,13 @@ ODD = {"cin3_cout20_2d": (3, 20, 2), "cin1_cout1_3d": (1, 1, 3), "cin17_cout130_
 
 # traced in this thread: torch.fx's tracer is not thread-safe, the compiles are
 _TRACED = {p.key: T.trace(p.make_model(seed=0)) for p in M.FAMILY.values()} | {k: T.trace(Odd(*v)) for k, v in ODD.items()}
-SOURCES = {f"{k}_{d}": TP.source(t, design=d) for k, t in _TRACED.items() for d in TP.DESIGNS}
-BUILDS = [(f"{k}_{d}", a) for k in M.FAMILY for d in TP.DESIGNS for a in B.ARCHS] + \
-    [(f"{k}_{d}", "80") for k in ODD for d in TP.DESIGNS]
+SOURCES = {f"{k}_{d}": TP.source(t, design=d) for k, t in _TRACED.items() for d in TP.DESIGNS
+           if TP.takes(d, t.conv.dims)}
+# the odd shapes at one target: sm_80, or the design's own where it is arch-specific
+BUILDS = [(f"{k}_{d}", a) for k in M.FAMILY for d in TP.DESIGNS for a in TP.DESIGNS[d].archs if f"{k}_{d}" in SOURCES] + \
+    [(f"{k}_{d}", TP.DESIGNS[d].archs[0] if TP.arch_specific(d) else "80") for k in ODD for d in TP.DESIGNS
+     if f"{k}_{d}" in SOURCES]
+SPLIT = {"": 0, "cf_family::k3xTF32": 1, "cf_family::kTF32H": 2}   # a design's Split in the mangled kernel names
 _FUTURES = {}
 
 
@@ -67,8 +71,9 @@ def test_generated_kernel_compiles_without_spills(key, arch, family_ptxas):
     if isinstance(usage, Exception):
         raise usage
     _check_usage(usage, arch)
+    assert not any("wgmma_serialized" in u for u in usage.values()), usage   # ptxas waits after each wgmma otherwise
     design = key.rsplit("_", 1)[1]
-    launch, split = TP.DESIGNS[design].launch, int(bool(TP.DESIGNS[design].args))
+    launch, split = TP.DESIGNS[design].launch, SPLIT[TP.DESIGNS[design].args]
     if launch == "launch_window":   # the weight pre-pass and the kernel, each with the design's Split argument
         prep, main = sorted(usage)
         assert prep.startswith("_ZN9cf_family24conv_window_wprep_kernel") and prep.endswith(f"SplitE{split}EEEvPKfPf")
@@ -89,16 +94,22 @@ def test_kernels_family_holds_only_what_the_template_pastes():
     on_disk = {p.name for p in TP.FAMILY_KERNELS.iterdir()}
     assert on_disk == set(TP.TEMPLATE_FILES)
     for name, src in SOURCES.items():
-        design = name.rsplit("_", 1)[1]
+        d = TP.DESIGNS[name.rsplit("_", 1)[1]]
         pasted = {f for f in TP.TEMPLATE_FILES if f'#line 1 "kernels/family/{f}"' in src}
-        shared = {TP.MMA_PRIMITIVES} if TP.DESIGNS[design].file in TP.MMA_TEMPLATES else set()
-        assert pasted == {"family_args.h", TP.DESIGNS[design].file} | shared, (name, pasted)
-        assert "#include" not in src.replace("#include <cuda_runtime.h>", ""), "the source includes only CUDA's runtime"
+        files = {f for f in (d.base, d.file) if f}
+        shared = {TP.MMA_PRIMITIVES} if files & set(TP.MMA_TEMPLATES) else set()
+        assert pasted == {"family_args.h"} | files | shared, (name, pasted)
+        # an sm_90a design: kernels/wgmma.cuh's register-A core (and the fixed-width integers it uses), nothing more
+        wgmma = any(a.endswith("a") for a in d.archs)
+        assert ('"kernels/wgmma.cuh"' in src) == wgmma and ("CUtensorMap" in src) is False
+        assert "#include" not in src.replace("#include <cuda_runtime.h>", "").replace("#include <stdint.h>" if wgmma
+                                                                                      else "#", ""), \
+            "the source includes only CUDA's runtime (and stdint.h)"
 
 
 def test_each_source_instantiates_its_channels_and_dims():
     for p in M.FAMILY.values():
-        for d in TP.DESIGNS:
+        for d in (d for d in TP.DESIGNS if TP.takes(d, p.dims)):
             launch = TP.DESIGNS[d].launch
             split = f", {TP.DESIGNS[d].args}" if TP.DESIGNS[d].args else ""
             assert f"{launch}<{p.in_channels}, {p.out_channels}, {p.dims}, FamilyEpilogue{split}>(a, stream)" \
@@ -106,6 +117,16 @@ def test_each_source_instantiates_its_channels_and_dims():
     assert "return FamilyEpilogue::kReduces ? 1 : 128;" in SOURCES["kb32_tf32"]
     with pytest.raises(ValueError, match="unknown template design 'fp16'"):
         TP.source(_TRACED["kb1"], design="fp16")
+
+
+def test_tf32h_is_2d_only_and_sm90a_only():
+    """tf32h refuses a 3-D conv at source() (3-D problems stay on tf32w), and builds for sm_90a alone."""
+    assert [k for k in M.FAMILY if f"{k}_tf32h" in SOURCES] == [k for k, p in M.FAMILY.items() if p.dims == 2]
+    for key in ("conv3d", "cin1_cout1_3d"):
+        with pytest.raises(ValueError, match="design 'tf32h' takes 2-D convs; .* is 3-D"):
+            TP.source(_TRACED[key], design="tf32h")
+    assert TP.DESIGNS["tf32h"].archs == ("90a",) and all(TP.DESIGNS[d].archs == B.ARCHS for d in TP.DESIGNS
+                                                         if d != "tf32h")
 
 
 def _torch_glue_flags(tmp_path: Path):

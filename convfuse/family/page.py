@@ -47,12 +47,13 @@ AWAITING = "appears once a GPU's record of scripts/family_gpu.py is in results/f
 # the hand-tuned kernels each generated design is held against: the same machinery (mma.sync TF32; FP32 CUDA cores,
 # register-tiled), so the difference is what the hand-tuning bought
 HAND_TUNED = {"tf32": "04_mma_tf32", "fp32": "03b_register_tiled", "3xtf32": "04_mma_3xtf32",
-              "tf32w": "04_mma_tf32", "3xtf32w": "04_mma_3xtf32"}
+              "tf32w": "04_mma_tf32", "3xtf32w": "04_mma_3xtf32", "tf32h": "04d_rs_tf32"}
 # what each design computes on, and the bound it is held to (convfuse/verify.py's classes)
 UNITS = {"fp32": "FP32 CUDA cores", "tf32": "tensor cores (mma.sync, TF32)",
          "3xtf32": "tensor cores (mma.sync, 3 TF32 MMAs a product)",
          "tf32w": "tensor cores (mma.sync, TF32; 04's input window)",
-         "3xtf32w": "tensor cores (mma.sync, 3 TF32 MMAs a product; 04's input window)"}
+         "3xtf32w": "tensor cores (mma.sync, 3 TF32 MMAs a product; 04's input window)",
+         "tf32h": "tensor cores (wgmma, TF32, sm_90a; 04d's register A on 04's input window)"}
 WINDOW = "conv_epilogue_window.cuh"   # the template of the w designs: its geometry is not the first mma template's
 
 
@@ -63,9 +64,9 @@ def class_name(precision: str) -> str:
 
 
 def design_label(design: str) -> str:
-    """A design's name in the page's column heads: FP32, TF32, 3xTF32, TF32w, 3xTF32w."""
+    """A design's name in the page's column heads: FP32, TF32, 3xTF32, TF32w, 3xTF32w, TF32h."""
     label = design.upper().replace("X", "x")
-    return label[:-1] + "w" if design.endswith("w") else label
+    return label[:-1] + design[-1] if design[-1] in "wh" else label
 # issue 68's goals on the H100 (same-run ratios): every TF32-class kernel faster than torch.compile, their geometric
 # mean at least GEOMEAN_GOAL times it; every FP32-class kernel faster than eager with TF32 off
 GEOMEAN_GOAL = 2.0
@@ -257,8 +258,9 @@ def ops_table() -> pd.DataFrame:
 
 # --- the template -----------------------------------------------------------------------------------------------
 def template_constants(design: str) -> dict:
-    """The `constexpr int` constants of a design's template file, read from the file."""
-    text = (TP.FAMILY_KERNELS / TP.DESIGNS[design][0]).read_text()
+    """The `constexpr int` constants of a design's template file (and of the file it builds on), read from the files."""
+    d = TP.DESIGNS[design]
+    text = "".join((TP.FAMILY_KERNELS / f).read_text() for f in (d.base, d.file) if f)
     return {k: int(v) for k, v in re.findall(r"constexpr int (k\w+) = (\d+);", text)}
 
 
@@ -271,7 +273,8 @@ def blocks(design: str, shape) -> int:
     if design == "fp32":
         items = n * do * ho * math.ceil(wo / c["kTP"])
         return math.ceil(items / c["kThreads"])
-    if TP.DESIGNS[design].file == WINDOW:   # tiles: the persistent grid is min(tiles, SMs x blocks an SM)
+    if WINDOW in (TP.DESIGNS[design].file, TP.DESIGNS[design].base):   # tiles: the persistent grid is min(tiles,
+        # SMs x blocks an SM)
         td = 2 if len(out) == 3 else 1
         return n * math.ceil(do / td) * math.ceil(ho / (c["kWinWarps"] // td)) * math.ceil(wo / c["kTW"])
     return math.ceil(n * do * ho * wo / c["kBM"])
@@ -282,6 +285,8 @@ def cout_slice(design: str, cout: int) -> int:
     c = template_constants(design)
     if design == "fp32":
         return c["kTC"]
+    if TP.DESIGNS[design].base == WINDOW:   # tf32h: wgmma's N, Cout padded to it
+        return c["kCoutSlice"]
     if TP.DESIGNS[design].file == WINDOW:
         return min(-(-cout // 16) * 16, c["kCoutSlice3x" if TP.DESIGNS[design].args else "kCoutSlice"])
     return c["kBN"]
@@ -291,7 +296,7 @@ def template_table() -> pd.DataFrame:
     """Each template design: file, launch function, precision class, template parameters, and its geometry in the
     file's own constants."""
     rows = []
-    for design, (file, launch, prec, args) in TP.DESIGNS.items():
+    for design, (file, launch, prec, args, *_) in TP.DESIGNS.items():
         c = template_constants(design)
         if design == "fp32":
             threads = c["kThreads"]
@@ -308,6 +313,13 @@ def template_table() -> pd.DataFrame:
                 per = "tap" if c["kFlushTaps"] == 1 else f"{c['kFlushTaps']} taps"
                 geometry += (f"; inputs split at fragment load, weights by the pre-pass, three MMAs a product into a "
                              f"partial sum per {per}, added to the total in FP32")
+            grid = "min(tiles, SMs × blocks an SM), persistent"
+        elif TP.DESIGNS[design].base == WINDOW:
+            threads = c["kWinThreads"]
+            geometry = (f"tf32w's tiles, window, pipeline and drain (2-D only, sm_90a); a block is one warpgroup, an "
+                        f"m64n64 wgmma accumulator per output row (M = {c['kTW']} pixels, N = Cout in slices of "
+                        f"{c['kCoutSlice']}, padded); A from registers loaded from the window (04d), weights K-major "
+                        "for wgmma's descriptor by a pre-pass")
             grid = "min(tiles, SMs × blocks an SM), persistent"
         else:
             threads = c["kMmaThreads"]
@@ -334,8 +346,9 @@ def grid_table() -> pd.DataFrame:
         cout = _traced(key).conv.out_channels
         row = {"KernelBench": M.kernelbench_number(prob), "Cout": cout}
         for design in TP.DESIGNS:
-            row[f"{design} blocks"] = blocks(design, prob.input_shape)
-            row[f"{design} passes over Cout"] = math.ceil(cout / cout_slice(design, cout))
+            takes = TP.takes(design, prob.dims)   # tf32h: 2-D only
+            row[f"{design} blocks"] = blocks(design, prob.input_shape) if takes else None
+            row[f"{design} passes over Cout"] = math.ceil(cout / cout_slice(design, cout)) if takes else None
         rows.append(row)
     return pd.DataFrame(rows).set_index("KernelBench")
 
@@ -367,7 +380,8 @@ def cpu_checks() -> dict | None:
             (reductions.add(node.kind) if isinstance(node, T.Reduction) else ops.add(node.op))
     return {"forms": len(sem.CASES), "ops": len(ops & set(E.OPS)), "ops_total": len(E.OPS),
             "reductions": len(reductions), "reductions_total": len(E.REDUCTIONS), "edge_values": len(sem.EDGES),
-            "kernels": len(emu.CASES), "family_kernels": len(M.FAMILY) * len(TP.DESIGNS),
+            "kernels": len(emu.CASES),
+            "family_kernels": sum(TP.takes(d, p.dims) for p in M.FAMILY.values() for d in TP.DESIGNS),
             "designs": len(TP.DESIGNS),
             "refusals": len(tr.REFUSED)}
 
@@ -383,7 +397,8 @@ def cpu_check_lines() -> list[str]:
             f"generated CUDA computes it and compared with eager PyTorch on {c['edge_values']} edge values "
             "(signed zeros, subnormals, the thresholds, overflow, infinities, NaN); then nvcc compiles each one.",
             f"**The kernels, emulated** (tests/test_family_emulated.py): {c['kernels']} generated kernels "
-            f"({c['family_kernels']} of them the family's nine in each of the {c['designs']} designs) compiled as "
+            f"({c['family_kernels']} of them the family's nine in each of the {c['designs']} designs that takes "
+            "its dimensions) compiled as "
             "C++, one host thread a CUDA thread, the tensor core's fragments exchanged as the PTX ISA lays them out "
             "and its truncating additions modelled (pessimistically), held to their class's "
             "bound against the float64 model on NaN-poisoned outputs and odd shapes.",
@@ -608,6 +623,8 @@ def hand_tuned_table(fam_runs, runs) -> pd.DataFrame | str:
         for pk in study.PROBLEMS:
             rec = fr["records"].get(pk) or {}
             for design, hand in HAND_TUNED.items():
+                if not TP.takes(design, M.FAMILY[pk].dims):
+                    continue
                 best = _fastest_of_class(main, pk, TP.precision(design))
                 for kernel in dict.fromkeys(k for k in (hand, best) if k):
                     h = study.record(main, pk, kernel) or {}

@@ -49,14 +49,16 @@ def name(key: str, design: str) -> str:
 
 
 def plan(keys=None, designs=tuple(TP.DESIGNS)) -> dict:
-    """{"<key>_<design>": Planned} for the named family problems (all nine by default) in each template design:
-    traced and generated, nothing built."""
+    """{"<key>_<design>": Planned} for the named family problems (all nine by default) in each template design that
+    takes the problem's dims (TP.takes): traced and generated, nothing built."""
     probs = [M.get(k) for k in keys] if keys else list(M.FAMILY.values())
     out = {}
     for prob in probs:
         traced = T.trace(prob.make_model(seed=0))
         gen = E.generate(traced)
         for design in designs:
+            if not TP.takes(design, prob.dims):
+                continue   # tf32h is 2-D only: a 3-D problem runs in the others
             src = TP.source(traced, gen, design)
             out[name(prob.key, design)] = Planned(prob.key, design, prob.kernelbench_id, traced.summary(),
                                                   gen.reduction, gen.params, src, TP.build_name(traced, src))
@@ -80,7 +82,7 @@ def _build_one(key: str, design: str) -> tuple[str, float]:
     os.environ.setdefault("MAX_JOBS", "2")
     t0 = time.perf_counter()
     traced = T.trace(M.get(key).make_model(seed=0))
-    TP.load(traced, TP.source(traced, design=design))
+    TP.load(traced, TP.source(traced, design=design), archs=TP.DESIGNS[design].archs)
     return name(key, design), time.perf_counter() - t0
 
 

@@ -28,30 +28,41 @@ FAMILY_KERNELS = KERNELS / "family"
 
 
 class Design(NamedTuple):
-    """A template design: its file, launch function, precision class of convfuse/verify.py's bounds, and the template
-    arguments it adds after <CIN, COUT, DIMS, Epi> (a design of a template parameter, not of a file)."""
+    """A template design: its file, launch function, precision class of convfuse/verify.py's bounds, the template
+    arguments it adds after <CIN, COUT, DIMS, Epi> (a design of a template parameter, not of a file), the GPU targets it
+    is built for (build.ARCHS, or one arch-specific target such as "90a": then kernels/wgmma.cuh's register-A core is
+    pasted in), the template file it builds on (pasted before its own), and the conv dimensions it takes."""
     file: str
     launch: str
     precision: str
     args: str = ""
+    archs: tuple = B.ARCHS
+    base: str = ""
+    dims: tuple = (2, 3)
 
 
 # The templates a generated epilogue is compiled into. fp32: direct conv on FP32 CUDA cores; tf32: implicit GEMM on
 # mma.sync (sm_80+); 3xtf32: the same template on split operands, three TF32 MMAs per product (the FP32 class on tensor
 # cores); tf32w and 3xtf32w: the study's step-04 design on mma.sync (a haloed input window per 8-channel chunk by
 # cp.async, weights pre-arranged in fragment order, M = Cout), in the same two classes. The next GPU run times both
-# mma.sync templates in one process; the slower pair is then deleted.
+# mma.sync templates in one process; the slower pair is then deleted. tf32h: the window's pipeline around study step
+# 04d's wgmma core (M = pixels, A from registers), sm_90a and 2-D only.
 DESIGNS = {"fp32": Design("conv_epilogue.cuh", "launch", "fp32"),
            "tf32": Design("conv_epilogue_mma.cuh", "launch_mma", "tf32"),
            "3xtf32": Design("conv_epilogue_mma.cuh", "launch_mma", "3xtf32", "cf_family::k3xTF32"),
            "tf32w": Design("conv_epilogue_window.cuh", "launch_window", "tf32"),
-           "3xtf32w": Design("conv_epilogue_window.cuh", "launch_window", "3xtf32", "cf_family::k3xTF32")}
+           "3xtf32w": Design("conv_epilogue_window.cuh", "launch_window", "3xtf32", "cf_family::k3xTF32"),
+           "tf32h": Design("conv_epilogue_window_wgmma.cuh", "launch_window", "tf32", "cf_family::kTF32H", ("90a",),
+                           "conv_epilogue_window.cuh", (2,))}
 # The files of kernels/family/: everything the family's kernels compile, nothing else (tests/test_family_template.py
 # holds the directory to this list, as test_registry does for kernels/<problem>/).
 # the tensor-core primitives both mma.sync templates share, pasted before either
 MMA_PRIMITIVES = "mma_primitives.cuh"
 MMA_TEMPLATES = ("conv_epilogue_mma.cuh", "conv_epilogue_window.cuh")
 TEMPLATE_FILES = tuple(dict.fromkeys(("family_args.h", MMA_PRIMITIVES) + tuple(d.file for d in DESIGNS.values())))
+# the sm_90a designs' share of kernels/wgmma.cuh: its register-A core, free of common.cuh (the rest needs it and the
+# study's ConvArgs)
+WGMMA_CORE = ("// --- the register-A core:", "// --- end of the register-A core ---")
 
 
 def launch_call(design: str, cin: int, cout: int, dims: int) -> str:
@@ -64,6 +75,22 @@ def precision(design: str) -> str:
     return DESIGNS[design].precision
 
 
+def takes(design: str, dims: int) -> bool:
+    """Whether a design compiles a conv of `dims` dimensions (tf32h: 2-D only)."""
+    return dims in DESIGNS[design].dims
+
+
+def arch_specific(design: str) -> bool:
+    return any(a.endswith("a") for a in DESIGNS[design].archs)
+
+
+def _wgmma_core() -> tuple[int, str]:
+    """kernels/wgmma.cuh's register-A core: its first line's number and its text."""
+    text = (KERNELS / "wgmma.cuh").read_text()
+    start, end = text.index(WGMMA_CORE[0]), text.index(WGMMA_CORE[1]) + len(WGMMA_CORE[1])
+    return text.count("\n", 0, start) + 1, text[start:end]
+
+
 def _text(name: str) -> str:
     # pasted as text, so the include guard would only draw "#pragma once in main file" warnings
     return (FAMILY_KERNELS / name).read_text().replace("#pragma once\n", "")
@@ -73,14 +100,21 @@ def source(traced: T.Traced, generated: E.Generated | None = None, design: str =
     """The whole CUDA translation unit for one traced model in one template design."""
     if design not in DESIGNS:
         raise ValueError(f"unknown template design {design!r}; known: {', '.join(DESIGNS)}")
-    gen = generated or E.generate(traced)
     c = traced.conv
+    if not takes(design, c.dims):
+        raise ValueError(f"design {design!r} takes {' or '.join(f'{d}-D' for d in DESIGNS[design].dims)} convs; "
+                         f"{traced.model_name}'s is {c.dims}-D")
+    gen = generated or E.generate(traced)
     shown = FAMILY_KERNELS.relative_to(ROOT)
-    file = DESIGNS[design].file
-    shared = [f'#line 1 "{shown}/{MMA_PRIMITIVES}"', _text(MMA_PRIMITIVES)] if file in MMA_TEMPLATES else []
+    d = DESIGNS[design]
+    files = [f for f in (d.base, d.file) if f]
+    shared = [f'#line 1 "{shown}/{MMA_PRIMITIVES}"', _text(MMA_PRIMITIVES)] if set(files) & set(MMA_TEMPLATES) else []
+    if arch_specific(design):
+        line, core = _wgmma_core()
+        shared += ["#include <stdint.h>", f'#line {line} "{KERNELS.relative_to(ROOT)}/wgmma.cuh"', core]
     return "\n".join([
         f'#line 1 "{shown}/family_args.h"', _text("family_args.h"), *shared,
-        f'#line 1 "{shown}/{file}"', _text(file),
+        *(x for f in files for x in (f'#line 1 "{shown}/{f}"', _text(f))),
         f'#line 1 "generated epilogue of {traced.model_name}"', gen.source,
         "const char* family_launch(const cf_family::FamilyArgs& a, cudaStream_t stream) {",
         f"    return cf_family::{launch_call(design, c.in_channels, c.out_channels, c.dims)}(a, stream);",
@@ -134,13 +168,15 @@ def glue() -> str:
 
 
 def build_name(traced: T.Traced, src: str) -> str:
-    """A name per generated source, so that two models (or two versions of the generator) never share a cache."""
+    """A name per generated source, so that two models (or two versions of the generator) never share a cache (a
+    design's targets follow from its source)."""
     digest = hashlib.sha256((src + glue() + repr(B.NVCC_FLAGS)).encode()).hexdigest()[:12]
     return f"convfuse_family_{traced.model_name.lower()[:40]}_{digest}"
 
 
-def load(traced: T.Traced, src: str, verbose: bool = False):
-    """Build (or load from build/family/<name>) the extension for one generated source; needs a GPU and nvcc."""
+def load(traced: T.Traced, src: str, verbose: bool = False, archs: tuple = B.ARCHS):
+    """Build (or load from build/family/<name>) the extension for one generated source, for the GPU targets `archs`
+    (its design's); needs a GPU and nvcc."""
     import torch.utils.cpp_extension as ext
 
     B.require_toolchain()
@@ -148,7 +184,7 @@ def load(traced: T.Traced, src: str, verbose: bool = False):
     build_dir = B.BUILD_DIR / "family" / name
     build_dir.mkdir(parents=True, exist_ok=True)
     before = os.environ.get("TORCH_CUDA_ARCH_LIST")   # the caller's, restored after the build (as build.build)
-    os.environ["TORCH_CUDA_ARCH_LIST"] = ";".join(f"{a[0]}.{a[1:]}" for a in B.ARCHS)
+    os.environ["TORCH_CUDA_ARCH_LIST"] = ";".join(f"{a[0]}.{a[1:]}" for a in archs)   # "90a" -> "9.0a"
     try:
         return ext.load_inline(name=name, cpp_sources=[glue()], cuda_sources=[src], functions=["forward"],
                                extra_cflags=["-O3"], extra_cuda_cflags=list(B.NVCC_FLAGS) + B._nvcc_torch_stub(),
@@ -233,7 +269,8 @@ class FusedFamily(nn.Module):
         self.traced = traced or T.trace(model)
         self.generated = E.generate(self.traced)
         self.source = source(self.traced, self.generated, design)
-        self.ext = ext if ext is not None else load(self.traced, self.source, verbose=verbose)
+        self.ext = ext if ext is not None else load(self.traced, self.source, verbose=verbose,
+                                                    archs=DESIGNS[design].archs)
         self.key = f"{build_name(self.traced, self.source)}_{id(self):x}"     # this module's entry for family_op
         _FAMILY[self.key] = self
 
@@ -278,7 +315,8 @@ def fuse(model: nn.Module, fallback: bool = False, design: str = "tf32", verbose
     `fallback=True` the caller asked for eager PyTorch instead: the model itself comes back, with a warning naming
     the reason. `design`: tf32 by default, the class of PyTorch's own conv (cuDNN with TF32 allowed); fp32 for FP32
     CUDA-core arithmetic; 3xtf32 for the FP32 bound on tensor cores (split TF32); tf32w and 3xtf32w the same classes
-    in the second mma.sync template (the study's step 04 made generic).
+    in the second mma.sync template (the study's step 04 made generic); tf32h the TF32 class on Hopper's wgmma (sm_90a
+    only, 2-D convs only).
     (The library's `convfuse.fuse` is the public door; this is the family's.)"""
     import warnings
 

@@ -379,7 +379,8 @@ conv2d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                 // the chunk's weights, broadcast from lane 0 so that the compiler knows the descriptors are warp-uniform
                 // and keeps them in uniform registers (without it, some builds moved each one with two R2UR per wgmma)
                 const uint32_t wlo = __shfl_sync(~0u, wlo0 + chunk * (TAPS * WSTEP >> 4), 0);
-                Chunk::mma_rows<0>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot);
+                Chunk::mma_rows<0>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi,
+                                   [&] { mbar_arrive(empty + slot); });
                 if (++slot == STAGES) { slot = 0; phase ^= 1u; }
             }
             wgmma_wait<0>();

@@ -189,7 +189,8 @@ conv3d_rs_kernel(const __grid_constant__ CUtensorMap xmap, const float* __restri
                 // the depth tap's weights, broadcast from lane 0 so that the compiler knows the descriptors are
                 // warp-uniform and keeps them in uniform registers (conv2d 04d: without it, two R2UR per wgmma)
                 const uint32_t wlo = __shfl_sync(~0u, wlo0 + kd * (TAPS * WSTEP >> 4), 0);
-                Chunk::mma_rows<0>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi, empty + slot);
+                Chunk::mma_rows<0>(acc, frag, ring + slot * STAGE_FLOATS, wlo, whi,
+                                   [&] { mbar_arrive(empty + slot); });
                 if (++slot == STAGES) { slot = 0; phase ^= 1u; }
             }
             wgmma_wait<0>();

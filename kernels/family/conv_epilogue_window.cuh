@@ -7,6 +7,8 @@
 //   k3xTF32 (design 3xtf32w, the FP32 bound): v = big + small; weights split by the pre-pass (big = cvt.rna(v clamped
 //     to the largest finite TF32), small = cvt.rna(v - big)), the input at fragment load the study's cheap way (big = v
 //     clamped, low 13 bits cleared; small = v - big, read by the MMA as TF32); small x big + big x small + big x big.
+//   kTF32H (design tf32h, sm_90a, 2-D): this file's pipeline around conv_epilogue_window_wgmma.cuh's wgmma core (its
+//     WinCore), the accumulators as study step 04d's.
 //
 // What changed from the first family design (conv_epilogue_mma.cuh, tf32 / 3xtf32; H100 2026-12-07 8x slower than the
 //   study's 04 on 54 and 90): there each block gathered A per element from global memory with a div/mod per element,
@@ -73,12 +75,13 @@ constexpr int kCoutSlice3x = 32;              // 3xtf32: Cout a slice at most (6
 constexpr int kXQ = 17;                       // 16-byte items per staged row (66 columns used)
 constexpr int kXRS = 68;                      // staged row stride, floats
 constexpr int kORS = 72;                      // epilogue staging row stride: 8 mod 32, float2 parking conflict-free
+constexpr int kORSH = 68;                     // tf32h's: 4 mod 32, its float2 parking (pixel pairs) conflict-free
 constexpr int kResidentBytes = 65536;         // pre-arranged weights up to this: copied once a block, kept
 constexpr int kSmemCap = 113 * 1024;          // two blocks an SM on H100/H200 (228 KB, 1 KB reserved a block)
 constexpr int kFlushTaps = 1;                 // 3xTF32: taps per partial sum, 1 or 3 (see the header)
 constexpr int kPrepThreads = 256;             // the weight pre-pass
 
-enum Split : int { kTF32 = 0, k3xTF32 = 1 };
+enum Split : int { kTF32 = 0, k3xTF32 = 1, kTF32H = 2 };
 
 __host__ __device__ constexpr int win_pad_bank(int v) {   // a channel stride of 8 or 24 mod 32 words
     while (v % 32 != 8 && v % 32 != 24) v += 4;
@@ -98,7 +101,8 @@ struct WinGeom {
     static constexpr int NCHUNK = (CIN + kCK - 1) / kCK;
     static constexpr int CO16 = (COUT + 15) / 16 * 16;
     static constexpr int CO_MAX = S == k3xTF32 ? kCoutSlice3x : kCoutSlice;
-    static constexpr int CO_T = CO16 < CO_MAX ? CO16 : CO_MAX;          // Cout a slice
+    static constexpr int CO_T = S == kTF32H ? kCoutSlice                // Cout a slice (tf32h: wgmma's N, padded)
+                                           : CO16 < CO_MAX ? CO16 : CO_MAX;
     static constexpr int MT = CO_T / 16;                                // m16 tiles a warp
     static constexpr int CO_SPLIT = (COUT + CO_T - 1) / CO_T;           // slices a tile
     static constexpr int PARTS = S == k3xTF32 ? 2 : 1;                  // weight planes: big (tf32: rounded), small
@@ -108,7 +112,8 @@ struct WinGeom {
     static constexpr int X_STAGE = kCK * XCS;
     static constexpr int X_ITEMS = kCK * XD * XH * kXQ;                // 16-byte items of one window
     static constexpr int STAGE = X_STAGE + (RESIDENT ? 0 : W_SLICE);
-    static constexpr int STG = kWinWarps * 16 * kORS;                  // epilogue staging
+    static constexpr int ORS = S == kTF32H ? kORSH : kORS;
+    static constexpr int STG = kWinWarps * 16 * ORS;                   // epilogue staging
     static constexpr int FIXED = (RESIDENT ? W_TOTAL : 0) + STG;
     static constexpr int STAGES = (FIXED + 2 * STAGE) * 4 <= kSmemCap ? 2 : 1;
     static constexpr int SMEM_BYTES = (FIXED + STAGES * STAGE) * 4;
@@ -145,38 +150,6 @@ __device__ __forceinline__ void win_split_fast(float v, unsigned& big, unsigned&
     constexpr float kTF32Max = 0x1.ffcp+127f;
     big = __float_as_uint(fminf(fmaxf(v, -kTF32Max), kTF32Max)) & 0xffffe000u;
     small = __float_as_uint(v - __uint_as_float(big));
-}
-
-// Weight pre-pass: PyTorch [Cout][Cin][taps] -> [chunk cc][slice hc][tap][m16 i][part][lane][r], element
-//   a[r] of lane (g, t) in m16 tile i of slice hc = W[co = CO_T hc + 16 i + g + 8 (r & 1)][ci = 8 cc + t + 4 (r >> 1)]
-// rounded (tf32) or split into big and small (3xtf32, both cvt.rna); zero past Cout and Cin.
-template <int CIN, int COUT, int DIMS, Split S>
-__global__ void __launch_bounds__(kPrepThreads) conv_window_wprep_kernel(const float* __restrict__ w,
-                                                                        float* __restrict__ wf) {
-    using G = WinGeom<CIN, COUT, DIMS, S>;
-    for (int f = blockIdx.x * blockDim.x + threadIdx.x; f < G::W_TOTAL; f += gridDim.x * blockDim.x) {
-        const int r = f & 3, lane = (f >> 2) & 31;
-        int t = f >> 7;
-        const int part = t % G::PARTS;
-        t /= G::PARTS;
-        const int i = t % G::MT;
-        t /= G::MT;
-        const int tap = t % G::TAPS;
-        t /= G::TAPS;
-        const int hc = t % G::CO_SPLIT, cc = t / G::CO_SPLIT;
-        const int co = G::CO_T * hc + 16 * i + (lane >> 2) + 8 * (r & 1);
-        const int ci = kCK * cc + (lane & 3) + 4 * (r >> 1);
-        const float v = co < COUT && ci < CIN ? __ldg(w + ((long long)co * CIN + ci) * G::TAPS + tap) : 0.0f;
-        unsigned out;
-        if constexpr (S == k3xTF32) {
-            constexpr float kTF32Max = 0x1.ffcp+127f;
-            const unsigned big = to_tf32(fminf(fmaxf(v, -kTF32Max), kTF32Max));
-            out = part == 0 ? big : to_tf32(v - __uint_as_float(big));
-        } else {
-            out = to_tf32(v);
-        }
-        wf[f] = __uint_as_float(out);
-    }
 }
 
 template <class G>
@@ -328,18 +301,40 @@ __device__ __forceinline__ void win_compute(float (&acc)[G::MT][8][4], const flo
     }
 }
 
-// One slice's epilogue for this warp's row: acc + bias parked 16 channels at a time in the warp's staging (row r =
-// channel, column = pixel), read back a lane a pixel (columns lane, lane + 32): Epi::apply, then a streaming store or
-// the fold over channels (channel order: slices, m16 tiles, rows increasing).
+// The drain of a warp's row, shared by every design: 16 parked channels c0 .. c0 + 15 (staging row r = channel c0 + r,
+// column = pixel, row stride ORS), read back a lane a pixel (columns lane, lane + 32): Epi::apply, then a streaming store
+// or the fold over channels (channel order: slices, 16-channel groups, rows increasing). The caller has checked that the
+// row is in the output.
+template <class G, int COUT, class Epi>
+__device__ __forceinline__ void win_drain(float (&racc)[2], const float* stg, const FamilyArgs& a, WinTile tc, int c0,
+                                          int warp, int lane) {
+    const int od = tc.od0 + warp / G::TH, oh = tc.oh0 + warp % G::TH;
+    const int L = a.Wo - tc.ox0 < kTW ? a.Wo - tc.ox0 : kTW;   // valid pixels of the row segment
+    const long long plane = (long long)a.Do * a.Ho * a.Wo;
+    const long long pix = ((long long)od * a.Ho + oh) * a.Wo + tc.ox0;
+#pragma unroll 1
+    for (int r = 0; r < 16; ++r) {
+        const int c = c0 + r;
+        if (c >= COUT) break;   // warp-uniform: Cout's padding
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            const int col = lane + 32 * half;
+            if (col >= L) continue;
+            const float v = Epi::apply(stg[r * G::ORS + col], c, a.params);
+            if constexpr (Epi::kReduces) racc[half] = Epi::combine(racc[half], v);
+            else __stcs(a.y + ((long long)tc.n * COUT + c) * plane + pix + col, v);
+        }
+    }
+}
+
+// One slice's epilogue for this warp's row: acc + bias parked 16 channels at a time in the warp's staging (float2,
+// conflict-free), then drained.
 template <class G, int COUT, class Epi>
 __device__ __forceinline__ void win_epilogue(float (&acc)[G::MT][8][4], float (&racc)[2], float* stg,
                                              const FamilyArgs& a, WinTile tc, int hc, int warp, int lane) {
     const int od = tc.od0 + warp / G::TH, oh = tc.oh0 + warp % G::TH;
     if (od >= a.Do || oh >= a.Ho) return;   // warp-uniform: this row overhangs the output
     const int g = lane >> 2, t = lane & 3;
-    const int L = a.Wo - tc.ox0 < kTW ? a.Wo - tc.ox0 : kTW;   // valid pixels of the row segment
-    const long long plane = (long long)a.Do * a.Ho * a.Wo;
-    const long long pix = ((long long)od * a.Ho + oh) * a.Wo + tc.ox0;
 #pragma unroll
     for (int i = 0; i < G::MT; ++i) {
 #pragma unroll
@@ -352,30 +347,80 @@ __device__ __forceinline__ void win_epilogue(float (&acc)[G::MT][8][4], float (&
                 *reinterpret_cast<float2*>(srow + 8 * j) = make_float2(acc[i][j][2 * h] + b, acc[i][j][2 * h + 1] + b);
         }
         __syncwarp();
-#pragma unroll 1
-        for (int r = 0; r < 16; ++r) {
-            const int c = G::CO_T * hc + 16 * i + r;
-            if (c >= COUT) break;   // warp-uniform: Cout's padding
-#pragma unroll
-            for (int half = 0; half < 2; ++half) {
-                const int col = lane + 32 * half;
-                if (col >= L) continue;
-                const float v = Epi::apply(stg[r * kORS + col], c, a.params);
-                if constexpr (Epi::kReduces) racc[half] = Epi::combine(racc[half], v);
-                else __stcs(a.y + ((long long)tc.n * COUT + c) * plane + pix + col, v);
-            }
-        }
+        win_drain<G, COUT, Epi>(racc, stg, a, tc, G::CO_T * hc + 16 * i, warp, lane);
         __syncwarp();   // the staging is rewritten by the next m16 tile
     }
+}
+
+// What the window's compute paths differ in (this file's mma.sync; tf32h's wgmma, conv_epilogue_window_wgmma.cuh,
+// specializes it): the accumulators, what a thread does once its copies have landed, one chunk's MMAs, one slice's
+// epilogue, and the pre-pass's element f.
+template <int CIN, int COUT, int DIMS, Split S>
+struct WinCore {
+    using G = WinGeom<CIN, COUT, DIMS, S>;
+    using Acc = float[G::MT][8][4];
+    static __device__ __forceinline__ void zero(Acc& acc) {
+#pragma unroll
+        for (int i = 0; i < G::MT; ++i)
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+    }
+    static __device__ __forceinline__ void landed(float* st) {
+        if constexpr (S == kTF32) win_round_x<G>(st);
+    }
+    static __device__ __forceinline__ void compute(Acc& acc, const float* st, const float* sw, int warp, int lane) {
+        win_compute<G, S>(acc, st, sw, warp, lane);
+    }
+    template <class Epi>
+    static __device__ __forceinline__ void epilogue(Acc& acc, float (&racc)[2], float* stg, const FamilyArgs& a,
+                                                    WinTile tc, int hc, int warp, int lane) {
+        win_epilogue<G, COUT, Epi>(acc, racc, stg + warp * 16 * kORS, a, tc, hc, warp, lane);
+    }
+    // [chunk cc][slice hc][tap][m16 i][part][lane][r]: a[r] of lane (g, t) in m16 tile i of slice hc = W[co = CO_T hc +
+    // 16 i + g + 8 (r & 1)][ci = 8 cc + t + 4 (r >> 1)], rounded (tf32) or split into big and small (3xtf32, both
+    // cvt.rna); zero past Cout and Cin.
+    static __device__ __forceinline__ float weight(const float* __restrict__ w, int f) {
+        const int r = f & 3, lane = (f >> 2) & 31;
+        int t = f >> 7;
+        const int part = t % G::PARTS;
+        t /= G::PARTS;
+        const int i = t % G::MT;
+        t /= G::MT;
+        const int tap = t % G::TAPS;
+        t /= G::TAPS;
+        const int hc = t % G::CO_SPLIT, cc = t / G::CO_SPLIT;
+        const int co = G::CO_T * hc + 16 * i + (lane >> 2) + 8 * (r & 1);
+        const int ci = kCK * cc + (lane & 3) + 4 * (r >> 1);
+        const float v = co < COUT && ci < CIN ? __ldg(w + ((long long)co * CIN + ci) * G::TAPS + tap) : 0.0f;
+        if constexpr (S == k3xTF32) {
+            constexpr float kTF32Max = 0x1.ffcp+127f;
+            const unsigned big = to_tf32(fminf(fmaxf(v, -kTF32Max), kTF32Max));
+            return __uint_as_float(part == 0 ? big : to_tf32(v - __uint_as_float(big)));
+        }
+        return __uint_as_float(to_tf32(v));
+    }
+};
+
+// Weight pre-pass: PyTorch [Cout][Cin][taps] -> the layout the design's MMAs read (WinCore::weight: element f), to a
+// buffer of W_TOTAL floats.
+template <int CIN, int COUT, int DIMS, Split S>
+__global__ void __launch_bounds__(kPrepThreads) conv_window_wprep_kernel(const float* __restrict__ w,
+                                                                        float* __restrict__ wf) {
+    using G = WinGeom<CIN, COUT, DIMS, S>;
+    for (int f = blockIdx.x * blockDim.x + threadIdx.x; f < G::W_TOTAL; f += gridDim.x * blockDim.x)
+        wf[f] = WinCore<CIN, COUT, DIMS, S>::weight(w, f);
 }
 
 template <int CIN, int COUT, int DIMS, class Epi, Split S = kTF32>
 __global__ void __launch_bounds__(kWinThreads, 2)
 conv_epilogue_window_kernel(const FamilyArgs a, const float* __restrict__ wf, const WinTiles g) {
     using G = WinGeom<CIN, COUT, DIMS, S>;
+    using C = WinCore<CIN, COUT, DIMS, S>;
     extern __shared__ __align__(16) float smem[];
     float* sw_res = smem;                                       // RESIDENT: every chunk's and slice's weights
-    float* stg = smem + (G::RESIDENT ? G::W_TOTAL : 0);         // epilogue staging, 16 x kORS a warp
+    float* stg = smem + (G::RESIDENT ? G::W_TOTAL : 0);         // epilogue staging, 16 x ORS a warp
     float* stages = stg + G::STG;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
@@ -406,32 +451,27 @@ conv_epilogue_window_kernel(const FamilyArgs a, const float* __restrict__ wf, co
         float racc[2] = {Epi::init(), Epi::init()};   // kReduces: this lane's pixels lane, lane + 32
 #pragma unroll 1
         for (int hc = 0; hc < G::CO_SPLIT; ++hc) {
-            float acc[G::MT][8][4];
-#pragma unroll
-            for (int i = 0; i < G::MT; ++i)
-#pragma unroll
-                for (int j = 0; j < 8; ++j)
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+            typename C::Acc acc;
+            C::zero(acc);
 #pragma unroll 1
             for (int cc = 0; cc < G::NCHUNK; ++cc, ++it) {
                 float* st = stages + (it % G::STAGES) * G::STAGE;
                 cp_async_wait_all();                       // this thread's copies of step it have landed
-                if constexpr (S == kTF32) win_round_x<G>(st);
+                C::landed(st);
                 __syncthreads();                           // ... everyone's; and no warp still reads step it - 1
                 if constexpr (G::STAGES == 2) {            // refill the stage step it - 1 used
                     if (it + 1 < iters) load(it + 1);
                     cp_async_commit();
                 }
                 const float* sw = G::RESIDENT ? sw_res + (cc * G::CO_SPLIT + hc) * G::W_SLICE : st + G::X_STAGE;
-                win_compute<G, S>(acc, st, sw, warp, lane);
+                C::compute(acc, st, sw, warp, lane);
                 if constexpr (G::STAGES == 1) {            // one stage: refill it once every warp is done with it
                     __syncthreads();
                     if (it + 1 < iters) load(it + 1);
                     cp_async_commit();
                 }
             }
-            win_epilogue<G, COUT, Epi>(acc, racc, stg + warp * 16 * kORS, a, tc, hc, warp, lane);
+            C::template epilogue<Epi>(acc, racc, stg, a, tc, hc, warp, lane);
         }
         if constexpr (Epi::kReduces) {
             const int od = tc.od0 + warp / G::TH, oh = tc.oh0 + warp % G::TH;
