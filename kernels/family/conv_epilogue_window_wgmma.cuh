@@ -12,10 +12,9 @@
 //   an m64n64 accumulator a row (128 registers a thread, tf32w's count); input row I's three fragments serve output rows
 //   I - r: 18 fragments (24 8-byte loads a thread) and 36 wgmmas a chunk where tf32w issues 288 mma.sync a warp.
 // Async order. cp.async writes shared memory in the generic proxy and wgmma reads B in the async proxy: every thread
-//   fences (fence.proxy.async) after its wait and before the barrier. Weights in a stage (not resident): wait_group 0
-//   at the chunk's end, before the barrier after which that stage is refilled. The window's A rows are read by LDS
-//   before their wgmmas issue. wait_group 0 before the epilogue reads the accumulators; RsChunk's waits before a
-//   register set is reloaded.
+//   fences (fence.proxy.async) after its wait and before the barrier. The window's A rows are read by LDS before their
+//   wgmmas issue; RsChunk waits before a register set is reloaded; wait_group 0 ends every chunk (its stage, weights
+//   too, is refilled after the next barrier, and its fragment registers die with the call).
 // Epilogue: accumulators + bias parked 16 channels at a time for all 4 rows by the whole warpgroup ([row][channel]
 //   [pixel], row stride 68: the pixel-pair float2 stores conflict-free), a barrier, each warp drains its row as tf32w
 //   does (win_drain), a barrier.
@@ -64,7 +63,7 @@ struct WinCore<CIN, COUT, DIMS, kTF32H> {
         uint32_t frag[kHSets][3][4];
         Chunk::template mma_rows<0>(acc, frag, st + (lane & 3) * G::XCS + 16 * warp + 2 * (lane >> 2), (uint32_t)d,
                                     (uint32_t)(d >> 32), [] {});
-        if constexpr (!G::RESIDENT) wgmma_wait<0>();   // B is this stage's, refilled after the next barrier
+        wgmma_wait<0>();   // B may be this stage's, and `frag` dies here: no wgmma may outlive the call
     }
     // thread (warp w, g, t) holds acc[o][4 j + e + 2 q] = row o, pixel 16 w + 2 g + q, channel 8 j + 2 t + e
     template <class Epi>
