@@ -64,6 +64,13 @@ def main(argv=None) -> int:
 
     from convfuse import bench, results
 
+    cc = "".join(map(str, torch.cuda.get_device_capability()))
+    other = [d for d in a.design_list if F.TP.arch_specific(d) and f"{cc}a" not in F.TP.DESIGNS[d].archs]
+    if other:   # an sm_90a design on an A100 (or a later GPU): its machine code would not load there
+        print(f"[family] not on this GPU (sm_{cc}): {', '.join(other)} (built for "
+              f"{', '.join('sm_' + x for d in other for x in F.TP.DESIGNS[d].archs)} only)", flush=True)
+        planned = {k: p for k, p in planned.items() if p.design not in other}
+        a.design_list = [d for d in a.design_list if d not in other]
     t0 = time.perf_counter()
     build_s = F.build_all([(p.key, p.design) for p in planned.values()], jobs=a.jobs)
     wall = time.perf_counter() - t0

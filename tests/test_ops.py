@@ -342,7 +342,7 @@ def _family_fakes(monkeypatch, key="kb57"):
     from convfuse.family import models as FM
     from convfuse.family import template as FT
 
-    monkeypatch.setattr(FT, "load", lambda traced, src, verbose=False: object())
+    monkeypatch.setattr(FT, "load", lambda traced, src, verbose=False, archs=None: object())
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (9, 0))
     mode = FakeTensorMode()
     return FM.get(key), mode, FT
