@@ -14,7 +14,8 @@ autograd step, so no output ever comes back silently without a ``grad_fn``.
 model's own parameters, which runs the fastest verified kernel of that precision class on this GPU, chosen from the
 recorded results (`choose`). Any other model of the family (a conv, k=3, stride 1, no padding, then elementwise ops and
 at most one reduction over channels: convfuse/family) gets its epilogue generated from its own forward and one
-kernel of the family's template for that class (`FAMILY_DESIGNS`), as ``torch.ops.convfuse.family``.
+kernel of the family's template for that class (`family_design`: the best design of the class on this GPU's family
+record, else `FAMILY_DESIGNS`), as ``torch.ops.convfuse.family``.
 """
 from __future__ import annotations
 
@@ -31,9 +32,11 @@ from .verify import BOUNDS
 NAMESPACE = "convfuse"
 # What a caller may ask of `fuse`: the bound (verify.BOUNDS) the chosen kernel must meet on every input it takes.
 CLASSES = ("tf32", "fp32")
-# The family's template design per class, for models other than the study's two: FP32 CUDA cores for the FP32 class,
-# faster than the split-TF32 design on all nine problems in the H100's one family run (2026-12-07).
+# The family's template design per class where this GPU has no family record (`family_design`): portable (sm_80 and
+# later, 2-D and 3-D); FP32 CUDA cores for the FP32 class, faster than the split-TF32 design on all nine problems in
+# the H100's one family run (2026-12-07).
 FAMILY_DESIGNS = {"tf32": "tf32", "fp32": "fp32"}
+FAMILY_DIR = RS.RESULTS_DIR / "family"    # scripts/family_gpu.py's records, one a GPU
 
 
 class Unsupported(ValueError):
@@ -213,6 +216,45 @@ def choose(problem: str, precision: str, gpu_name: str, capability: tuple, runs=
     return portable[-1], f"no record at all: the last portable {precision}-class step of the registry"
 
 
+def family_design(precision: str, dims: int, gpu_name: str, capability: tuple, runs=None) -> tuple[str, str]:
+    """(design, why): the family template design a model of `dims` gets in the precision class on this GPU.
+
+    This GPU's family record (results/family/<slug>.json) decides, as the study's record does for 54 and 90: among the
+    designs of the class that take `dims` and whose machine code loads here (an sm_90a design only on compute
+    capability 9.0), the one verified on every recorded problem of those dims, with the highest geometric mean of its
+    speed-ups over eager there. The model itself is none of those problems, so the choice is the design that did best
+    on its kind, not a measurement of the model. With no such record: FAMILY_DESIGNS, portable."""
+    import json
+    import math
+
+    from .family import models as FM
+    from .family import template as FT
+
+    here = f"{capability[0]}{capability[1]}a"
+    cands = [d for d in FT.DESIGNS if BOUNDS[FT.precision(d)] == BOUNDS[precision] and FT.takes(d, dims)
+             and (not FT.arch_specific(d) or here in FT.DESIGNS[d].archs)]
+    if runs is None:
+        runs = [json.loads(p.read_text()) for p in sorted(FAMILY_DIR.glob("*.json"))] if FAMILY_DIR.is_dir() else []
+    slug = RS.slug(gpu_name)
+    for run in runs:
+        if run.get("env", {}).get("slug") != slug:
+            continue
+        recs = {k: r for k, r in run.get("records", {}).items() if k in FM.FAMILY and FM.FAMILY[k].dims == dims}
+        scores = {}
+        for d in cands:
+            sp = [r.get("speedups", {}).get(f"{d}_vs_eager") if r.get("designs", {}).get(d, {}).get("verified") is True
+                  else None for r in recs.values()]
+            if sp and all(sp):
+                scores[d] = math.exp(sum(map(math.log, sp)) / len(sp))
+        if scores:
+            best = max(scores, key=scores.get)
+            return best, (f"the {precision}-class design with the best geometric mean over eager ({scores[best]:.2f}x) "
+                          f"on the {len(recs)} {dims}-D problems of this GPU's family record ({gpu_name}, "
+                          f"{run['env'].get('date', '?')[:10]}), verified on each")
+    return FAMILY_DESIGNS[precision], (f"no family record of {gpu_name} with a verified {precision}-class design on "
+                                       f"every {dims}-D problem: the portable default")
+
+
 # --- the module a model swaps in ---------------------------------------------------------------------------------
 class FusedConv(nn.Module):
     """A KernelBench model's forward as one convfuse op, over the model's own parameters (the same tensors: the
@@ -317,4 +359,7 @@ def _fuse_family(model: nn.Module, precision: str, fallback: bool, not_ours: Typ
             raise
         warnings.warn(f"convfuse.fuse: eager PyTorch for {type(model).__name__}: {e}", stacklevel=3)
         return model
-    return FT.FusedFamily(model, traced, design=FAMILY_DESIGNS[precision])
+    design, why = family_design(precision, traced.conv.dims, torch.cuda.get_device_name(device), cc)
+    fused = FT.FusedFamily(model, traced, design=design)
+    fused.why = why
+    return fused

@@ -344,6 +344,7 @@ def _family_fakes(monkeypatch, key="kb57"):
 
     monkeypatch.setattr(FT, "load", lambda traced, src, verbose=False, archs=None: object())
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (9, 0))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "A GPU no record has")
     mode = FakeTensorMode()
     return FM.get(key), mode, FT
 
@@ -355,6 +356,7 @@ def test_fuse_gives_any_other_family_model_its_generated_kernel(monkeypatch, pre
         model = fake_cuda_model(prob, mode)
         f = O.fuse(model, precision)
     assert isinstance(f, FT.FusedFamily) and f.design == O.FAMILY_DESIGNS[precision] and f.model is model
+    assert "no family record of A GPU no record has" in f.why
     assert V_within(f.precision, precision)
 
 
@@ -386,3 +388,38 @@ def test_a_family_model_on_the_cpu_is_refused_or_falls_back(monkeypatch):
     with pytest.warns(UserWarning, match="nor of the family"):
         conv = torch.nn.Conv2d(8, 8, 3, padding=1)
         assert O.fuse(conv, fallback=True) is conv
+
+
+def _family_record(slug="nvidia-h100-80gb-hbm3"):
+    """A family record as scripts/family_gpu.py writes it, reduced to what family_design reads: per problem each design's
+    verification and speed-up over eager (tf32h only on the 2-D problems, as the script plans it)."""
+    from convfuse.family import models as FM
+    from convfuse.family import template as FT
+
+    recs = {}
+    for k, p in FM.FAMILY.items():
+        ds = [d for d in FT.DESIGNS if FT.takes(d, p.dims)]
+        sp = {"fp32": 1.5, "tf32": 0.5, "3xtf32": 0.8, "tf32w": 2.0, "3xtf32w": 1.2, "tf32h": 3.0}
+        recs[k] = {"designs": {d: {"verified": True} for d in ds}, "speedups": {f"{d}_vs_eager": sp[d] for d in ds}}
+    return {"env": {"slug": slug, "gpu": "NVIDIA H100 80GB HBM3", "date": "2026-12-09T00:00:00+00:00"},
+            "records": recs}
+
+
+def test_the_family_design_is_the_records_best_of_the_class_that_runs_here():
+    run = _family_record()
+    h100, a100 = "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"
+    d, why = O.family_design("tf32", 2, h100, (9, 0), runs=[run])
+    assert d == "tf32h" and "3.00x" in why and "6 2-D problems" in why
+    assert O.family_design("tf32", 3, h100, (9, 0), runs=[run])[0] == "tf32w"        # tf32h is 2-D only
+    assert O.family_design("fp32", 2, h100, (9, 0), runs=[run])[0] == "fp32"         # the FP32 class: fp32, 3xtf32*
+    # an sm_90a design is never chosen where its machine code cannot load, even on a record that names it
+    assert O.family_design("tf32", 2, h100, (10, 0), runs=[run])[0] == "tf32w"
+    # another GPU's record decides nothing here: the portable default, saying why
+    d, why = O.family_design("tf32", 2, a100, (8, 0), runs=[run])
+    assert d == O.FAMILY_DESIGNS["tf32"] and "no family record of " + a100 in why
+    # a design not verified on one problem of the dims is out; with none left of the class, the default
+    run["records"]["kb1"]["designs"]["tf32h"]["verified"] = False
+    assert O.family_design("tf32", 2, h100, (9, 0), runs=[run])[0] == "tf32w"
+    for r in run["records"].values():
+        r["speedups"] = {}
+    assert O.family_design("tf32", 2, h100, (9, 0), runs=[run])[0] == O.FAMILY_DESIGNS["tf32"]
