@@ -326,3 +326,34 @@ def test_the_measurement_table_has_cudnn_beside_ours():
                                             "nvidia-cudnn-frontend package"}
     del run["records"]["kb1"]["timings"]["cudnn_fused"]
     assert page.measurement_table(run).loc[1, "cuDNN fused ms"].startswith("skipped: cuDNN's fused graph needs")
+
+
+def test_the_predictions_are_the_headers_and_meet_the_h100s_record(tmp_path, monkeypatch):
+    """page.predictions reads each template header's PREDICTION lines (the only place the numbers are written); the
+    table sets the H100 record's time beside each, and says so where there is no record or no time."""
+    preds = page.predictions()
+    got = {(p["problem"], p["design"]): p["ms"] for p in preds}
+    for p in preds:   # each number is on its problem's line of its header, as written
+        text = (TP.FAMILY_KERNELS / Path(p["file"]).name).read_text()
+        kb = M.kernelbench_number(M.FAMILY[p["problem"]])
+        said = [float(m) for line in re.findall(rf"^//\s+(?:kb)?{kb}\s+.*$", text, re.M)
+                for m in re.findall(rf"\b{p['design']} ([\d.]+) ms", line)]
+        assert said == [p["ms"]], p
+    assert {d for _, d in got} == {"tf32w", "3xtf32w", "tf32h"} and ("conv2d", "tf32h") in got
+    assert all(TP.takes(d, M.FAMILY[k].dims) for k, d in got)          # no prediction for a design a problem lacks
+    t = page.prediction_table([])
+    assert len(t) == len(preds) and set(t["measured ms"]) == {"not yet measured"}
+    run = synthetic_family_run()                                       # the H100's record: ours_tf32w etc. absent
+    k, d = next(iter(got))
+    run["records"][k]["timings"][f"ours_{d}"] = {"median_ms": 2 * got[(k, d)]}
+    t = page.prediction_table([synthetic_family_run(gpu="NVIDIA H200"), run])   # the H100's, not the newest's
+    row = t.loc[(M.kernelbench_number(M.FAMILY[k]), d)]
+    assert row["measured ms"] == 2 * got[(k, d)] and row["measured / predicted"] == pytest.approx(2.0)
+    assert row["verified"] == True  # noqa: E712 (a pandas cell: numpy bool)
+    assert (t["measured ms"] == "not in this record").sum() == len(preds) - 1
+    # a header's line changed is the table changed: the numbers are read, not copied
+    monkeypatch.setattr(TP, "FAMILY_KERNELS", tmp_path)
+    for f in {Path(p["file"]).name for p in preds} | {dd.file for dd in TP.DESIGNS.values()}:
+        src = (Path(page.__file__).resolve().parents[2] / "kernels" / "family" / f).read_text()
+        (tmp_path / f).write_text(src.replace("tf32h 1.4 ms", "tf32h 9.9 ms"))
+    assert {p["ms"] for p in page.predictions() if p["design"] == "tf32h" and p["problem"] == "conv2d"} == {9.9}

@@ -149,7 +149,8 @@ def test_notebook_executes_recorded(path, results_dirs, monkeypatch, tmp_path):
         assert "KernelBench's own check and timing were not run on this record" in out
         assert "largest × eager the floors allow" in out
     if path.stem.startswith("06"):                                                 # the family's record
-        assert f"**{NEWEST}**" in out and "TF32-class kernels verified and faster than torch.compile" in out
+        assert f"**{NEWEST}**" in out and "TF32 class against torch.compile, the fastest verified design per problem" in out
+        assert "predicted H100 ms" in out                                          # the headers beside the record
         assert "04_mma_tf32" in out and "ConvBatchNormReLU" in out
     if path.stem.startswith("05"):
         names = {p.name for p in (tmp_path / "figures").glob("*.png")}

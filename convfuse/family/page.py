@@ -625,6 +625,50 @@ def _fastest_of_class(run: dict, problem: str, precision: str) -> str | None:
     return min(cands, key=lambda r: r["median_ms"])["variant"] if cands else None
 
 
+PREDICTED_GPU = "H100"   # the GPU the template headers' PREDICTION blocks are written for
+_PREDICTION = re.compile(r"^//\s+PREDICTION \(")
+_PREDICTED_ROW = re.compile(r"^//\s+(kb\d+|\d+)\s+(.*)$")
+_PREDICTED_MS = re.compile(r"\b(\w+) ([\d.]+) ms\b")
+
+
+def predictions() -> list[dict]:
+    """The times the template headers predict, read from their PREDICTION blocks (one place: the kernel file): a line
+    `//   <problem> <design> <ms> ms (why), <design> <ms> ms (why)` per problem, the problem as KernelBench numbers it."""
+    out = []
+    for name in dict.fromkeys(d.file for d in TP.DESIGNS.values()):
+        path = TP.FAMILY_KERNELS / name
+        inside = False
+        for line in path.read_text().splitlines():
+            if _PREDICTION.match(line):
+                inside = True
+                continue
+            if inside and not line.startswith("//   "):
+                break
+            m = _PREDICTED_ROW.match(line) if inside else None
+            if m:
+                for design, ms in _PREDICTED_MS.findall(m.group(2)):
+                    if design in TP.DESIGNS:
+                        out.append({"problem": M.get(m.group(1)).key, "design": design, "ms": float(ms),
+                                    "file": f"kernels/family/{name}"})
+    return out
+
+
+def prediction_table(fam_runs) -> pd.DataFrame:
+    """Each header's predicted time beside the time the GPU it was written for measured (the newest family record of
+    an PREDICTED_GPU), verified or not: measured / predicted above 1 is slower than predicted."""
+    rec_run = next((r for r in fam_runs if PREDICTED_GPU in study.gpu_label(r)), None)
+    rows = []
+    for p in predictions():
+        rec = (rec_run or {}).get("records", {}).get(p["problem"]) or {}
+        ms, ok = _ms(rec, f"ours_{p['design']}"), _verified(rec, p["design"]) if rec else None
+        rows.append({"KernelBench": M.kernelbench_number(M.FAMILY[p["problem"]]), "design": p["design"],
+                     f"predicted {PREDICTED_GPU} ms": p["ms"],
+                     "measured ms": ms if ms else ("not yet measured" if rec_run is None else "not in this record"),
+                     "verified": ok if rec else "—",
+                     "measured / predicted": ms / p["ms"] if ms else None, "header": p["file"]})
+    return pd.DataFrame(rows).sort_values(["KernelBench", "design"]).set_index(["KernelBench", "design"])
+
+
 def hand_tuned_table(fam_runs, runs) -> pd.DataFrame | str:
     """The generated kernels of 54 and 90 beside the study's hand-tuned ones of the same machinery (HAND_TUNED) and
     the fastest verified hand-tuned kernel of the precision class (_fastest_of_class), per GPU with both records.

@@ -29,12 +29,13 @@
 //   resident): 54 and kb1 2.4 GB, kb4 and kb32 4.8 GB.
 // Bound: wgmma issue as 04d (285 TFLOPS of 410 there), less what the drain before each stage refill and the weight
 //   copies take, and the epilogue (here the same block's, there the other consumer's time).
-// PREDICTION (H100, not yet run on a GPU): from 04d's recorded 1.077 ms on 54 (its header: H200) and tf32w's 2.3 ms
-//   predicted from 04's 2.18 measured. What tf32h adds to 04d: the weights restaged per chunk (L2 -> SM doubled), a
-//   barrier and a drained wgmma queue per chunk, 2 blocks of one warpgroup an SM in place of a producer and two
-//   consumers, the generic epilogue through shared staging with 4-byte stores:
-//     54    1.4 ms (2.0x torch.compile's 2.75)           kb1   1.4 ms (54's MMA work; 1.4x compile's 1.95)
-//     kb4   2.8 ms (twice 54's MMAs and y; 1.6x 4.55)     kb32  2.6 ms (twice the MMAs, no y; 1.2x compile's 3.15)
+// PREDICTION (H100, not yet run on a GPU), from 04d's 1.076 ms on 54 (the H100 record) and tf32w's predicted 2.3 ms;
+//   what tf32h adds to 04d: weights restaged per chunk, a drained wgmma queue and a barrier a chunk, one warpgroup a
+//   block (04d: a producer and two consumers), the generic epilogue through shared staging with 4-byte stores:
+//     54   tf32h 1.4 ms (2.0x torch.compile's 2.75)
+//     kb1  tf32h 1.4 ms (54's MMA work; 1.4x compile's 1.95)
+//     kb4  tf32h 2.8 ms (twice 54's MMAs and y; 1.6x compile's 4.55)
+//     kb32 tf32h 2.6 ms (twice the MMAs, no y; 1.2x compile's 3.15)
 #pragma once
 
 namespace cf_family {
