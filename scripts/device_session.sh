@@ -13,8 +13,9 @@
 #     family    the generated family kernels (scripts/family_gpu.py): built in parallel, verified, timed beside eager,
 #               torch.compile and cuDNN's fused graph -> $OUT/family_<gpu>.json, $OUT/family_plan.json, $OUT/family.log,
 #               its table last (the generated sources stay in /tmp/convfuse-family: a reply brings back few files);
-#               FAMILY_RUN_DESIGNS=a,b,... limits the designs, FAMILY_LIMIT_S cuts the stage (default 400 s: the record is
-#               written after every problem, so a cut run brings back the problems it finished)
+#               FAMILY_RUN_DESIGNS=a,b,... limits the designs, FAMILY_PROBLEMS=1,54,... the problems, FAMILY_INTO=a record
+#               of this GPU to add them to (--into: a second call finishing a first one's record), FAMILY_LIMIT_S cuts the
+#               stage (default 400 s: the record is written after every problem, so a cut run brings back those it finished)
 #     familyops fuse(model) on every other family model, compiled, within its class (tests/test_gpu_ops.py -k family)
 #               -> $OUT/family_ops.log
 #     scales    the conv3d kernels the H100's scale sweep of 2026-12-07 failed (the three FP32-class ones) or did not
@@ -79,7 +80,8 @@ for s in $stages; do
       $PY -m convfuse fuse --out "$OUT/fuse.json" 2>&1 | tee "$OUT/fuse.log" | grep -E "^\[fuse\] (conv|.*first)" ;;
     family)
       timeout "${FAMILY_LIMIT_S:-400}" $PY scripts/family_gpu.py --out /tmp/convfuse-family \
-        ${FAMILY_RUN_DESIGNS:+--designs "$FAMILY_RUN_DESIGNS"} > "$OUT/family.log" 2>&1; echo "family: exit $?"
+        ${FAMILY_RUN_DESIGNS:+--designs "$FAMILY_RUN_DESIGNS"} ${FAMILY_PROBLEMS:+--problems "$FAMILY_PROBLEMS"} \
+        ${FAMILY_INTO:+--into "$FAMILY_INTO"} > "$OUT/family.log" 2>&1; echo "family: exit $?"
       grep -E "^\[family\] |FAIL" "$OUT/family.log" | tail -30; tail -14 "$OUT/family.log"
       cp /tmp/convfuse-family/family_*.json "$OUT/" 2>/dev/null; cp /tmp/convfuse-family/plan.json "$OUT/family_plan.json" ;;
     familyops)

@@ -38,6 +38,9 @@ def parse_args(argv=None):
     ap.add_argument("--no-full-shape", action="store_true", help="verify on the odd shapes only")
     ap.add_argument("--no-time", action="store_true", help="build and verify, do not time")
     ap.add_argument("--dry-run", action="store_true", help="generate and write the sources only (no GPU needed)")
+    ap.add_argument("--into", type=Path, default=None,
+                    help="a family record of this GPU to add these problems to (a call cut short: the rest in a "
+                         "second call); its other problems are kept, each under the run that measured it")
     a = ap.parse_args(argv)
     try:
         a.keys = [M.get(k.strip()).key for k in a.problems.split(",") if k.strip()] or list(M.FAMILY)
@@ -50,6 +53,22 @@ def parse_args(argv=None):
     if a.n_timed < 20 and not a.no_time:
         ap.error("--n-timed: the timing protocol takes at least 20 timed calls")
     return a
+
+
+def merge_base(into: Path | None, env: dict) -> tuple[dict, list]:
+    """(records, runs) to start from: empty, or the problems and runs of `into`, a family record of the same GPU (its
+    slug); ValueError for another GPU's or a file that is no family record."""
+    if into is None:
+        return {}, []
+    prev = json.loads(into.read_text())
+    if not isinstance(prev.get("env"), dict) or not isinstance(prev.get("records"), dict):
+        raise ValueError(f"{into} is not a family record (env and records by problem)")
+    if prev["env"].get("slug") != env["slug"]:
+        raise ValueError(f"{into} is the record of {prev['env'].get('gpu')}, this GPU is {env['gpu']}: a record "
+                         "holds one GPU's runs")
+    runs = prev.get("runs") or [{"date": prev["env"].get("date"), "driver": prev["env"].get("driver"),
+                                 "problems": list(prev["records"])}]
+    return dict(prev["records"]), [dict(r) for r in runs]
 
 
 def main(argv=None) -> int:
@@ -71,23 +90,34 @@ def main(argv=None) -> int:
               f"{', '.join('sm_' + x for d in other for x in F.TP.DESIGNS[d].archs)} only)", flush=True)
         planned = {k: p for k, p in planned.items() if p.design not in other}
         a.design_list = [d for d in a.design_list if d not in other]
+    env = bench.environment()
+    path = a.out / f"family_{env['slug']}.json"
+    try:
+        records, run_log = merge_base(a.into, env)
+    except ValueError as e:
+        print(f"[family] --into: {e}", flush=True)
+        return 2
+    this_run = {"date": env["date"], "driver": env.get("driver"), "problems": []}
+    run_log.append(this_run)
+
     t0 = time.perf_counter()
     build_s = F.build_all([(p.key, p.design) for p in planned.values()], jobs=a.jobs)
     wall = time.perf_counter() - t0
-    records = {}
-    env = bench.environment()
-    path = a.out / f"family_{env['slug']}.json"
 
     def write():   # after every problem: a call cut short still brings back the problems it finished
-        path.write_text(json.dumps({"env": env, "build_wall_s": round(wall, 1), "records": records}, indent=1,
-                                   default=str))
+        path.write_text(json.dumps({"env": env, "build_wall_s": round(wall, 1), "records": records, "runs": run_log},
+                                   indent=1, default=str))
 
     print(f"[family] built {len(build_s)} of {len(planned)} in {wall:.1f} s", flush=True)
     for key in a.keys:
         t_prob = time.perf_counter()
         prob = M.get(key)
         first = next(p for p in planned.values() if p.key == key)
-        rec = records[key] = {"kernelbench_id": first.kernelbench_id, "summary": first.summary, "designs": {}}
+        rec = records[key] = {"kernelbench_id": first.kernelbench_id, "summary": first.summary, "designs": {},
+                              "measured": env["date"]}
+        for r in run_log:   # this run measures the problem now: an earlier run's entry for it goes
+            r["problems"] = [k for k in r["problems"] if k != key]
+        this_run["problems"].append(key)
         try:
             model = prob.make_model(seed=0, device="cuda")
             runs, truths = {}, {}   # truths: each check's input and float64 truth, made once for all designs
@@ -115,7 +145,7 @@ def main(argv=None) -> int:
     print(f"[family] wrote {path}\n")
     print(F.table(records))
     ok = all("error" not in r and r["designs"] and all(d.get("verified") for d in r["designs"].values())
-             for r in records.values())
+             for r in (records[k] for k in a.keys))   # this run's problems (--into's others were judged in theirs)
     return 0 if ok else 1
 
 

@@ -131,3 +131,28 @@ def test_each_truth_is_made_once_for_every_design_of_a_problem(monkeypatch):
     assert first["verified"] and second["verified"]
     assert n == len(first["checks"]) == len(truths) and len(made) == n     # none made again for the second design
     assert [c["rel_l2"] for c in first["checks"]] == [c["rel_l2"] for c in second["checks"]]
+
+
+def test_a_second_call_adds_its_problems_to_the_first_calls_record(tmp_path):
+    """--into: a call cut short is finished by a second with the remaining problems; the record keeps the first call's
+    problems under its run, and refuses another GPU's record or a file that is none."""
+    h100 = {"gpu": "NVIDIA H100 80GB HBM3", "slug": "nvidia-h100-80gb-hbm3", "date": "2026-12-09T10:00:00+00:00",
+            "driver": "580"}
+    assert family_gpu.merge_base(None, h100) == ({}, [])
+    first = {"env": h100 | {"date": "2026-12-09T09:00:00+00:00"}, "records": {"kb1": {"designs": {}},
+                                                                            "kb4": {"designs": {}}}}
+    path = tmp_path / "family_nvidia-h100-80gb-hbm3.json"
+    path.write_text(json.dumps(first))
+    records, runs = family_gpu.merge_base(path, h100)
+    assert set(records) == {"kb1", "kb4"}
+    assert runs == [{"date": "2026-12-09T09:00:00+00:00", "driver": "580", "problems": ["kb1", "kb4"]}]
+    first["runs"] = runs                                  # a record that already names its runs keeps them as they are
+    path.write_text(json.dumps(first))
+    assert family_gpu.merge_base(path, h100)[1] == runs
+    with pytest.raises(ValueError, match="this GPU is NVIDIA H200"):
+        family_gpu.merge_base(path, {"gpu": "NVIDIA H200", "slug": "nvidia-h200"})
+    path.write_text(json.dumps({"env": {}, "records": []}))
+    with pytest.raises(ValueError, match="not a family record"):
+        family_gpu.merge_base(path, h100)
+    a = family_gpu.parse_args(["--out", str(tmp_path), "--into", str(path), "--problems", "54,90"])
+    assert a.into == path and a.keys == ["conv2d", "conv3d"]

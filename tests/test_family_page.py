@@ -176,7 +176,11 @@ def test_the_record_is_read_from_results_family(tmp_path, monkeypatch):
     (tmp_path / "nvidia-h200.json").write_text("{}")            # the study's own records are not read here
     runs = page.family_runs()
     assert [study.gpu_label(r) for r in runs] == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]
-    assert "results/family/nvidia-h100-80gb-hbm3.json" in page.header(runs).data
+    assert "results/family/nvidia-h100-80gb-hbm3.json" in page.header(runs).data and "runs (" not in page.header(runs).data
+    runs[0]["runs"] = [{"date": "2026-12-09T09:00", "problems": ["kb1", "kb4"]}, {"date": "2026-12-09T10:00",
+                                                                               "problems": ["conv2d"]}]
+    assert "its problems from 2 runs (each problem's ratios from one): 2026-12-09T09:00: kb1, kb4; " \
+        "2026-12-09T10:00: conv2d" in page.header(runs).data
     bad = tmp_path / "family" / "x.json"
     bad.write_text(json.dumps({"env": {}, "records": []}))        # a study record's shape, not the family's
     with pytest.raises(ValueError, match="not a family record"):

@@ -122,9 +122,12 @@ def header(fam_runs) -> "Markdown":
     lines = []
     for r in fam_runs:
         env = r["env"]
+        runs = [x for x in r.get("runs") or [] if x.get("problems")]
+        split = ("" if len(runs) < 2 else " · its problems from " + str(len(runs)) + " runs (each problem's ratios "
+                 "from one): " + "; ".join(f"{x.get('date', '?')}: {', '.join(x['problems'])}" for x in runs))
         lines.append(f"**{env.get('gpu', '?')}**: {env.get('date', '?')} · torch {env.get('torch', '?')} · "
                      f"CUDA {env.get('cuda', '?')} · cuDNN {study.cudnn_version(env.get('cudnn'))} · "
-                     f"source `results/family/{Path(r['path']).name}`")
+                     f"source `results/family/{Path(r['path']).name}`{split}")
     return study.md(["The family's numbers:"] + lines if len(lines) > 1 else "**The family's numbers:** " + lines[0])
 
 
