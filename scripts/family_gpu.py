@@ -105,8 +105,10 @@ def main(argv=None) -> int:
     wall = time.perf_counter() - t0
 
     def write():   # after every problem: a call cut short still brings back the problems it finished
-        path.write_text(json.dumps({"env": env, "build_wall_s": round(wall, 1), "records": records, "runs": run_log},
-                                   indent=1, default=str))
+        tmp = path.with_suffix(".tmp")   # then renamed: a kill mid-write leaves the last whole record
+        tmp.write_text(json.dumps({"env": env, "build_wall_s": round(wall, 1), "records": records, "runs": run_log},
+                                  indent=1, default=str))
+        tmp.replace(path)
 
     print(f"[family] built {len(build_s)} of {len(planned)} in {wall:.1f} s", flush=True)
     for key in a.keys:
