@@ -156,3 +156,9 @@ def test_a_second_call_adds_its_problems_to_the_first_calls_record(tmp_path):
         family_gpu.merge_base(path, h100)
     a = family_gpu.parse_args(["--out", str(tmp_path), "--into", str(path), "--problems", "54,90"])
     assert a.into == path and a.keys == ["conv2d", "conv3d"]
+
+
+def test_an_sm90a_design_is_refused_where_it_cannot_load():
+    assert TP.runs_on("tf32h", (9, 0)) is None and TP.runs_on("tf32w", (8, 0)) is None
+    assert "sm_90a only" in TP.runs_on("tf32h", (8, 0)) and "take tf32w" in TP.runs_on("tf32h", (10, 0))
+    assert "sm_80 and later" in TP.runs_on("tf32w", (7, 5))

@@ -84,6 +84,17 @@ def arch_specific(design: str) -> bool:
     return any(a.endswith("a") for a in DESIGNS[design].archs)
 
 
+def runs_on(design: str, capability: tuple) -> str | None:
+    """None where the design's machine code loads on a GPU of `capability`; else why not, in one line."""
+    here = f"{capability[0]}{capability[1]}"
+    if arch_specific(design) and f"{here}a" not in DESIGNS[design].archs:
+        return (f"design {design!r} is built for {', '.join('sm_' + a for a in DESIGNS[design].archs)} only (H100, "
+                f"H200); this GPU is sm_{here}: take tf32w, its mma.sync design for every GPU from sm_80")
+    if capability < (8, 0):
+        return f"the family's kernels are built for sm_80 and later; this GPU is sm_{here}"
+    return None
+
+
 def _wgmma_core() -> tuple[int, str]:
     """kernels/wgmma.cuh's register-A core: its first line's number and its text."""
     text = (KERNELS / "wgmma.cuh").read_text()
@@ -269,6 +280,10 @@ class FusedFamily(nn.Module):
         self.traced = traced or T.trace(model)
         self.generated = E.generate(self.traced)
         self.source = source(self.traced, self.generated, design)
+        w = model.get_submodule(self.traced.conv.path).weight
+        why = runs_on(design, torch.cuda.get_device_capability(w.device)) if w.device.type == "cuda" else None
+        if why:   # refused before the build: a kernel image this GPU cannot load would fail only at the first call
+            raise ValueError(why)
         self.ext = ext if ext is not None else load(self.traced, self.source, verbose=verbose,
                                                     archs=DESIGNS[design].archs)
         self.key = f"{build_name(self.traced, self.source)}_{id(self):x}"     # this module's entry for family_op
