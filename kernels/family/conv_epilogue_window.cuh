@@ -40,7 +40,7 @@
 //     gave 1.4e-6, too near the 2e-6 bound. Partials for 4 of the 8 n8 columns at a time: all 8 spilled at 255 registers.
 // Per problem (ptxas 13.0, sm_90, registers; shared memory a block; all 2 blocks an SM, none spills):
 //   54 (64->64)        tf32w 238 regs, 2 stages, 80 KB (weights per chunk)  3xtf32w 227, 2 slices of 32, 80 KB
-//   kb1/kb4/kb32 (->128) tf32w 233-237, 2 slices of 64, 80 KB              3xtf32w 222-227, 4 slices, 80 KB
+//   kb1/kb4/kb32 (->128) tf32w 228-239, 2 slices of 64, 80 KB              3xtf32w 221-227, 4 slices, 80 KB
 //   kb57/kb71 (8->64)  tf32w 207, weights resident, 62 KB                   3xtf32w 207, 80 KB
 //   90 (3-D 8->64)     tf32w 242, weights resident, 1 stage, 106 KB         3xtf32w 217, weights per slice, 106 KB
 //   kb7 (3-D 8->32)    tf32w 156, 1 stage, 79 KB                            3xtf32w 200, 106 KB
