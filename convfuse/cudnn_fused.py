@@ -59,10 +59,10 @@ def status(e: Exception) -> tuple[str, str]:
 
 class Plans:
     """What a finalised cuDNN graph shares, the study's and the family's (family/cudnn_graph.py): every execution
-    plan cuDNN offers built (or, with every_plan=False, the first that builds), `tune` keeping the fastest, `info`
-    for the record. A subclass sets cudnn, graph and handle, then calls _build_plans."""
+    plan cuDNN offers built (or, with every_plan=False, the first that builds; with max_plans, the first that many that
+    build, in cuDNN's heuristic order), `tune` keeping the fastest, `info` for the record. A subclass sets cudnn, graph and handle, then calls _build_plans."""
 
-    def _build_plans(self, what: str, every_plan: bool, device):
+    def _build_plans(self, what: str, every_plan: bool, device, max_plans: int | None = None):
         cudnn, g = self.cudnn, self.graph
         try:
             g.validate()
@@ -78,8 +78,8 @@ class Plans:
             except Exception:
                 name = f"plan {i}"
             self.names[i] = name
-            if self.built and not every_plan:
-                continue
+            if self.built and (not every_plan or (max_plans is not None and len(self.built) >= max_plans)):
+                continue   # named, not built: the record still counts what cuDNN offered
             try:
                 g.build_plan_at_index(i)
                 self.built.append(i)

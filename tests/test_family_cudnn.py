@@ -313,3 +313,43 @@ def test_the_table_shows_cudnn_beside_ours():
     assert "0.750" in lines[2] and "1.50" in lines[2] and lines[2].endswith("cudnn: verified")
     assert lines[3].endswith("cudnn: refused: min over channels (dim=1) is a reduction")
     assert R.cudnn_cell({}) == "not measured"
+
+
+def test_a_family_graph_builds_the_first_plans_the_heuristics_rank():
+    """Plans._build_plans with max_plans (the family's cudnn_graph.PLANS): the first that many plans that build, in
+    cuDNN's order, a declined one skipped and recorded; every offered plan still named; the study's every_plan
+    builds all, every_plan=False the first that builds."""
+    from convfuse import cudnn_fused as CFU
+
+    class FakeGraph:
+        def __init__(self, n, declines):
+            self.n, self.declines, self.tried = n, declines, []
+
+        def validate(self): pass
+        def build_operation_graph(self): pass
+        def create_execution_plans(self, modes): pass
+        def check_support(self): pass
+        def get_execution_plan_count(self): return self.n
+        def get_plan_name_at_index(self, i): return f"eng{i}"
+        def get_workspace_size_plan_at_index(self, i): return 64
+
+        def build_plan_at_index(self, i):
+            self.tried.append(i)
+            if i in self.declines:
+                raise RuntimeError("no engine")
+
+    class FakeCudnn:
+        class heur_mode:
+            A, FALLBACK = "A", "FALLBACK"
+
+    def built(every_plan, max_plans):
+        p = CFU.Plans()
+        p.cudnn, p.graph = FakeCudnn(), FakeGraph(15, {1})
+        p._build_plans("a graph", every_plan, "cpu", max_plans=max_plans)
+        return p
+
+    p = built(True, CG.PLANS)
+    assert CG.PLANS == 4 and p.built == [0, 2, 3, 4] and p.graph.tried == [0, 1, 2, 3, 4]
+    assert len(p.names) == 15 and list(p.declined) == ["eng1"] and p.plan == 0
+    assert built(True, None).built == [i for i in range(15) if i != 1]
+    assert built(False, CG.PLANS).built == [0]

@@ -251,8 +251,16 @@ def declare(cudnn, traced: T.Traced, steps, x_shape, handle) -> Declared:
     return Declared(g, tensors, constants)
 
 
+# Plans built and timed at a problem's KernelBench shape: the first PLANS that build, in the order cuDNN's heuristics
+# rank them (a runtime-fusion plan is an NVRTC compile at build; the study's graphs were offered 15 and 14, nine family
+# graphs would be some 120 compiles in one GPU call). On the H100 record (2026-12-07) the fastest of all 15 and 14 was
+# the heuristics' first in both study graphs.
+PLANS = 4
+
+
 class FamilyGraph(CF.Plans):
-    """One family model's cuDNN graph for one input shape, its plans built (cudnn_fused.Plans)."""
+    """One family model's cuDNN graph for one input shape, its plans built (cudnn_fused.Plans): the first PLANS, or
+    with every_plan=False the first that builds."""
 
     def __init__(self, traced: T.Traced, steps, x_shape, device="cuda", every_plan=True):
         cudnn = self.cudnn = CF.frontend()
@@ -260,7 +268,7 @@ class FamilyGraph(CF.Plans):
         cudnn.set_stream(self.handle, torch.cuda.current_stream(device).cuda_stream)
         dec = declare(cudnn, traced, steps, tuple(x_shape), self.handle)
         self.graph, self.tensors, self.constants = dec.graph, dec.tensors, dec.constants
-        self._build_plans(f"the {traced.model_name} graph", every_plan, device)
+        self._build_plans(f"the {traced.model_name} graph", every_plan, device, max_plans=PLANS)
 
     def __call__(self, operands: dict, plan=None) -> torch.Tensor:
         """`operands`: graph tensor name -> CUDA tensor (Runner.operands); the output is operands["y"]."""
@@ -272,8 +280,8 @@ class FamilyGraph(CF.Plans):
 
 class Runner:
     """`model` as cuDNN's fused graph: (x, out=None) -> y, reading the model's parameters at every call (so fresh ones
-    copied in count), one graph per input shape; every plan built and tuned for the problem's KernelBench shape, the
-    first that builds for the others. Refused (before the frontend is imported) where `lower` refuses, Unavailable
+    copied in count), one graph per input shape; the first PLANS plans built and tuned for the problem's KernelBench
+    shape, the first that builds for the others. Refused (before the frontend is imported) where `lower` refuses, Unavailable
     without the frontend."""
 
     precision = "tf32"   # cuDNN may run the conv on TF32 tensor cores

@@ -186,8 +186,8 @@ def verify(problem: P.Problem, model, run, full_shape: bool = True, log=print, t
 
 
 def cudnn_fused(problem: P.Problem, model, full_shape: bool = True, log=print, truths: dict | None = None) -> tuple:
-    """cuDNN's fused graph for one problem (cudnn_graph.Runner): every plan cuDNN offers for the KernelBench shape
-    built and timed, the fastest kept, then the verification ours gets (`verify`, in the TF32 class). Returns (the
+    """cuDNN's fused graph for one problem (cudnn_graph.Runner): the first cudnn_graph.PLANS plans cuDNN's heuristics
+    rank for the KernelBench shape built and timed, the fastest kept, then the verification ours gets (`verify`, in the TF32 class). Returns (the
     runner, or None where there is no graph; the record's "cudnn_fused" entry: {"status": "ok", "plan", "verified",
     "checks", worst errors} or {"status": "refused" | "skipped" | "failed", "message"})."""
     from ..timing import L2Flush
