@@ -197,6 +197,7 @@ def test_the_measurement_table_reads_what_the_script_writes():
     assert r1["cuDNN fused ms"] == "not measured"
     assert r1["ours 3xTF32 ms"] == 1.0 and r1["3xTF32 verified"] is True
     assert r1["3xTF32 × eager FP32"] == pytest.approx(4.0) and "3xTF32 × compile" not in t.columns
+    assert {"TF32w × compile", "TF32h × cuDNN"} <= set(t.columns) and pd.isna(r1["TF32h × compile"])  # not timed
     assert t.loc[4, "FP32 verified"] == "build failed" and pd.isna(t.loc[4, "ours FP32 ms"])
     assert t.loc[7, "eager ms"] == "not in this record"
     # the ratios are the record's own; where the record has none, computed from its medians

@@ -513,20 +513,23 @@ def measurement_table(fam_run: dict) -> pd.DataFrame:
                 "compile ms": _ms(rec, "compile"),
                 "cuDNN fused ms": cudnn if cudnn is not None else F.cudnn_cell(rec),
                 "cuDNN verified": F.cudnn_cell(rec) if cudnn is not None else None,
-                "TF32 × compile": _speedup(rec, "tf32", "compile"), "TF32 × eager": _speedup(rec, "tf32", "eager"),
-                "TF32 × cuDNN": _speedup(rec, "tf32", "cudnn_fused")}
+                "TF32 × eager": _speedup(rec, "tf32", "eager")}
         for d in TP.DESIGNS:
             lb = design_label(d)
             row |= {f"ours {lb} ms": _ms(rec, f"ours_{d}"), f"{lb} verified": _verified(rec, d)}
             if class_name(TP.precision(d)) == "FP32":   # the FP32 class's goal: faster than eager with TF32 off
-                row[f"{design_label(d)} × eager FP32"] = _speedup(rec, d, "eager_fp32")
+                row[f"{lb} × eager FP32"] = _speedup(rec, d, "eager_fp32")
+            else:                                       # the TF32 class's: faster than torch.compile (and cuDNN)
+                row |= {f"{lb} × compile": _speedup(rec, d, "compile"),
+                        f"{lb} × cuDNN": _speedup(rec, d, "cudnn_fused")}
         if "error" in rec:
             row["error"] = rec["error"]
         rows.append(row)
     labels = [design_label(d) for d in TP.DESIGNS]
     cols = ["KernelBench", "problem", "eager ms", "eager FP32 ms", "compile ms", "cuDNN fused ms", "cuDNN verified"] + \
         [c for lb in labels for c in (f"ours {lb} ms", f"{lb} verified")] + \
-        ["TF32 × compile", "TF32 × cuDNN", "TF32 × eager"] + \
+        [c for d in TP.DESIGNS if class_name(TP.precision(d)) == "TF32"
+         for c in (f"{design_label(d)} × compile", f"{design_label(d)} × cuDNN")] + ["TF32 × eager"] + \
         [f"{design_label(d)} × eager FP32" for d in TP.DESIGNS if class_name(TP.precision(d)) == "FP32"]
     if any("error" in r for r in rows):
         cols.append("error")
